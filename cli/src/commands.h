@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace lockscope::cli {
+
+// What a subcommand's callback leaves for main(): its exit code. Exceptions
+// escaping a callback are turned into one "lockscope: <what>" line, exit 1.
+struct Result {
+    int exit_code = 0;
+};
+
+void addInfoCommand(CLI::App& app, Result& result);
+void addCheckCommand(CLI::App& app, Result& result);
+
+} // namespace lockscope::cli

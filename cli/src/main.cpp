@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <cstdio>
+#include <exception>
+
+#include "commands.h"
+
+int main(int argc, char** argv)
+{
+    using namespace lockscope::cli;
+    CLI::App app{"lockscope: find, measure and compare Linux kernel lock contention"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", LOCKSCOPE_VERSION);
+    Result result;
+    addInfoCommand(app, result);
+    addCheckCommand(app, result);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        // A wrong flag or argument: one line, exit 2 (usage error).
+        std::fprintf(stderr, "lockscope: %s (see lockscope --help)\n", e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "lockscope: %s\n", e.what());
+        return 1;
+    }
+    return result.exit_code;
+}

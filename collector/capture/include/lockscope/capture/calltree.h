@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "lockscope/capture/capture.h"
+
+namespace lockscope {
+
+// The costs a call-tree node carries. wait_ns/hold_ns are totals over the
+// events that passed through the node.
+struct Weights {
+    uint64_t count = 0;
+    uint64_t wait_ns = 0;
+    uint64_t hold_ns = 0;
+    Weights& operator+=(const Weights& o) noexcept;
+    bool operator==(const Weights&) const = default;
+};
+
+enum class TreeDirection {
+    TopDown,  // root -> outermost caller -> ... -> leaf (flame graph order)
+    BottomUp, // root -> leaf -> its callers (who calls the hot function)
+};
+
+// A call tree built from stacks. Frames are identified by (function, module)
+// without offsets, so trees from two kernel builds can be compared node by
+// node. self is what ended at a node, total what passed through it.
+class CallTree {
+public:
+    static constexpr uint32_t kRoot = 0;
+
+    struct Node {
+        std::string function;
+        std::string module;
+        uint32_t parent = kRoot;
+        std::vector<uint32_t> children;
+        Weights self;
+        Weights total;
+    };
+
+    explicit CallTree(TreeDirection direction = TreeDirection::TopDown);
+
+    TreeDirection direction() const noexcept { return direction_; }
+    // frames innermost first, as in Stack::frames.
+    void addStack(const std::vector<Frame>& frames, const Weights& w);
+    // Adds every node of other (same direction) into this tree.
+    void merge(const CallTree& other);
+
+    const Node& node(uint32_t id) const { return nodes_.at(id); }
+    size_t size() const noexcept { return nodes_.size(); }
+    const Node& root() const { return nodes_.front(); }
+    // Child of parent with that function/module, or kRoot when none.
+    uint32_t findChild(uint32_t parent, std::string_view function, std::string_view module) const;
+
+    // The tree of one lock: each site's stack weighted by its wait/hold.
+    static CallTree forLock(const Capture& capture, const Lock& lock, TreeDirection direction);
+    // All locks of a capture.
+    static CallTree forCapture(const Capture& capture, TreeDirection direction);
+
+private:
+    uint32_t childFor(uint32_t parent, const std::string& function, const std::string& module);
+    void mergeNode(const CallTree& other, uint32_t otherId, uint32_t mine);
+
+    TreeDirection direction_;
+    std::vector<Node> nodes_;
+    // (parent, function, module) -> child, so building is linear in frames.
+    std::unordered_map<std::string, uint32_t> childIndex_;
+};
+
+// "function" or "function [module]" for display.
+std::string frameLabel(const Frame& frame);
+
+} // namespace lockscope

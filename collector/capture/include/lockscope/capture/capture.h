@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "lockscope/capture/histogram.h"
+
+// The capture model: what one `lockscope record` run saw. It is the contract
+// between the recorder, the reports, the exporters and the GUI, so it holds
+// plain values only (no BPF, Qt or CLI types). docs/capture-format.md
+// describes the JSON form field by field.
+namespace lockscope {
+
+inline constexpr const char* kCaptureFormat = "lockscope-capture";
+inline constexpr int kCaptureVersion = 1;
+
+struct Meta {
+    std::string tool_version;
+    std::string label;           // "baseline", "patched", ...
+    std::string kernel_release;  // uname -r
+    std::string kernel_version;  // uname -v
+    std::string kernel_build_id; // hex, from /sys/kernel/notes; empty if unknown
+    std::string hostname;
+    std::string cpu_model;
+    uint32_t cpu_count = 0;
+    std::string start_time;      // RFC 3339, UTC
+    double duration_s = 0.0;
+    std::vector<std::string> command;            // the lockscope command line
+    std::map<std::string, std::string> filters;  // filter name -> value as given
+    bool operator==(const Meta&) const = default;
+};
+
+// One probe the recorder tried. hook is how it attached ("tp_btf", "raw_tp",
+// "tracepoint", "fentry", "fexit", "kprobe", "kretprobe", "uprobe",
+// "perf_event") or, when skipped, the hook it tried last ("" if none).
+struct ProbeStatus {
+    std::string name;     // "lock_contention", "spin_hold", "syscall:semtimedop", ...
+    std::string target;   // the kernel function / tracepoint / binary:symbol
+    std::string hook;
+    bool attached = false;
+    std::string reason;   // why skipped, or a note (e.g. "fentry EPERM, fell back")
+    bool operator==(const ProbeStatus&) const = default;
+};
+
+// Never silently zero: every counter the recorder can know is here.
+struct Stats {
+    uint64_t events = 0;          // probe events aggregated
+    uint64_t lost = 0;            // events the kernel side could not record
+    uint64_t map_full = 0;        // updates dropped because a map was full
+    uint64_t stack_failures = 0;  // bpf_get_stackid failures
+    uint64_t aborted_waits = 0;   // contention_end with ret < 0
+    uint64_t unmatched = 0;       // end/unlock with no matching begin/lock
+    uint64_t recursion_misses = 0;// programs the kernel skipped (re-entry)
+    bool operator==(const Stats&) const = default;
+};
+
+struct Frame {
+    std::string function;           // "" when unresolved
+    uint64_t offset = 0;            // from the function start
+    std::string module;             // "" = vmlinux; a module name or a user binary path
+    std::optional<uint64_t> address;// raw address, absent when redacted
+    bool operator==(const Frame&) const = default;
+};
+
+enum class StackKind { Kernel, User };
+
+// Frames are ordered innermost first (frames[0] is the leaf, as perf prints
+// callchains). Stacks are deduplicated: ids are unique within a capture.
+struct Stack {
+    uint32_t id = 0;
+    StackKind kind = StackKind::Kernel;
+    std::vector<Frame> frames;
+    bool operator==(const Stack&) const = default;
+};
+
+// Wait and hold statistics of one lock seen from one call stack.
+struct LockSite {
+    uint32_t stack_id = 0;                  // kernel (or user, for user locks) stack
+    std::optional<uint32_t> user_stack_id;  // optional user stack of the same event
+    Log2Hist wait;
+    Log2Hist hold;
+    bool operator==(const LockSite&) const = default;
+};
+
+// One lock (or lock class). key is stable across kernel builds: the global
+// symbol name when the address resolves to one ("rename_lock"), else
+// "<type>@<caller function>" ("spinlock@sem_lock").
+struct Lock {
+    std::string key;
+    std::string type;                 // spinlock, rwlock, mutex, rwsem, rtmutex, percpu-rwsem, semaphore, pthread-mutex, ...
+    std::optional<uint64_t> address;  // one instance's address (absent when redacted or many)
+    uint32_t instances = 1;           // distinct addresses folded into this key
+    uint64_t aborted = 0;             // waits that ended with an error
+    Log2Hist wait;                    // over all sites
+    Log2Hist hold;
+    std::vector<LockSite> sites;
+    bool operator==(const Lock&) const = default;
+};
+
+// Latency of one syscall or kernel function (enter -> exit).
+struct LatencyEntry {
+    std::string name;   // "semtimedop", "__lock_timer"
+    Log2Hist latency;
+    uint64_t errors = 0;// calls that returned an error
+    bool operator==(const LatencyEntry&) const = default;
+};
+
+struct LeafShare {
+    std::string function;
+    std::string module;
+    uint64_t samples = 0;
+    bool operator==(const LeafShare&) const = default;
+};
+
+struct StackCount {
+    uint32_t stack_id = 0;
+    uint64_t count = 0;
+    bool operator==(const StackCount&) const = default;
+};
+
+// Sampled on-CPU profile: the share of CPU spent in lock functions is
+// lock_samples / samples.
+struct CpuProfile {
+    uint32_t frequency_hz = 0;     // 0 when not sampled
+    uint64_t samples = 0;
+    uint64_t lock_samples = 0;     // leaf in _raw_spin_lock*, queued_spin_lock_slowpath, ...
+    uint64_t idle_samples = 0;     // leaf in the idle loop
+    std::vector<LeafShare> top_leaves; // sorted by samples, descending
+    std::vector<StackCount> stacks;
+    double lockShare() const noexcept { return samples ? double(lock_samples) / double(samples) : 0.0; }
+    bool operator==(const CpuProfile&) const = default;
+};
+
+struct Workload {
+    std::vector<std::string> command;
+    std::optional<int> exit_status;  // exit code when it exited
+    std::optional<int> signal;       // signal number when it was killed
+    nlohmann::json results = nlohmann::json::object(); // {"lockscope_result": {...}} payload
+    bool operator==(const Workload&) const = default;
+};
+
+struct Capture {
+    Meta meta;
+    std::vector<ProbeStatus> probes;
+    Stats stats;
+    std::vector<Stack> stacks;
+    std::vector<Lock> locks;
+    std::vector<LatencyEntry> syscalls;
+    std::vector<LatencyEntry> functions;
+    CpuProfile cpu;
+    Workload workload;
+
+    // nullptr when absent. Linear; use StackIndex for repeated look-ups.
+    const Stack* findStack(uint32_t id) const noexcept;
+    bool operator==(const Capture&) const = default;
+};
+
+// O(1) id -> stack look-up over a capture that is not modified meanwhile.
+class StackIndex {
+public:
+    explicit StackIndex(const Capture& capture);
+    const Stack* find(uint32_t id) const noexcept;
+
+private:
+    std::vector<const Stack*> dense_;           // when ids are small
+    std::map<uint32_t, const Stack*> sparse_;   // otherwise
+};
+
+const char* toString(StackKind kind) noexcept;
+
+} // namespace lockscope

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "lockscope/capture/capture.h"
+
+namespace lockscope {
+
+// Raised for any problem with a capture file. what() is one line naming the
+// file (when known) and the JSON path of the first bad field, e.g.
+// "a.json: locks[3].wait.hist: expected 64 integers, got 12".
+class CaptureError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+struct ReadLimits {
+    uint64_t max_file_bytes = 1ull << 30;  // refuse larger files before reading them
+    unsigned max_depth = 32;               // JSON nesting (the format needs < 10)
+};
+
+// Model <-> JSON. fromJson validates every field and cross-reference and
+// throws CaptureError with the JSON path of the first problem.
+nlohmann::json toJson(const Capture& capture);
+Capture fromJson(const nlohmann::json& doc);
+
+// Parses and validates text (no file involved); errors carry no file name.
+Capture parseCapture(std::string_view text, const ReadLimits& limits = {});
+
+// Reads a capture file. Errors: "<path>: <problem>".
+Capture readCapture(const std::string& path, const ReadLimits& limits = {});
+
+// Writes atomically (temp file in the same directory + fsync + rename) with
+// mode 0600, since captures hold kernel addresses. Throws CaptureError.
+void writeCapture(const Capture& capture, const std::string& path, bool pretty = false);
+
+// Atomic 0600 write of any text, shared by the exporters.
+void writeFileAtomic(const std::string& path, std::string_view content, unsigned mode = 0600);
+
+} // namespace lockscope

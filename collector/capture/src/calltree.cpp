@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "lockscope/capture/calltree.h"
+
+#include <cstdio>
+#include <stdexcept>
+
+namespace lockscope {
+
+Weights& Weights::operator+=(const Weights& o) noexcept
+{
+    count = saturatingAdd(count, o.count);
+    wait_ns = saturatingAdd(wait_ns, o.wait_ns);
+    hold_ns = saturatingAdd(hold_ns, o.hold_ns);
+    return *this;
+}
+
+namespace {
+std::string indexKey(uint32_t parent, std::string_view function, std::string_view module)
+{
+    std::string key = std::to_string(parent);
+    key += '\x1f';
+    key += function;
+    key += '\x1f';
+    key += module;
+    return key;
+}
+
+std::string unresolvedName(const Frame& f)
+{
+    if (!f.address)
+        return "[unknown]";
+    char buf[24];
+    snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(*f.address));
+    return buf;
+}
+
+void addLock(CallTree& tree, const StackIndex& index, const Lock& lock)
+{
+    static const std::vector<Frame> kNoFrames;
+    for (const auto& site : lock.sites) {
+        const Stack* stack = index.find(site.stack_id);
+        const Weights w{site.wait.count() ? site.wait.count() : site.hold.count(), site.wait.total(),
+                        site.hold.total()};
+        tree.addStack(stack ? stack->frames : kNoFrames, w);
+    }
+}
+} // namespace
+
+CallTree::CallTree(TreeDirection direction) : direction_(direction)
+{
+    nodes_.emplace_back(); // root
+}
+
+uint32_t CallTree::findChild(uint32_t parent, std::string_view function, std::string_view module) const
+{
+    auto it = childIndex_.find(indexKey(parent, function, module));
+    return it == childIndex_.end() ? kRoot : it->second;
+}
+
+uint32_t CallTree::childFor(uint32_t parent, const std::string& function, const std::string& module)
+{
+    auto [it, inserted] = childIndex_.try_emplace(indexKey(parent, function, module), 0);
+    if (!inserted)
+        return it->second;
+    const auto id = static_cast<uint32_t>(nodes_.size());
+    Node n;
+    n.function = function;
+    n.module = module;
+    n.parent = parent;
+    nodes_.push_back(std::move(n));
+    nodes_[parent].children.push_back(id);
+    it->second = id;
+    return id;
+}
+
+void CallTree::addStack(const std::vector<Frame>& frames, const Weights& w)
+{
+    uint32_t cur = kRoot;
+    nodes_[kRoot].total += w;
+    auto step = [&](const Frame& f) {
+        // Unresolved frames keep their address so distinct ones stay apart.
+        cur = childFor(cur, f.function.empty() ? unresolvedName(f) : f.function, f.module);
+        nodes_[cur].total += w;
+    };
+    if (direction_ == TreeDirection::TopDown) {
+        for (auto it = frames.rbegin(); it != frames.rend(); ++it)
+            step(*it);
+    } else {
+        for (const auto& f : frames)
+            step(f);
+    }
+    nodes_[cur].self += w;
+}
+
+void CallTree::mergeNode(const CallTree& other, uint32_t otherId, uint32_t mine)
+{
+    const Node& src = other.nodes_[otherId];
+    nodes_[mine].self += src.self;
+    nodes_[mine].total += src.total;
+    for (uint32_t c : src.children) {
+        const Node& child = other.nodes_[c];
+        const uint32_t target = childFor(mine, child.function, child.module);
+        mergeNode(other, c, target);
+    }
+}
+
+void CallTree::merge(const CallTree& other)
+{
+    if (other.direction_ != direction_)
+        throw std::invalid_argument("CallTree::merge: trees of different directions");
+    mergeNode(other, kRoot, kRoot);
+}
+
+CallTree CallTree::forLock(const Capture& capture, const Lock& lock, TreeDirection direction)
+{
+    CallTree tree(direction);
+    addLock(tree, StackIndex(capture), lock);
+    return tree;
+}
+
+CallTree CallTree::forCapture(const Capture& capture, TreeDirection direction)
+{
+    CallTree tree(direction);
+    const StackIndex index(capture);
+    for (const auto& lock : capture.locks)
+        addLock(tree, index, lock);
+    return tree;
+}
+
+std::string frameLabel(const Frame& frame)
+{
+    std::string s = frame.function.empty() ? std::string("[unknown]") : frame.function;
+    if (!frame.module.empty())
+        s += " [" + frame.module + "]";
+    return s;
+}
+
+} // namespace lockscope

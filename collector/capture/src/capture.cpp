@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "lockscope/capture/capture.h"
+
+#include <algorithm>
+
+namespace lockscope {
+
+const Stack* Capture::findStack(uint32_t id) const noexcept
+{
+    for (const auto& s : stacks)
+        if (s.id == id)
+            return &s;
+    return nullptr;
+}
+
+StackIndex::StackIndex(const Capture& capture)
+{
+    uint32_t maxId = 0;
+    for (const auto& s : capture.stacks)
+        maxId = std::max(maxId, s.id);
+    // Dense when the id space is not much larger than the stack count.
+    if (static_cast<uint64_t>(maxId) <= 4 * static_cast<uint64_t>(capture.stacks.size()) + 1024) {
+        dense_.assign(static_cast<size_t>(maxId) + 1, nullptr);
+        for (const auto& s : capture.stacks)
+            dense_[s.id] = &s;
+    } else {
+        for (const auto& s : capture.stacks)
+            sparse_.emplace(s.id, &s);
+    }
+}
+
+const Stack* StackIndex::find(uint32_t id) const noexcept
+{
+    if (!dense_.empty())
+        return id < dense_.size() ? dense_[id] : nullptr;
+    auto it = sparse_.find(id);
+    return it == sparse_.end() ? nullptr : it->second;
+}
+
+const char* toString(StackKind kind) noexcept
+{
+    return kind == StackKind::Kernel ? "kernel" : "user";
+}
+
+} // namespace lockscope

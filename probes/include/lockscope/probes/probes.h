@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+// The userspace face of the BPF probes: open, choose a backend per probe,
+// attach, and read the in-kernel aggregates as raw records (addresses and
+// stack ids, unsymbolized). collector/record turns these into a Capture.
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "lockscope/capture/capture.h"
+#include "lockscope/capture/histogram.h"
+
+namespace lockscope::probes {
+
+// One line for the user: "BPF needs root or CAP_BPF+CAP_PERFMON", ...
+class ProbeError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+enum class Backend { Auto, Fentry, Kprobe, TpBtf, RawTp, Tracepoint, Off };
+
+struct UserLockSpec {
+    std::string binary;      // path of the executable or shared library
+    std::string lock_fn;     // e.g. "pthread_mutex_lock"
+    std::string unlock_fn;   // e.g. "pthread_mutex_unlock"
+    std::string type = "pthread-mutex";
+};
+
+struct Options {
+    unsigned stack_depth = 16;          // frames kept after the lock-internal ones
+    bool per_tgid = false;              // key waits by tgid as well
+    std::vector<uint32_t> tgids;        // in-kernel filter; empty = every process
+    bool follow_forks = true;           // children of filtered tgids join the filter
+    std::string comm;                   // in-kernel comm filter; empty = any
+    uint32_t lock_flags_mask = 0;       // contention flags filter (LCB_F_*); 0 = any
+    std::vector<uint64_t> lock_addrs;   // in-kernel lock address filter; empty = any
+
+    Backend wait = Backend::Auto;       // Auto: tp_btf -> raw_tp -> tracepoint
+    Backend hold = Backend::Auto;       // Auto: fentry -> kprobe; Off disables
+    uint32_t hold_sample = 1;           // record 1 in N acquisitions
+    bool holder_stacks = false;
+    bool syscalls = true;               // IPC and timer syscall latency
+    Backend functions = Backend::Auto;  // __lock_timer, ipc_lock, ...: fentry -> kprobe
+    uint32_t cpu_frequency_hz = 997;    // 0 disables CPU sampling
+    std::vector<UserLockSpec> user_locks;
+    bool user_stacks = false;
+};
+
+// contention_begin flags (include/trace/events/lock.h) as a type name:
+// "spinlock", "rwlock:R", "mutex", "rwsem:W", "rtmutex", "percpu-rwsem", ...
+std::string lockTypeName(uint32_t flags);
+
+struct LockRecord {
+    uint64_t lock_addr = 0;
+    int64_t kstack_id = -1;   // -1 when the stack could not be taken
+    int64_t ustack_id = -1;
+    uint32_t flags = 0;       // LCB_F_* for waits; the hold probe's variant for holds
+    uint32_t tgid = 0;        // 0 unless per_tgid
+    std::string type;         // lockTypeName(flags) or the user lock's type
+    Log2Hist hist;
+};
+
+struct LatencyRecord {
+    std::string name;         // "semtimedop", "__lock_timer"
+    bool is_syscall = true;
+    Log2Hist hist;
+    uint64_t errors = 0;
+};
+
+struct CpuRecord {
+    int64_t kstack_id = -1;
+    uint64_t count = 0;
+};
+
+struct Snapshot {
+    std::vector<LockRecord> waits;
+    std::vector<LockRecord> holds;
+    std::vector<LockRecord> user_waits;
+    std::vector<LockRecord> user_holds;
+    std::vector<LatencyRecord> latencies;
+    std::vector<CpuRecord> cpu;
+    uint64_t cpu_samples = 0;
+    Stats stats;              // events, lost, map_full, stack_failures, ...
+};
+
+class Session {
+public:
+    // Opens, loads and attaches everything Options asks for, choosing the
+    // backend of each probe. Throws ProbeError only when nothing useful can
+    // run (no permission, no BTF); a single probe that cannot attach is
+    // reported in status() instead.
+    static std::unique_ptr<Session> open(const Options& options);
+    virtual ~Session() = default;
+
+    // One entry per probe, attached or skipped with the reason.
+    virtual const std::vector<ProbeStatus>& status() const = 0;
+    // Adds a process to the in-kernel filter (e.g. the spawned workload).
+    virtual void addTgid(uint32_t tgid) = 0;
+    // Cheap running total of events, for a live status line.
+    virtual uint64_t eventsSoFar() const = 0;
+    // Reads every map. Can be called while attached.
+    virtual Snapshot snapshot() const = 0;
+    // Raw instruction pointers, innermost first.
+    virtual std::vector<uint64_t> kernelStack(int64_t id) const = 0;
+    virtual std::vector<uint64_t> userStack(int64_t id, uint32_t tgid) const = 0;
+    // Stops the probes (maps stay readable).
+    virtual void detach() = 0;
+};
+
+} // namespace lockscope::probes
