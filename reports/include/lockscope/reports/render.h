@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lockscope/reports/compare.h"
+#include "lockscope/reports/report.h"
+#include "lockscope/reports/scaling.h"
+
+// Renderers for the report and comparison models. Every format lays out
+// the same model; shared pieces (units, histogram bars, tables) live in one
+// place (format_util.h), so there is no per-format arithmetic.
+namespace lockscope::reports {
+
+enum class Format { Text, Markdown, Html, Json };
+std::optional<Format> parseFormat(std::string_view name);
+const char* toString(Format f) noexcept;
+
+// Extra material shown beside the kernel figures.
+struct RenderExtras {
+    std::vector<ScalingChart> scaling;   // before/after scaling curves
+};
+
+std::string render(const Report& report, Format format, const RenderExtras& extras = {});
+std::string render(const Comparison& comparison, Format format, const RenderExtras& extras = {});
+
+} // namespace lockscope::reports

@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lockscope/capture/capture.h"
+#include "lockscope/capture/histogram.h"
+
+// The single-capture report model: what `lockscope report` shows, computed
+// once and rendered by every format (text, Markdown, HTML, JSON), so the
+// renderers only lay out numbers and never compute them.
+namespace lockscope::reports {
+
+enum class SortKey { Wait, Hold, Count, Max };
+std::optional<SortKey> parseSortKey(const std::string& name);
+const char* toString(SortKey key) noexcept;
+
+struct ReportOptions {
+    size_t top = 20;              // lock rows kept (0 = all)
+    std::string lock_key;         // only this lock (exact key) when not empty
+    SortKey sort = SortKey::Wait;
+    size_t paths_per_lock = 5;    // top call paths kept per lock
+};
+
+// One call path of a lock; frames outermost first, as frameLabel() prints them.
+struct PathRow {
+    std::vector<std::string> frames;
+    uint64_t count = 0;
+    uint64_t wait_ns = 0;
+    uint64_t hold_ns = 0;
+    double wait_share = 0.0;      // of the lock's total wait, 0..1
+};
+
+struct LockRow {
+    std::string key;
+    std::string type;
+    std::string caller;           // first non-lock frame of the hottest path ("" if none)
+    std::optional<uint64_t> address;
+    uint32_t instances = 1;
+    uint64_t aborted = 0;
+    Log2Hist wait;
+    Log2Hist hold;
+    uint64_t p50_wait_ns = 0, p99_wait_ns = 0;
+    uint64_t p50_hold_ns = 0, p99_hold_ns = 0;
+    double wait_share = 0.0;      // of all locks' wait, 0..1
+    std::vector<PathRow> paths;
+};
+
+struct LatencyRow {
+    std::string name;
+    Log2Hist latency;
+    uint64_t p50_ns = 0, p99_ns = 0;
+    uint64_t errors = 0;
+};
+
+// A numeric workload result, flattened: {"a": {"b": 3}} → "a.b" = 3.
+struct NumericField {
+    std::string name;
+    double value = 0.0;
+};
+
+struct Report {
+    Meta meta;
+    Stats stats;
+    Workload workload;
+    std::vector<ProbeStatus> probes;
+    std::vector<std::string> warnings;   // lost/dropped events, skipped probes, empty capture
+    std::vector<NumericField> results;   // the workload's numeric results
+    uint64_t total_contentions = 0;
+    uint64_t total_wait_ns = 0;
+    uint64_t total_hold_ns = 0;
+    size_t lock_count = 0;               // before the --top / --lock cut
+    std::optional<double> cpu_lock_share;// 0..1, absent when the CPU was not sampled
+    CpuProfile cpu;                      // stacks cleared; leaves kept
+    std::vector<LockRow> locks;
+    std::vector<LatencyRow> syscalls;
+    std::vector<LatencyRow> functions;
+    ReportOptions options;
+};
+
+// Throws std::invalid_argument (one line) when options.lock_key names no lock.
+Report buildReport(const Capture& capture, const ReportOptions& options = {});
+
+// Every numeric leaf of a JSON value, flattened with dotted names.
+std::vector<NumericField> numericFields(const nlohmann::json& value);
+
+// Lock-implementation functions skipped when naming a lock's caller.
+bool isLockFunction(const std::string& function) noexcept;
+
+} // namespace lockscope::reports
