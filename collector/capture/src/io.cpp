@@ -1,3 +1,1016 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Placeholder until the reader/writer lands.
+// The capture file format (docs/capture-format.md): model <-> JSON, a
+// validating reader that reports the first problem as one line with its JSON
+// path, and an atomic 0600 writer.
 #include "lockscope/capture/io.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cinttypes>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+namespace lockscope {
+
+using nlohmann::json;
+
+namespace {
+
+// ---------------------------------------------------------------- paths ---
+
+// A JSON path built on the stack while validating and formatted only when an
+// error is reported, so that valid files with 100k stacks cost no strings.
+struct Path {
+    const Path* parent = nullptr;
+    const char* key = nullptr; // member name, or nullptr for an array index
+    size_t index = 0;
+
+    Path operator/(const char* k) const { return Path{this, k, 0}; }
+    Path operator[](size_t i) const { return Path{this, nullptr, i}; }
+
+    std::string str() const
+    {
+        std::string out;
+        append(out);
+        return out.empty() ? std::string("document") : out;
+    }
+
+private:
+    void append(std::string& out) const
+    {
+        if (parent)
+            parent->append(out);
+        if (key) {
+            if (!*key)
+                return; // the root
+            if (!out.empty())
+                out += '.';
+            out += key;
+        } else {
+            out += '[';
+            out += std::to_string(index);
+            out += ']';
+        }
+    }
+};
+
+const Path kRoot{nullptr, "", 0};
+
+// Error text must stay one printable line whatever the file holds.
+std::string printable(std::string_view s, size_t maxLen = 80)
+{
+    std::string out;
+    for (char ch : s) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (out.size() >= maxLen) {
+            out += "...";
+            break;
+        }
+        if (c >= 0x20 && c < 0x7f) {
+            out += static_cast<char>(c);
+        } else {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", c);
+            out += buf;
+        }
+    }
+    return out;
+}
+
+[[noreturn]] void fail(const Path& at, const std::string& problem)
+{
+    throw CaptureError(at.str() + ": " + problem);
+}
+
+std::string describe(const json& v)
+{
+    switch (v.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::boolean: return v.get<bool>() ? "true" : "false";
+    case json::value_t::string: return "a string \"" + printable(v.get_ref<const std::string&>(), 40) + "\"";
+    case json::value_t::array: return "an array";
+    case json::value_t::object: return "an object";
+    case json::value_t::number_integer: return std::to_string(v.get<int64_t>());
+    case json::value_t::number_unsigned: return std::to_string(v.get<uint64_t>());
+    case json::value_t::number_float: {
+        char buf[40];
+        std::snprintf(buf, sizeof buf, "%.17g", v.get<double>());
+        return buf;
+    }
+    case json::value_t::binary: return "binary data";
+    case json::value_t::discarded: return "a discarded value";
+    }
+    return "an unknown value";
+}
+
+// ------------------------------------------------------ field accessors ---
+
+const json& member(const json& obj, const Path& at, const char* name)
+{
+    auto it = obj.find(name);
+    if (it == obj.end())
+        fail(at / name, "missing (required field)");
+    return *it;
+}
+
+// nullptr when the optional member is absent or null.
+const json* optionalMember(const json& obj, const char* name)
+{
+    auto it = obj.find(name);
+    if (it == obj.end() || it->is_null())
+        return nullptr;
+    return &*it;
+}
+
+const json& expectObject(const json& v, const Path& at)
+{
+    if (!v.is_object())
+        fail(at, "expected an object, got " + describe(v));
+    return v;
+}
+
+const json& expectArray(const json& v, const Path& at)
+{
+    if (!v.is_array())
+        fail(at, "expected an array, got " + describe(v));
+    return v;
+}
+
+const json& objectAt(const json& obj, const Path& at, const char* name)
+{
+    return expectObject(member(obj, at, name), at / name);
+}
+
+const json& arrayAt(const json& obj, const Path& at, const char* name)
+{
+    return expectArray(member(obj, at, name), at / name);
+}
+
+std::string toStr(const json& v, const Path& at)
+{
+    if (!v.is_string())
+        fail(at, "expected a string, got " + describe(v));
+    return v.get<std::string>();
+}
+
+std::string strAt(const json& obj, const Path& at, const char* name)
+{
+    return toStr(member(obj, at, name), at / name);
+}
+
+std::string nonEmptyStrAt(const json& obj, const Path& at, const char* name)
+{
+    std::string s = strAt(obj, at, name);
+    if (s.empty())
+        fail(at / name, "must not be empty");
+    return s;
+}
+
+bool boolAt(const json& obj, const Path& at, const char* name)
+{
+    const json& v = member(obj, at, name);
+    if (!v.is_boolean())
+        fail(at / name, "expected true or false, got " + describe(v));
+    return v.get<bool>();
+}
+
+uint64_t toU64(const json& v, const Path& at, uint64_t maxValue = UINT64_MAX)
+{
+    if (v.is_number_unsigned()) {
+        const uint64_t u = v.get<uint64_t>();
+        if (u > maxValue)
+            fail(at, "out of range: " + std::to_string(u) + " > " + std::to_string(maxValue));
+        return u;
+    }
+    if (v.is_number_integer()) // nlohmann stores only negative values as signed
+        fail(at, "expected a non-negative integer, got " + describe(v));
+    if (v.is_number_float()) {
+        const double d = v.get<double>();
+        if (std::isfinite(d) && d == std::floor(d))
+            fail(at, "integer out of range (max " + std::to_string(maxValue) + "), got " + describe(v));
+        fail(at, "expected an integer, got " + describe(v));
+    }
+    fail(at, "expected a non-negative integer, got " + describe(v));
+}
+
+uint64_t u64At(const json& obj, const Path& at, const char* name)
+{
+    return toU64(member(obj, at, name), at / name);
+}
+
+uint32_t u32At(const json& obj, const Path& at, const char* name)
+{
+    return static_cast<uint32_t>(toU64(member(obj, at, name), at / name, UINT32_MAX));
+}
+
+int toInt(const json& v, const Path& at)
+{
+    if (v.is_number_integer()) { // signed or unsigned
+        if (v.is_number_unsigned()) {
+            const uint64_t u = v.get<uint64_t>();
+            if (u > static_cast<uint64_t>(INT_MAX))
+                fail(at, "integer out of range, got " + describe(v));
+            return static_cast<int>(u);
+        }
+        const int64_t s = v.get<int64_t>();
+        if (s < INT_MIN || s > INT_MAX)
+            fail(at, "integer out of range, got " + describe(v));
+        return static_cast<int>(s);
+    }
+    fail(at, "expected an integer, got " + describe(v));
+}
+
+double nonNegativeDoubleAt(const json& obj, const Path& at, const char* name)
+{
+    const json& v = member(obj, at, name);
+    if (!v.is_number())
+        fail(at / name, "expected a number, got " + describe(v));
+    const double d = v.get<double>();
+    if (!std::isfinite(d) || d < 0.0)
+        fail(at / name, "expected a finite non-negative number, got " + describe(v));
+    return d;
+}
+
+std::string hexAddress(uint64_t a)
+{
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "0x%" PRIx64, a);
+    return buf;
+}
+
+// Addresses are strings because JavaScript (the GUI's web views, jq) loses
+// precision on integers above 2^53, and kernel addresses are all above it.
+uint64_t toAddress(const json& v, const Path& at)
+{
+    if (!v.is_string())
+        fail(at, "expected a hex address string such as \"0xffffffff81000000\", got " + describe(v));
+    const auto& s = v.get_ref<const std::string&>();
+    if (s.size() < 3 || s.size() > 18 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+        fail(at, "expected a hex address \"0x\" + 1..16 hex digits, got " + describe(v));
+    uint64_t a = 0;
+    for (size_t i = 2; i < s.size(); ++i) {
+        const char c = s[i];
+        unsigned d = 0;
+        if (c >= '0' && c <= '9')
+            d = static_cast<unsigned>(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            d = static_cast<unsigned>(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F')
+            d = static_cast<unsigned>(c - 'A' + 10);
+        else
+            fail(at, "expected a hex address \"0x\" + 1..16 hex digits, got " + describe(v));
+        a = (a << 4) | d;
+    }
+    return a;
+}
+
+std::optional<uint64_t> optionalAddressAt(const json& obj, const Path& at, const char* name)
+{
+    const json* v = optionalMember(obj, name);
+    if (!v)
+        return std::nullopt;
+    return toAddress(*v, at / name);
+}
+
+std::vector<std::string> stringListAt(const json& obj, const Path& at, const char* name)
+{
+    const json& arr = arrayAt(obj, at, name);
+    const Path here = at / name;
+    std::vector<std::string> out;
+    out.reserve(arr.size());
+    for (size_t i = 0; i < arr.size(); ++i)
+        out.push_back(toStr(arr[i], here[i]));
+    return out;
+}
+
+// RFC 3339 date-time (YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM)); the empty
+// string means unknown.
+bool isRfc3339(const std::string& s)
+{
+    auto digits = [&](size_t pos, size_t n) {
+        if (pos + n > s.size())
+            return false;
+        for (size_t i = pos; i < pos + n; ++i)
+            if (s[i] < '0' || s[i] > '9')
+                return false;
+        return true;
+    };
+    if (!digits(0, 4) || s.size() < 20 || s[4] != '-' || !digits(5, 2) || s[7] != '-' || !digits(8, 2) ||
+        (s[10] != 'T' && s[10] != 't') || !digits(11, 2) || s[13] != ':' || !digits(14, 2) || s[16] != ':' ||
+        !digits(17, 2))
+        return false;
+    size_t p = 19;
+    if (s[p] == '.') {
+        ++p;
+        const size_t start = p;
+        while (p < s.size() && s[p] >= '0' && s[p] <= '9')
+            ++p;
+        if (p == start)
+            return false;
+    }
+    if (p == s.size())
+        return false;
+    if ((s[p] == 'Z' || s[p] == 'z') && p + 1 == s.size())
+        return true;
+    return (s[p] == '+' || s[p] == '-') && p + 6 == s.size() && digits(p + 1, 2) && s[p + 3] == ':' &&
+           digits(p + 4, 2);
+}
+
+// ----------------------------------------------------------- histograms ---
+
+json histToJson(const Log2Hist& h)
+{
+    json buckets = json::array();
+    for (uint64_t b : h.buckets())
+        buckets.push_back(b);
+    return json{{"count", h.count()},
+                {"total_ns", h.total()},
+                {"min_ns", h.min()},
+                {"max_ns", h.max()},
+                {"hist", std::move(buckets)}};
+}
+
+std::string bucketRange(unsigned b)
+{
+    return "bucket " + std::to_string(b) + " = [" + std::to_string(Log2Hist::bucketLow(b)) + ", " +
+           std::to_string(Log2Hist::bucketHigh(b)) + "]";
+}
+
+// Says which part of an inconsistent histogram is wrong, in the order a
+// reader would check it by hand.
+std::string histProblem(const std::array<uint64_t, Log2Hist::kBuckets>& b, uint64_t count, uint64_t total,
+                        uint64_t min, uint64_t max)
+{
+    uint64_t sum = 0;
+    bool overflow = false;
+    unsigned first = Log2Hist::kBuckets;
+    unsigned last = 0;
+    for (unsigned i = 0; i < Log2Hist::kBuckets; ++i) {
+        if (!b[i])
+            continue;
+        overflow |= __builtin_add_overflow(sum, b[i], &sum);
+        first = std::min(first, i);
+        last = i;
+    }
+    if (overflow)
+        return "bucket counts overflow 64 bits";
+    if (sum != count)
+        return "bucket counts sum to " + std::to_string(sum) + " but count is " + std::to_string(count);
+    if (count == 0)
+        return "an empty histogram (count 0) must have total_ns, min_ns and max_ns 0";
+    if (min > max)
+        return "min_ns " + std::to_string(min) + " > max_ns " + std::to_string(max);
+    if (Log2Hist::bucketOf(min) != first)
+        return "min_ns " + std::to_string(min) + " is not in the first non-empty " + bucketRange(first);
+    if (Log2Hist::bucketOf(max) != last)
+        return "max_ns " + std::to_string(max) + " is not in the last non-empty " + bucketRange(last);
+    return "total_ns " + std::to_string(total) + " is outside [count*min_ns, count*max_ns]";
+}
+
+Log2Hist histFromJson(const json& obj, const Path& at)
+{
+    expectObject(obj, at);
+    const uint64_t count = u64At(obj, at, "count");
+    const uint64_t total = u64At(obj, at, "total_ns");
+    const uint64_t min = u64At(obj, at, "min_ns");
+    const uint64_t max = u64At(obj, at, "max_ns");
+    const json& hist = member(obj, at, "hist");
+    const Path hp = at / "hist";
+    if (!hist.is_array())
+        fail(hp, "expected an array of 64 integers, got " + describe(hist));
+    if (hist.size() != Log2Hist::kBuckets)
+        fail(hp, "expected 64 integers, got " + std::to_string(hist.size()));
+    std::array<uint64_t, Log2Hist::kBuckets> buckets{};
+    for (unsigned i = 0; i < Log2Hist::kBuckets; ++i)
+        buckets[i] = toU64(hist[i], hp[i]);
+    const Log2Hist h = Log2Hist::fromParts(buckets, count, total, min, max);
+    if (!h.consistent() || (count == 0 && min != 0))
+        fail(at, "inconsistent histogram: " + histProblem(buckets, count, total, min, max));
+    return h;
+}
+
+// -------------------------------------------------------------- writers ---
+
+json frameToJson(const Frame& f)
+{
+    json j{{"function", f.function}, {"offset", f.offset}, {"module", f.module}};
+    if (f.address)
+        j["address"] = hexAddress(*f.address);
+    return j;
+}
+
+json latencyToJson(const LatencyEntry& e)
+{
+    return json{{"name", e.name}, {"latency", histToJson(e.latency)}, {"errors", e.errors}};
+}
+
+// ------------------------------------------------------------- readers ---
+
+Meta metaFromJson(const json& j, const Path& at)
+{
+    expectObject(j, at);
+    Meta m;
+    m.tool_version = strAt(j, at, "tool_version");
+    m.label = strAt(j, at, "label");
+    m.kernel_release = strAt(j, at, "kernel_release");
+    m.kernel_version = strAt(j, at, "kernel_version");
+    m.kernel_build_id = strAt(j, at, "kernel_build_id");
+    for (char c : m.kernel_build_id)
+        if (!std::isxdigit(static_cast<unsigned char>(c)))
+            fail(at / "kernel_build_id", "expected hex digits or \"\", got \"" + printable(m.kernel_build_id) + "\"");
+    m.hostname = strAt(j, at, "hostname");
+    m.cpu_model = strAt(j, at, "cpu_model");
+    m.cpu_count = u32At(j, at, "cpu_count");
+    m.start_time = strAt(j, at, "start_time");
+    if (!m.start_time.empty() && !isRfc3339(m.start_time))
+        fail(at / "start_time",
+             "expected an RFC 3339 time such as \"2024-05-01T12:00:00Z\" or \"\", got \"" +
+                 printable(m.start_time) + "\"");
+    m.duration_s = nonNegativeDoubleAt(j, at, "duration_s");
+    m.command = stringListAt(j, at, "command");
+    const json& filters = objectAt(j, at, "filters");
+    const Path fp = at / "filters";
+    for (const auto& [k, v] : filters.items()) {
+        if (!v.is_string())
+            fail(fp, "filter \"" + printable(k) + "\": expected a string value, got " + describe(v));
+        m.filters.emplace(k, v.get<std::string>());
+    }
+    return m;
+}
+
+ProbeStatus probeFromJson(const json& j, const Path& at)
+{
+    expectObject(j, at);
+    ProbeStatus p;
+    p.name = nonEmptyStrAt(j, at, "name");
+    p.target = strAt(j, at, "target");
+    p.hook = strAt(j, at, "hook");
+    p.attached = boolAt(j, at, "attached");
+    p.reason = strAt(j, at, "reason");
+    if (p.attached && p.hook.empty())
+        fail(at / "hook", "an attached probe needs its hook kind (tp_btf, raw_tp, tracepoint, ...)");
+    if (!p.attached && p.reason.empty())
+        fail(at / "reason", "a skipped probe needs the reason it was skipped");
+    return p;
+}
+
+Stats statsFromJson(const json& j, const Path& at)
+{
+    expectObject(j, at);
+    Stats s;
+    s.events = u64At(j, at, "events");
+    s.lost = u64At(j, at, "lost");
+    s.map_full = u64At(j, at, "map_full");
+    s.stack_failures = u64At(j, at, "stack_failures");
+    s.aborted_waits = u64At(j, at, "aborted_waits");
+    s.unmatched = u64At(j, at, "unmatched");
+    s.recursion_misses = u64At(j, at, "recursion_misses");
+    return s;
+}
+
+Stack stackFromJson(const json& j, const Path& at)
+{
+    expectObject(j, at);
+    Stack s;
+    s.id = u32At(j, at, "id");
+    const std::string kind = strAt(j, at, "kind");
+    if (kind == "kernel")
+        s.kind = StackKind::Kernel;
+    else if (kind == "user")
+        s.kind = StackKind::User;
+    else
+        fail(at / "kind", "expected \"kernel\" or \"user\", got \"" + printable(kind) + "\"");
+    const json& frames = arrayAt(j, at, "frames");
+    const Path fp = at / "frames";
+    if (frames.empty())
+        fail(fp, "a stack needs at least one frame");
+    s.frames.reserve(frames.size());
+    for (size_t i = 0; i < frames.size(); ++i) {
+        const json& f = expectObject(frames[i], fp[i]);
+        const Path p = fp[i];
+        Frame fr;
+        fr.function = strAt(f, p, "function");
+        fr.offset = u64At(f, p, "offset");
+        fr.module = strAt(f, p, "module");
+        fr.address = optionalAddressAt(f, p, "address");
+        if (fr.function.empty() && !fr.address)
+            fail(p, "an unresolved frame (function \"\") needs its address");
+        s.frames.push_back(std::move(fr));
+    }
+    return s;
+}
+
+struct StackRefs {
+    std::unordered_map<uint32_t, StackKind> kinds;
+
+    void check(uint32_t id, const Path& at, std::optional<StackKind> want = std::nullopt) const
+    {
+        auto it = kinds.find(id);
+        if (it == kinds.end())
+            fail(at, "no stack with id " + std::to_string(id) + " in stacks");
+        if (want && it->second != *want)
+            fail(at, "stack " + std::to_string(id) + " is a " + toString(it->second) + " stack, expected a " +
+                         toString(*want) + " stack");
+    }
+};
+
+Lock lockFromJson(const json& j, const Path& at, const StackRefs& refs)
+{
+    expectObject(j, at);
+    Lock l;
+    l.key = nonEmptyStrAt(j, at, "key");
+    l.type = nonEmptyStrAt(j, at, "type");
+    l.address = optionalAddressAt(j, at, "address");
+    l.instances = u32At(j, at, "instances");
+    if (l.instances == 0)
+        fail(at / "instances", "must be at least 1");
+    l.aborted = u64At(j, at, "aborted");
+    l.wait = histFromJson(member(j, at, "wait"), at / "wait");
+    l.hold = histFromJson(member(j, at, "hold"), at / "hold");
+    const json& sites = arrayAt(j, at, "sites");
+    const Path sp = at / "sites";
+    l.sites.reserve(sites.size());
+    for (size_t i = 0; i < sites.size(); ++i) {
+        const Path p = sp[i];
+        const json& s = expectObject(sites[i], p);
+        LockSite site;
+        site.stack_id = u32At(s, p, "stack_id");
+        refs.check(site.stack_id, p / "stack_id");
+        if (const json* u = optionalMember(s, "user_stack_id")) {
+            site.user_stack_id = static_cast<uint32_t>(toU64(*u, p / "user_stack_id", UINT32_MAX));
+            refs.check(*site.user_stack_id, p / "user_stack_id", StackKind::User);
+        }
+        site.wait = histFromJson(member(s, p, "wait"), p / "wait");
+        site.hold = histFromJson(member(s, p, "hold"), p / "hold");
+        l.sites.push_back(std::move(site));
+    }
+    return l;
+}
+
+std::vector<LatencyEntry> latenciesFromJson(const json& arr, const Path& at)
+{
+    expectArray(arr, at);
+    std::vector<LatencyEntry> out;
+    std::unordered_map<std::string, size_t> seen;
+    out.reserve(arr.size());
+    for (size_t i = 0; i < arr.size(); ++i) {
+        const Path p = at[i];
+        const json& j = expectObject(arr[i], p);
+        LatencyEntry e;
+        e.name = nonEmptyStrAt(j, p, "name");
+        auto [it, fresh] = seen.emplace(e.name, i);
+        if (!fresh)
+            fail(p / "name", "duplicate name \"" + printable(e.name) + "\" (also at index " +
+                                 std::to_string(it->second) + ")");
+        e.latency = histFromJson(member(j, p, "latency"), p / "latency");
+        e.errors = u64At(j, p, "errors");
+        if (e.errors > e.latency.count())
+            fail(p / "errors", std::to_string(e.errors) + " errors but only " +
+                                   std::to_string(e.latency.count()) + " calls");
+        out.push_back(std::move(e));
+    }
+    return out;
+}
+
+CpuProfile cpuFromJson(const json& j, const Path& at, const StackRefs& refs)
+{
+    expectObject(j, at);
+    CpuProfile c;
+    c.frequency_hz = u32At(j, at, "frequency_hz");
+    c.samples = u64At(j, at, "samples");
+    c.lock_samples = u64At(j, at, "lock_samples");
+    c.idle_samples = u64At(j, at, "idle_samples");
+    if (c.lock_samples > c.samples)
+        fail(at / "lock_samples", std::to_string(c.lock_samples) + " exceeds samples (" +
+                                      std::to_string(c.samples) + ")");
+    if (c.idle_samples > c.samples - c.lock_samples)
+        fail(at / "idle_samples", std::to_string(c.idle_samples) + " + lock_samples exceeds samples (" +
+                                      std::to_string(c.samples) + ")");
+    const json& leaves = arrayAt(j, at, "top_leaves");
+    const Path lp = at / "top_leaves";
+    c.top_leaves.reserve(leaves.size());
+    for (size_t i = 0; i < leaves.size(); ++i) {
+        const Path p = lp[i];
+        const json& l = expectObject(leaves[i], p);
+        LeafShare s;
+        s.function = strAt(l, p, "function");
+        s.module = strAt(l, p, "module");
+        s.samples = u64At(l, p, "samples");
+        if (s.samples > c.samples)
+            fail(p / "samples", std::to_string(s.samples) + " exceeds cpu.samples (" +
+                                    std::to_string(c.samples) + ")");
+        if (i > 0 && s.samples > c.top_leaves.back().samples)
+            fail(p / "samples", "top_leaves must be sorted by samples, descending");
+        c.top_leaves.push_back(std::move(s));
+    }
+    const json& stacks = arrayAt(j, at, "stacks");
+    const Path sp = at / "stacks";
+    c.stacks.reserve(stacks.size());
+    for (size_t i = 0; i < stacks.size(); ++i) {
+        const Path p = sp[i];
+        const json& s = expectObject(stacks[i], p);
+        StackCount sc;
+        sc.stack_id = u32At(s, p, "stack_id");
+        refs.check(sc.stack_id, p / "stack_id");
+        sc.count = u64At(s, p, "count");
+        c.stacks.push_back(sc);
+    }
+    return c;
+}
+
+// Free-form JSON is stored as is; its depth is bounded so that copying it
+// (recursive in nlohmann) stays cheap even for documents not built by parse().
+void checkDepth(const json& root, const Path& at, unsigned maxDepth)
+{
+    std::vector<std::pair<const json*, unsigned>> todo{{&root, 0}};
+    while (!todo.empty()) {
+        auto [v, depth] = todo.back();
+        todo.pop_back();
+        if (depth > maxDepth)
+            fail(at, "nested deeper than " + std::to_string(maxDepth) + " levels");
+        if (v->is_structured())
+            for (const auto& child : *v)
+                todo.emplace_back(&child, depth + 1);
+    }
+}
+
+Workload workloadFromJson(const json& j, const Path& at)
+{
+    expectObject(j, at);
+    Workload w;
+    w.command = stringListAt(j, at, "command");
+    if (const json* v = optionalMember(j, "exit_status"))
+        w.exit_status = toInt(*v, at / "exit_status");
+    if (const json* v = optionalMember(j, "signal")) {
+        w.signal = toInt(*v, at / "signal");
+        if (*w.signal <= 0)
+            fail(at / "signal", "expected a positive signal number, got " + std::to_string(*w.signal));
+    }
+    const json& results = objectAt(j, at, "results");
+    checkDepth(results, at / "results", ReadLimits{}.max_depth);
+    w.results = results;
+    return w;
+}
+
+// Thrown from the parser callback to stop before a deep document is built.
+struct TooDeep {
+    int depth;
+};
+
+} // namespace
+
+// -------------------------------------------------------------- public ---
+
+nlohmann::json toJson(const Capture& c)
+{
+    json doc = json::object();
+    doc["format"] = kCaptureFormat;
+    doc["version"] = kCaptureVersion;
+
+    const Meta& m = c.meta;
+    json filters = json::object();
+    for (const auto& [k, v] : m.filters)
+        filters[k] = v;
+    doc["meta"] = json{{"tool_version", m.tool_version},
+                       {"label", m.label},
+                       {"kernel_release", m.kernel_release},
+                       {"kernel_version", m.kernel_version},
+                       {"kernel_build_id", m.kernel_build_id},
+                       {"hostname", m.hostname},
+                       {"cpu_model", m.cpu_model},
+                       {"cpu_count", m.cpu_count},
+                       {"start_time", m.start_time},
+                       {"duration_s", m.duration_s},
+                       {"command", m.command},
+                       {"filters", std::move(filters)}};
+
+    json probes = json::array();
+    for (const auto& p : c.probes)
+        probes.push_back(json{{"name", p.name},
+                              {"target", p.target},
+                              {"hook", p.hook},
+                              {"attached", p.attached},
+                              {"reason", p.reason}});
+    doc["probes"] = std::move(probes);
+
+    const Stats& s = c.stats;
+    doc["stats"] = json{{"events", s.events},
+                        {"lost", s.lost},
+                        {"map_full", s.map_full},
+                        {"stack_failures", s.stack_failures},
+                        {"aborted_waits", s.aborted_waits},
+                        {"unmatched", s.unmatched},
+                        {"recursion_misses", s.recursion_misses}};
+
+    json stacks = json::array();
+    for (const auto& st : c.stacks) {
+        json frames = json::array();
+        for (const auto& f : st.frames)
+            frames.push_back(frameToJson(f));
+        stacks.push_back(json{{"id", st.id}, {"kind", toString(st.kind)}, {"frames", std::move(frames)}});
+    }
+    doc["stacks"] = std::move(stacks);
+
+    json locks = json::array();
+    for (const auto& l : c.locks) {
+        json sites = json::array();
+        for (const auto& site : l.sites) {
+            json js{{"stack_id", site.stack_id}, {"wait", histToJson(site.wait)}, {"hold", histToJson(site.hold)}};
+            if (site.user_stack_id)
+                js["user_stack_id"] = *site.user_stack_id;
+            sites.push_back(std::move(js));
+        }
+        json jl{{"key", l.key},
+                {"type", l.type},
+                {"instances", l.instances},
+                {"aborted", l.aborted},
+                {"wait", histToJson(l.wait)},
+                {"hold", histToJson(l.hold)},
+                {"sites", std::move(sites)}};
+        if (l.address)
+            jl["address"] = hexAddress(*l.address);
+        locks.push_back(std::move(jl));
+    }
+    doc["locks"] = std::move(locks);
+
+    json syscalls = json::array();
+    for (const auto& e : c.syscalls)
+        syscalls.push_back(latencyToJson(e));
+    doc["syscalls"] = std::move(syscalls);
+    json functions = json::array();
+    for (const auto& e : c.functions)
+        functions.push_back(latencyToJson(e));
+    doc["functions"] = std::move(functions);
+
+    json leaves = json::array();
+    for (const auto& l : c.cpu.top_leaves)
+        leaves.push_back(json{{"function", l.function}, {"module", l.module}, {"samples", l.samples}});
+    json cpuStacks = json::array();
+    for (const auto& sc : c.cpu.stacks)
+        cpuStacks.push_back(json{{"stack_id", sc.stack_id}, {"count", sc.count}});
+    doc["cpu"] = json{{"frequency_hz", c.cpu.frequency_hz},
+                      {"samples", c.cpu.samples},
+                      {"lock_samples", c.cpu.lock_samples},
+                      {"idle_samples", c.cpu.idle_samples},
+                      {"top_leaves", std::move(leaves)},
+                      {"stacks", std::move(cpuStacks)}};
+
+    json w{{"command", c.workload.command}, {"results", c.workload.results}};
+    if (c.workload.exit_status)
+        w["exit_status"] = *c.workload.exit_status;
+    if (c.workload.signal)
+        w["signal"] = *c.workload.signal;
+    doc["workload"] = std::move(w);
+    return doc;
+}
+
+Capture fromJson(const nlohmann::json& doc)
+{
+    const Path& root = kRoot;
+    if (!doc.is_object())
+        fail(root, "expected a lockscope capture (a JSON object), got " + describe(doc));
+
+    const json& format = member(doc, root, "format");
+    if (!format.is_string() || format.get_ref<const std::string&>() != kCaptureFormat)
+        fail(root / "format", std::string("expected \"") + kCaptureFormat + "\", got " + describe(format) +
+                                  ": not a lockscope capture");
+    const json& version = member(doc, root, "version");
+    if (!version.is_number_integer())
+        fail(root / "version", "expected an integer format version, got " + describe(version));
+    if (version.is_number_unsigned() && version.get<uint64_t>() > static_cast<uint64_t>(kCaptureVersion))
+        throw CaptureError("format version " + describe(version) + " is newer than this lockscope reads (" +
+                           std::to_string(kCaptureVersion) + "): upgrade lockscope");
+    if (version.get<int64_t>() != kCaptureVersion)
+        fail(root / "version", "format version " + describe(version) + " is not valid (this lockscope reads " +
+                                   std::to_string(kCaptureVersion) + ")");
+
+    Capture c;
+    c.meta = metaFromJson(member(doc, root, "meta"), root / "meta");
+
+    const json& probes = arrayAt(doc, root, "probes");
+    const Path pp = root / "probes";
+    std::unordered_map<std::string, size_t> probeNames;
+    c.probes.reserve(probes.size());
+    for (size_t i = 0; i < probes.size(); ++i) {
+        c.probes.push_back(probeFromJson(probes[i], pp[i]));
+        auto [it, fresh] = probeNames.emplace(c.probes.back().name, i);
+        if (!fresh)
+            fail(pp[i] / "name", "duplicate probe \"" + printable(c.probes.back().name) + "\" (also at probes[" +
+                                     std::to_string(it->second) + "])");
+    }
+
+    c.stats = statsFromJson(member(doc, root, "stats"), root / "stats");
+
+    const json& stacks = arrayAt(doc, root, "stacks");
+    const Path sp = root / "stacks";
+    StackRefs refs;
+    std::unordered_map<uint32_t, size_t> firstAt;
+    c.stacks.reserve(stacks.size());
+    refs.kinds.reserve(stacks.size());
+    firstAt.reserve(stacks.size());
+    for (size_t i = 0; i < stacks.size(); ++i) {
+        c.stacks.push_back(stackFromJson(stacks[i], sp[i]));
+        const Stack& st = c.stacks.back();
+        auto [it, fresh] = firstAt.emplace(st.id, i);
+        if (!fresh)
+            fail(sp[i] / "id", "duplicate stack id " + std::to_string(st.id) + " (also at stacks[" +
+                                   std::to_string(it->second) + "])");
+        refs.kinds.emplace(st.id, st.kind);
+    }
+
+    const json& locks = arrayAt(doc, root, "locks");
+    const Path lp = root / "locks";
+    std::unordered_map<std::string, size_t> keys;
+    c.locks.reserve(locks.size());
+    for (size_t i = 0; i < locks.size(); ++i) {
+        c.locks.push_back(lockFromJson(locks[i], lp[i], refs));
+        auto [it, fresh] = keys.emplace(c.locks.back().key, i);
+        if (!fresh)
+            fail(lp[i] / "key", "duplicate lock key \"" + printable(c.locks.back().key) + "\" (also at locks[" +
+                                    std::to_string(it->second) + "])");
+    }
+
+    c.syscalls = latenciesFromJson(member(doc, root, "syscalls"), root / "syscalls");
+    c.functions = latenciesFromJson(member(doc, root, "functions"), root / "functions");
+    c.cpu = cpuFromJson(member(doc, root, "cpu"), root / "cpu", refs);
+    c.workload = workloadFromJson(member(doc, root, "workload"), root / "workload");
+    return c;
+}
+
+Capture parseCapture(std::string_view text, const ReadLimits& limits)
+{
+    if (text.size() > limits.max_file_bytes)
+        throw CaptureError("input is " + std::to_string(text.size()) + " bytes, larger than the limit of " +
+                           std::to_string(limits.max_file_bytes) + " bytes");
+    bool blank = true;
+    for (char ch : text)
+        if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r') {
+            blank = false;
+            break;
+        }
+    if (blank)
+        throw CaptureError("empty input: expected a lockscope capture (JSON)");
+
+    const int maxDepth = static_cast<int>(std::min<unsigned>(limits.max_depth, INT_MAX / 2));
+    // The callback sees the depth before each container is opened, so a
+    // hostile document is stopped before it is built.
+    json::parser_callback_t depthGuard = [maxDepth](int depth, json::parse_event_t event, json&) {
+        if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) &&
+            depth >= maxDepth)
+            throw TooDeep{depth + 1};
+        return true;
+    };
+    json doc;
+    try {
+        doc = json::parse(text.begin(), text.end(), depthGuard, /*allow_exceptions=*/true,
+                          /*ignore_comments=*/false);
+    } catch (const TooDeep& t) {
+        throw CaptureError("JSON nested deeper than " + std::to_string(maxDepth) +
+                           " levels: not a lockscope capture (the format needs fewer than 10)");
+    } catch (const json::parse_error& e) {
+        // e.what() is "[json.exception.parse_error.N] parse error at line L, column C: detail".
+        std::string what = e.what();
+        const auto pos = what.find("] ");
+        if (pos != std::string::npos)
+            what = what.substr(pos + 2);
+        throw CaptureError("invalid JSON (" + printable(what, 200) + ")");
+    } catch (const json::exception& e) {
+        throw CaptureError("invalid JSON (" + printable(e.what(), 200) + ")");
+    }
+    return fromJson(doc);
+}
+
+Capture readCapture(const std::string& path, const ReadLimits& limits)
+{
+    const std::string where = printable(path, 4096);
+    auto err = [&](const std::string& what) { return CaptureError(where + ": " + what); };
+
+    // O_NONBLOCK so that opening a FIFO does not wait for a writer.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        throw err(std::string("cannot open: ") + std::strerror(errno));
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer{fd};
+    struct stat st {};
+    if (::fstat(fd, &st) != 0)
+        throw err(std::string("cannot stat: ") + std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) {
+        const char* what = S_ISDIR(st.st_mode)    ? "a directory"
+                           : S_ISFIFO(st.st_mode) ? "a FIFO"
+                           : S_ISCHR(st.st_mode)  ? "a character device"
+                           : S_ISBLK(st.st_mode)  ? "a block device"
+                           : S_ISSOCK(st.st_mode) ? "a socket"
+                                                  : "not a regular file";
+        throw err(std::string("is ") + what + ", expected a capture file (*.lockscope.json)");
+    }
+    const auto size = static_cast<uint64_t>(st.st_size);
+    if (size > limits.max_file_bytes)
+        throw err("file is " + std::to_string(size) + " bytes, larger than the limit of " +
+                  std::to_string(limits.max_file_bytes) + " bytes");
+    if (size == 0)
+        throw err("empty file: expected a lockscope capture (JSON)");
+
+    std::string text;
+    text.resize(static_cast<size_t>(size));
+    size_t got = 0;
+    while (got < text.size()) {
+        const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            throw err(std::string("read error: ") + std::strerror(errno));
+        }
+        if (n == 0)
+            break; // shrank while reading: parse what is there, it will say if it is cut
+        got += static_cast<size_t>(n);
+    }
+    text.resize(got);
+    try {
+        return parseCapture(text, limits);
+    } catch (const CaptureError& e) {
+        throw err(e.what());
+    }
+}
+
+void writeFileAtomic(const std::string& path, std::string_view content, unsigned mode)
+{
+    const std::string where = printable(path, 4096);
+    auto err = [&](const std::string& what, int e) {
+        return CaptureError(where + ": " + what + ": " + std::strerror(e));
+    };
+    const auto slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+    const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+    if (base.empty())
+        throw CaptureError(where + ": not a file name (ends with '/')");
+
+    // The temp file lives next to the target so that rename() is atomic.
+    std::string tmp = (dir == "/" ? "" : dir) + "/." + base + ".tmp.XXXXXX";
+    const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
+    if (fd < 0)
+        throw err("cannot create a temporary file in " + printable(dir, 4096), errno);
+    auto abandon = [&](const std::string& what) {
+        const int e = errno;
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        return err(what, e);
+    };
+    if (::fchmod(fd, static_cast<mode_t>(mode)) != 0)
+        throw abandon("cannot set the file mode");
+    size_t done = 0;
+    while (done < content.size()) {
+        const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            throw abandon("write failed");
+        }
+        done += static_cast<size_t>(n);
+    }
+    if (::fsync(fd) != 0)
+        throw abandon("fsync failed");
+    if (::close(fd) != 0) {
+        const int e = errno;
+        ::unlink(tmp.c_str());
+        throw err("close failed", e);
+    }
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+        const int e = errno;
+        ::unlink(tmp.c_str());
+        throw err("cannot replace the file", e);
+    }
+    // Make the rename itself durable; a failure here leaves a complete file.
+    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        (void)::fsync(dfd);
+        ::close(dfd);
+    }
+}
+
+void writeCapture(const Capture& capture, const std::string& path, bool pretty)
+{
+    std::string text;
+    try {
+        // replace: symbol names from a broken binary must not make the write fail.
+        text = toJson(capture).dump(pretty ? 2 : -1, ' ', false, json::error_handler_t::replace);
+    } catch (const json::exception& e) {
+        throw CaptureError(printable(path, 4096) + ": cannot serialize the capture: " + e.what());
+    }
+    text += '\n';
+    writeFileAtomic(path, text, 0600);
+}
+
+} // namespace lockscope
