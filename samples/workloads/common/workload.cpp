@@ -209,6 +209,18 @@ bool StopControl::waitForStop(double seconds)
     return signal_ != 0;
 }
 
+bool StopControl::pollSignal()
+{
+    sigset_t set = stopSignals();
+    timespec zero{0, 0};
+    int sig = sigtimedwait(&set, nullptr, &zero);
+    if (sig > 0) {
+        signal_ = sig;
+        requestStop();
+    }
+    return stopping();
+}
+
 double secondsSince(Clock::time_point start)
 {
     return std::chrono::duration<double>(Clock::now() - start).count();

@@ -61,6 +61,8 @@ public:
     StopControl();
     // Returns true when a signal cut the run short.
     bool waitForStop(double seconds);
+    // Non-blocking check for a pending stop signal, for single-threaded loops.
+    bool pollSignal();
     void requestStop() { stop_.store(true, std::memory_order_relaxed); }
     bool stopping() const { return stop_.load(std::memory_order_relaxed); }
     int signal() const { return signal_; }

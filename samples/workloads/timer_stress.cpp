@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// timer-stress: N processes, each owning K POSIX timers, calling
+// timer_gettime() in a loop: the benchmark of "posix-timers: RCU conversion"
+// (the timer id lookup used to take a global hash spinlock on every call).
+
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdint>
+#include <ctime>
+#include <vector>
+
+#include "common/workload.h"
+
+using namespace lockscope::workload;
+
+namespace {
+
+struct alignas(64) Slot {
+    std::atomic<uint64_t> ops{0};
+    std::atomic<int> error{0};
+};
+
+struct Shared {
+    std::atomic<bool> stop{false};
+    std::atomic<int> ready{0};
+};
+
+[[noreturn]] void child(Shared* shared, Slot* slot, int64_t ntimers)
+{
+    // Never outlive the parent, even if it is killed with SIGKILL.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    std::vector<timer_t> timers(static_cast<size_t>(ntimers));
+    for (auto& t : timers) {
+        sigevent ev{};
+        ev.sigev_notify = SIGEV_NONE;
+        if (timer_create(CLOCK_MONOTONIC, &ev, &t) < 0) {
+            slot->error = errno;
+            shared->ready.fetch_add(1);
+            _exit(1);
+        }
+        itimerspec spec{{1000, 0}, {1000, 0}};  // armed, so gettime computes a remaining time
+        timer_settime(t, 0, &spec, nullptr);
+    }
+    shared->ready.fetch_add(1);
+    uint64_t ops = 0;
+    size_t next = 0;
+    while (!shared->stop.load(std::memory_order_relaxed)) {
+        for (int i = 0; i < 64; ++i) {
+            itimerspec cur{};
+            if (timer_gettime(timers[next], &cur) < 0) {
+                slot->error = errno;
+                _exit(1);
+            }
+            next = next + 1 == timers.size() ? 0 : next + 1;
+        }
+        ops += 64;
+        slot->ops.store(ops, std::memory_order_relaxed);
+    }
+    _exit(0);
+}
+
+double seconds(const timeval& tv)
+{
+    return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    int64_t procs = 2 * sysconf(_SC_NPROCESSORS_ONLN), ntimers = 16;
+    double duration = 5.0;
+    Flags flags("timer-stress",
+                "N processes, each with K POSIX timers, calling timer_gettime() in a loop for a\n"
+                "fixed time; reports calls/s and the CPU (user/sys) the children used.");
+    flags.addInt("procs", &procs, 1, 4096, "processes");
+    flags.addInt("timers", &ntimers, 1, 100000, "timers per process");
+    flags.addDouble("duration", &duration, 0.01, 86400, "seconds to run");
+    flags.parse(argc, argv);
+
+    StopControl stop;
+    size_t bytes = sizeof(Shared) + static_cast<size_t>(procs) * sizeof(Slot);
+    void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED)
+        die(flags.program(), "mmap");
+    auto* shared = new (mem) Shared;
+    auto* slots = reinterpret_cast<Slot*>(static_cast<char*>(mem) + sizeof(Shared));
+    for (int64_t i = 0; i < procs; ++i)
+        new (&slots[i]) Slot;
+
+    std::vector<pid_t> children;
+    for (int64_t i = 0; i < procs; ++i) {
+        pid_t pid = fork();
+        if (pid < 0) {
+            shared->stop = true;
+            int saved = errno;
+            for (pid_t c : children)
+                waitpid(c, nullptr, 0);
+            errno = saved;
+            die(flags.program(), "fork");
+        }
+        if (pid == 0)
+            child(shared, &slots[i], ntimers);
+        children.push_back(pid);
+    }
+    while (shared->ready.load() < procs && !stop.pollSignal())
+        usleep(1000);
+    auto start = Clock::now();
+    uint64_t base = 0;
+    for (int64_t i = 0; i < procs; ++i)
+        base += slots[i].ops.load();
+    bool interrupted = stop.stopping() || stop.waitForStop(duration);
+    uint64_t total = 0;
+    for (int64_t i = 0; i < procs; ++i)
+        total += slots[i].ops.load();
+    double elapsed = secondsSince(start);
+    shared->stop = true;
+    int failed = 0;
+    for (pid_t c : children) {
+        int status = 0;
+        waitpid(c, &status, 0);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            ++failed;
+    }
+    for (int64_t i = 0; i < procs; ++i)
+        if (slots[i].error) {
+            errno = slots[i].error;
+            die(flags.program(), "timer_create/timer_gettime in a child");
+        }
+    if (failed) {
+        std::fprintf(stderr, "%s: %d child process(es) failed\n", flags.program().c_str(), failed);
+        return kExitFailure;
+    }
+    rusage ru{};
+    getrusage(RUSAGE_CHILDREN, &ru);
+    uint64_t ops = total - base;
+    double rate = static_cast<double>(ops) / elapsed;
+    printTable({{"procs", "timers/proc", "calls", "seconds", "calls/s", "user s", "sys s"},
+                {std::to_string(procs), std::to_string(ntimers), std::to_string(ops), formatNumber(elapsed, 2),
+                 formatNumber(rate), formatNumber(seconds(ru.ru_utime), 2),
+                 formatNumber(seconds(ru.ru_stime), 2)}});
+    printResult({{"benchmark", "timer-stress"},
+                 {"ops", ops},
+                 {"ops_per_sec", rate},
+                 {"procs", procs},
+                 {"timers_per_proc", ntimers},
+                 {"user_s", seconds(ru.ru_utime)},
+                 {"sys_s", seconds(ru.ru_stime)},
+                 {"duration_s", elapsed},
+                 {"interrupted", interrupted}});
+    munmap(mem, bytes);
+    return 0;
+}
