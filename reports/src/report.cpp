@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "lockscope/reports/report.h"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <stdexcept>
+#include <string_view>
+
+#include "lockscope/capture/calltree.h"
+#include "paths.h"
+#include "warnings.h"
+
+namespace lockscope::reports {
+
+std::optional<SortKey> parseSortKey(const std::string& name)
+{
+    if (name == "wait")
+        return SortKey::Wait;
+    if (name == "hold")
+        return SortKey::Hold;
+    if (name == "count")
+        return SortKey::Count;
+    if (name == "max")
+        return SortKey::Max;
+    return std::nullopt;
+}
+
+const char* toString(SortKey key) noexcept
+{
+    switch (key) {
+    case SortKey::Wait: return "wait";
+    case SortKey::Hold: return "hold";
+    case SortKey::Count: return "count";
+    case SortKey::Max: return "max";
+    }
+    return "?";
+}
+
+bool isLockFunction(const std::string& function) noexcept
+{
+    static constexpr std::array<std::string_view, 22> kPrefixes{
+        "_raw_spin_", "_raw_read_", "_raw_write_", "queued_spin_", "queued_read_", "queued_write_",
+        "native_queued_spin", "__pv_queued_spin", "pv_queued_spin", "do_raw_spin_", "__mutex_lock",
+        "mutex_lock", "__rwsem_", "rwsem_down_", "down_read", "down_write", "__down", "rt_mutex",
+        "__rt_mutex", "percpu_down", "osq_lock", "__percpu_down"};
+    static constexpr std::array<std::string_view, 7> kExact{
+        "schedule", "__schedule", "schedule_preempt_disabled", "__traceiter_contention_begin",
+        "trace_contention_begin", "down", "mutex_spin_on_owner"};
+    const std::string_view f(function);
+    for (auto p : kPrefixes)
+        if (f.substr(0, p.size()) == p)
+            return true;
+    return std::find(kExact.begin(), kExact.end(), f) != kExact.end();
+}
+
+namespace {
+void flatten(const nlohmann::json& v, const std::string& prefix, std::vector<NumericField>& out)
+{
+    if (v.is_object()) {
+        for (auto it = v.begin(); it != v.end(); ++it)
+            flatten(it.value(), prefix.empty() ? it.key() : prefix + "." + it.key(), out);
+    } else if (v.is_number() && !prefix.empty()) {
+        out.push_back({prefix, v.get<double>()});
+    }
+}
+
+uint64_t sortValue(const LockRow& r, SortKey key)
+{
+    switch (key) {
+    case SortKey::Wait: return r.wait.total();
+    case SortKey::Hold: return r.hold.total();
+    case SortKey::Count: return r.wait.count() ? r.wait.count() : r.hold.count();
+    case SortKey::Max: return std::max(r.wait.max(), r.hold.max());
+    }
+    return 0;
+}
+} // namespace
+
+std::vector<NumericField> numericFields(const nlohmann::json& value)
+{
+    std::vector<NumericField> out;
+    flatten(value, "", out);
+    return out;
+}
+
+namespace {
+std::vector<LatencyRow> latencyRows(const std::vector<LatencyEntry>& entries)
+{
+    std::vector<LatencyRow> rows;
+    for (const auto& e : entries)
+        rows.push_back({e.name, e.latency, e.latency.percentile(50), e.latency.percentile(99), e.errors});
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const LatencyRow& a, const LatencyRow& b) { return a.latency.total() > b.latency.total(); });
+    return rows;
+}
+
+} // namespace
+
+Report buildReport(const Capture& capture, const ReportOptions& options)
+{
+    Report r;
+    r.meta = capture.meta;
+    r.stats = capture.stats;
+    r.workload = capture.workload;
+    r.probes = capture.probes;
+    r.options = options;
+    r.warnings = captureWarnings(capture, "");
+    r.results = numericFields(capture.workload.results);
+    if (capture.cpu.samples > 0)
+        r.cpu_lock_share = capture.cpu.lockShare();
+    r.cpu = capture.cpu;
+    r.cpu.stacks.clear();
+    r.lock_count = capture.locks.size();
+
+    const StackIndex index(capture);
+    for (const auto& lock : capture.locks) {
+        r.total_contentions += lock.wait.count();
+        r.total_wait_ns = saturatingAdd(r.total_wait_ns, lock.wait.total());
+        r.total_hold_ns = saturatingAdd(r.total_hold_ns, lock.hold.total());
+    }
+    bool found = options.lock_key.empty();
+    for (const auto& lock : capture.locks) {
+        if (!options.lock_key.empty() && lock.key != options.lock_key)
+            continue;
+        found = true;
+        LockRow row;
+        row.key = lock.key;
+        row.type = lock.type;
+        row.address = lock.address;
+        row.instances = lock.instances;
+        row.aborted = lock.aborted;
+        row.wait = lock.wait;
+        row.hold = lock.hold;
+        row.p50_wait_ns = lock.wait.percentile(50);
+        row.p99_wait_ns = lock.wait.percentile(99);
+        row.p50_hold_ns = lock.hold.percentile(50);
+        row.p99_hold_ns = lock.hold.percentile(99);
+        row.wait_share = r.total_wait_ns ? double(lock.wait.total()) / double(r.total_wait_ns) : 0.0;
+        for (auto& p : lockPaths(lock, index)) {
+            PathRow pr;
+            pr.frames = std::move(p.frames);
+            pr.count = p.count;
+            pr.wait_ns = p.wait_ns;
+            pr.hold_ns = p.hold_ns;
+            pr.wait_share = lock.wait.total() ? double(p.wait_ns) / double(lock.wait.total()) : 0.0;
+            row.paths.push_back(std::move(pr));
+        }
+        row.caller = callerOf(lock, index);
+        if (options.paths_per_lock && row.paths.size() > options.paths_per_lock)
+            row.paths.resize(options.paths_per_lock);
+        r.locks.push_back(std::move(row));
+    }
+    if (!found)
+        throw std::invalid_argument("no lock with key '" + options.lock_key + "' in this capture (" +
+                                    std::to_string(capture.locks.size()) +
+                                    " locks); run without --lock to list the keys");
+    std::stable_sort(r.locks.begin(), r.locks.end(), [&](const LockRow& a, const LockRow& b) {
+        const uint64_t va = sortValue(a, options.sort), vb = sortValue(b, options.sort);
+        return va != vb ? va > vb : a.key < b.key;
+    });
+    if (options.top && r.locks.size() > options.top)
+        r.locks.resize(options.top);
+    r.syscalls = latencyRows(capture.syscalls);
+    r.functions = latencyRows(capture.functions);
+    return r;
+}
+
+} // namespace lockscope::reports

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "warnings.h"
+
+namespace lockscope::reports {
+
+std::vector<std::string> captureWarnings(const Capture& c, const std::string& side)
+{
+    std::vector<std::string> w;
+    const std::string p = side.empty() ? "" : side + ": ";
+    auto counter = [&](uint64_t n, const char* what, const char* effect) {
+        if (n)
+            w.push_back(p + std::to_string(n) + " " + what + " — " + effect);
+    };
+    counter(c.stats.lost, "events lost", "counts and wait totals undercount");
+    counter(c.stats.map_full, "map-full drops", "some locks or stacks are missing; raise the map sizes");
+    counter(c.stats.stack_failures, "stack captures failed", "those events have no call path");
+    counter(c.stats.unmatched, "unmatched end events", "waits that began before the capture started");
+    counter(c.stats.recursion_misses, "probe runs skipped by the kernel (re-entry)", "counts undercount");
+    for (const auto& probe : c.probes)
+        if (!probe.attached)
+            w.push_back(p + "probe " + probe.name + " (" + probe.target + ") skipped: " +
+                        (probe.reason.empty() ? std::string("no reason recorded") : probe.reason));
+    if (c.locks.empty() && c.syscalls.empty() && c.functions.empty() && c.cpu.samples == 0)
+        w.push_back(p + "the capture holds no lock, syscall or CPU data (was the workload contended?)");
+    return w;
+}
+
+} // namespace lockscope::reports
