@@ -329,12 +329,13 @@ bool isRfc3339(const std::string& s)
 
 // ----------------------------------------------------------- histograms ---
 
-json histToJson(const Log2Hist& h)
+template <class J>
+J histToJson(const Log2Hist& h)
 {
-    json buckets = json::array();
+    J buckets = J::array();
     for (uint64_t b : h.buckets())
         buckets.push_back(b);
-    return json{{"count", h.count()},
+    return J{{"count", h.count()},
                 {"total_ns", h.total()},
                 {"min_ns", h.min()},
                 {"max_ns", h.max()},
@@ -402,17 +403,19 @@ Log2Hist histFromJson(const json& obj, const Path& at)
 
 // -------------------------------------------------------------- writers ---
 
-json frameToJson(const Frame& f)
+template <class J>
+J frameToJson(const Frame& f)
 {
-    json j{{"function", f.function}, {"offset", f.offset}, {"module", f.module}};
+    J j{{"function", f.function}, {"offset", f.offset}, {"module", f.module}};
     if (f.address)
         j["address"] = hexAddress(*f.address);
     return j;
 }
 
-json latencyToJson(const LatencyEntry& e)
+template <class J>
+J latencyToJson(const LatencyEntry& e)
 {
-    return json{{"name", e.name}, {"latency", histToJson(e.latency)}, {"errors", e.errors}};
+    return J{{"name", e.name}, {"latency", histToJson<J>(e.latency)}, {"errors", e.errors}};
 }
 
 // ------------------------------------------------------------- readers ---
@@ -672,17 +675,22 @@ struct TooDeep {
 
 // -------------------------------------------------------------- public ---
 
-nlohmann::json toJson(const Capture& c)
+namespace {
+
+// Built as ordered_json by the writer so that files read top-down (format and
+// version first); toJson() returns the plain J type of the API.
+template <class J>
+J buildJson(const Capture& c)
 {
-    json doc = json::object();
+    J doc = J::object();
     doc["format"] = kCaptureFormat;
     doc["version"] = kCaptureVersion;
 
     const Meta& m = c.meta;
-    json filters = json::object();
+    J filters = J::object();
     for (const auto& [k, v] : m.filters)
         filters[k] = v;
-    doc["meta"] = json{{"tool_version", m.tool_version},
+    doc["meta"] = J{{"tool_version", m.tool_version},
                        {"label", m.label},
                        {"kernel_release", m.kernel_release},
                        {"kernel_version", m.kernel_version},
@@ -695,9 +703,9 @@ nlohmann::json toJson(const Capture& c)
                        {"command", m.command},
                        {"filters", std::move(filters)}};
 
-    json probes = json::array();
+    J probes = J::array();
     for (const auto& p : c.probes)
-        probes.push_back(json{{"name", p.name},
+        probes.push_back(J{{"name", p.name},
                               {"target", p.target},
                               {"hook", p.hook},
                               {"attached", p.attached},
@@ -705,7 +713,7 @@ nlohmann::json toJson(const Capture& c)
     doc["probes"] = std::move(probes);
 
     const Stats& s = c.stats;
-    doc["stats"] = json{{"events", s.events},
+    doc["stats"] = J{{"events", s.events},
                         {"lost", s.lost},
                         {"map_full", s.map_full},
                         {"stack_failures", s.stack_failures},
@@ -713,66 +721,73 @@ nlohmann::json toJson(const Capture& c)
                         {"unmatched", s.unmatched},
                         {"recursion_misses", s.recursion_misses}};
 
-    json stacks = json::array();
+    J stacks = J::array();
     for (const auto& st : c.stacks) {
-        json frames = json::array();
+        J frames = J::array();
         for (const auto& f : st.frames)
-            frames.push_back(frameToJson(f));
-        stacks.push_back(json{{"id", st.id}, {"kind", toString(st.kind)}, {"frames", std::move(frames)}});
+            frames.push_back(frameToJson<J>(f));
+        stacks.push_back(J{{"id", st.id}, {"kind", toString(st.kind)}, {"frames", std::move(frames)}});
     }
     doc["stacks"] = std::move(stacks);
 
-    json locks = json::array();
+    J locks = J::array();
     for (const auto& l : c.locks) {
-        json sites = json::array();
+        J sites = J::array();
         for (const auto& site : l.sites) {
-            json js{{"stack_id", site.stack_id}, {"wait", histToJson(site.wait)}, {"hold", histToJson(site.hold)}};
+            J js{{"stack_id", site.stack_id}, {"wait", histToJson<J>(site.wait)}, {"hold", histToJson<J>(site.hold)}};
             if (site.user_stack_id)
                 js["user_stack_id"] = *site.user_stack_id;
             sites.push_back(std::move(js));
         }
-        json jl{{"key", l.key},
-                {"type", l.type},
-                {"instances", l.instances},
-                {"aborted", l.aborted},
-                {"wait", histToJson(l.wait)},
-                {"hold", histToJson(l.hold)},
-                {"sites", std::move(sites)}};
+        J jl{{"key", l.key}, {"type", l.type}};
         if (l.address)
             jl["address"] = hexAddress(*l.address);
+        jl["instances"] = l.instances;
+        jl["aborted"] = l.aborted;
+        jl["wait"] = histToJson<J>(l.wait);
+        jl["hold"] = histToJson<J>(l.hold);
+        jl["sites"] = std::move(sites);
         locks.push_back(std::move(jl));
     }
     doc["locks"] = std::move(locks);
 
-    json syscalls = json::array();
+    J syscalls = J::array();
     for (const auto& e : c.syscalls)
-        syscalls.push_back(latencyToJson(e));
+        syscalls.push_back(latencyToJson<J>(e));
     doc["syscalls"] = std::move(syscalls);
-    json functions = json::array();
+    J functions = J::array();
     for (const auto& e : c.functions)
-        functions.push_back(latencyToJson(e));
+        functions.push_back(latencyToJson<J>(e));
     doc["functions"] = std::move(functions);
 
-    json leaves = json::array();
+    J leaves = J::array();
     for (const auto& l : c.cpu.top_leaves)
-        leaves.push_back(json{{"function", l.function}, {"module", l.module}, {"samples", l.samples}});
-    json cpuStacks = json::array();
+        leaves.push_back(J{{"function", l.function}, {"module", l.module}, {"samples", l.samples}});
+    J cpuStacks = J::array();
     for (const auto& sc : c.cpu.stacks)
-        cpuStacks.push_back(json{{"stack_id", sc.stack_id}, {"count", sc.count}});
-    doc["cpu"] = json{{"frequency_hz", c.cpu.frequency_hz},
+        cpuStacks.push_back(J{{"stack_id", sc.stack_id}, {"count", sc.count}});
+    doc["cpu"] = J{{"frequency_hz", c.cpu.frequency_hz},
                       {"samples", c.cpu.samples},
                       {"lock_samples", c.cpu.lock_samples},
                       {"idle_samples", c.cpu.idle_samples},
                       {"top_leaves", std::move(leaves)},
                       {"stacks", std::move(cpuStacks)}};
 
-    json w{{"command", c.workload.command}, {"results", c.workload.results}};
+    J w{{"command", c.workload.command}};
     if (c.workload.exit_status)
         w["exit_status"] = *c.workload.exit_status;
     if (c.workload.signal)
         w["signal"] = *c.workload.signal;
+    w["results"] = c.workload.results;
     doc["workload"] = std::move(w);
     return doc;
+}
+
+} // namespace
+
+nlohmann::json toJson(const Capture& c)
+{
+    return buildJson<json>(c);
 }
 
 Capture fromJson(const nlohmann::json& doc)
@@ -1000,12 +1015,83 @@ void writeFileAtomic(const std::string& path, std::string_view content, unsigned
     }
 }
 
+namespace {
+
+bool isScalar(const nlohmann::ordered_json& v)
+{
+    return !v.is_structured();
+}
+
+bool inlineable(const nlohmann::ordered_json& v)
+{
+    if (v.empty())
+        return true;
+    if (v.is_array())
+        return std::all_of(v.begin(), v.end(), isScalar);
+    // Small flat objects (frames, probe statuses, leaves) read best as one line.
+    return v.size() <= 6 && std::all_of(v.begin(), v.end(), isScalar);
+}
+
+std::string scalarText(const nlohmann::ordered_json& v)
+{
+    return v.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// Like dump(2) but keeps arrays of numbers (the 64 histogram buckets) and
+// flat objects on one line, so that a capture stays reviewable in a diff.
+void prettyPrint(const nlohmann::ordered_json& v, std::string& out, unsigned indent)
+{
+    if (!v.is_structured()) {
+        out += scalarText(v);
+        return;
+    }
+    const bool obj = v.is_object();
+    if (inlineable(v)) {
+        out += obj ? '{' : '[';
+        bool first = true;
+        for (auto it = v.begin(); it != v.end(); ++it) {
+            if (!first)
+                out += ", ";
+            first = false;
+            if (obj) {
+                out += scalarText(nlohmann::ordered_json(it.key()));
+                out += ": ";
+            }
+            out += scalarText(it.value());
+        }
+        out += obj ? '}' : ']';
+        return;
+    }
+    const std::string pad(indent + 2, ' ');
+    out += obj ? "{\n" : "[\n";
+    bool first = true;
+    for (auto it = v.begin(); it != v.end(); ++it) {
+        if (!first)
+            out += ",\n";
+        first = false;
+        out += pad;
+        if (obj) {
+            out += scalarText(nlohmann::ordered_json(it.key()));
+            out += ": ";
+        }
+        prettyPrint(it.value(), out, indent + 2);
+    }
+    out += '\n';
+    out.append(indent, ' ');
+    out += obj ? '}' : ']';
+}
+
+} // namespace
+
 void writeCapture(const Capture& capture, const std::string& path, bool pretty)
 {
     std::string text;
     try {
-        // replace: symbol names from a broken binary must not make the write fail.
-        text = toJson(capture).dump(pretty ? 2 : -1, ' ', false, json::error_handler_t::replace);
+        const auto doc = buildJson<nlohmann::ordered_json>(capture);
+        if (pretty)
+            prettyPrint(doc, text, 0);
+        else // replace: symbol names from a broken binary must not make the write fail.
+            text = doc.dump(-1, ' ', false, json::error_handler_t::replace);
     } catch (const json::exception& e) {
         throw CaptureError(printable(path, 4096) + ": cannot serialize the capture: " + e.what());
     }

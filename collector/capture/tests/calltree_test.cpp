@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <gtest/gtest.h>
+
+#include "lockscope/capture/calltree.h"
+#include "sample_capture.h"
+
+namespace lockscope {
+namespace {
+
+// Innermost first, as in Stack::frames.
+std::vector<Frame> frames(std::initializer_list<const char*> names)
+{
+    std::vector<Frame> f;
+    for (const char* n : names)
+        f.push_back(Frame{n, 0x10, "", std::nullopt});
+    return f;
+}
+
+uint32_t path(const CallTree& t, std::initializer_list<const char*> names)
+{
+    uint32_t cur = CallTree::kRoot;
+    for (const char* n : names) {
+        cur = t.findChild(cur, n, "");
+        if (cur == CallTree::kRoot)
+            return CallTree::kRoot;
+    }
+    return cur;
+}
+
+// Two stacks sharing the syscall entry, one ending in the spin lock slow path.
+void addSample(CallTree& t)
+{
+    t.addStack(frames({"queued_spin_lock_slowpath", "_raw_spin_lock", "do_semtimedop", "do_syscall_64"}),
+               Weights{10, 1000, 50});
+    t.addStack(frames({"perform_atomic_semop", "do_semtimedop", "do_syscall_64"}), Weights{4, 0, 20});
+    t.addStack(frames({"_raw_spin_lock", "__lock_timer", "do_syscall_64"}), Weights{1, 30, 5});
+}
+
+TEST(CallTree, TopDownSelfAndTotal)
+{
+    CallTree t(TreeDirection::TopDown);
+    addSample(t);
+    EXPECT_EQ(t.root().total, (Weights{15, 1030, 75}));
+    const uint32_t sys = path(t, {"do_syscall_64"});
+    ASSERT_NE(sys, CallTree::kRoot);
+    EXPECT_EQ(t.node(sys).total, (Weights{15, 1030, 75}));
+    EXPECT_EQ(t.node(sys).self, Weights{});
+    const uint32_t sem = path(t, {"do_syscall_64", "do_semtimedop"});
+    EXPECT_EQ(t.node(sem).total, (Weights{14, 1000, 70}));
+    EXPECT_EQ(t.node(sem).children.size(), 2u);
+    const uint32_t slow = path(t, {"do_syscall_64", "do_semtimedop", "_raw_spin_lock", "queued_spin_lock_slowpath"});
+    ASSERT_NE(slow, CallTree::kRoot);
+    EXPECT_EQ(t.node(slow).self, (Weights{10, 1000, 50}));
+    EXPECT_EQ(t.node(slow).total, t.node(slow).self);
+    // _raw_spin_lock under __lock_timer is a different node from the one under do_semtimedop.
+    const uint32_t timerSpin = path(t, {"do_syscall_64", "__lock_timer", "_raw_spin_lock"});
+    EXPECT_EQ(t.node(timerSpin).self, (Weights{1, 30, 5}));
+    EXPECT_EQ(t.size(), 1u + 1 + 1 + 1 + 1 + 1 + 1 + 1); // root + 7 distinct nodes
+}
+
+TEST(CallTree, BottomUpStartsAtLeaves)
+{
+    CallTree t(TreeDirection::BottomUp);
+    addSample(t);
+    EXPECT_EQ(t.root().children.size(), 3u); // three distinct leaf functions
+    const uint32_t slow = path(t, {"queued_spin_lock_slowpath"});
+    EXPECT_EQ(t.node(slow).total, (Weights{10, 1000, 50}));
+    const uint32_t spin = path(t, {"_raw_spin_lock"});
+    EXPECT_EQ(t.node(spin).total, (Weights{1, 30, 5}));
+    // Who calls _raw_spin_lock as a leaf: __lock_timer, then the syscall entry (self ends there).
+    const uint32_t caller = path(t, {"_raw_spin_lock", "__lock_timer", "do_syscall_64"});
+    ASSERT_NE(caller, CallTree::kRoot);
+    EXPECT_EQ(t.node(caller).self, (Weights{1, 30, 5}));
+    // Totals at the first level add up to the root's.
+    Weights sum;
+    for (uint32_t c : t.root().children)
+        sum += t.node(c).total;
+    EXPECT_EQ(sum, t.root().total);
+}
+
+TEST(CallTree, MergeEqualsBuildingFromAllStacks)
+{
+    for (auto dir : {TreeDirection::TopDown, TreeDirection::BottomUp}) {
+        CallTree a(dir), b(dir), both(dir);
+        addSample(a);
+        b.addStack(frames({"d_move", "vfs_rename", "do_syscall_64"}), Weights{2, 7, 1});
+        b.addStack(frames({"perform_atomic_semop", "do_semtimedop", "do_syscall_64"}), Weights{1, 0, 2});
+        addSample(both);
+        both.addStack(frames({"d_move", "vfs_rename", "do_syscall_64"}), Weights{2, 7, 1});
+        both.addStack(frames({"perform_atomic_semop", "do_semtimedop", "do_syscall_64"}), Weights{1, 0, 2});
+        a.merge(b);
+        ASSERT_EQ(a.size(), both.size());
+        for (uint32_t i = 0; i < a.size(); ++i) {
+            EXPECT_EQ(a.node(i).function, both.node(i).function);
+            EXPECT_EQ(a.node(i).self, both.node(i).self);
+            EXPECT_EQ(a.node(i).total, both.node(i).total);
+        }
+    }
+    CallTree td(TreeDirection::TopDown), bu(TreeDirection::BottomUp);
+    EXPECT_THROW(td.merge(bu), std::invalid_argument);
+}
+
+TEST(CallTree, UnresolvedFramesStayApartByAddress)
+{
+    CallTree t(TreeDirection::TopDown);
+    t.addStack({Frame{"", 0, "", 0xffffffff81001000ull}}, Weights{1, 1, 0});
+    t.addStack({Frame{"", 0, "", 0xffffffff81002000ull}}, Weights{1, 1, 0});
+    EXPECT_EQ(t.root().children.size(), 2u);
+    EXPECT_NE(t.findChild(CallTree::kRoot, "0xffffffff81001000", ""), CallTree::kRoot);
+}
+
+TEST(CallTree, ForLockUsesSiteStacks)
+{
+    const Capture c = testing::makeSemopCapture(testing::SemopScenario::Baseline);
+    const Lock& sem = c.locks.at(0);
+    ASSERT_EQ(sem.key, "spinlock@sem_lock");
+    const CallTree t = CallTree::forLock(c, sem, TreeDirection::BottomUp);
+    EXPECT_EQ(t.root().total.count, sem.wait.count());
+    EXPECT_EQ(t.root().total.wait_ns, sem.wait.total());
+    const uint32_t slow = t.findChild(CallTree::kRoot, "queued_spin_lock_slowpath", "");
+    EXPECT_EQ(t.node(slow).total.wait_ns, sem.wait.total());
+    const CallTree all = CallTree::forCapture(c, TreeDirection::TopDown);
+    uint64_t waits = 0;
+    for (const auto& l : c.locks)
+        for (const auto& s : l.sites)
+            waits += s.wait.total();
+    EXPECT_EQ(all.root().total.wait_ns, waits);
+}
+
+TEST(CallTree, FrameLabel)
+{
+    EXPECT_EQ(frameLabel(Frame{"sem_lock", 0, "", std::nullopt}), "sem_lock");
+    EXPECT_EQ(frameLabel(Frame{"xfs_ilock", 0, "xfs", std::nullopt}), "xfs_ilock [xfs]");
+    EXPECT_EQ(frameLabel(Frame{"", 0, "", std::nullopt}), "[unknown]");
+}
+
+} // namespace
+} // namespace lockscope

@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <gtest/gtest.h>
+
+#include "lockscope/capture/io.h"
+#include "sample_capture.h"
+
+namespace lockscope {
+namespace {
+
+using testing::makeSemopCapture;
+using testing::SemopScenario;
+
+TEST(CaptureRoundTrip, RealisticCaptureSurvivesJson)
+{
+    for (auto scenario : {SemopScenario::Baseline, SemopScenario::Patched}) {
+        const Capture c = makeSemopCapture(scenario);
+        const Capture back = fromJson(toJson(c));
+        EXPECT_EQ(back, c);
+        // Field by field too, so that a failure says where.
+        EXPECT_EQ(back.meta, c.meta);
+        EXPECT_EQ(back.probes, c.probes);
+        EXPECT_EQ(back.stats, c.stats);
+        EXPECT_EQ(back.stacks, c.stacks);
+        EXPECT_EQ(back.locks, c.locks);
+        EXPECT_EQ(back.syscalls, c.syscalls);
+        EXPECT_EQ(back.functions, c.functions);
+        EXPECT_EQ(back.cpu, c.cpu);
+        EXPECT_EQ(back.workload, c.workload);
+    }
+}
+
+TEST(CaptureRoundTrip, TextRoundTripIsStable)
+{
+    const Capture c = makeSemopCapture(SemopScenario::Baseline);
+    const std::string compact = toJson(c).dump();
+    const std::string pretty = toJson(c).dump(2);
+    EXPECT_EQ(parseCapture(compact), c);
+    EXPECT_EQ(parseCapture(pretty), c);
+    EXPECT_EQ(toJson(parseCapture(compact)).dump(), compact);
+}
+
+TEST(CaptureRoundTrip, RealisticCaptureHasWhatTheFormatPromises)
+{
+    const Capture c = makeSemopCapture(SemopScenario::Baseline);
+    const auto j = toJson(c);
+    EXPECT_EQ(j.at("format"), "lockscope-capture");
+    EXPECT_EQ(j.at("version"), 1);
+    // Addresses are hex strings, histograms have 64 buckets, stacks say their kind.
+    EXPECT_TRUE(j.at("locks").at(0).at("address").is_string());
+    EXPECT_EQ(j.at("locks").at(0).at("address"), "0xffff8881047a3c40");
+    EXPECT_TRUE(j.at("stacks").at(0).at("frames").at(0).at("address").get<std::string>().starts_with("0xffffffff8"));
+    EXPECT_EQ(j.at("locks").at(0).at("wait").at("hist").size(), 64u);
+    EXPECT_EQ(j.at("stacks").at(0).at("kind"), "kernel");
+    EXPECT_EQ(j.at("stacks").at(0).at("frames").at(0).at("function"), "queued_spin_lock_slowpath");
+    EXPECT_NEAR(c.cpu.lockShare(), 0.59, 0.005);
+    EXPECT_GT(makeSemopCapture(SemopScenario::Patched).workload.results.at("ops_per_sec").get<double>(),
+              2 * c.workload.results.at("ops_per_sec").get<double>());
+}
+
+TEST(CaptureRoundTrip, OptionalFieldsAbsentStayAbsent)
+{
+    Capture c = makeSemopCapture(SemopScenario::Patched);
+    c.workload.exit_status.reset();
+    c.workload.signal = 9;
+    c.stacks[0].frames[0].address.reset(); // redacted
+    auto j = toJson(c);
+    EXPECT_FALSE(j.at("workload").contains("exit_status"));
+    EXPECT_FALSE(j.at("stacks").at(0).at("frames").at(0).contains("address"));
+    EXPECT_FALSE(j.at("locks").at(0).contains("address"));
+    EXPECT_EQ(fromJson(j), c);
+    // null is read as absent as well (hand-edited files, other writers).
+    j["workload"]["exit_status"] = nullptr;
+    EXPECT_EQ(fromJson(j), c);
+}
+
+TEST(CaptureRoundTrip, ExtremeValuesSurvive)
+{
+    Capture c = makeSemopCapture(SemopScenario::Baseline);
+    c.stats.events = UINT64_MAX;
+    c.locks[0].address = UINT64_MAX;
+    Log2Hist h;
+    h.add(UINT64_MAX, 3); // total saturates
+    h.add(0);
+    c.locks[1].wait = h;
+    c.locks[1].sites[0].wait = h;
+    c.stacks[0].id = UINT32_MAX;
+    c.locks[0].sites[0].stack_id = UINT32_MAX;
+    for (auto& sc : c.cpu.stacks)
+        if (sc.stack_id == 11)
+            sc.stack_id = UINT32_MAX;
+    c.workload.exit_status = -1;
+    c.meta.label = "b\xc3\xa4se \"line\"\n\ttab";
+    EXPECT_EQ(fromJson(toJson(c)), c);
+    EXPECT_EQ(parseCapture(toJson(c).dump()), c);
+}
+
+TEST(CaptureRoundTrip, EmptyCaptureRoundTrips)
+{
+    const Capture c;
+    EXPECT_EQ(fromJson(toJson(c)), c);
+}
+
+} // namespace
+} // namespace lockscope
