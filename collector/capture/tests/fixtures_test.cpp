@@ -40,7 +40,9 @@ TEST(CaptureFixtures, PairTellsTheSemLockStory)
     const Lock& before = find(base, "spinlock@sem_lock");
     const Lock& after = find(fixed, "spinlock@sem_lock");
     EXPECT_GT(before.wait.total(), 50 * after.wait.total());
-    EXPECT_GT(before.wait.percentile(99), 4 * after.wait.percentile(99));
+    EXPECT_GT(before.wait.percentile(50), 4 * after.wait.percentile(50));
+    // semop callers wait far less at the tail too; semctl still takes the array lock.
+    EXPECT_GT(before.sites.at(0).wait.percentile(99), 4 * after.sites.at(0).wait.percentile(99));
     // Every lock of one build is matched by key in the other.
     for (const auto& l : base.locks)
         EXPECT_NO_THROW(find(fixed, l.key)) << l.key;
