@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "lockscope/capture/capture.h"
+#include "lockscope/probes/probes.h"
+#include "lockscope/record/kallsyms.h"
+
+// Turns the probes' raw records (addresses, stack ids) into the capture's
+// symbolized, deduplicated stacks and keyed locks.
+namespace lockscope::record {
+
+struct AssembleOptions {
+    unsigned stack_depth = 16;           // frames kept after the lock-internal ones
+    bool per_tgid = false;               // keys get a "#tgid" suffix
+    uint32_t cpu_frequency_hz = 0;
+    size_t top_leaves = 25;
+    // User-space filters applied to every lock record. Types match the base
+    // name ("rwsem" matches rwsem:R and rwsem:W) or the full one.
+    std::set<std::string> lock_types;
+    std::set<std::string> lock_keys;          // exact lock keys
+    std::set<uint64_t> lock_addrs;            // exact lock addresses
+    std::vector<std::string> stack_contains;  // substring of any frame's function (like perf -S)
+    // User lock entry points (uprobe targets): skipped like kernel lock
+    // internals, together with glibc's pthread_mutex_* / __lll_lock_* frames.
+    std::set<std::string> user_lock_functions;
+};
+
+// "rwlock:R" -> "rwlock": a lock's type independent of the acquisition mode.
+std::string baseLockType(const std::string& type);
+
+class CaptureAssembler {
+public:
+    using KernelStackFn = std::function<std::vector<uint64_t>(int64_t id)>;
+    using UserStackFn = std::function<std::vector<Frame>(int64_t id, uint32_t tgid)>;
+
+    CaptureAssembler(const KernelSymbols& symbols, KernelStackFn kernelStack, UserStackFn userStack,
+                     AssembleOptions options);
+
+    // Fills stacks, locks, syscalls, functions, cpu and stats of `out`.
+    void assemble(const probes::Snapshot& snapshot, Capture& out);
+
+    // The frames of a kernel stack after the lock-internal prefix, for tests.
+    std::vector<Frame> callerFrames(const std::vector<uint64_t>& ips) const;
+    std::vector<Frame> userCallerFrames(std::vector<Frame> frames) const;
+    // Key of a lock taken at `callerFrames` (see ARCHITECTURE.md).
+    std::string lockKey(uint64_t lockAddr, const std::string& type,
+                        const std::vector<Frame>& callerFrames) const;
+
+private:
+    Frame kernelFrame(uint64_t ip) const;
+    uint32_t intern(StackKind kind, std::vector<Frame> frames, Capture& out);
+    bool passesFilters(const probes::LockRecord& r, const std::string& key,
+                       const std::vector<Frame>& frames) const;
+    void addLockRecords(const std::vector<probes::LockRecord>& records, bool hold, bool user,
+                        Capture& out);
+    void assembleCpu(const probes::Snapshot& snapshot, Capture& out);
+
+    const KernelSymbols& symbols_;
+    KernelStackFn kernelStack_;
+    UserStackFn userStack_;
+    AssembleOptions options_;
+
+    std::map<std::pair<int, std::vector<std::string>>, uint32_t> stackIds_;
+    std::map<std::string, size_t> lockIndex_;                  // key -> out.locks index
+    std::map<std::string, std::set<uint64_t>> lockAddrs_;      // key -> distinct addresses
+    std::map<std::tuple<std::string, uint32_t, int64_t>, size_t> siteIndex_;
+};
+
+} // namespace lockscope::record

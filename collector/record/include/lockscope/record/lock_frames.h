@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <string_view>
+
+// Which kernel functions are part of the locking (or tracing) machinery rather
+// than the code that wanted the lock. A contention stack starts inside these
+// (bpf program -> tracepoint -> queued_spin_lock_slowpath -> _raw_spin_lock);
+// the lock's caller is the first frame that is not one of them.
+namespace lockscope::record {
+
+// "__mutex_lock.constprop.0" -> "__mutex_lock": compiler clones keep the name
+// of the function they were made from.
+std::string_view baseFunctionName(std::string_view name) noexcept;
+
+// Lock primitives and their slow paths: spinlock/rwlock (_raw_*, queued_*,
+// pv/native slow paths, do_raw_*), mutex (mutex_lock*, __mutex_lock*,
+// ww_mutex), rwsem (down_read*/down_write*, __down_*, rwsem_down_*), percpu
+// rwsem (percpu_down_*, __percpu_down_*, percpu_rwsem_wait), semaphore
+// (down, down_interruptible/killable/timeout, __down*), rtmutex and PREEMPT_RT
+// locks (rt_mutex_*, rtlock_*, rt_spin_lock, rwbase_*), plus __lock_text_start.
+bool isLockFunction(std::string_view name) noexcept;
+
+// The tracing path between the contention tracepoint and the BPF program
+// (bpf_prog_*, bpf_trampoline_*, bpf_trace_run*, __traceiter_contention_*,
+// trace_contention_*, perf tracepoint glue).
+bool isTracingFunction(std::string_view name) noexcept;
+
+inline bool isLockInternalFrame(std::string_view name) noexcept
+{
+    return isLockFunction(name) || isTracingFunction(name);
+}
+
+// CPU profile leaves counted as "spinning in a lock": the spin-lock entry
+// points and queued slow paths (what perf top shows as _raw_spin_lock /
+// native_queued_spin_lock_slowpath), plus kvm_wait where a paravirt spinlock
+// waits by halting the vCPU.
+bool isSpinFunction(std::string_view name) noexcept;
+
+// CPU profile leaves that mean the CPU was idle.
+bool isIdleFunction(std::string_view name) noexcept;
+
+} // namespace lockscope::record

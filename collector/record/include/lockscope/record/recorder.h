@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <cstdio>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+#include "lockscope/capture/capture.h"
+#include "lockscope/probes/probes.h"
+#include "lockscope/record/assemble.h"
+
+// One `lockscope record` run: attach the probes, run or watch the target,
+// stop on its exit / the duration / Ctrl-C, and turn the maps into a Capture.
+namespace lockscope::record {
+
+// A problem the user can act on; what() is one line. The CLI exits 1.
+class RecordError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+struct RecordOptions {
+    std::vector<std::string> command;  // `-- CMD ARGS`: spawned and followed
+    std::vector<pid_t> pids;           // -p: existing processes
+    bool all = false;                  // -a: every process
+    double duration_s = 0;             // -d: 0 = until the target exits or Ctrl-C
+    probes::Options probe;             // tgids are filled in by the recorder
+    AssembleOptions assemble;
+    std::string label;
+    std::vector<std::string> command_line;     // lockscope's own argv
+    std::map<std::string, std::string> filters;
+    bool status_line = true;           // only shown when stderr is a terminal
+    double kill_grace_s = 5;           // after forwarding Ctrl-C, before SIGKILL
+    std::string kallsyms = "/proc/kallsyms";
+};
+
+// True when this process may load BPF (root, or CAP_BPF + CAP_PERFMON).
+bool haveBpfPrivileges();
+
+// `log` gets the per-probe lines, the status line and warnings.
+Capture runRecord(const RecordOptions& options, std::FILE* log = stderr);
+
+// A short top-locks table (key, type, contended, total wait, max, avg).
+std::string topLocksTable(const Capture& capture, size_t rows = 10);
+// Human duration: 950ns, 12.3us, 4.56ms, 1.23s.
+std::string formatNs(uint64_t ns);
+
+} // namespace lockscope::record

@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <string_view>
+
+#include "lockscope/capture/capture.h"
+
+// What a capture records about the machine and kernel it ran on, so that two
+// captures can be told apart (and matched) later.
+namespace lockscope::record {
+
+// The GNU build id (hex) from an ELF note section such as /sys/kernel/notes:
+// the note of type NT_GNU_BUILD_ID (3) named "GNU". "" when absent or the
+// notes are malformed (never reads past `notes`).
+std::string parseBuildIdNote(std::string_view notes);
+
+// "model name" of /proc/cpuinfo text (or "Processor"/"cpu model" on other
+// architectures); "" when absent.
+std::string parseCpuModel(std::string_view cpuinfo);
+
+// RFC 3339 UTC with milliseconds: 2026-11-29T23:12:55.123Z.
+std::string rfc3339(std::chrono::system_clock::time_point t);
+
+// Fills kernel release/version/build id, hostname, CPU model and count and
+// the tool version. Sources that cannot be read leave their field empty.
+void fillSystemMeta(Meta& meta);
+
+} // namespace lockscope::record

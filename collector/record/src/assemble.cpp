@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "lockscope/record/assemble.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "lockscope/record/lock_frames.h"
+
+namespace lockscope::record {
+namespace {
+
+std::string frameSignature(const Frame& f)
+{
+    std::string s = f.module;
+    s += '\x1f';
+    s += f.function;
+    s += '+';
+    s += std::to_string(f.offset);
+    if (f.address) {
+        s += '@';
+        s += std::to_string(*f.address);
+    }
+    return s;
+}
+
+bool isUserLockInternal(const std::string& name, const std::set<std::string>& entryPoints)
+{
+    static constexpr std::string_view kPrefixes[] = {
+        "pthread_mutex_", "__pthread_mutex_", "___pthread_mutex_", "__lll_lock", "lll_lock",
+        "pthread_rwlock_", "__pthread_rwlock_", "pthread_spin_", "__futex_abstimed_wait",
+        "futex_wait",
+    };
+    if (entryPoints.count(name))
+        return true;
+    for (auto p : kPrefixes)
+        if (std::string_view(name).substr(0, p.size()) == p)
+            return true;
+    return false;
+}
+
+std::string hex(uint64_t v)
+{
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+    return buf;
+}
+
+} // namespace
+
+std::string baseLockType(const std::string& type)
+{
+    size_t colon = type.find(':');
+    return colon == std::string::npos ? type : type.substr(0, colon);
+}
+
+CaptureAssembler::CaptureAssembler(const KernelSymbols& symbols, KernelStackFn kernelStack,
+                                   UserStackFn userStack, AssembleOptions options)
+    : symbols_(symbols), kernelStack_(std::move(kernelStack)), userStack_(std::move(userStack)),
+      options_(std::move(options))
+{
+}
+
+Frame CaptureAssembler::kernelFrame(uint64_t ip) const
+{
+    Frame f;
+    f.address = ip;
+    if (auto r = symbols_.resolveText(ip)) {
+        f.function = r->name;
+        f.offset = r->offset;
+        f.module = r->module;
+    }
+    return f;
+}
+
+std::vector<Frame> CaptureAssembler::callerFrames(const std::vector<uint64_t>& ips) const
+{
+    std::vector<Frame> frames;
+    size_t i = 0;
+    // Only the innermost run is skipped: a lock function further out (a
+    // caller that itself takes a lock) is part of the call path.
+    for (; i < ips.size(); ++i) {
+        Frame f = kernelFrame(ips[i]);
+        if (f.function.empty() || !isLockInternalFrame(f.function)) {
+            frames.push_back(std::move(f));
+            ++i;
+            break;
+        }
+    }
+    for (; i < ips.size() && frames.size() < options_.stack_depth; ++i)
+        frames.push_back(kernelFrame(ips[i]));
+    if (frames.size() > options_.stack_depth)
+        frames.resize(options_.stack_depth);
+    return frames;
+}
+
+std::vector<Frame> CaptureAssembler::userCallerFrames(std::vector<Frame> frames) const
+{
+    size_t skip = 0;
+    while (skip < frames.size() && !frames[skip].function.empty() &&
+           isUserLockInternal(frames[skip].function, options_.user_lock_functions))
+        ++skip;
+    frames.erase(frames.begin(), frames.begin() + static_cast<std::ptrdiff_t>(skip));
+    if (frames.size() > options_.stack_depth)
+        frames.resize(options_.stack_depth);
+    return frames;
+}
+
+std::string CaptureAssembler::lockKey(uint64_t lockAddr, const std::string& type,
+                                      const std::vector<Frame>& frames) const
+{
+    if (auto d = symbols_.resolveData(lockAddr); d && d->module.empty())
+        return d->offset ? d->name + "+" + hex(d->offset) : d->name;
+    std::string caller = "unknown";
+    if (!frames.empty()) {
+        if (!frames[0].function.empty())
+            caller = std::string(baseFunctionName(frames[0].function));
+        else if (frames[0].address)
+            caller = hex(*frames[0].address);
+    }
+    return baseLockType(type) + "@" + caller;
+}
+
+uint32_t CaptureAssembler::intern(StackKind kind, std::vector<Frame> frames, Capture& out)
+{
+    std::vector<std::string> sig;
+    sig.reserve(frames.size());
+    for (const auto& f : frames)
+        sig.push_back(frameSignature(f));
+    auto [it, inserted] = stackIds_.try_emplace({int(kind), std::move(sig)}, 0);
+    if (inserted) {
+        it->second = static_cast<uint32_t>(out.stacks.size()) + 1;
+        out.stacks.push_back(Stack{it->second, kind, std::move(frames)});
+    }
+    return it->second;
+}
+
+bool CaptureAssembler::passesFilters(const probes::LockRecord& r, const std::string& key,
+                                     const std::vector<Frame>& frames) const
+{
+    if (!options_.lock_types.empty() && !options_.lock_types.count(r.type) &&
+        !options_.lock_types.count(baseLockType(r.type)))
+        return false;
+    if (!options_.lock_keys.empty() || !options_.lock_addrs.empty()) {
+        if (!options_.lock_keys.count(key) && !options_.lock_addrs.count(r.lock_addr))
+            return false;
+    }
+    for (const auto& needle : options_.stack_contains) {
+        bool found = std::any_of(frames.begin(), frames.end(), [&](const Frame& f) {
+            return f.function.find(needle) != std::string::npos;
+        });
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+void CaptureAssembler::addLockRecords(const std::vector<probes::LockRecord>& records, bool hold,
+                                      bool user, Capture& out)
+{
+    for (const auto& r : records) {
+        std::vector<Frame> frames;
+        std::optional<uint32_t> userStackId;
+        if (user) {
+            if (r.ustack_id >= 0 && userStack_)
+                frames = userCallerFrames(userStack_(r.ustack_id, r.tgid));
+        } else {
+            if (r.kstack_id >= 0 && kernelStack_)
+                frames = callerFrames(kernelStack_(r.kstack_id));
+            if (r.ustack_id >= 0 && userStack_) {
+                auto uframes = userStack_(r.ustack_id, r.tgid);
+                if (uframes.size() > options_.stack_depth)
+                    uframes.resize(options_.stack_depth);
+                userStackId = intern(StackKind::User, std::move(uframes), out);
+            }
+        }
+        std::string key = lockKey(user ? 0 : r.lock_addr, r.type, frames);
+        if (options_.per_tgid && r.tgid)
+            key += "#" + std::to_string(r.tgid);
+        if (!passesFilters(r, key, frames))
+            continue;
+        uint32_t stackId = intern(user ? StackKind::User : StackKind::Kernel, std::move(frames), out);
+
+        auto [li, newLock] = lockIndex_.try_emplace(key, out.locks.size());
+        if (newLock) {
+            Lock l;
+            l.key = key;
+            l.type = baseLockType(r.type);
+            out.locks.push_back(std::move(l));
+        }
+        Lock& lock = out.locks[li->second];
+        auto& addrs = lockAddrs_[key];
+        if (r.lock_addr)
+            addrs.insert(r.lock_addr);
+        lock.instances = static_cast<uint32_t>(std::max<size_t>(addrs.size(), 1));
+        if (addrs.size() == 1)
+            lock.address = *addrs.begin();
+        else
+            lock.address.reset();
+        (hold ? lock.hold : lock.wait).merge(r.hist);
+
+        int64_t siteUser = userStackId ? int64_t(*userStackId) : -1;
+        auto [si, newSite] = siteIndex_.try_emplace({key, stackId, siteUser}, lock.sites.size());
+        if (newSite) {
+            LockSite site;
+            site.stack_id = stackId;
+            site.user_stack_id = userStackId;
+            lock.sites.push_back(std::move(site));
+        }
+        LockSite& site = lock.sites[si->second];
+        (hold ? site.hold : site.wait).merge(r.hist);
+    }
+}
+
+void CaptureAssembler::assembleCpu(const probes::Snapshot& snapshot, Capture& out)
+{
+    CpuProfile& cpu = out.cpu;
+    cpu.frequency_hz = options_.cpu_frequency_hz;
+    std::map<std::pair<std::string, std::string>, uint64_t> leaves;
+    std::map<uint32_t, uint64_t> perStack;
+    uint64_t counted = 0;
+    for (const auto& rec : snapshot.cpu) {
+        counted += rec.count;
+        std::vector<Frame> frames;
+        if (rec.kstack_id >= 0 && kernelStack_)
+            for (uint64_t ip : kernelStack_(rec.kstack_id))
+                frames.push_back(kernelFrame(ip));
+        std::string leaf = frames.empty() ? std::string() : frames[0].function;
+        std::string module = frames.empty() ? std::string() : frames[0].module;
+        if (!leaf.empty() && isSpinFunction(leaf))
+            cpu.lock_samples += rec.count;
+        if (!leaf.empty() && isIdleFunction(leaf))
+            cpu.idle_samples += rec.count;
+        leaves[{leaf.empty() ? "[unknown]" : leaf, module}] += rec.count;
+        perStack[intern(StackKind::Kernel, std::move(frames), out)] += rec.count;
+    }
+    cpu.samples = std::max(snapshot.cpu_samples, counted);
+    for (auto& [leaf, n] : leaves)
+        cpu.top_leaves.push_back(LeafShare{leaf.first, leaf.second, n});
+    std::stable_sort(cpu.top_leaves.begin(), cpu.top_leaves.end(),
+                     [](const LeafShare& a, const LeafShare& b) { return a.samples > b.samples; });
+    if (cpu.top_leaves.size() > options_.top_leaves)
+        cpu.top_leaves.resize(options_.top_leaves);
+    for (auto& [id, n] : perStack)
+        cpu.stacks.push_back(StackCount{id, n});
+}
+
+void CaptureAssembler::assemble(const probes::Snapshot& snapshot, Capture& out)
+{
+    addLockRecords(snapshot.waits, false, false, out);
+    addLockRecords(snapshot.holds, true, false, out);
+    addLockRecords(snapshot.user_waits, false, true, out);
+    addLockRecords(snapshot.user_holds, true, true, out);
+    // Most contended first (total wait, then hold), the order reports start from.
+    std::stable_sort(out.locks.begin(), out.locks.end(), [](const Lock& a, const Lock& b) {
+        if (a.wait.total() != b.wait.total())
+            return a.wait.total() > b.wait.total();
+        return a.hold.total() > b.hold.total();
+    });
+    lockIndex_.clear();
+    for (size_t i = 0; i < out.locks.size(); ++i)
+        lockIndex_[out.locks[i].key] = i;
+    for (const auto& l : snapshot.latencies) {
+        LatencyEntry e{l.name, l.hist, l.errors};
+        (l.is_syscall ? out.syscalls : out.functions).push_back(std::move(e));
+    }
+    if (options_.cpu_frequency_hz || !snapshot.cpu.empty())
+        assembleCpu(snapshot, out);
+    out.stats = snapshot.stats;
+}
+
+} // namespace lockscope::record

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "lockscope/record/lock_frames.h"
+
+#include <array>
+
+namespace lockscope::record {
+namespace {
+
+bool startsWith(std::string_view s, std::string_view p) noexcept
+{
+    return s.substr(0, p.size()) == p;
+}
+
+template <size_t N>
+bool anyEqual(std::string_view s, const std::array<std::string_view, N>& list) noexcept
+{
+    for (auto x : list)
+        if (s == x)
+            return true;
+    return false;
+}
+
+template <size_t N>
+bool anyPrefix(std::string_view s, const std::array<std::string_view, N>& list) noexcept
+{
+    for (auto x : list)
+        if (startsWith(s, x))
+            return true;
+    return false;
+}
+
+// Exact names: their prefixes are too short to match safely ("down" would
+// match down_interruptible but also e.g. a caller named downgrade_*).
+constexpr std::array<std::string_view, 36> kLockExact{
+    "queued_spin_lock_slowpath", "native_queued_spin_lock_slowpath",
+    "__pv_queued_spin_lock_slowpath", "pv_queued_spin_lock_slowpath",
+    "queued_read_lock_slowpath", "queued_write_lock_slowpath",
+    "do_raw_spin_lock", "do_raw_read_lock", "do_raw_write_lock", "__lock_text_start",
+    "mutex_lock", "mutex_lock_interruptible", "mutex_lock_killable", "mutex_lock_io",
+    "mutex_lock_nested", "mutex_lock_interruptible_nested", "mutex_lock_killable_nested",
+    "mutex_lock_io_nested", "ww_mutex_lock", "ww_mutex_lock_interruptible",
+    "down_read", "down_read_killable", "down_read_interruptible", "down_write",
+    "down_write_killable", "down_read_nested", "down_write_nested", "down_read_killable_nested",
+    "down", "down_interruptible", "down_killable", "down_timeout",
+    "percpu_rwsem_wait", "rt_spin_lock", "rt_read_lock", "rt_write_lock",
+};
+
+constexpr std::array<std::string_view, 16> kLockPrefix{
+    "_raw_spin_", "_raw_read_", "_raw_write_", "__raw_spin_lock", "__mutex_lock", "__ww_mutex_lock",
+    "mutex_optimistic_spin", "rwsem_down_", "rwsem_optimistic_spin", "__down",
+    "percpu_down_", "__percpu_down_", "rt_mutex_", "__rt_mutex_", "rtlock_", "rwbase_",
+};
+
+constexpr std::array<std::string_view, 12> kTracingPrefix{
+    "bpf_prog_", "bpf_trampoline_", "bpf_trace_run", "__bpf_trace_run", "__bpf_trace_contention_",
+    "__traceiter_contention_", "trace_contention_", "perf_trace_contention_",
+    "trace_event_raw_event_contention_", "__bpf_prog_enter", "__bpf_prog_exit", "perf_trace_buf",
+};
+
+constexpr std::array<std::string_view, 9> kSpinExact{
+    "queued_spin_lock_slowpath", "native_queued_spin_lock_slowpath",
+    "__pv_queued_spin_lock_slowpath", "pv_queued_spin_lock_slowpath",
+    "queued_read_lock_slowpath", "queued_write_lock_slowpath", "do_raw_spin_lock", "kvm_wait",
+    "__lock_text_start",
+};
+
+constexpr std::array<std::string_view, 4> kSpinPrefix{
+    "_raw_spin_lock", "_raw_read_lock", "_raw_write_lock", "_raw_spin_trylock",
+};
+
+constexpr std::array<std::string_view, 9> kIdleExact{
+    "default_idle", "default_idle_call", "cpu_idle_poll", "native_safe_halt", "pv_native_safe_halt",
+    "arch_cpu_idle", "poll_idle", "do_idle", "cpuidle_idle_call",
+};
+
+constexpr std::array<std::string_view, 4> kIdlePrefix{
+    "intel_idle", "acpi_idle", "mwait_idle", "acpi_safe_halt",
+};
+
+} // namespace
+
+std::string_view baseFunctionName(std::string_view name) noexcept
+{
+    size_t dot = name.find('.');
+    return dot == std::string_view::npos || dot == 0 ? name : name.substr(0, dot);
+}
+
+bool isLockFunction(std::string_view name) noexcept
+{
+    name = baseFunctionName(name);
+    // "_raw_spin_unlock*" is not a wait frame but is lock machinery all the same.
+    return anyEqual(name, kLockExact) || anyPrefix(name, kLockPrefix);
+}
+
+bool isTracingFunction(std::string_view name) noexcept
+{
+    return anyPrefix(baseFunctionName(name), kTracingPrefix);
+}
+
+bool isSpinFunction(std::string_view name) noexcept
+{
+    name = baseFunctionName(name);
+    return anyEqual(name, kSpinExact) || anyPrefix(name, kSpinPrefix);
+}
+
+bool isIdleFunction(std::string_view name) noexcept
+{
+    name = baseFunctionName(name);
+    return anyEqual(name, kIdleExact) || anyPrefix(name, kIdlePrefix);
+}
+
+} // namespace lockscope::record

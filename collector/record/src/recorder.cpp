@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "lockscope/record/recorder.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cinttypes>
+#include <csignal>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <poll.h>
+#include <set>
+#include <sstream>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "lockscope/record/kallsyms.h"
+#include "lockscope/record/system_info.h"
+#include "lockscope/record/user_symbols.h"
+#include "lockscope/record/workload.h"
+
+namespace lockscope::record {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point t)
+{
+    return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// Blocks the stop signals and reads them from a signalfd, so that nothing
+// runs in a signal handler; restores the mask on scope exit.
+class StopSignals {
+public:
+    StopSignals()
+    {
+        sigemptyset(&set_);
+        for (int s : {SIGINT, SIGTERM, SIGHUP, SIGCHLD})
+            sigaddset(&set_, s);
+        if (sigprocmask(SIG_BLOCK, &set_, &old_) != 0)
+            throw RecordError(std::string("sigprocmask: ") + std::strerror(errno));
+        fd_ = signalfd(-1, &set_, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (fd_ < 0) {
+            int e = errno;
+            sigprocmask(SIG_SETMASK, &old_, nullptr);
+            throw RecordError(std::string("signalfd: ") + std::strerror(e));
+        }
+        // A closed stdout (| head) must not kill the recorder before it writes.
+        oldPipe_ = std::signal(SIGPIPE, SIG_IGN);
+    }
+    ~StopSignals()
+    {
+        ::close(fd_);
+        sigprocmask(SIG_SETMASK, &old_, nullptr);
+        std::signal(SIGPIPE, oldPipe_);
+    }
+    StopSignals(const StopSignals&) = delete;
+    StopSignals& operator=(const StopSignals&) = delete;
+    int fd() const { return fd_; }
+
+private:
+    sigset_t set_{}, old_{};
+    int fd_ = -1;
+    void (*oldPipe_)(int) = SIG_DFL;
+};
+
+struct ScopedFd {
+    int fd = -1;
+    ~ScopedFd()
+    {
+        if (fd >= 0)
+            ::close(fd);
+    }
+};
+
+uint64_t capabilityMask()
+{
+    std::ifstream in("/proc/self/status");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("CapEff:", 0) == 0)
+            return std::stoull(line.substr(7), nullptr, 16);
+    return 0;
+}
+
+std::string probeLine(const ProbeStatus& p)
+{
+    std::string s = p.name + ": ";
+    if (p.attached) {
+        s += "attached via " + p.hook;
+        if (!p.reason.empty())
+            s += " (" + p.reason + ")";
+    } else {
+        s += "skipped: " + (p.reason.empty() ? std::string("not attempted") : p.reason);
+    }
+    return s;
+}
+
+std::string rate(double perSecond)
+{
+    char buf[32];
+    if (perSecond >= 1e6)
+        std::snprintf(buf, sizeof buf, "%.1fM", perSecond / 1e6);
+    else if (perSecond >= 1e3)
+        std::snprintf(buf, sizeof buf, "%.1fk", perSecond / 1e3);
+    else
+        std::snprintf(buf, sizeof buf, "%.0f", perSecond);
+    return buf;
+}
+
+class StatusLine {
+public:
+    StatusLine(std::FILE* out, bool enabled) : out_(out), enabled_(enabled) {}
+    void show(const std::string& text)
+    {
+        if (!enabled_)
+            return;
+        std::fprintf(out_, "\r\033[K%s", text.c_str());
+        std::fflush(out_);
+        shown_ = true;
+    }
+    void clear()
+    {
+        if (shown_) {
+            std::fprintf(out_, "\r\033[K");
+            std::fflush(out_);
+            shown_ = false;
+        }
+    }
+
+private:
+    std::FILE* out_;
+    bool enabled_;
+    bool shown_ = false;
+};
+
+} // namespace
+
+bool haveBpfPrivileges()
+{
+    if (geteuid() == 0)
+        return true;
+    constexpr unsigned kCapPerfmon = 38, kCapBpf = 39, kCapSysAdmin = 21;
+    uint64_t caps = capabilityMask();
+    bool sysAdmin = caps & (1ull << kCapSysAdmin);
+    bool bpf = caps & (1ull << kCapBpf), perfmon = caps & (1ull << kCapPerfmon);
+    return sysAdmin || (bpf && perfmon);
+}
+
+Capture runRecord(const RecordOptions& opt, std::FILE* log)
+{
+    if (opt.command.empty() && opt.pids.empty() && !opt.all && opt.probe.comm.empty())
+        throw RecordError("nothing to record: give -- CMD ARGS, -p PID, -a or --comm NAME");
+    if (!haveBpfPrivileges())
+        throw RecordError("recording needs root or CAP_BPF+CAP_PERFMON (try: sudo lockscope record ...)");
+    for (pid_t p : opt.pids)
+        if (!processExists(p))
+            throw RecordError("-p " + std::to_string(p) + ": no such process");
+
+    KernelSymbols symbols;
+    try {
+        symbols = KernelSymbols::load(opt.kallsyms);
+    } catch (const SymbolError& e) {
+        throw RecordError(e.what());
+    }
+
+    Capture capture;
+    fillSystemMeta(capture.meta);
+    capture.meta.label = opt.label;
+    capture.meta.command = opt.command_line;
+    capture.meta.filters = opt.filters;
+    capture.workload.command = opt.command;
+
+    StopSignals signals;
+    std::unique_ptr<WorkloadProcess> workload;
+    probes::Options popt = opt.probe;
+    if (!opt.command.empty()) {
+        try {
+            workload = std::make_unique<WorkloadProcess>(opt.command);
+        } catch (const WorkloadError& e) {
+            throw RecordError(e.what());
+        }
+        // In the filter before it execs, so its first lock is seen.
+        popt.tgids.push_back(uint32_t(workload->pid()));
+    }
+    for (pid_t p : opt.pids)
+        popt.tgids.push_back(uint32_t(p));
+    if (!opt.all && popt.tgids.empty() && popt.comm.empty())
+        throw RecordError("nothing to record");
+
+    std::unique_ptr<probes::Session> session;
+    try {
+        session = probes::Session::open(popt);
+    } catch (const probes::ProbeError& e) {
+        throw RecordError(e.what());
+    }
+    for (const auto& p : session->status())
+        std::fprintf(log, "%s\n", probeLine(p).c_str());
+    std::fflush(log);
+    capture.probes = session->status();
+
+    auto wallStart = std::chrono::system_clock::now();
+    auto start = Clock::now();
+    capture.meta.start_time = rfc3339(wallStart);
+    UserSymbols userSymbols;
+    if (workload) {
+        try {
+            workload->release();
+        } catch (const WorkloadError& e) {
+            throw RecordError(e.what());
+        }
+    }
+
+    std::vector<ScopedFd> targetFds;
+    for (pid_t p : opt.pids)
+        targetFds.push_back(ScopedFd{openPidFd(p)});
+
+    StatusLine status(log, opt.status_line && isatty(fileno(log)));
+    bool stop = false, stopping = false;
+    Clock::time_point killAt{};
+    bool userStacksPrepared = false;
+    double lastTick = 0;
+    uint64_t lastEvents = 0, locksSeen = 0, drops = 0;
+    double lastSnap = -10;
+    while (!stop) {
+        std::vector<pollfd> fds;
+        fds.push_back({signals.fd(), POLLIN, 0});
+        int outIdx = -1, exitIdx = -1;
+        if (workload && workload->outputFd() >= 0) {
+            outIdx = int(fds.size());
+            fds.push_back({workload->outputFd(), POLLIN, 0});
+        }
+        if (workload && workload->exitFd() >= 0) {
+            exitIdx = int(fds.size());
+            fds.push_back({workload->exitFd(), POLLIN, 0});
+        }
+        size_t targetIdx = fds.size();
+        for (const auto& t : targetFds)
+            fds.push_back({t.fd, POLLIN, 0});  // fd -1 is ignored by poll
+        int rc = ::poll(fds.data(), fds.size(), 250);
+        if (rc < 0 && errno != EINTR)
+            throw RecordError(std::string("poll: ") + std::strerror(errno));
+
+        if (fds[0].revents & POLLIN) {
+            signalfd_siginfo si{};
+            while (::read(signals.fd(), &si, sizeof si) == ssize_t(sizeof si)) {
+                int sig = int(si.ssi_signo);
+                if (sig == SIGCHLD)
+                    continue;
+                if (!workload || workload->exited()) {
+                    stop = true;
+                } else if (stopping) {
+                    workload->kill(SIGKILL);  // second Ctrl-C: no more patience
+                } else {
+                    stopping = true;
+                    // A terminal's Ctrl-C already reached the workload (same
+                    // process group); a kill(1) aimed at us did not.
+                    if (si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE)
+                        workload->kill(sig);
+                    killAt = Clock::now() + std::chrono::milliseconds(int64_t(opt.kill_grace_s * 1000));
+                }
+            }
+        }
+        if (outIdx >= 0 && (fds[size_t(outIdx)].revents & (POLLIN | POLLHUP))) {
+            status.clear();
+            workload->pumpOutput(STDOUT_FILENO);
+        }
+        if (workload) {
+            bool exitedNow = (exitIdx >= 0 && (fds[size_t(exitIdx)].revents & POLLIN)) ||
+                             workload->exitFd() < 0;
+            if (exitedNow && workload->poll()) {
+                status.clear();
+                while (workload->pumpOutput(STDOUT_FILENO)) {
+                }
+                stop = true;
+            }
+            if (stopping && !workload->exited() && Clock::now() >= killAt) {
+                workload->kill(SIGKILL);
+                killAt = Clock::now() + std::chrono::seconds(3600);
+            }
+        }
+        for (size_t i = 0; i < targetFds.size(); ++i) {
+            bool gone = targetFds[i].fd >= 0 ? (fds[targetIdx + i].revents & POLLIN)
+                                              : !processExists(opt.pids[i]);
+            if (gone)
+                stop = true;  // the watched process exited
+        }
+        double elapsed = secondsSince(start);
+        if (opt.duration_s > 0 && elapsed >= opt.duration_s)
+            stop = true;
+        if (workload && popt.user_stacks && !userStacksPrepared && elapsed > 0.2 && !workload->exited()) {
+            userSymbols.prepare(workload->pid());
+            userStacksPrepared = true;
+        }
+        if (!stop && elapsed - lastTick >= 0.5) {
+            uint64_t ev = session->eventsSoFar();
+            double evRate = double(ev - lastEvents) / std::max(elapsed - lastTick, 1e-3);
+            lastEvents = ev;
+            lastTick = elapsed;
+            if (elapsed - lastSnap >= 2) {
+                auto snap = session->snapshot();
+                std::set<uint64_t> addrs;
+                for (const auto& w : snap.waits)
+                    addrs.insert(w.lock_addr);
+                locksSeen = addrs.size();
+                drops = snap.stats.lost + snap.stats.map_full;
+                lastSnap = elapsed;
+            }
+            char buf[160];
+            std::snprintf(buf, sizeof buf, "recording %.1fs  %s events/s  %" PRIu64 " locks  %" PRIu64
+                          " drops%s",
+                          elapsed, rate(evRate).c_str(), locksSeen, drops,
+                          stopping ? "  (stopping: waiting for the workload)" : "");
+            status.show(buf);
+        }
+    }
+    status.clear();
+    session->detach();
+    capture.meta.duration_s = secondsSince(start);
+    if (workload) {
+        if (!workload->exited()) {
+            workload->kill(SIGKILL);
+            workload->wait();
+        }
+        capture.workload.exit_status = workload->exitStatus();
+        capture.workload.signal = workload->termSignal();
+        capture.workload.results = workload->scanner().results();
+        for (const auto& w : workload->scanner().warnings())
+            std::fprintf(log, "warning: %s\n", w.c_str());
+    }
+
+    probes::Snapshot snap = session->snapshot();
+    AssembleOptions aopt = opt.assemble;
+    aopt.cpu_frequency_hz = popt.cpu_frequency_hz;
+    aopt.stack_depth = popt.stack_depth;
+    aopt.per_tgid = popt.per_tgid;
+    for (const auto& u : popt.user_locks)
+        aopt.user_lock_functions.insert(u.lock_fn);
+    uint32_t defaultTgid = workload ? uint32_t(workload->pid()) : (opt.pids.empty() ? 0 : uint32_t(opt.pids[0]));
+    probes::Session* s = session.get();
+    CaptureAssembler assembler(
+        symbols, [s](int64_t id) { return s->kernelStack(id); },
+        [s, &userSymbols, defaultTgid](int64_t id, uint32_t tgid) {
+            uint32_t pid = tgid ? tgid : defaultTgid;
+            std::vector<Frame> frames;
+            for (uint64_t ip : s->userStack(id, pid))
+                frames.push_back(userSymbols.resolve(pid_t(pid), ip));
+            return frames;
+        },
+        aopt);
+    assembler.assemble(snap, capture);
+
+    const Stats& st = capture.stats;
+    if (st.lost)
+        std::fprintf(log, "warning: %" PRIu64 " events lost\n", st.lost);
+    if (st.map_full)
+        std::fprintf(log, "warning: %" PRIu64 " updates dropped: a BPF map was full\n", st.map_full);
+    if (st.stack_failures)
+        std::fprintf(log, "warning: %" PRIu64 " stacks could not be taken\n", st.stack_failures);
+    if (st.recursion_misses)
+        std::fprintf(log, "warning: %" PRIu64 " probe runs skipped by the kernel (re-entry)\n",
+                     st.recursion_misses);
+    return capture;
+}
+
+std::string formatNs(uint64_t ns)
+{
+    char buf[32];
+    if (ns < 1000)
+        std::snprintf(buf, sizeof buf, "%" PRIu64 "ns", ns);
+    else if (ns < 1000000)
+        std::snprintf(buf, sizeof buf, "%.1fus", double(ns) / 1e3);
+    else if (ns < 1000000000)
+        std::snprintf(buf, sizeof buf, "%.2fms", double(ns) / 1e6);
+    else
+        std::snprintf(buf, sizeof buf, "%.2fs", double(ns) / 1e9);
+    return buf;
+}
+
+std::string topLocksTable(const Capture& capture, size_t rows)
+{
+    std::vector<const Lock*> locks;
+    for (const auto& l : capture.locks)
+        if (!l.wait.empty())
+            locks.push_back(&l);
+    std::stable_sort(locks.begin(), locks.end(),
+                     [](const Lock* a, const Lock* b) { return a->wait.total() > b->wait.total(); });
+    if (locks.size() > rows)
+        locks.resize(rows);
+    size_t keyW = 4;
+    for (const Lock* l : locks)
+        keyW = std::max(keyW, std::min<size_t>(l->key.size(), 48));
+    std::ostringstream out;
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%-*s  %-12s %10s %11s %10s %10s\n", int(keyW), "lock", "type",
+                  "contended", "total wait", "max", "avg");
+    out << buf;
+    for (const Lock* l : locks) {
+        std::string key = l->key.size() > keyW ? l->key.substr(0, keyW - 3) + "..." : l->key;
+        std::snprintf(buf, sizeof buf, "%-*s  %-12s %10" PRIu64 " %11s %10s %10s\n", int(keyW),
+                      key.c_str(), l->type.c_str(), l->wait.count(), formatNs(l->wait.total()).c_str(),
+                      formatNs(l->wait.max()).c_str(), formatNs(l->wait.mean()).c_str());
+        out << buf;
+    }
+    if (locks.empty())
+        out << "(no contended locks seen)\n";
+    return out.str();
+}
+
+} // namespace lockscope::record

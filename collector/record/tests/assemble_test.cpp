@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "lockscope/record/assemble.h"
+
+using namespace lockscope;
+using namespace lockscope::record;
+
+namespace {
+
+// A small kernel: tracing glue, lock internals, and the semaphore code.
+const char* kKallsyms = "ffffffff81000000 T bpf_trace_run2\n"
+                        "ffffffff81000100 T __traceiter_contention_begin\n"
+                        "ffffffff81000200 T native_queued_spin_lock_slowpath\n"
+                        "ffffffff81000300 T _raw_spin_lock\n"
+                        "ffffffff81000400 T do_semtimedop\n"
+                        "ffffffff81000500 T __x64_sys_semtimedop\n"
+                        "ffffffff81000600 T do_syscall_64\n"
+                        "ffffffff81000700 t __mutex_lock.constprop.0\n"
+                        "ffffffff81000800 T mutex_lock\n"
+                        "ffffffff81000900 T ipc_addid\n"
+                        "ffffffff81000a00 T pv_native_safe_halt\n"
+                        "ffffffff81000b00 T __lock_timer\n"
+                        "ffffffffc0000000 t bpf_prog_abc_contention_begin\t[bpf]\n";
+
+constexpr uint64_t kTrace = 0xffffffff81000010, kIter = 0xffffffff81000110,
+                   kSlow = 0xffffffff81000220, kRawLock = 0xffffffff81000320,
+                   kSemop = 0xffffffff81000440, kSys = 0xffffffff81000510,
+                   kSyscall = 0xffffffff81000650, kMutexSlow = 0xffffffff81000710,
+                   kMutex = 0xffffffff81000820, kAddid = 0xffffffff81000930,
+                   kHalt = 0xffffffff81000a05, kTimer = 0xffffffff81000b20,
+                   kProg = 0xffffffffc0000040;
+
+probes::LockRecord rec(uint64_t addr, int64_t stack, const std::string& type,
+                       std::initializer_list<uint64_t> values)
+{
+    probes::LockRecord r;
+    r.lock_addr = addr;
+    r.kstack_id = stack;
+    r.type = type;
+    for (auto v : values)
+        r.hist.add(v);
+    return r;
+}
+
+struct Fixture : ::testing::Test {
+    KernelSymbols symbols = KernelSymbols::parse(kKallsyms);
+    std::map<int64_t, std::vector<uint64_t>> stacks{
+        // Two raw stacks that differ only in the tracing frames: one caller.
+        {1, {kProg, kTrace, kIter, kSlow, kRawLock, kSemop, kSys, kSyscall}},
+        {2, {kProg, kIter, kSlow, kRawLock, kSemop, kSys, kSyscall}},
+        {3, {kProg, kTrace, kIter, kMutexSlow, kMutex, kAddid, kSyscall}},
+        {4, {kSlow, kRawLock, kTimer, kSyscall}},
+        // Only lock internals: no caller at all.
+        {5, {kProg, kSlow, kRawLock}},
+        {10, {kHalt, kSyscall}},
+        {11, {kSlow, kRawLock, kSemop}},
+        {12, {kSemop, kSys}},
+    };
+    AssembleOptions opts;
+
+    Capture run(const probes::Snapshot& snap)
+    {
+        CaptureAssembler a(
+            symbols, [this](int64_t id) { return stacks.at(id); }, nullptr, opts);
+        Capture c;
+        a.assemble(snap, c);
+        return c;
+    }
+};
+
+const Lock* findLock(const Capture& c, const std::string& key)
+{
+    for (const auto& l : c.locks)
+        if (l.key == key)
+            return &l;
+    return nullptr;
+}
+
+} // namespace
+
+TEST_F(Fixture, CallerIsFirstFrameAfterLockInternals)
+{
+    CaptureAssembler a(symbols, nullptr, nullptr, opts);
+    auto frames = a.callerFrames(stacks[1]);
+    ASSERT_EQ(frames.size(), 3u);
+    EXPECT_EQ(frames[0].function, "do_semtimedop");
+    EXPECT_EQ(frames[0].offset, 0x40u);
+    EXPECT_EQ(frames[0].address, kSemop);
+    EXPECT_EQ(frames[2].function, "do_syscall_64");
+    EXPECT_EQ(a.lockKey(0xffff888000001000, "spinlock", frames), "spinlock@do_semtimedop");
+    EXPECT_EQ(a.lockKey(0xffff888000001000, "rwsem:W", frames), "rwsem@do_semtimedop");
+}
+
+TEST_F(Fixture, LockInternalFramesFurtherOutAreKept)
+{
+    CaptureAssembler a(symbols, nullptr, nullptr, opts);
+    // _raw_spin_lock called from a lock-internal-looking caller deeper in
+    // the stack only matters at the innermost run.
+    auto frames = a.callerFrames({kSlow, kRawLock, kSemop, kMutex, kSyscall});
+    ASSERT_EQ(frames.size(), 3u);
+    EXPECT_EQ(frames[1].function, "mutex_lock");
+}
+
+TEST_F(Fixture, StackDepthAppliesAfterSkipping)
+{
+    opts.stack_depth = 2;
+    CaptureAssembler a(symbols, nullptr, nullptr, opts);
+    auto frames = a.callerFrames(stacks[1]);
+    ASSERT_EQ(frames.size(), 2u);
+    EXPECT_EQ(frames[0].function, "do_semtimedop");
+    EXPECT_EQ(frames[1].function, "__x64_sys_semtimedop");
+}
+
+TEST_F(Fixture, LocksKeyedByCallerWithMergedSitesAndDedupedStacks)
+{
+    probes::Snapshot snap;
+    // Two instances of the semaphore lock, seen through two raw stacks that
+    // symbolize to the same caller stack.
+    snap.waits.push_back(rec(0xffff888000001000, 1, "spinlock", {100, 200}));
+    snap.waits.push_back(rec(0xffff888000002000, 2, "spinlock", {5000}));
+    snap.waits.push_back(rec(0xffff888000003000, 3, "mutex", {70}));
+    snap.waits.push_back(rec(0xffff888000004000, 4, "spinlock", {9}));
+    snap.holds.push_back(rec(0xffff888000001000, 1, "spinlock", {30, 40, 50}));
+    snap.stats.events = 7;
+    snap.stats.lost = 2;
+    Capture c = run(snap);
+
+    ASSERT_EQ(c.locks.size(), 3u);
+    const Lock* sem = findLock(c, "spinlock@do_semtimedop");
+    ASSERT_TRUE(sem);
+    EXPECT_EQ(c.locks[0].key, "spinlock@do_semtimedop");  // most total wait first
+    EXPECT_EQ(sem->type, "spinlock");
+    EXPECT_EQ(sem->instances, 2u);
+    EXPECT_FALSE(sem->address);
+    EXPECT_EQ(sem->wait.count(), 3u);
+    EXPECT_EQ(sem->wait.total(), 5300u);
+    EXPECT_EQ(sem->wait.max(), 5000u);
+    EXPECT_EQ(sem->hold.count(), 3u);
+    ASSERT_EQ(sem->sites.size(), 1u) << "stacks 1 and 2 must dedupe to one site";
+    EXPECT_EQ(sem->sites[0].wait.count(), 3u);
+    EXPECT_EQ(sem->sites[0].hold.count(), 3u);
+
+    const Lock* mutex = findLock(c, "mutex@ipc_addid");
+    ASSERT_TRUE(mutex);
+    EXPECT_EQ(mutex->instances, 1u);
+    EXPECT_EQ(mutex->address, 0xffff888000003000u);
+    ASSERT_TRUE(findLock(c, "spinlock@__lock_timer"));
+
+    // Every site's stack exists, and no two stacks are equal.
+    for (const auto& l : c.locks)
+        for (const auto& s : l.sites)
+            EXPECT_TRUE(c.findStack(s.stack_id)) << l.key;
+    for (size_t i = 0; i < c.stacks.size(); ++i)
+        for (size_t j = i + 1; j < c.stacks.size(); ++j)
+            EXPECT_NE(c.stacks[i].frames, c.stacks[j].frames);
+    EXPECT_EQ(c.stats.events, 7u);
+    EXPECT_EQ(c.stats.lost, 2u);
+}
+
+TEST_F(Fixture, GlobalSymbolKeyWhenDataSymbolsExist)
+{
+    std::string text = kKallsyms;
+    text += "ffffffff82000000 D rename_lock\n";
+    char line[64];
+    for (unsigned i = 0; i < KernelSymbols::kMinDataSymbols; ++i) {
+        std::snprintf(line, sizeof line, "ffffffff83%06x d filler_%u\n", i * 0x100, i);
+        text += line;
+    }
+    symbols = KernelSymbols::parse(text);
+    probes::Snapshot snap;
+    snap.waits.push_back(rec(0xffffffff82000000, 1, "spinlock", {10}));
+    snap.waits.push_back(rec(0xffff888000001000, 1, "spinlock", {10}));
+    Capture c = run(snap);
+    EXPECT_TRUE(findLock(c, "rename_lock"));
+    EXPECT_TRUE(findLock(c, "spinlock@do_semtimedop"));
+}
+
+TEST_F(Fixture, NoStackOrOnlyInternalsStillCounted)
+{
+    probes::Snapshot snap;
+    snap.waits.push_back(rec(0xffff888000001000, -1, "spinlock", {10}));
+    snap.waits.push_back(rec(0xffff888000002000, 5, "spinlock", {20}));
+    Capture c = run(snap);
+    const Lock* l = findLock(c, "spinlock@unknown");
+    ASSERT_TRUE(l);
+    EXPECT_EQ(l->wait.count(), 2u);
+    ASSERT_EQ(l->sites.size(), 1u);
+    const Stack* s = c.findStack(l->sites[0].stack_id);
+    ASSERT_TRUE(s);
+    EXPECT_TRUE(s->frames.empty());
+}
+
+TEST_F(Fixture, Filters)
+{
+    probes::Snapshot snap;
+    snap.waits.push_back(rec(0xffff888000001000, 1, "spinlock", {100}));
+    snap.waits.push_back(rec(0xffff888000003000, 3, "mutex", {70}));
+    snap.waits.push_back(rec(0xffff888000004000, 4, "rwsem:R", {9}));
+
+    opts.lock_types = {"mutex", "rwsem"};
+    Capture byType = run(snap);
+    ASSERT_EQ(byType.locks.size(), 2u);
+    EXPECT_TRUE(findLock(byType, "rwsem@__lock_timer"));
+
+    opts = {};
+    opts.stack_contains = {"semtimedop"};
+    Capture byStack = run(snap);
+    ASSERT_EQ(byStack.locks.size(), 1u);
+    EXPECT_EQ(byStack.locks[0].key, "spinlock@do_semtimedop");
+
+    opts = {};
+    opts.lock_keys = {"mutex@ipc_addid"};
+    opts.lock_addrs = {0xffff888000004000};
+    Capture byKey = run(snap);
+    EXPECT_EQ(byKey.locks.size(), 2u);
+    EXPECT_FALSE(findLock(byKey, "spinlock@do_semtimedop"));
+}
+
+TEST_F(Fixture, PerTgidKeys)
+{
+    opts.per_tgid = true;
+    probes::Snapshot snap;
+    auto a = rec(0xffff888000001000, 1, "spinlock", {100});
+    a.tgid = 41;
+    auto b = rec(0xffff888000001000, 1, "spinlock", {100});
+    b.tgid = 42;
+    snap.waits = {a, b};
+    Capture c = run(snap);
+    EXPECT_TRUE(findLock(c, "spinlock@do_semtimedop#41"));
+    EXPECT_TRUE(findLock(c, "spinlock@do_semtimedop#42"));
+}
+
+TEST_F(Fixture, CpuShareAndLatencies)
+{
+    opts.cpu_frequency_hz = 997;
+    probes::Snapshot snap;
+    snap.cpu = {{11, 30}, {10, 50}, {12, 20}, {-1, 5}};
+    snap.cpu_samples = 105;
+    probes::LatencyRecord sys;
+    sys.name = "semtimedop";
+    sys.hist.add(1000);
+    sys.errors = 1;
+    probes::LatencyRecord fn;
+    fn.name = "__lock_timer";
+    fn.is_syscall = false;
+    fn.hist.add(50);
+    snap.latencies = {sys, fn};
+    Capture c = run(snap);
+
+    EXPECT_EQ(c.cpu.frequency_hz, 997u);
+    EXPECT_EQ(c.cpu.samples, 105u);
+    EXPECT_EQ(c.cpu.lock_samples, 30u);
+    EXPECT_EQ(c.cpu.idle_samples, 50u);
+    ASSERT_FALSE(c.cpu.top_leaves.empty());
+    EXPECT_EQ(c.cpu.top_leaves[0].function, "pv_native_safe_halt");
+    EXPECT_EQ(c.cpu.top_leaves[0].samples, 50u);
+    uint64_t stackTotal = 0;
+    for (const auto& s : c.cpu.stacks) {
+        stackTotal += s.count;
+        EXPECT_TRUE(c.findStack(s.stack_id));
+    }
+    EXPECT_EQ(stackTotal, 105u);
+
+    ASSERT_EQ(c.syscalls.size(), 1u);
+    EXPECT_EQ(c.syscalls[0].name, "semtimedop");
+    EXPECT_EQ(c.syscalls[0].errors, 1u);
+    ASSERT_EQ(c.functions.size(), 1u);
+    EXPECT_EQ(c.functions[0].name, "__lock_timer");
+}
+
+TEST_F(Fixture, UserLocksSkipPthreadFrames)
+{
+    opts.user_lock_functions = {"ref_lock"};
+    probes::Snapshot snap;
+    probes::LockRecord r;
+    r.lock_addr = 0x7f0000001000;
+    r.ustack_id = 7;
+    r.type = "pthread-mutex";
+    r.hist.add(500);
+    snap.user_waits.push_back(r);
+    CaptureAssembler a(
+        symbols, nullptr,
+        [](int64_t, uint32_t) {
+            std::vector<Frame> f(4);
+            f[0].function = "___pthread_mutex_lock";
+            f[1].function = "ref_lock";
+            f[2].function = "worker";
+            f[3].function = "start_thread";
+            return f;
+        },
+        opts);
+    Capture c;
+    a.assemble(snap, c);
+    ASSERT_EQ(c.locks.size(), 1u);
+    EXPECT_EQ(c.locks[0].key, "pthread-mutex@worker");
+    const Stack* s = c.findStack(c.locks[0].sites[0].stack_id);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->kind, StackKind::User);
+    EXPECT_EQ(s->frames.size(), 2u);
+}
