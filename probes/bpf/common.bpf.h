@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Helpers and maps every probe family shares. The maps declared here are
+ * created once by userspace and handed to each skeleton (bpf_map__reuse_fd),
+ * so stack ids, filters and counters are common to all families.
+ */
+#ifndef LOCKSCOPE_COMMON_BPF_H
+#define LOCKSCOPE_COMMON_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "lockscope_bpf.h"
+
+/* Set by userspace before load; the verifier then prunes disabled branches. */
+const volatile bool filter_comm_on = false;
+const volatile bool filter_addr_on = false;
+const volatile char filter_comm[LS_COMM_LEN] = {};
+const volatile __u32 filter_flags_mask = 0;
+const volatile bool per_tgid = false;
+
+/* The initial value of a fresh histogram: min must start above any value. */
+const volatile struct ls_hist hist_template = { .min = ~0ULL };
+
+struct {
+    __uint(type, BPF_MAP_TYPE_STACK_TRACE);
+    __uint(key_size, sizeof(__u32));
+    __uint(value_size, 127 * sizeof(__u64));
+    __uint(max_entries, 1); /* replaced by the userspace-created map */
+} stacks SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __type(key, __u32);
+    __type(value, __u8);
+    __uint(max_entries, 1);
+} filter_tgids SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __type(key, __u64);
+    __type(value, __u8);
+    __uint(max_entries, 1);
+} filter_addrs SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __type(key, __u32);
+    __type(value, __u64);
+    __uint(max_entries, LS_C_NR);
+} counters SEC(".maps");
+
+/* Runtime switches userspace flips after load: [0] = tgid filter on. */
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __type(key, __u32);
+    __type(value, __u32);
+    __uint(max_entries, 1);
+} runtime SEC(".maps");
+
+static __always_inline bool tgid_filter_on(void)
+{
+    __u32 zero = 0;
+    __u32 *on = bpf_map_lookup_elem(&runtime, &zero);
+
+    return on && *on;
+}
+
+static __always_inline void count(enum ls_counter c)
+{
+    __u32 key = c;
+    __u64 *v = bpf_map_lookup_elem(&counters, &key);
+
+    /* Per-CPU, but an irq or NMI may interrupt us on the same CPU. */
+    if (v)
+        __sync_fetch_and_add(v, 1);
+}
+
+static __always_inline bool task_wanted(void)
+{
+    if (tgid_filter_on()) {
+        __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+        if (!bpf_map_lookup_elem(&filter_tgids, &tgid))
+            return false;
+    }
+    if (filter_comm_on) {
+        char comm[LS_COMM_LEN];
+
+        bpf_get_current_comm(comm, sizeof(comm));
+        for (int i = 0; i < LS_COMM_LEN; i++) {
+            if (comm[i] != filter_comm[i])
+                return false;
+            if (!comm[i])
+                break;
+        }
+    }
+    return true;
+}
+
+static __always_inline bool lock_wanted(__u64 lock)
+{
+    if (filter_addr_on && !bpf_map_lookup_elem(&filter_addrs, &lock))
+        return false;
+    return true;
+}
+
+/* floor(log2(v)) with bucket 0 = {0,1}, as lockscope::Log2Hist::bucketOf. */
+static __always_inline __u32 log2_bucket(__u64 v)
+{
+    __u32 r = 0, shift;
+
+    shift = (v > 0xffffffffULL) << 5; v >>= shift; r |= shift;
+    shift = (v > 0xffff) << 4; v >>= shift; r |= shift;
+    shift = (v > 0xff) << 3; v >>= shift; r |= shift;
+    shift = (v > 0xf) << 2; v >>= shift; r |= shift;
+    shift = (v > 0x3) << 1; v >>= shift; r |= shift;
+    r |= (v >> 1);
+    return r;
+}
+
+/* Lock-free: several CPUs (or an irq on this one) may add concurrently. */
+static __always_inline void hist_add(struct ls_hist *h, __u64 v)
+{
+    __u32 b = log2_bucket(v);
+
+    __sync_fetch_and_add(&h->slots[b & (LS_HIST_SLOTS - 1)], 1);
+    __sync_fetch_and_add(&h->total, v);
+    __sync_fetch_and_add(&h->count, 1);
+    for (int i = 0; i < 4; i++) {
+        __u64 old = h->min;
+
+        if (v >= old || __sync_val_compare_and_swap(&h->min, old, v) == old)
+            break;
+    }
+    for (int i = 0; i < 4; i++) {
+        __u64 old = h->max;
+
+        if (v <= old || __sync_val_compare_and_swap(&h->max, old, v) == old)
+            break;
+    }
+}
+
+/* Finds or creates the histogram of key in a hash map; NULL when full. */
+static __always_inline struct ls_hist *hist_of(void *map, const void *key)
+{
+    struct ls_hist *h = bpf_map_lookup_elem(map, key);
+
+    if (h)
+        return h;
+    /* -EEXIST means another CPU created it meanwhile: fine. */
+    bpf_map_update_elem(map, key, (const void *)&hist_template, BPF_NOEXIST);
+    h = bpf_map_lookup_elem(map, key);
+    if (!h)
+        count(LS_C_MAP_FULL);
+    return h;
+}
+
+static __always_inline __s32 stack_id(void *ctx, __u64 flags)
+{
+    long id = bpf_get_stackid(ctx, &stacks, flags);
+
+    if (id < 0) {
+        count(LS_C_STACK_FAIL);
+        return -1;
+    }
+    return (__s32)id;
+}
+
+#endif /* LOCKSCOPE_COMMON_BPF_H */

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Structures shared by the BPF programs and the userspace loader. Every map
+ * key and value that crosses the boundary is defined here once, with fixed
+ * widths and explicit padding so both compilers agree on the layout.
+ */
+#ifndef LOCKSCOPE_BPF_H
+#define LOCKSCOPE_BPF_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define LS_HIST_SLOTS 64   /* same layout as lockscope::Log2Hist */
+#define LS_NEST 4          /* pending contended waits per CPU / per task */
+#define LS_HOLD_NEST 8     /* spinlocks held at once per CPU (power of two) */
+#define LS_HOLD_TABLE 4096 /* per-CPU open-addressing hold table (power of two) */
+#define LS_HOLD_PROBE 8    /* slots tried before a hold counts as map-full */
+#define LS_MAX_FUNCS 8     /* function-latency probe slots */
+#define LS_MAX_SYSCALLS 16
+#define LS_COMM_LEN 16
+
+/* contention_begin flags, include/trace/events/lock.h */
+#define LS_LCB_F_SPIN (1U << 0)
+#define LS_LCB_F_READ (1U << 1)
+#define LS_LCB_F_WRITE (1U << 2)
+#define LS_LCB_F_RT (1U << 3)
+#define LS_LCB_F_PERCPU (1U << 4)
+#define LS_LCB_F_MUTEX (1U << 5)
+
+/* Hold-probe variants, stored in the flags of a hold record. */
+enum ls_hold_variant {
+    LS_HOLD_SPIN = 1,
+    LS_HOLD_SPIN_IRQ = 2,
+    LS_HOLD_SPIN_IRQSAVE = 3,
+    LS_HOLD_SPIN_BH = 4,
+    LS_HOLD_TRYLOCK = 5,
+    LS_HOLD_TRYLOCK_BH = 6,
+};
+
+/* Bucket 0 = {0,1}, bucket i = [2^i, 2^(i+1)-1]. min starts at ~0. */
+struct ls_hist {
+    __u64 count;
+    __u64 total;
+    __u64 min;
+    __u64 max;
+    __u64 slots[LS_HIST_SLOTS];
+};
+
+struct ls_wait_key {
+    __u64 lock;
+    __s32 kstack;  /* -1: no stack */
+    __u32 flags;   /* LCB_F_* */
+    __u32 tgid;    /* 0 unless per-tgid keying is on */
+    __u32 pad;
+};
+
+/* One contended wait that has begun and not ended yet. */
+struct ls_pending {
+    __u64 lock;
+    __u64 ts;
+    __s32 kstack;
+    __u32 flags;
+};
+
+struct ls_wait_stack {
+    __u32 depth;
+    __u32 pad;
+    struct ls_pending e[LS_NEST];
+};
+
+/*
+ * Hold table entry. key packs the lock address (low 48 bits; kernel addresses
+ * are canonical, the top 16 bits all ones) with (stack id + 1) in the top 16
+ * bits, so a slot is claimed by one lock-free cmpxchg of one word.
+ */
+struct ls_hold_slot {
+    __u64 key;
+    __u32 variant;
+    __u32 pad;
+    struct ls_hist hist;
+};
+
+struct ls_held {
+    __u64 lock;
+    __u64 ts;
+    __s32 kstack;
+    __u32 variant;
+};
+
+struct ls_held_stack {
+    __u32 depth;
+    __u32 pad;
+    struct ls_held e[LS_HOLD_NEST];
+};
+
+struct ls_lat_val {
+    struct ls_hist hist;
+    __u64 errors;
+};
+
+struct ls_ulock_key {
+    __u64 lock;
+    __s32 ustack;
+    __u32 spec;    /* index into Options::user_locks */
+    __u32 tgid;
+    __u32 pad;
+};
+
+struct ls_cpu_key {
+    __s32 kstack;  /* -1 for samples taken in user mode */
+    __u32 pad;
+};
+
+/* Per-CPU counters, summed by userspace. Never silently zero. */
+enum ls_counter {
+    LS_C_WAIT_EVENTS = 0,
+    LS_C_ABORTED,
+    LS_C_UNMATCHED,      /* contention_end without a begin */
+    LS_C_NEST_OVERFLOW,  /* begin dropped: nesting deeper than LS_NEST */
+    LS_C_STALE,          /* begins whose end never came (dropped on a later end) */
+    LS_C_MAP_FULL,
+    LS_C_STACK_FAIL,
+    LS_C_HOLD_EVENTS,
+    LS_C_HOLD_UNMATCHED, /* unlock of a lock never seen acquired */
+    LS_C_HOLD_OVERFLOW,
+    LS_C_SYSCALL_EVENTS,
+    LS_C_FUNC_EVENTS,
+    LS_C_CPU_SAMPLES,
+    LS_C_CPU_USER,       /* samples that hit user mode (no kernel stack) */
+    LS_C_ULOCK_EVENTS,
+    LS_C_ULOCK_UNMATCHED,
+    LS_C_FORKS_FOLLOWED,
+    LS_C_NR
+};
+
+#endif /* LOCKSCOPE_BPF_H */

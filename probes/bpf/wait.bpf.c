@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Lock wait time from lock:contention_begin/end. The same logic is attached
+ * through one of three hooks (tp_btf, raw_tp, tracepoint); userspace enables
+ * exactly one pair with bpf_program__set_autoload.
+ *
+ * Pairing: a spinning wait cannot migrate or sleep, so it is kept on a per-CPU
+ * stack; a sleeping wait (mutex, rwsem, rtmutex, ...) is kept per task. Both
+ * are small stacks because waits nest: an irq can contend a spinlock while the
+ * interrupted code is itself spinning, and a mutex waiter spins on the
+ * mutex's wait_lock. An end pops the newest pending wait on the same lock;
+ * pending entries above it never got their end (missed event) and are dropped
+ * and counted as stale.
+ */
+#include "common.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __type(key, __u32);
+    __type(value, struct ls_wait_stack);
+    __uint(max_entries, 1);
+} cpu_pending SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __type(key, __u32); /* tid */
+    __type(value, struct ls_wait_stack);
+    __uint(max_entries, 16384);
+} task_pending SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __type(key, struct ls_wait_key);
+    __type(value, struct ls_hist);
+    __uint(max_entries, 16384);
+} waits SEC(".maps");
+
+/* Mutexes report LCB_F_SPIN while optimistically spinning, then may sleep
+ * under the same lock: only pure spinning locks belong to the CPU. */
+static __always_inline bool per_cpu_wait(__u32 flags)
+{
+    return (flags & LS_LCB_F_SPIN) && !(flags & LS_LCB_F_MUTEX);
+}
+
+static __always_inline struct ls_wait_stack *task_stack(__u32 tid, bool create)
+{
+    struct ls_wait_stack *s = bpf_map_lookup_elem(&task_pending, &tid);
+
+    if (s || !create)
+        return s;
+    struct ls_wait_stack zero = {};
+    bpf_map_update_elem(&task_pending, &tid, &zero, BPF_NOEXIST);
+    s = bpf_map_lookup_elem(&task_pending, &tid);
+    if (!s)
+        count(LS_C_MAP_FULL);
+    return s;
+}
+
+static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags)
+{
+    __u64 ts = bpf_ktime_get_ns();
+    struct ls_wait_stack *s;
+    __u32 zero = 0, d;
+
+    if (filter_flags_mask && !(flags & filter_flags_mask))
+        return 0;
+    if (!lock_wanted(lock) || !task_wanted())
+        return 0;
+
+    if (per_cpu_wait(flags)) {
+        s = bpf_map_lookup_elem(&cpu_pending, &zero);
+    } else {
+        s = task_stack((__u32)bpf_get_current_pid_tgid(), true);
+        /* A mutex first spins, then sleeps: one wait, timed from the first begin. */
+        if (s) {
+            d = s->depth;
+            if (d > 0 && d <= LS_NEST && s->e[(d - 1) & (LS_NEST - 1)].lock == lock)
+                return 0;
+        }
+    }
+    if (!s)
+        return 0;
+
+    d = s->depth;
+    if (d >= LS_NEST) {
+        count(LS_C_NEST_OVERFLOW);
+        return 0;
+    }
+    /* Reserve the slot before filling it: an irq arriving in between pushes
+     * above us instead of over us. lock is written last so a half-written
+     * slot never matches. */
+    s->e[d].lock = 0;
+    s->depth = d + 1;
+    s->e[d].ts = ts;
+    s->e[d].flags = flags;
+    s->e[d].kstack = stack_id(ctx, 0);
+    s->e[d].lock = lock;
+    return 0;
+}
+
+/* Pops the newest pending wait on lock; returns false if there is none. */
+static __always_inline bool pop(struct ls_wait_stack *s, __u64 lock, struct ls_pending *out)
+{
+    __u32 d = s->depth;
+
+    if (d > LS_NEST)
+        d = LS_NEST;
+    for (int i = LS_NEST - 1; i >= 0; i--) {
+        if ((__u32)i >= d)
+            continue;
+        if (s->e[i].lock != lock)
+            continue;
+        *out = s->e[i];
+        for (__u32 j = i + 1; j < d && j < LS_NEST; j++)
+            count(LS_C_STALE);
+        s->depth = i;
+        return true;
+    }
+    return false;
+}
+
+static __always_inline int on_end(void *ctx, __u64 lock, int ret)
+{
+    __u64 now = bpf_ktime_get_ns();
+    __u64 id = bpf_get_current_pid_tgid();
+    __u32 tid = (__u32)id, zero = 0;
+    struct ls_pending p;
+    struct ls_wait_stack *s;
+    bool found = false;
+
+    s = bpf_map_lookup_elem(&cpu_pending, &zero);
+    if (s && s->depth)
+        found = pop(s, lock, &p);
+    if (!found) {
+        s = task_stack(tid, false);
+        if (!s)
+            return 0; /* never began here: filtered out, or began before attach */
+        found = pop(s, lock, &p);
+        if (s->depth == 0)
+            bpf_map_delete_elem(&task_pending, &tid);
+        if (!found) {
+            count(LS_C_UNMATCHED);
+            return 0;
+        }
+    }
+    if (ret < 0) {
+        count(LS_C_ABORTED);
+        return 0;
+    }
+
+    struct ls_wait_key key = {
+        .lock = lock,
+        .kstack = p.kstack,
+        .flags = p.flags,
+        .tgid = per_tgid ? (__u32)(id >> 32) : 0,
+    };
+    struct ls_hist *h = hist_of(&waits, &key);
+    if (!h)
+        return 0;
+    hist_add(h, now - p.ts);
+    count(LS_C_WAIT_EVENTS);
+    return 0;
+}
+
+SEC("tp_btf/contention_begin")
+int BPF_PROG(wait_begin_btf, void *lock, unsigned int flags)
+{
+    return on_begin(ctx, (__u64)lock, flags);
+}
+
+SEC("tp_btf/contention_end")
+int BPF_PROG(wait_end_btf, void *lock, int ret)
+{
+    return on_end(ctx, (__u64)lock, ret);
+}
+
+SEC("raw_tp/contention_begin")
+int BPF_PROG(wait_begin_raw, void *lock, unsigned int flags)
+{
+    return on_begin(ctx, (__u64)lock, flags);
+}
+
+SEC("raw_tp/contention_end")
+int BPF_PROG(wait_end_raw, void *lock, int ret)
+{
+    return on_end(ctx, (__u64)lock, ret);
+}
+
+SEC("tracepoint/lock/contention_begin")
+int wait_begin_tp(struct trace_event_raw_contention_begin *ctx)
+{
+    return on_begin(ctx, (__u64)ctx->lock_addr, ctx->flags);
+}
+
+SEC("tracepoint/lock/contention_end")
+int wait_end_tp(struct trace_event_raw_contention_end *ctx)
+{
+    return on_end(ctx, (__u64)ctx->lock_addr, ctx->ret);
+}

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "bpf_util.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include <linux/capability.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "lockscope/probes/probes.h"
+
+namespace lockscope::probes::detail {
+
+namespace {
+
+const char* errnoName(int e)
+{
+    switch (e) {
+    case EPERM: return "EPERM";
+    case ENOENT: return "ENOENT";
+    case ESRCH: return "ESRCH";
+    case EINTR: return "EINTR";
+    case EIO: return "EIO";
+    case E2BIG: return "E2BIG";
+    case EBADF: return "EBADF";
+    case EAGAIN: return "EAGAIN";
+    case ENOMEM: return "ENOMEM";
+    case EACCES: return "EACCES";
+    case EFAULT: return "EFAULT";
+    case EBUSY: return "EBUSY";
+    case EEXIST: return "EEXIST";
+    case ENODEV: return "ENODEV";
+    case EINVAL: return "EINVAL";
+    case ENOSPC: return "ENOSPC";
+    case ENOSYS: return "ENOSYS";
+    case EOPNOTSUPP: return "EOPNOTSUPP";
+    case 524: return "ENOTSUPP";
+    default: return nullptr;
+    }
+}
+
+std::mutex g_log_mutex;
+std::string g_log;
+
+int libbpfPrint(enum libbpf_print_level level, const char* fmt, va_list args)
+{
+    if (level == LIBBPF_DEBUG)
+        return 0;
+    char buf[1024];
+    int n = vsnprintf(buf, sizeof buf, fmt, args);
+    std::lock_guard<std::mutex> lock(g_log_mutex);
+    g_log += buf;
+    if (g_log.size() > (1u << 16))
+        g_log.erase(0, g_log.size() - (1u << 15));
+    return n;
+}
+
+bool hasCap(const __user_cap_data_struct (&data)[2], int cap)
+{
+    return (data[cap / 32].effective & (1u << (cap % 32))) != 0;
+}
+
+} // namespace
+
+std::string errnoText(int err)
+{
+    const int e = err < 0 ? -err : err;
+    std::string text;
+    if (e == 524)
+        text = "Operation not supported by this kernel";
+    else
+        text = std::strerror(e);
+    if (const char* name = errnoName(e))
+        text += std::string(" (") + name + ")";
+    return text;
+}
+
+void installLibbpfLogger()
+{
+    libbpf_set_print(libbpfPrint);
+}
+
+void clearLibbpfLog()
+{
+    std::lock_guard<std::mutex> lock(g_log_mutex);
+    g_log.clear();
+}
+
+std::string lastLibbpfError()
+{
+    std::lock_guard<std::mutex> lock(g_log_mutex);
+    // The last non-empty line that is not part of a verifier dump.
+    std::istringstream in(g_log);
+    std::string line, best;
+    while (std::getline(in, line)) {
+        if (line.rfind("libbpf:", 0) == 0)
+            best = line.substr(8);
+    }
+    return best;
+}
+
+void checkEnvironment()
+{
+    __user_cap_header_struct hdr{};
+    __user_cap_data_struct data[2]{};
+    hdr.version = _LINUX_CAPABILITY_VERSION_3;
+    hdr.pid = 0;
+    bool allowed = geteuid() == 0;
+    if (!allowed && syscall(SYS_capget, &hdr, data) == 0)
+        allowed = (hasCap(data, CAP_BPF) && hasCap(data, CAP_PERFMON)) || hasCap(data, CAP_SYS_ADMIN);
+    if (!allowed)
+        throw ProbeError("lockscope: loading BPF probes needs root or CAP_BPF+CAP_PERFMON; "
+                         "run with sudo or grant them (setcap cap_bpf,cap_perfmon+ep)");
+    struct stat st {};
+    if (stat("/sys/kernel/btf/vmlinux", &st) != 0)
+        throw ProbeError("lockscope: this kernel exposes no BTF (/sys/kernel/btf/vmlinux missing); "
+                         "boot a kernel built with CONFIG_DEBUG_INFO_BTF=y");
+}
+
+std::string ensureTracefs()
+{
+    struct stat st {};
+    if (stat("/sys/kernel/tracing/events", &st) == 0 || stat("/sys/kernel/debug/tracing/events", &st) == 0)
+        return {};
+    if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, nullptr) == 0)
+        return "mounted tracefs on /sys/kernel/tracing";
+    return "tracefs not mounted and mounting it failed: " + errnoText(errno);
+}
+
+bool kernelHasFunction(const std::string& name, std::string* reason)
+{
+    static btf* vmlinux = btf__load_vmlinux_btf();
+    if (vmlinux && btf__find_by_name_kind(vmlinux, name.c_str(), BTF_KIND_FUNC) >= 0)
+        return true;
+    // Not in BTF: it may still be a text symbol (kprobes only need that).
+    std::ifstream kallsyms("/proc/kallsyms");
+    std::string line;
+    const std::string tail = " " + name;
+    while (std::getline(kallsyms, line)) {
+        if (line.size() > tail.size() && line.compare(line.size() - tail.size(), tail.size(), tail) == 0 &&
+            line.size() > 19 && (line[17] == 't' || line[17] == 'T')) {
+            if (reason)
+                *reason = "in kallsyms but not in BTF (fentry impossible; kprobe only)";
+            return true;
+        }
+    }
+    if (reason)
+        *reason = "not in this kernel (inlined or renamed)";
+    return false;
+}
+
+std::string kprobeUnavailableReason()
+{
+    struct stat st {};
+    if (stat("/sys/bus/event_source/devices/kprobe", &st) == 0)
+        return {};
+    if (stat("/sys/kernel/tracing/kprobe_events", &st) == 0 ||
+        stat("/sys/kernel/debug/tracing/kprobe_events", &st) == 0)
+        return {};
+    return "kernel has no kprobes (CONFIG_KPROBES off)";
+}
+
+int possibleCpus()
+{
+    int n = libbpf_num_possible_cpus();
+    return n > 0 ? n : 1;
+}
+
+uint64_t sumPerCpu(int map_fd, uint32_t key, int ncpus)
+{
+    std::vector<uint64_t> values(static_cast<size_t>(ncpus));
+    if (bpf_map_lookup_elem(map_fd, &key, values.data()) != 0)
+        return 0;
+    uint64_t sum = 0;
+    for (uint64_t v : values)
+        sum = saturatingAdd(sum, v);
+    return sum;
+}
+
+uint64_t recursionMisses(int prog_fd)
+{
+    if (prog_fd < 0)
+        return 0;
+    bpf_prog_info info{};
+    __u32 len = sizeof info;
+    if (bpf_obj_get_info_by_fd(prog_fd, &info, &len) != 0)
+        return 0;
+    return info.recursion_misses;
+}
+
+uint64_t recursionMisses(const bpf_program* prog)
+{
+    return recursionMisses(bpf_program__fd(prog));
+}
+
+Log2Hist histFromKernel(const ls_hist& h)
+{
+    std::array<uint64_t, Log2Hist::kBuckets> buckets{};
+    uint64_t count = 0;
+    unsigned first = Log2Hist::kBuckets, last = 0;
+    for (unsigned i = 0; i < Log2Hist::kBuckets; ++i) {
+        buckets[i] = h.slots[i];
+        if (!buckets[i])
+            continue;
+        count = saturatingAdd(count, buckets[i]);
+        first = std::min(first, i);
+        last = i;
+    }
+    if (count == 0)
+        return {};
+    uint64_t min = std::clamp<uint64_t>(h.min, Log2Hist::bucketLow(first), Log2Hist::bucketHigh(first));
+    uint64_t max = std::clamp<uint64_t>(h.max, Log2Hist::bucketLow(last), Log2Hist::bucketHigh(last));
+    uint64_t lo = 0, hi = 0;
+    uint64_t total = h.total;
+    if (!__builtin_mul_overflow(count, min, &lo) && total < lo)
+        total = lo;
+    if (!__builtin_mul_overflow(count, max, &hi) && total > hi)
+        total = hi;
+    return Log2Hist::fromParts(buckets, count, total, min, max);
+}
+
+std::string attachError()
+{
+    return errnoText(errno);
+}
+
+} // namespace lockscope::probes::detail

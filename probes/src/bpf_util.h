@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+// Small helpers around libbpf shared by the probe families: error text,
+// environment checks, map reading and the kernel-side histogram conversion.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lockscope/capture/histogram.h"
+#include "lockscope_bpf.h"
+
+struct bpf_program;
+
+namespace lockscope::probes::detail {
+
+// "Operation not permitted (EPERM)" for a positive or negative errno.
+std::string errnoText(int err);
+
+// Routes libbpf's messages into a buffer (verifier logs are long) instead of
+// stderr; lastLibbpfError() gives its last meaningful line for a status reason.
+void installLibbpfLogger();
+void clearLibbpfLog();
+std::string lastLibbpfError();
+
+// Throws ProbeError when the process cannot use BPF or the kernel has no BTF.
+void checkEnvironment();
+
+// Mounts tracefs on /sys/kernel/tracing when nothing is mounted there (the
+// tracepoint hooks need it). Returns a note for the status, empty if nothing done.
+std::string ensureTracefs();
+
+// Whether the running kernel has a traceable function called name; reason set when not.
+bool kernelHasFunction(const std::string& name, std::string* reason);
+// Empty when kprobes can be attached at all, else why not.
+std::string kprobeUnavailableReason();
+
+int possibleCpus();
+
+// Sum of a per-CPU u64 array slot.
+uint64_t sumPerCpu(int map_fd, uint32_t key, int ncpus);
+uint64_t recursionMisses(const bpf_program* prog);
+uint64_t recursionMisses(int prog_fd);
+
+// A kernel-side histogram read while probes may still be updating it: counts
+// are taken from the buckets and min/max/total clamped into them, so the
+// result is always consistent().
+Log2Hist histFromKernel(const ls_hist& h);
+
+// libbpf 1.x returns NULL and sets errno on failed attach.
+std::string attachError();
+
+} // namespace lockscope::probes::detail

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <cstdio>
+
+#include "bpf_util.h"
+#include "family.h"
+
+namespace lockscope::probes {
+
+namespace detail {
+
+const char* backendName(Backend b)
+{
+    switch (b) {
+    case Backend::Auto: return "auto";
+    case Backend::Fentry: return "fentry";
+    case Backend::Kprobe: return "kprobe";
+    case Backend::TpBtf: return "tp_btf";
+    case Backend::RawTp: return "raw_tp";
+    case Backend::Tracepoint: return "tracepoint";
+    case Backend::Off: return "off";
+    }
+    return "?";
+}
+
+} // namespace detail
+
+namespace {
+
+using namespace detail;
+
+class SessionImpl final : public Session {
+public:
+    explicit SessionImpl(const Options& options) : maps_(options)
+    {
+        const std::string tracefs = ensureTracefs();
+        FamilyContext ctx{options, maps_, status_};
+        using Factory = std::unique_ptr<Family> (*)(FamilyContext&);
+        for (Factory f : {openFollow, openWait}) {
+            if (auto family = f(ctx))
+                families_.push_back(std::move(family));
+        }
+        if (!tracefs.empty())
+            for (ProbeStatus& s : status_)
+                if (s.hook == "tracepoint")
+                    s.reason += (s.reason.empty() ? "" : "; ") + tracefs;
+        bool any = false;
+        for (const ProbeStatus& s : status_)
+            any = any || (s.attached && s.name != "fork_follow");
+        if (!any) {
+            std::string why;
+            for (const ProbeStatus& s : status_)
+                if (s.reason != "disabled") {
+                    why = s.name + ": " + s.reason;
+                    break;
+                }
+            throw ProbeError("lockscope: no probe could be attached" + (why.empty() ? std::string() : " (" + why + ")"));
+        }
+    }
+
+    ~SessionImpl() override
+    {
+        // Detach before the maps go away.
+        for (auto& f : families_)
+            f->detach();
+        families_.clear();
+    }
+
+    const std::vector<ProbeStatus>& status() const override { return status_; }
+    void addTgid(uint32_t tgid) override { maps_.addTgid(tgid); }
+
+    uint64_t eventsSoFar() const override
+    {
+        uint64_t n = 0;
+        for (ls_counter c : {LS_C_WAIT_EVENTS, LS_C_HOLD_EVENTS, LS_C_SYSCALL_EVENTS, LS_C_FUNC_EVENTS,
+                             LS_C_CPU_SAMPLES, LS_C_ULOCK_EVENTS})
+            n = saturatingAdd(n, maps_.counter(c));
+        return n;
+    }
+
+    Snapshot snapshot() const override
+    {
+        Snapshot s;
+        for (const auto& f : families_)
+            f->read(s);
+        auto c = [this](ls_counter k) { return maps_.counter(k); };
+        s.cpu_samples = c(LS_C_CPU_SAMPLES);
+        s.stats.events = eventsSoFar();
+        s.stats.lost = c(LS_C_NEST_OVERFLOW) + c(LS_C_HOLD_OVERFLOW) + c(LS_C_STALE);
+        s.stats.map_full = c(LS_C_MAP_FULL);
+        s.stats.stack_failures = c(LS_C_STACK_FAIL);
+        s.stats.aborted_waits = c(LS_C_ABORTED);
+        s.stats.unmatched = c(LS_C_UNMATCHED) + c(LS_C_HOLD_UNMATCHED) + c(LS_C_ULOCK_UNMATCHED);
+        for (const auto& f : families_)
+            s.stats.recursion_misses += f->recursionMisses();
+        return s;
+    }
+
+    std::vector<uint64_t> kernelStack(int64_t id) const override { return maps_.stack(id); }
+    std::vector<uint64_t> userStack(int64_t id, uint32_t) const override { return maps_.stack(id); }
+
+    void detach() override
+    {
+        for (auto& f : families_)
+            f->detach();
+    }
+
+private:
+    SharedMaps maps_;
+    std::vector<ProbeStatus> status_;
+    std::vector<std::unique_ptr<Family>> families_;
+};
+
+} // namespace
+
+std::unique_ptr<Session> Session::open(const Options& options)
+{
+    detail::checkEnvironment();
+    detail::installLibbpfLogger();
+    return std::make_unique<SessionImpl>(options);
+}
+
+} // namespace lockscope::probes

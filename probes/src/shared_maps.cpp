@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "shared_maps.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <fstream>
+
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf_util.h"
+
+namespace lockscope::probes::detail {
+
+namespace {
+
+uint32_t maxStackDepth()
+{
+    std::ifstream in("/proc/sys/kernel/perf_event_max_stack");
+    uint32_t v = 127;
+    if (!(in >> v) || v == 0)
+        v = 127;
+    return v;
+}
+
+int createMap(bpf_map_type type, const char* name, uint32_t key, uint32_t value, uint32_t entries)
+{
+    int fd = bpf_map_create(type, name, key, value, entries, nullptr);
+    if (fd < 0)
+        throw ProbeError(std::string("lockscope: cannot create BPF map ") + name + ": " + errnoText(errno));
+    return fd;
+}
+
+} // namespace
+
+SharedMaps::SharedMaps(const Options& options)
+{
+    ncpus_ = possibleCpus();
+    depth_ = std::min(std::max(options.stack_depth, 1u) + kInternalFrames, maxStackDepth());
+    // Ids must fit the 16 bits the hold table packs them into.
+    stacks_ = createMap(BPF_MAP_TYPE_STACK_TRACE, "ls_stacks", sizeof(uint32_t),
+                        depth_ * static_cast<uint32_t>(sizeof(uint64_t)), 16384);
+    tgids_ = createMap(BPF_MAP_TYPE_HASH, "ls_tgids", sizeof(uint32_t), sizeof(uint8_t), 8192);
+    addrs_ = createMap(BPF_MAP_TYPE_HASH, "ls_addrs", sizeof(uint64_t), sizeof(uint8_t), 1024);
+    counters_ = createMap(BPF_MAP_TYPE_PERCPU_ARRAY, "ls_counters", sizeof(uint32_t), sizeof(uint64_t), LS_C_NR);
+    runtime_ = createMap(BPF_MAP_TYPE_ARRAY, "ls_runtime", sizeof(uint32_t), sizeof(uint32_t), 1);
+    for (uint32_t t : options.tgids)
+        addTgid(t);
+    const uint8_t one = 1;
+    for (uint64_t a : options.lock_addrs)
+        if (bpf_map_update_elem(addrs_, &a, &one, BPF_ANY) != 0)
+            throw ProbeError("lockscope: too many lock addresses in the filter (max 1024)");
+}
+
+SharedMaps::~SharedMaps()
+{
+    for (int fd : {stacks_, tgids_, addrs_, counters_, runtime_})
+        if (fd >= 0)
+            close(fd);
+}
+
+int SharedMaps::reuseIn(bpf_object* obj) const
+{
+    const std::pair<const char*, int> maps[] = {
+        {"stacks", stacks_}, {"filter_tgids", tgids_}, {"filter_addrs", addrs_}, {"counters", counters_}, {"runtime", runtime_}};
+    for (const auto& [name, fd] : maps) {
+        bpf_map* m = bpf_object__find_map_by_name(obj, name);
+        if (!m)
+            continue;
+        if (int err = bpf_map__reuse_fd(m, fd); err)
+            return err;
+    }
+    return 0;
+}
+
+void SharedMaps::addTgid(uint32_t tgid) const
+{
+    const uint8_t one = 1;
+    if (bpf_map_update_elem(tgids_, &tgid, &one, BPF_ANY) != 0)
+        throw ProbeError("lockscope: cannot add pid " + std::to_string(tgid) +
+                         " to the filter: " + errnoText(errno));
+    const uint32_t zero = 0, on = 1;
+    bpf_map_update_elem(runtime_, &zero, &on, BPF_ANY);
+}
+
+uint64_t SharedMaps::counter(ls_counter c) const
+{
+    return sumPerCpu(counters_, static_cast<uint32_t>(c), ncpus_);
+}
+
+std::vector<uint64_t> SharedMaps::stack(int64_t id) const
+{
+    if (id < 0 || id > UINT32_MAX)
+        return {};
+    std::vector<uint64_t> ips(depth_);
+    const uint32_t key = static_cast<uint32_t>(id);
+    if (bpf_map_lookup_elem(stacks_, &key, ips.data()) != 0)
+        return {};
+    auto end = std::find(ips.begin(), ips.end(), 0u);
+    ips.erase(end, ips.end());
+    return ips;
+}
+
+} // namespace lockscope::probes::detail

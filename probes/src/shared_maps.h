@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+// Maps common to every probe family, created once here and handed to each
+// skeleton before load, so that stack ids, filters and counters are shared.
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "lockscope/probes/probes.h"
+#include "lockscope_bpf.h"
+
+struct bpf_object;
+
+namespace lockscope::probes::detail {
+
+class SharedMaps {
+public:
+    // Throws ProbeError if the maps cannot be created.
+    explicit SharedMaps(const Options& options);
+    ~SharedMaps();
+    SharedMaps(const SharedMaps&) = delete;
+    SharedMaps& operator=(const SharedMaps&) = delete;
+
+    // Points the skeleton's stacks/filter_tgids/filter_addrs/counters/runtime at ours.
+    // Returns a negative errno on failure.
+    int reuseIn(bpf_object* obj) const;
+
+    // Adds tgid to the filter and turns the filter on.
+    void addTgid(uint32_t tgid) const;
+    uint64_t counter(ls_counter c) const;
+    std::vector<uint64_t> stack(int64_t id) const;
+
+    int stacksFd() const { return stacks_; }
+    int ncpus() const { return ncpus_; }
+    uint32_t stackDepth() const { return depth_; }
+
+private:
+    int stacks_ = -1;
+    int tgids_ = -1;
+    int addrs_ = -1;
+    int counters_ = -1;
+    int runtime_ = -1;
+    int ncpus_ = 1;
+    uint32_t depth_ = 0;
+};
+
+// Filter and keying settings, written into a skeleton's read-only data
+// before load. Every skeleton includes common.bpf.h, so the fields match.
+template <class Rodata>
+void configureRodata(Rodata* ro, const Options& o)
+{
+    ro->filter_addr_on = !o.lock_addrs.empty();
+    ro->filter_comm_on = !o.comm.empty();
+    for (size_t i = 0; i < LS_COMM_LEN; ++i)
+        ro->filter_comm[i] = i < o.comm.size() && i < LS_COMM_LEN - 1 ? o.comm[i] : '\0';
+    ro->filter_flags_mask = o.lock_flags_mask;
+    ro->per_tgid = o.per_tgid;
+}
+
+// Lock-internal frames (the contention tracepoint's own callers, queued
+// spinlock slow paths) are kept so record can skip them by name.
+inline constexpr uint32_t kInternalFrames = 8;
+
+} // namespace lockscope::probes::detail

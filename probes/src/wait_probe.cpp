@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// lock:contention_begin/end: tp_btf, then raw_tp, then tracepoint.
+#include <cerrno>
+
+#include <bpf/bpf.h>
+
+#include "bpf_util.h"
+#include "family.h"
+#include "wait.skel.h"
+
+namespace lockscope::probes::detail {
+
+namespace {
+
+using WaitSkel = SkelPtr<ls_wait, ls_wait__destroy>;
+
+class WaitFamily final : public Family {
+public:
+    WaitFamily(WaitSkel skel, bpf_program* begin, bpf_program* end)
+        : skel_(std::move(skel)), begin_(begin), end_(end)
+    {
+    }
+
+    void attach()
+    {
+        for (bpf_program* p : {begin_, end_}) {
+            bpf_link* l = bpf_program__attach(p);
+            if (!l) {
+                const std::string err = attachError();
+                links_.clear();
+                throw std::runtime_error("attach failed: " + err);
+            }
+            links_.add(l);
+        }
+    }
+
+    void read(Snapshot& out) const override
+    {
+        const int fd = bpf_map__fd(skel_->maps.waits);
+        ls_wait_key key{}, next{};
+        ls_hist value{};
+        const void* prev = nullptr;
+        while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+            key = next;
+            prev = &key;
+            if (bpf_map_lookup_elem(fd, &key, &value) != 0)
+                continue; // deleted meanwhile
+            LockRecord r;
+            r.lock_addr = key.lock;
+            r.kstack_id = key.kstack;
+            r.flags = key.flags;
+            r.tgid = key.tgid;
+            r.type = lockTypeName(key.flags);
+            r.hist = histFromKernel(value);
+            if (!r.hist.empty())
+                out.waits.push_back(std::move(r));
+        }
+    }
+
+    uint64_t recursionMisses() const override
+    {
+        return detail::recursionMisses(begin_) + detail::recursionMisses(end_);
+    }
+    void detach() override { links_.clear(); }
+    std::vector<int> progFds() const override { return {bpf_program__fd(begin_), bpf_program__fd(end_)}; }
+
+private:
+    WaitSkel skel_;
+    bpf_program* begin_;
+    bpf_program* end_;
+    Links links_;
+};
+
+} // namespace
+
+std::unique_ptr<Family> openWait(FamilyContext& ctx)
+{
+    const Options& o = ctx.options;
+    ProbeStatus st{"lock_contention", "lock:contention_begin,lock:contention_end", "", false, ""};
+    if (o.wait == Backend::Off) {
+        st.reason = "disabled";
+        ctx.status.push_back(st);
+        return nullptr;
+    }
+    std::vector<Backend> order;
+    if (o.wait == Backend::Auto)
+        order = {Backend::TpBtf, Backend::RawTp, Backend::Tracepoint};
+    else if (o.wait == Backend::TpBtf || o.wait == Backend::RawTp || o.wait == Backend::Tracepoint)
+        order = {o.wait};
+    else {
+        st.reason = std::string("backend ") + backendName(o.wait) + " cannot hook lock:contention_*";
+        ctx.status.push_back(st);
+        return nullptr;
+    }
+
+    std::string notes;
+    for (Backend b : order) {
+        const std::string hook = backendName(b);
+        st.hook = hook;
+        WaitSkel skel(ls_wait__open());
+        if (!skel) {
+            notes += (notes.empty() ? "" : "; ") + hook + ": open failed: " + errnoText(errno);
+            continue;
+        }
+        configureRodata(skel->rodata, o);
+        auto& p = skel->progs;
+        bpf_program* begin = b == Backend::TpBtf ? p.wait_begin_btf : b == Backend::RawTp ? p.wait_begin_raw : p.wait_begin_tp;
+        bpf_program* end = b == Backend::TpBtf ? p.wait_end_btf : b == Backend::RawTp ? p.wait_end_raw : p.wait_end_tp;
+        for (bpf_program* prog : {p.wait_begin_btf, p.wait_end_btf, p.wait_begin_raw, p.wait_end_raw,
+                                  p.wait_begin_tp, p.wait_end_tp})
+            bpf_program__set_autoload(prog, prog == begin || prog == end);
+        if (int err = ctx.maps.reuseIn(skel->obj); err) {
+            notes += (notes.empty() ? "" : "; ") + hook + ": map setup failed: " + errnoText(err);
+            continue;
+        }
+        clearLibbpfLog();
+        if (int err = ls_wait__load(skel.get()); err) {
+            std::string why = lastLibbpfError();
+            notes += (notes.empty() ? "" : "; ") + hook + ": load failed: " + errnoText(err) +
+                     (why.empty() ? "" : " [" + why + "]");
+            continue;
+        }
+        auto family = std::make_unique<WaitFamily>(std::move(skel), begin, end);
+        try {
+            family->attach();
+        } catch (const std::exception& e) {
+            notes += (notes.empty() ? "" : "; ") + hook + ": " + e.what();
+            continue;
+        }
+        st.attached = true;
+        st.reason = notes.empty() ? "" : notes + "; fell back to " + hook;
+        ctx.status.push_back(st);
+        return family;
+    }
+    st.reason = notes;
+    ctx.status.push_back(st);
+    return nullptr;
+}
+
+} // namespace lockscope::probes::detail

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The begin/end pairing of wait.bpf.c, exercised on the real (unattached)
+// raw_tp programs with BPF_PROG_TEST_RUN and synthetic event sequences.
+#include <map>
+#include <memory>
+#include <tuple>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <gtest/gtest.h>
+
+#include "lockscope/capture/histogram.h"
+#include "lockscope_bpf.h"
+#include "test_support.h"
+#include "wait.skel.h"
+
+namespace {
+
+constexpr uint64_t A = 0xffff888000001000ULL;
+constexpr uint64_t B = 0xffff888000002000ULL;
+constexpr uint64_t M = 0xffff888000003000ULL;
+constexpr uint64_t X = 0xffff888000004000ULL;
+
+class Pairing : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        LOCKSCOPE_REQUIRE_ROOT();
+        skel_.reset(ls_wait__open());
+        ASSERT_TRUE(skel_);
+        auto& p = skel_->progs;
+        for (bpf_program* prog : {p.wait_begin_btf, p.wait_end_btf, p.wait_begin_tp, p.wait_end_tp})
+            bpf_program__set_autoload(prog, false);
+        ASSERT_EQ(ls_wait__load(skel_.get()), 0);
+    }
+
+    // Runs on CPU 0 so the per-CPU pending stack is one stack.
+    void run(bpf_program* prog, uint64_t a0, uint64_t a1)
+    {
+        uint64_t args[2] = {a0, a1};
+        LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args, .ctx_size_in = sizeof args,
+                    .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = 0);
+        ASSERT_EQ(bpf_prog_test_run_opts(bpf_program__fd(prog), &opts), 0) << "BPF_PROG_TEST_RUN failed";
+    }
+    void begin(uint64_t lock, uint32_t flags) { run(skel_->progs.wait_begin_raw, lock, flags); }
+    void end(uint64_t lock, int ret) { run(skel_->progs.wait_end_raw, lock, static_cast<uint64_t>(static_cast<int64_t>(ret))); }
+
+    // (lock, flags) -> histogram
+    std::map<std::pair<uint64_t, uint32_t>, lockscope::Log2Hist> waits() const
+    {
+        std::map<std::pair<uint64_t, uint32_t>, lockscope::Log2Hist> out;
+        const int fd = bpf_map__fd(skel_->maps.waits);
+        ls_wait_key key{}, next{};
+        const void* prev = nullptr;
+        while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+            key = next;
+            prev = &key;
+            ls_hist h{};
+            if (bpf_map_lookup_elem(fd, &key, &h) != 0)
+                continue;
+            std::array<uint64_t, 64> b{};
+            std::copy(std::begin(h.slots), std::end(h.slots), b.begin());
+            out[{key.lock, key.flags}].merge(lockscope::Log2Hist::fromParts(b, h.count, h.total, h.min, h.max));
+        }
+        return out;
+    }
+
+    uint64_t counter(ls_counter c) const
+    {
+        const int n = libbpf_num_possible_cpus();
+        std::vector<uint64_t> v(static_cast<size_t>(n));
+        uint32_t key = c;
+        if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.counters), &key, v.data()) != 0)
+            return UINT64_MAX;
+        uint64_t s = 0;
+        for (uint64_t x : v)
+            s += x;
+        return s;
+    }
+
+    uint32_t cpuDepth() const
+    {
+        const int n = libbpf_num_possible_cpus();
+        std::vector<ls_wait_stack> v(static_cast<size_t>(n));
+        uint32_t key = 0;
+        if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.cpu_pending), &key, v.data()) != 0)
+            return UINT32_MAX;
+        return v[0].depth;
+    }
+
+    bool taskPending() const
+    {
+        const uint32_t tid = static_cast<uint32_t>(gettid());
+        ls_wait_stack s{};
+        return bpf_map_lookup_elem(bpf_map__fd(skel_->maps.task_pending), &tid, &s) == 0;
+    }
+
+    struct Destroy {
+        void operator()(ls_wait* s) const { ls_wait__destroy(s); }
+    };
+    std::unique_ptr<ls_wait, Destroy> skel_;
+};
+
+TEST_F(Pairing, NestedSpinWaitsOnOneCpuKeepBothWaits)
+{
+    begin(A, LS_LCB_F_SPIN);
+    begin(B, LS_LCB_F_SPIN); // an irq contending while A is being waited for
+    end(B, 0);
+    end(A, 0);
+    auto w = waits();
+    ASSERT_EQ(w.size(), 2u);
+    const auto& a = w[{A, LS_LCB_F_SPIN}];
+    const auto& b = w[{B, LS_LCB_F_SPIN}];
+    ASSERT_EQ(a.count(), 1u);
+    ASSERT_EQ(b.count(), 1u);
+    EXPECT_TRUE(a.consistent());
+    EXPECT_GT(a.total(), b.total()) << "the outer wait spans the inner one";
+    EXPECT_EQ(counter(LS_C_WAIT_EVENTS), 2u);
+    EXPECT_EQ(counter(LS_C_UNMATCHED), 0u);
+    EXPECT_EQ(counter(LS_C_STALE), 0u);
+    EXPECT_EQ(cpuDepth(), 0u);
+}
+
+TEST_F(Pairing, MutexSpinThenSleepIsOneWaitAndItsWaitLockIsSeparate)
+{
+    begin(M, LS_LCB_F_MUTEX | LS_LCB_F_SPIN); // optimistic spin
+    begin(A, LS_LCB_F_SPIN);                  // the mutex's wait_lock, contended
+    end(A, 0);
+    begin(M, LS_LCB_F_MUTEX);                 // gives up spinning, sleeps
+    end(M, 0);
+    auto w = waits();
+    ASSERT_EQ(w.size(), 2u);
+    EXPECT_EQ((w[{M, LS_LCB_F_MUTEX | LS_LCB_F_SPIN}].count()), 1u) << "timed from the first begin";
+    EXPECT_EQ((w[{A, LS_LCB_F_SPIN}].count()), 1u);
+    EXPECT_FALSE(taskPending()) << "the per-task entry is removed when its last wait ends";
+    EXPECT_EQ(cpuDepth(), 0u);
+}
+
+TEST_F(Pairing, SleepingWaitInterruptedBySpinWaitOnTheSameLockAddressSpace)
+{
+    begin(M, LS_LCB_F_WRITE); // rwsem, per task
+    begin(A, LS_LCB_F_SPIN);  // per CPU
+    end(M, 0);                // ends the task's wait; A still pending on the CPU
+    EXPECT_EQ(cpuDepth(), 1u);
+    end(A, 0);
+    auto w = waits();
+    EXPECT_EQ((w[{M, LS_LCB_F_WRITE}].count()), 1u);
+    EXPECT_EQ((w[{A, LS_LCB_F_SPIN}].count()), 1u);
+    EXPECT_EQ(counter(LS_C_UNMATCHED), 0u);
+}
+
+TEST_F(Pairing, AbortedWaitsAreCountedApart)
+{
+    begin(M, LS_LCB_F_WRITE);
+    end(M, -4); // -EINTR: killed while waiting
+    EXPECT_TRUE(waits().empty());
+    EXPECT_EQ(counter(LS_C_ABORTED), 1u);
+    EXPECT_EQ(counter(LS_C_WAIT_EVENTS), 0u);
+    EXPECT_FALSE(taskPending());
+}
+
+TEST_F(Pairing, EndWithoutBeginIsUnmatched)
+{
+    begin(M, LS_LCB_F_MUTEX);
+    end(X, 0);
+    EXPECT_EQ(counter(LS_C_UNMATCHED), 1u);
+    end(M, 0);
+    EXPECT_EQ((waits()[{M, LS_LCB_F_MUTEX}].count()), 1u);
+}
+
+TEST_F(Pairing, MissedEndDropsTheStaleInnerWait)
+{
+    begin(A, LS_LCB_F_SPIN);
+    begin(B, LS_LCB_F_SPIN); // its end is lost
+    end(A, 0);
+    EXPECT_EQ(counter(LS_C_STALE), 1u);
+    EXPECT_EQ(cpuDepth(), 0u);
+    auto w = waits();
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_EQ((w[{A, LS_LCB_F_SPIN}].count()), 1u);
+}
+
+TEST_F(Pairing, NestingDeeperThanTheStackIsCountedNotCorrupted)
+{
+    const uint64_t locks[LS_NEST + 1] = {A, B, M, X, X + 0x100};
+    for (uint64_t l : locks)
+        begin(l, LS_LCB_F_SPIN);
+    EXPECT_EQ(counter(LS_C_NEST_OVERFLOW), 1u);
+    for (int i = LS_NEST - 1; i >= 0; --i)
+        end(locks[i], 0);
+    EXPECT_EQ(counter(LS_C_WAIT_EVENTS), uint64_t{LS_NEST});
+    EXPECT_EQ(cpuDepth(), 0u);
+}
+
+TEST_F(Pairing, BucketsMatchLog2Hist)
+{
+    // Many waits: each histogram slot index must equal Log2Hist::bucketOf of its values,
+    // which consistent() checks through min/max.
+    for (int i = 0; i < 50; ++i) {
+        begin(A, LS_LCB_F_SPIN);
+        end(A, 0);
+    }
+    auto w = waits();
+    const auto& a = w[{A, LS_LCB_F_SPIN}];
+    EXPECT_EQ(a.count(), 50u);
+    EXPECT_TRUE(a.consistent()) << "min " << a.min() << " max " << a.max();
+}
+
+} // namespace
