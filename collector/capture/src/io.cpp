@@ -187,14 +187,16 @@ bool boolAt(const json& obj, const Path& at, const char* name)
 
 uint64_t toU64(const json& v, const Path& at, uint64_t maxValue = UINT64_MAX)
 {
-    if (v.is_number_unsigned()) {
-        const uint64_t u = v.get<uint64_t>();
+    // The parser stores non-negative integers as unsigned, but documents built
+    // in code hold them as signed: accept both.
+    if (v.is_number_integer()) {
+        if (!v.is_number_unsigned() && v.get<int64_t>() < 0)
+            fail(at, "expected a non-negative integer, got " + describe(v));
+        const uint64_t u = v.is_number_unsigned() ? v.get<uint64_t>() : static_cast<uint64_t>(v.get<int64_t>());
         if (u > maxValue)
             fail(at, "out of range: " + std::to_string(u) + " > " + std::to_string(maxValue));
         return u;
     }
-    if (v.is_number_integer()) // nlohmann stores only negative values as signed
-        fail(at, "expected a non-negative integer, got " + describe(v));
     if (v.is_number_float()) {
         const double d = v.get<double>();
         if (std::isfinite(d) && d == std::floor(d))
@@ -803,7 +805,10 @@ Capture fromJson(const nlohmann::json& doc)
     const json& version = member(doc, root, "version");
     if (!version.is_number_integer())
         fail(root / "version", "expected an integer format version, got " + describe(version));
-    if (version.is_number_unsigned() && version.get<uint64_t>() > static_cast<uint64_t>(kCaptureVersion))
+    const bool newer = version.is_number_unsigned()
+                           ? version.get<uint64_t>() > static_cast<uint64_t>(kCaptureVersion)
+                           : version.get<int64_t>() > kCaptureVersion;
+    if (newer)
         throw CaptureError("format version " + describe(version) + " is newer than this lockscope reads (" +
                            std::to_string(kCaptureVersion) + "): upgrade lockscope");
     if (version.get<int64_t>() != kCaptureVersion)
@@ -893,15 +898,13 @@ Capture parseCapture(std::string_view text, const ReadLimits& limits)
     } catch (const TooDeep& t) {
         throw CaptureError("JSON nested deeper than " + std::to_string(maxDepth) +
                            " levels: not a lockscope capture (the format needs fewer than 10)");
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {
         // e.what() is "[json.exception.parse_error.N] parse error at line L, column C: detail".
         std::string what = e.what();
         const auto pos = what.find("] ");
-        if (pos != std::string::npos)
+        if (what.starts_with("[json.exception.") && pos != std::string::npos)
             what = what.substr(pos + 2);
         throw CaptureError("invalid JSON (" + printable(what, 200) + ")");
-    } catch (const json::exception& e) {
-        throw CaptureError("invalid JSON (" + printable(e.what(), 200) + ")");
     }
     return fromJson(doc);
 }
