@@ -1,1 +1,126 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+// The g++ build's stand-in for the fuzzer: hostile inputs give a Capture or a
+// CaptureError, never a crash, a hang or another exception type.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "lockscope/capture/io.h"
+#include "sample_capture.h"
+
+namespace lockscope {
+namespace {
+
+namespace fs = std::filesystem;
+
+// 0 = accepted, 1 = CaptureError; anything else escapes and fails the test.
+int outcome(std::string_view text)
+{
+    try {
+        parseCapture(text);
+        return 0;
+    } catch (const CaptureError& e) {
+        EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+        return 1;
+    }
+}
+
+std::vector<std::string> seeds()
+{
+    std::vector<std::string> out;
+    const fs::path root = LOCKSCOPE_CAPTURE_FIXTURES;
+    for (const auto& dir : {root, root / "malformed"})
+        for (const auto& entry : fs::directory_iterator(dir))
+            if (entry.is_regular_file() && entry.path().extension() == ".json") {
+                std::ifstream in(entry.path(), std::ios::binary);
+                std::stringstream ss;
+                ss << in.rdbuf();
+                out.push_back(ss.str());
+            }
+    return out;
+}
+
+TEST(CaptureRobustness, EveryFixtureGivesACaptureOrAnError)
+{
+    const auto all = seeds();
+    ASSERT_GE(all.size(), 22u);
+    int accepted = 0;
+    for (const auto& s : all)
+        accepted += outcome(s) == 0;
+    EXPECT_EQ(accepted, 2) << "only baseline and patched are valid";
+}
+
+TEST(CaptureRobustness, TruncationAtEvery97thByte)
+{
+    const std::string base = toJson(testing::makeSemopCapture(testing::SemopScenario::Baseline)).dump();
+    for (size_t cut = 0; cut < base.size(); cut += 97)
+        EXPECT_EQ(outcome(std::string_view(base).substr(0, cut)), 1) << "cut at " << cut;
+}
+
+TEST(CaptureRobustness, ByteFlips)
+{
+    const std::string base = toJson(testing::makeSemopCapture(testing::SemopScenario::Baseline)).dump();
+    testing::Rng rng(99);
+    int errors = 0;
+    for (int round = 0; round < 3000; ++round) {
+        std::string m = base;
+        const int flips = 1 + static_cast<int>(rng.below(4));
+        for (int f = 0; f < flips; ++f) {
+            const auto at = static_cast<size_t>(rng.below(m.size()));
+            m[at] = static_cast<char>(rng.below(256));
+        }
+        errors += outcome(m);
+    }
+    EXPECT_GT(errors, 1000) << "most random flips must be caught";
+}
+
+TEST(CaptureRobustness, DeepNestingIsStoppedEarly)
+{
+    for (const char* open : {"[", "{\"a\":"}) {
+        std::string deep;
+        for (int i = 0; i < 100000; ++i)
+            deep += open;
+        EXPECT_EQ(outcome(deep), 1);
+        // Inside a valid document, where the free-form results would take it.
+        std::string doc = toJson(testing::makeSemopCapture(testing::SemopScenario::Patched)).dump();
+        const auto at = doc.find("\"results\":{") + 11;
+        doc.insert(at, "\"deep\":" + deep);
+        EXPECT_EQ(outcome(doc), 1);
+    }
+}
+
+TEST(CaptureRobustness, HugeAndOddNumbers)
+{
+    std::string doc = toJson(testing::makeSemopCapture(testing::SemopScenario::Patched)).dump();
+    for (const char* number : {"1e400", "123456789012345678901234567890", "-99999999999999999999", "0.0",
+                               "1E2", "NaN", "Infinity", "0x10"}) {
+        std::string m = doc;
+        const auto at = m.find("\"events\":") + 9;
+        const auto end = m.find(',', at);
+        m.replace(at, end - at, number);
+        EXPECT_EQ(outcome(m), 1) << number;
+    }
+}
+
+TEST(CaptureRobustness, FromJsonBoundsFreeFormDepthToo)
+{
+    // Documents built in code skip the parser's depth guard.
+    auto doc = toJson(testing::makeSemopCapture(testing::SemopScenario::Patched));
+    nlohmann::json deep = nlohmann::json::array();
+    for (int i = 0; i < 100; ++i)
+        deep = nlohmann::json::array({deep});
+    doc["workload"]["results"]["deep"] = deep;
+    try {
+        fromJson(doc);
+        FAIL() << "accepted";
+    } catch (const CaptureError& e) {
+        EXPECT_EQ(std::string(e.what()), "workload.results: nested deeper than 32 levels");
+    }
+}
+
+} // namespace
+} // namespace lockscope
