@@ -98,6 +98,18 @@ void Flags::addSwitch(const std::string& name, bool* target, std::string help)
                       }});
 }
 
+void Flags::addString(const std::string& name, std::string* target, std::string help)
+{
+    specs_.push_back({name, std::move(help), *target, false, [=](const std::string& value, std::string& error) {
+                          if (value.empty()) {
+                              error = "expected a non-empty value";
+                              return false;
+                          }
+                          *target = value;
+                          return true;
+                      }});
+}
+
 void Flags::addIntList(const std::string& name, std::vector<int64_t>* target, int64_t min, int64_t max,
                        std::string help)
 {

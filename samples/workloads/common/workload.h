@@ -28,6 +28,7 @@ public:
     void addInt(const std::string& name, int64_t* target, int64_t min, int64_t max, std::string help);
     void addDouble(const std::string& name, double* target, double min, double max, std::string help);
     void addSwitch(const std::string& name, bool* target, std::string help);
+    void addString(const std::string& name, std::string* target, std::string help);
     // Comma-separated positive integers, e.g. "1,10,32".
     void addIntList(const std::string& name, std::vector<int64_t>* target, int64_t min, int64_t max,
                     std::string help);

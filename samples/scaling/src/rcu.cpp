@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "rcu.h"
+
+namespace lockscope::scaling::rcu {
+
+namespace {
+
+struct Registration {
+    Registration() { urcu_memb_register_thread(); }
+    ~Registration() { urcu_memb_unregister_thread(); }
+};
+
+} // namespace
+
+void ensureRegistered()
+{
+    thread_local Registration registration;
+}
+
+} // namespace lockscope::scaling::rcu
