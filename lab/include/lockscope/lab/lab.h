@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lockscope/lab/guest.h"
+#include "lockscope/lab/kernel.h"
+#include "lockscope/lab/qemu.h"
+
+namespace lockscope::lab {
+
+// One boot of one kernel running a list of steps.
+struct GuestRun {
+    Kernel kernel;
+    BootResult boot;
+    GuestReport report;
+    std::string work_dir;     // initramfs, serial log, received files
+    std::string failure;      // "" when the guest ran every step and sent everything back
+    bool ok() const noexcept { return failure.empty(); }
+    // The serial console tail, for failure messages.
+    std::string serialTail(unsigned lines = 40) const;
+    // Content of a file the guest sent back ("" when absent).
+    std::string file(const std::string& name) const;
+};
+
+// A host executable to put into the guest, at guest_path, with its libraries.
+struct GuestBinary {
+    std::string guest_path;
+    std::string host_path;
+};
+
+// Builds the initramfs (busybox-static, the binaries, /init running the
+// steps), boots it under qemu with the options' timeout, and collects what
+// the guest sent back. Never throws for guest trouble: failure says what
+// went wrong (boot timeout, panic, missing results) — callers print it with
+// serialTail(). Throws LabError for host-side problems (no qemu, no busybox).
+GuestRun runInGuest(const Kernel& kernel, const std::vector<GuestStep>& steps,
+                    const std::vector<GuestBinary>& binaries, const BootOptions& boot,
+                    const std::string& work_dir, const ProgressFn& progress);
+
+// The probe targets the facts step looks for in the guest's kallsyms.
+const std::vector<std::string>& probeSymbols();
+
+// The host's busybox (static) for the guest; throws LabError with the apt
+// package to install.
+std::string findBusybox();
+
+struct LabOptions {
+    std::vector<KernelSpec> kernels;
+    std::vector<std::string> workload;      // argv run under `lockscope record` in each guest
+    std::vector<std::string> record_args;   // extra `lockscope record` options
+    std::vector<std::string> extra_files;   // more host files/executables for the guest (same path)
+    std::string lockscope;                  // host lockscope binary copied into the guest
+    std::string out_dir = "lockscope-lab";
+    std::string cache_dir;                  // "" = defaultCacheDir()
+    BootOptions boot;                       // kernel/initrd/data_path are filled per kernel
+    bool compare = true;
+};
+
+// The `lockscope lab` command: for each kernel fetch, build, boot, record,
+// bring the capture back as <out>/<name>.lockscope.json labelled with the
+// kernel's name, then compare the first two. Progress and errors go to log.
+// Returns the process exit code.
+int runLab(const LabOptions& options, std::ostream& log);
+
+} // namespace lockscope::lab

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace lockscope::lab {
+
+enum class Accel { Auto, Kvm, Tcg };
+
+struct AccelChoice {
+    std::vector<std::string> args;  // qemu arguments
+    std::string name;               // "kvm" or "tcg"
+    std::string why;                // for the progress line
+};
+
+// KVM when /dev/kvm is usable and the CPU advertises vmx/svm. Some hosts
+// (these VMs) expose a /dev/kvm that cannot run stock kernels; without the
+// CPU flags it is not tried. TCG runs single-threaded: multi-threaded TCG
+// hung or oopsed while probes on the spin-lock functions were being
+// attached and detached.
+AccelChoice chooseAccel(Accel requested);
+Accel parseAccel(const std::string& text);  // auto|kvm|tcg; throws LabError
+
+struct BootOptions {
+    std::string qemu = "qemu-system-x86_64";
+    std::string kernel;      // bzImage
+    std::string initrd;      // cpio
+    std::string data_path;   // where ttyS1 (the result channel) is written
+    std::string append;      // extra kernel command line
+    unsigned memory_mb = 1024;
+    unsigned cpus = 2;
+    double timeout_s = 300;
+    Accel accel = Accel::Auto;
+};
+
+struct BootResult {
+    bool timed_out = false;
+    bool started = true;
+    int exit_code = -1;
+    std::string accel;        // what was used
+    std::string serial;       // the console (ttyS0), firmware noise included
+    std::vector<std::string> command;
+};
+
+// Boots, waits for qemu to exit or the timeout (then kills it), and calls
+// on_stage for each "LSLAB-STAGE <what>" the guest prints on its console.
+BootResult bootGuest(const BootOptions& options, const std::function<void(const std::string&)>& on_stage);
+
+} // namespace lockscope::lab

@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "lockscope/lab/lab.h"
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <unistd.h>
+
+#include "lockscope/capture/io.h"
+#include "lockscope/lab/error.h"
+#include "lockscope/lab/initramfs.h"
+#include "lockscope/lab/process.h"
+
+namespace fs = std::filesystem;
+
+namespace lockscope::lab {
+
+namespace {
+
+void writeText(const fs::path& path, std::string_view text)
+{
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    if (!out)
+        throw LabError("cannot write '" + path.string() + "'");
+}
+
+std::string readText(const fs::path& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+std::string mib(uint64_t bytes)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+    return buf;
+}
+
+std::string seconds(double s)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f s", s);
+    return buf;
+}
+
+std::set<std::string> busyboxApplets(const std::string& busybox)
+{
+    std::set<std::string> out;
+    auto r = runProcess({busybox, "--list"}, 30);
+    std::istringstream lines(r.output);
+    std::string line;
+    while (std::getline(lines, line))
+        out.insert(line);
+    return out;
+}
+
+} // namespace
+
+std::string GuestRun::serialTail(unsigned lines) const { return tailLines(boot.serial, lines); }
+
+std::string GuestRun::file(const std::string& name) const
+{
+    auto it = report.files.find(name);
+    return it == report.files.end() ? std::string{} : it->second;
+}
+
+const std::vector<std::string>& probeSymbols()
+{
+    static const std::vector<std::string> symbols = {
+        "_raw_spin_lock", "_raw_spin_unlock", "_raw_spin_lock_irqsave", "__lock_timer", "lock_timer",
+        "do_semtimedop", "ipc_lock", "ipc_lock_object", "ipc_obtain_object_check", "sem_lock"};
+    return symbols;
+}
+
+std::string findBusybox()
+{
+    for (const char* candidate : {"/bin/busybox", "/usr/bin/busybox"}) {
+        if (::access(candidate, X_OK) == 0 && sharedLibraries(candidate).empty())
+            return candidate;
+    }
+    throw LabError("no static busybox on this host: apt-get install busybox-static");
+}
+
+GuestRun runInGuest(const Kernel& kernel, const std::vector<GuestStep>& steps,
+                    const std::vector<GuestBinary>& binaries, const BootOptions& boot_template,
+                    const std::string& work_dir, const ProgressFn& progress)
+{
+    if (findExecutable(boot_template.qemu).empty())
+        throw LabError(boot_template.qemu + " not found: apt-get install qemu-system-x86");
+    std::error_code ec;
+    fs::create_directories(work_dir, ec);
+    if (ec)
+        throw LabError("cannot create '" + work_dir + "': " + ec.message());
+
+    Initramfs rd;
+    rd.addFile("/bin/busybox", findBusybox(), 0755);
+    for (const char* dir : {"/proc", "/sys", "/dev", "/tmp", "/lab/out", "/usr/bin", "/sbin", "/etc"})
+        rd.addDirectory(dir);
+    for (const auto& b : binaries)
+        rd.addExecutableWithLibraries(b.guest_path, b.host_path);
+    rd.addText("/init", makeInitScript(steps), 0755);
+    auto initrd = (fs::path(work_dir) / "initrd.cpio").string();
+    rd.write(initrd);
+    progress("initramfs " + mib(fs::file_size(initrd)) + ", " + std::to_string(rd.paths().size()) + " entries");
+
+    BootOptions boot = boot_template;
+    boot.kernel = kernel.image;
+    boot.initrd = initrd;
+    boot.data_path = (fs::path(work_dir) / "channel.txt").string();
+    fs::remove(boot.data_path, ec);
+
+    GuestRun run;
+    run.kernel = kernel;
+    run.work_dir = work_dir;
+    auto t0 = std::chrono::steady_clock::now();
+    auto elapsed = [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    };
+    progress("boot " + kernel.name + " (" + chooseAccel(boot.accel).why + ", timeout " +
+             seconds(boot.timeout_s) + ")");
+    run.boot = bootGuest(boot, [&](const std::string& stage) {
+        progress("  " + seconds(elapsed()) + "  guest: " + stage);
+    });
+    writeText(fs::path(work_dir) / "serial.log", run.boot.serial);
+    run.report = parseGuestChannel(readText(boot.data_path));
+    for (const auto& [name, content] : run.report.files)
+        writeText(fs::path(work_dir) / name, content);
+
+    if (!run.boot.started)
+        run.failure = "qemu did not start: " + tailLines(run.boot.serial, 1);
+    else if (run.boot.timed_out)
+        run.failure = "guest timed out after " + seconds(boot.timeout_s) + " (raise --timeout, or see the serial log)";
+    else if (!run.report.done) {
+        bool panic = run.boot.serial.find("Kernel panic") != std::string::npos;
+        run.failure = std::string(panic ? "guest kernel panicked" : "guest stopped before finishing its steps") +
+                      " (qemu exit " + std::to_string(run.boot.exit_code) + ")";
+    } else if (!run.report.problems.empty())
+        run.failure = "result transfer from the guest failed: " + run.report.problems.front();
+    progress("guest finished in " + seconds(elapsed()) + (run.ok() ? "" : ": " + run.failure));
+    return run;
+}
+
+int runLab(const LabOptions& o, std::ostream& log)
+{
+    auto say = [&](const std::string& who, const std::string& what) {
+        log << "lab: [" << who << "] " << what << std::endl;
+    };
+    if (o.kernels.empty())
+        throw LabError("no --kernel given: e.g. --kernel A=arch/x86/boot/bzImage --kernel B=debian:6.1");
+    if (o.workload.empty())
+        throw LabError("no workload: add `-- <command> [args]` to run under lockscope record in each guest");
+    std::set<std::string> names;
+    for (const auto& k : o.kernels) {
+        if (!names.insert(k.name).second)
+            throw LabError("--kernel name '" + k.name + "' is used twice");
+    }
+    if (o.lockscope.empty() || ::access(o.lockscope.c_str(), X_OK) != 0)
+        throw LabError("lockscope binary '" + o.lockscope + "' is not executable");
+    const std::string cache = o.cache_dir.empty() ? defaultCacheDir() : o.cache_dir;
+    std::error_code ec;
+    fs::create_directories(o.out_dir, ec);
+    if (ec)
+        throw LabError("cannot create output dir '" + o.out_dir + "': " + ec.message());
+
+    // The workload program and --add files go to the same paths in the guest;
+    // busybox applets (sleep, sh, ...) are there already.
+    auto busybox = findBusybox();
+    auto applets = busyboxApplets(busybox);
+    std::vector<GuestBinary> binaries = {{"/usr/bin/lockscope", o.lockscope}};
+    std::vector<std::string> workload = o.workload;
+    if (workload[0].find('/') != std::string::npos || !applets.count(workload[0])) {
+        auto host = findExecutable(workload[0]);
+        if (host.empty())
+            throw LabError("workload '" + workload[0] + "' not found on this host (give its path)");
+        host = fs::absolute(host).lexically_normal().string();
+        binaries.push_back({host, host});
+        workload[0] = host;
+    }
+    for (const auto& extra : o.extra_files) {
+        auto abs = fs::absolute(extra).lexically_normal().string();
+        if (!fs::is_regular_file(abs, ec))
+            throw LabError("--add '" + extra + "': not a file");
+        binaries.push_back({abs, abs});
+    }
+
+    std::vector<std::string> captures;
+    int failures = 0;
+    for (const auto& spec : o.kernels) {
+        const auto& name = spec.name;
+        auto progress = [&](const std::string& what) { say(name, what); };
+        try {
+            say(name, "fetch " + spec.spec);
+            auto kernel = resolveKernel(spec, cache, progress);
+            say(name, "kernel " + kernel.image + (kernel.version.empty() ? "" : " (" + kernel.version + ")"));
+            if (!kernel.config.empty()) {
+                for (const char* opt : {"DEBUG_INFO_BTF", "KPROBES", "SERIAL_8250_CONSOLE", "BLK_DEV_INITRD"}) {
+                    auto v = kernelConfigValue(kernel.config, opt);
+                    if (v != "y")
+                        say(name, std::string("warning: CONFIG_") + opt + "=" + v + " in " + kernel.config);
+                }
+            }
+            std::vector<std::string> record = {"/usr/bin/lockscope", "record", "-o",
+                                               "/lab/out/capture.lockscope.json", "--label", name};
+            record.insert(record.end(), o.record_args.begin(), o.record_args.end());
+            record.push_back("--");
+            record.insert(record.end(), workload.begin(), workload.end());
+            std::vector<GuestStep> steps = {factsStep(probeSymbols()),
+                                            {"record", record, {"/lab/out/capture.lockscope.json"}}};
+            auto work = (fs::path(o.out_dir) / (name + ".guest")).string();
+            say(name, "initramfs");
+            auto run = runInGuest(kernel, steps, binaries, o.boot, work, progress);
+            fs::copy_file(fs::path(work) / "serial.log", fs::path(o.out_dir) / (name + ".serial.log"),
+                          fs::copy_options::overwrite_existing, ec);
+            if (!run.ok()) {
+                say(name, "FAILED: " + run.failure + "; serial log " + work + "/serial.log, last lines:");
+                log << run.serialTail(30) << std::endl;
+                ++failures;
+                continue;
+            }
+            auto facts = parseKeyValues(run.file("facts.log"));
+            say(name, "guest kernel " + facts["release"] + ", BTF " + facts["btf"] + ", kprobes " +
+                          facts["kprobes"]);
+            int rc = run.report.step_exit.count("record") ? run.report.step_exit.at("record") : -1;
+            auto text = run.file("capture.lockscope.json");
+            if (text.empty()) {
+                say(name, "FAILED: lockscope record in the guest exited " + std::to_string(rc) +
+                              " without a capture; its output:");
+                log << tailLines(run.file("record.log"), 20) << std::endl;
+                ++failures;
+                continue;
+            }
+            auto capture = parseCapture(text);
+            capture.meta.label = name;
+            auto path = (fs::path(o.out_dir) / (name + ".lockscope.json")).string();
+            writeCapture(capture, path, true);
+            say(name, "record: exit " + std::to_string(rc) + ", " + std::to_string(capture.locks.size()) +
+                          " locks, " + std::to_string(capture.stats.events) + " events -> " + path);
+            captures.push_back(path);
+        } catch (const std::exception& e) {
+            say(name, std::string("FAILED: ") + e.what());
+            ++failures;
+        }
+    }
+    if (o.compare && captures.size() >= 2) {
+        say("compare", captures[0] + " vs " + captures[1]);
+        auto r = runProcess({o.lockscope, "compare", captures[0], captures[1]}, 120);
+        writeText(fs::path(o.out_dir) / "compare.txt", r.output);
+        log << r.output;
+        if (!r.ok()) {
+            say("compare", "FAILED: lockscope compare exited " + std::to_string(r.exit_code));
+            ++failures;
+        } else {
+            say("compare", "report written to " + (fs::path(o.out_dir) / "compare.txt").string());
+        }
+    } else if (o.compare && o.kernels.size() >= 2) {
+        say("compare", "skipped: fewer than two captures");
+    }
+    return failures == 0 ? 0 : 1;
+}
+
+} // namespace lockscope::lab

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "lockscope/lab/process.h"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace lockscope::lab {
+
+namespace {
+
+void closeFd(int& fd)
+{
+    if (fd >= 0) {
+        ::close(fd);
+        fd = -1;
+    }
+}
+
+// Only async-signal-safe calls here: the parent may have other threads.
+[[noreturn]] void childExec(char* const* args, int out_fd, int err_report_fd)
+{
+    ::setpgid(0, 0);
+    int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (devnull >= 0)
+        ::dup2(devnull, STDIN_FILENO);
+    ::dup2(out_fd, STDOUT_FILENO);
+    ::dup2(out_fd, STDERR_FILENO);
+    ::execvp(args[0], args);
+    int err = errno;
+    ssize_t ignored = ::write(err_report_fd, &err, sizeof err);
+    (void)ignored;
+    ::_exit(127);
+}
+
+} // namespace
+
+ProcessResult runProcess(const std::vector<std::string>& argv, double timeout_s,
+                         const std::function<void(std::string_view)>& on_output)
+{
+    ProcessResult result;
+    if (argv.empty()) {
+        result.started = false;
+        result.output = "empty command";
+        return result;
+    }
+    int out_pipe[2];
+    int err_pipe[2];
+    if (::pipe2(out_pipe, O_CLOEXEC) != 0)
+        throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+    if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
+        ::close(out_pipe[0]);
+        ::close(out_pipe[1]);
+        throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+    }
+    std::vector<char*> args;
+    args.reserve(argv.size() + 1);
+    for (const auto& a : argv)
+        args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    pid_t pid = ::fork();
+    if (pid < 0) {
+        int e = errno;
+        for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]})
+            ::close(fd);
+        throw std::runtime_error(std::string("fork: ") + std::strerror(e));
+    }
+    if (pid == 0)
+        childExec(args.data(), out_pipe[1], err_pipe[1]);
+    // Also set it from the parent so a kill right after fork cannot miss the group.
+    ::setpgid(pid, pid);
+    int read_fd = out_pipe[0];
+    int err_fd = err_pipe[0];
+    ::close(out_pipe[1]);
+    ::close(err_pipe[1]);
+
+    int exec_errno = 0;
+    if (::read(err_fd, &exec_errno, sizeof exec_errno) == static_cast<ssize_t>(sizeof exec_errno)) {
+        result.started = false;
+        result.output = argv[0] + ": " + std::strerror(exec_errno);
+    }
+    closeFd(err_fd);
+
+    using Clock = std::chrono::steady_clock;
+    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                             std::chrono::duration<double>(timeout_s));
+    char buf[8192];
+    while (read_fd >= 0) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+        if (left <= 0) {
+            result.timed_out = true;
+            ::kill(-pid, SIGKILL);
+            break;
+        }
+        pollfd pfd{read_fd, POLLIN, 0};
+        int n = ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left, 500)));
+        if (n < 0 && errno != EINTR)
+            break;
+        if (n <= 0)
+            continue;
+        ssize_t got = ::read(read_fd, buf, sizeof buf);
+        if (got < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (got <= 0)
+            break;
+        std::string_view chunk(buf, static_cast<size_t>(got));
+        result.output.append(chunk);
+        if (on_output)
+            on_output(chunk);
+    }
+    closeFd(read_fd);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    // Anything the child left behind in its group goes too.
+    ::kill(-pid, SIGKILL);
+    if (WIFEXITED(status))
+        result.exit_code = WEXITSTATUS(status);
+    else if (WIFSIGNALED(status))
+        result.signal = WTERMSIG(status);
+    return result;
+}
+
+std::string findExecutable(const std::string& name)
+{
+    if (name.empty())
+        return {};
+    if (name.find('/') != std::string::npos)
+        return ::access(name.c_str(), X_OK) == 0 ? name : std::string{};
+    const char* path = std::getenv("PATH");
+    std::string_view rest = path ? path : "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin";
+    while (true) {
+        auto colon = rest.find(':');
+        std::string dir(rest.substr(0, colon));
+        if (dir.empty())
+            dir = ".";
+        std::string candidate = dir + "/" + name;
+        struct stat st {};
+        if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0)
+            return candidate;
+        if (colon == std::string_view::npos)
+            break;
+        rest.remove_prefix(colon + 1);
+    }
+    return {};
+}
+
+std::string shellQuote(std::string_view word)
+{
+    if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                "0123456789_-./=:,+@%") == std::string_view::npos)
+        return std::string(word);
+    std::string out = "'";
+    for (char c : word) {
+        if (c == '\'')
+            out += "'\\''";
+        else
+            out += c;
+    }
+    out += '\'';
+    return out;
+}
+
+std::string tailLines(std::string_view text, unsigned lines)
+{
+    size_t pos = text.size();
+    if (pos > 0 && text[pos - 1] == '\n')
+        --pos;
+    unsigned seen = 0;
+    while (pos > 0) {
+        if (text[pos - 1] == '\n' && ++seen == lines)
+            break;
+        --pos;
+    }
+    return std::string(text.substr(pos));
+}
+
+} // namespace lockscope::lab

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "lockscope/lab/qemu.h"
+
+#include <fcntl.h>
+#include <fstream>
+#include <unistd.h>
+
+#include "lockscope/lab/error.h"
+#include "lockscope/lab/process.h"
+
+namespace lockscope::lab {
+
+namespace {
+
+bool cpuHasVirtualization()
+{
+    std::ifstream in("/proc/cpuinfo");
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.rfind("flags", 0) == 0)
+            return line.find(" vmx") != std::string::npos || line.find(" svm") != std::string::npos;
+    }
+    return false;
+}
+
+bool kvmDeviceUsable()
+{
+    int fd = ::open("/dev/kvm", O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ::close(fd);
+    return true;
+}
+
+} // namespace
+
+Accel parseAccel(const std::string& text)
+{
+    if (text == "auto")
+        return Accel::Auto;
+    if (text == "kvm")
+        return Accel::Kvm;
+    if (text == "tcg")
+        return Accel::Tcg;
+    throw LabError("--accel '" + text + "': expected auto, kvm or tcg");
+}
+
+AccelChoice chooseAccel(Accel requested)
+{
+    const std::vector<std::string> tcg = {"-accel", "tcg,thread=single"};
+    if (requested == Accel::Tcg)
+        return {tcg, "tcg", "TCG (asked for)"};
+    if (requested == Accel::Kvm)
+        return {{"-accel", "kvm", "-cpu", "host"}, "kvm", "KVM (asked for)"};
+    bool dev = kvmDeviceUsable();
+    bool flags = cpuHasVirtualization();
+    if (dev && flags)
+        return {{"-accel", "kvm", "-cpu", "host"}, "kvm", "KVM (/dev/kvm and vmx/svm present)"};
+    return {tcg, "tcg",
+            std::string("TCG, single-threaded (") +
+                (dev ? "/dev/kvm present but the CPU has no vmx/svm" : "no usable /dev/kvm") + ")"};
+}
+
+BootResult bootGuest(const BootOptions& o, const std::function<void(const std::string&)>& on_stage)
+{
+    auto accel = chooseAccel(o.accel);
+    std::vector<std::string> cmd = {o.qemu};
+    cmd.insert(cmd.end(), accel.args.begin(), accel.args.end());
+    std::string append = "console=ttyS0 quiet panic=-1 loglevel=4";
+    if (!o.append.empty())
+        append += " " + o.append;
+    std::vector<std::string> rest = {
+        "-m", std::to_string(o.memory_mb), "-smp", std::to_string(o.cpus), "-kernel", o.kernel, "-initrd",
+        o.initrd, "-append", append, "-display", "none", "-vga", "none", "-no-reboot", "-monitor", "none",
+        "-nodefaults", "-serial", "stdio", "-serial", "file:" + o.data_path};
+    cmd.insert(cmd.end(), rest.begin(), rest.end());
+
+    BootResult result;
+    result.accel = accel.name;
+    result.command = cmd;
+    std::string pending;  // console text not yet scanned for stage markers
+    auto pr = runProcess(cmd, o.timeout_s, [&](std::string_view chunk) {
+        pending.append(chunk);
+        size_t nl;
+        while ((nl = pending.find('\n')) != std::string::npos) {
+            std::string line = pending.substr(0, nl);
+            pending.erase(0, nl + 1);
+            // Firmware escape codes may precede the marker: search, don't anchor.
+            auto at = line.find("LSLAB-STAGE ");
+            if (at == std::string::npos || !on_stage)
+                continue;
+            std::string stage = line.substr(at + 12);
+            while (!stage.empty() && (stage.back() == '\r' || stage.back() == ' '))
+                stage.pop_back();
+            on_stage(stage);
+        }
+    });
+    result.timed_out = pr.timed_out;
+    result.started = pr.started;
+    result.exit_code = pr.exit_code;
+    result.serial = std::move(pr.output);
+    return result;
+}
+
+} // namespace lockscope::lab

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The kernel-guest test fixture: one boot of a stock Debian kernel that runs
+// every guest-side step the kernel_guest_test checks read afterwards (facts,
+// a transfer check, lockscope record with each hold backend, the hold-probe
+// cost runs). One boot keeps the suite inside its time budget under TCG.
+// Exit 0 only when the guest ran every step and sent everything back; on
+// failure the serial log tail is printed.
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "lockscope/lab/error.h"
+#include "lockscope/lab/lab.h"
+#include "lockscope/lab/process.h"
+
+namespace fs = std::filesystem;
+using namespace lockscope::lab;
+
+namespace {
+
+struct Args {
+    std::string cache, out, workload, lockscope, kernel = "debian:cloud";
+    double timeout = 300;
+};
+
+Args parseArgs(int argc, char** argv)
+{
+    Args a;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        std::string flag = argv[i];
+        std::string value = argv[i + 1];
+        if (flag == "--cache")
+            a.cache = value;
+        else if (flag == "--out")
+            a.out = value;
+        else if (flag == "--workload")
+            a.workload = value;
+        else if (flag == "--lockscope")
+            a.lockscope = value;
+        else if (flag == "--kernel")
+            a.kernel = value;
+        else if (flag == "--timeout")
+            a.timeout = std::stod(value);
+        else
+            throw LabError("unknown option " + flag);
+    }
+    if (a.cache.empty() || a.out.empty() || a.workload.empty() || a.lockscope.empty())
+        throw LabError("usage: lab_guest_session --cache DIR --out DIR --workload BIN --lockscope BIN");
+    return a;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    try {
+        auto args = parseArgs(argc, argv);
+        auto progress = [](const std::string& what) { std::cout << "lab-session: " << what << std::endl; };
+        fs::remove_all(args.out);
+        fs::create_directories(args.out);
+        auto kernel = resolveKernel({"guest", args.kernel}, args.cache, progress);
+
+        const std::string W = "/usr/bin/lockscope-lab-workload";
+        std::vector<GuestStep> steps = {
+            factsStep(probeSymbols()),
+            // A binary file through the channel, compared byte for byte by the test.
+            {"transfer", {"cp", W, "/lab/out/transfer.bin"}, {"/lab/out/transfer.bin"}},
+            // The workload alone: it runs and its exact counts are what the probes must see.
+            {"workload_timers", {W, "timers", "--threads", "2", "--ops", "5000"}, {}},
+        };
+        bool has_record = runProcess({args.lockscope, "record", "--help"}, 30).ok();
+        std::ofstream(fs::path(args.out) / "host.txt") << "record=" << (has_record ? "yes" : "no") << "\n";
+        std::vector<GuestBinary> binaries = {{W, args.workload}, {"/usr/bin/lockscope", args.lockscope}};
+        BootOptions boot;
+        boot.timeout_s = args.timeout;
+        auto run = runInGuest(kernel, steps, binaries, boot, args.out, progress);
+        if (!run.ok()) {
+            std::cout << "lab-session: FAILED: " << run.failure << "\n--- serial log tail (" << args.out
+                      << "/serial.log) ---\n"
+                      << run.serialTail(40) << std::endl;
+            return 1;
+        }
+        std::cout << "lab-session: every step ran; results in " << args.out << std::endl;
+        return 0;
+    } catch (const std::exception& e) {
+        std::cout << "lab-session: FAILED: " << e.what() << std::endl;
+        return 1;
+    }
+}

@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The lab's host-side machinery, checked against the real tools it must
+// interoperate with (cpio, gzip, base64, sh), without booting anything.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "lockscope/lab/error.h"
+#include "lockscope/lab/guest.h"
+#include "lockscope/lab/initramfs.h"
+#include "lockscope/lab/kernel.h"
+#include "lockscope/lab/process.h"
+#include "lockscope/lab/qemu.h"
+
+namespace fs = std::filesystem;
+using namespace lockscope::lab;
+
+namespace {
+
+fs::path tempDir(const std::string& tag)
+{
+    auto dir = fs::temp_directory_path() / ("lockscope-lab-unit-" + tag + "-" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    return dir;
+}
+
+std::string slurp(const fs::path& p)
+{
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// What the guest's send() produces, made by the real gzip and base64 tools.
+std::string encodeLikeGuest(const fs::path& file, const std::string& name)
+{
+    auto r = runProcess({"sh", "-c", "gzip -c " + shellQuote(file.string()) + " | base64"}, 30);
+    EXPECT_TRUE(r.ok()) << r.output;
+    return "LSLAB-FILE " + name + " " + std::to_string(fs::file_size(file)) + "\r\n" + r.output +
+           "LSLAB-EOF " + name + "\r\n";
+}
+
+} // namespace
+
+TEST(LabProcess, CapturesOutputAndExitCode)
+{
+    auto r = runProcess({"sh", "-c", "echo out; echo err >&2; exit 3"}, 10);
+    EXPECT_EQ(r.exit_code, 3);
+    EXPECT_FALSE(r.timed_out);
+    EXPECT_NE(r.output.find("out"), std::string::npos);
+    EXPECT_NE(r.output.find("err"), std::string::npos);
+}
+
+TEST(LabProcess, TimeoutKillsTheWholeProcessGroup)
+{
+    auto dir = tempDir("timeout");
+    auto marker = dir / "survivor";
+    // The grandchild would write the marker after the deadline if it survived.
+    auto r = runProcess({"sh", "-c", "(sleep 3; touch " + marker.string() + ") & sleep 30"}, 0.5);
+    EXPECT_TRUE(r.timed_out);
+    ::sleep(4);
+    EXPECT_FALSE(fs::exists(marker)) << "a child of the timed-out command survived the kill";
+    fs::remove_all(dir);
+}
+
+TEST(LabProcess, MissingProgramIsReportedNotThrown)
+{
+    auto r = runProcess({"/nonexistent/qemu-system-x86_64"}, 5);
+    EXPECT_FALSE(r.started);
+    EXPECT_NE(r.output.find("No such file"), std::string::npos) << r.output;
+}
+
+TEST(LabProcess, ShellQuoteSurvivesTheShell)
+{
+    for (std::string word : {"plain", "with space", "it's", "$HOME", "a\"b", "", "tab\there", "*"}) {
+        auto r = runProcess({"sh", "-c", "printf %s " + shellQuote(word)}, 5);
+        EXPECT_EQ(r.output, word);
+    }
+}
+
+TEST(LabProcess, TailLines)
+{
+    EXPECT_EQ(tailLines("a\nb\nc\n", 2), "b\nc\n");
+    EXPECT_EQ(tailLines("a\nb\nc", 5), "a\nb\nc");
+    EXPECT_EQ(tailLines("", 3), "");
+}
+
+TEST(LabInitramfs, ArchiveListsAndExtractsWithCpio)
+{
+    if (findExecutable("cpio").empty())
+        GTEST_SKIP() << "cpio not installed (apt-get install cpio): cannot cross-check the archive";
+    auto dir = tempDir("cpio");
+    std::ofstream(dir / "payload.bin", std::ios::binary) << std::string(12345, 'x') << "end";
+    Initramfs rd;
+    rd.addText("/init", "#!/bin/sh\necho hi\n", 0755);
+    rd.addFile("/usr/bin/payload", (dir / "payload.bin").string(), 0755);
+    rd.addSymlink("/bin/sh", "busybox");
+    rd.write((dir / "rd.cpio").string());
+
+    auto extract = dir / "x";
+    fs::create_directories(extract);
+    auto r = runProcess({"sh", "-c", "cd " + extract.string() + " && cpio -id --quiet < ../rd.cpio"}, 30);
+    ASSERT_TRUE(r.ok()) << r.output;
+    EXPECT_EQ(slurp(extract / "init"), "#!/bin/sh\necho hi\n");
+    EXPECT_EQ(slurp(extract / "usr/bin/payload"), slurp(dir / "payload.bin"));
+    EXPECT_TRUE(fs::is_symlink(extract / "bin/sh"));
+    EXPECT_EQ(fs::read_symlink(extract / "bin/sh"), "busybox");
+    EXPECT_TRUE((fs::status(extract / "init").permissions() & fs::perms::owner_exec) != fs::perms::none);
+    EXPECT_TRUE(fs::is_directory(extract / "usr"));
+    fs::remove_all(dir);
+}
+
+TEST(LabInitramfs, CopiesSharedLibrariesAndLoader)
+{
+    auto sh = findExecutable("sh");
+    ASSERT_FALSE(sh.empty());
+    auto libs = sharedLibraries(fs::canonical(sh).string());
+    ASSERT_FALSE(libs.empty()) << "dash is dynamically linked on Debian";
+    bool has_libc = false, has_loader = false;
+    for (const auto& l : libs) {
+        has_libc |= l.find("libc.so") != std::string::npos;
+        has_loader |= l.find("ld-linux") != std::string::npos;
+    }
+    EXPECT_TRUE(has_libc);
+    EXPECT_TRUE(has_loader);
+    Initramfs rd;
+    rd.addExecutableWithLibraries("/bin/sh", sh);
+    for (const auto& l : libs)
+        EXPECT_TRUE(rd.contains(l)) << l;
+}
+
+TEST(LabInitramfs, RejectsEscapingPathsAndMissingFiles)
+{
+    Initramfs rd;
+    EXPECT_THROW(rd.addText("/../etc/passwd", "x"), LabError);
+    EXPECT_THROW(rd.addFile("/bin/x", "/nonexistent/file"), LabError);
+}
+
+TEST(LabGuestChannel, RoundTripsFilesEncodedByRealTools)
+{
+    auto dir = tempDir("channel");
+    std::string binary;
+    for (int i = 0; i < 70000; ++i)
+        binary += static_cast<char>((i * 7919) & 0xff);
+    std::ofstream(dir / "cap.json", std::ios::binary) << binary;
+    std::ofstream(dir / "empty.log", std::ios::binary);
+    std::string stream = "\x1b[2J noise before\r\n" + encodeLikeGuest(dir / "cap.json", "cap.json") +
+                         encodeLikeGuest(dir / "empty.log", "empty.log") +
+                         "LSLAB-MISSING gone.json\r\nLSLAB-STEP record 0\r\nLSLAB-STEP facts 7\r\nLSLAB-DONE\r\n";
+    auto report = parseGuestChannel(stream);
+    EXPECT_TRUE(report.done);
+    EXPECT_TRUE(report.problems.empty()) << report.problems.front();
+    EXPECT_EQ(report.files["cap.json"], binary);
+    EXPECT_EQ(report.files.count("empty.log"), 1u);
+    EXPECT_EQ(report.files["empty.log"], "");
+    EXPECT_EQ(report.step_exit["record"], 0);
+    EXPECT_EQ(report.step_exit["facts"], 7);
+    ASSERT_EQ(report.missing.size(), 1u);
+    EXPECT_EQ(report.missing[0], "gone.json");
+    fs::remove_all(dir);
+}
+
+TEST(LabGuestChannel, TruncatedOrCorruptTransfersAreProblemsNotCrashes)
+{
+    auto dir = tempDir("corrupt");
+    std::ofstream(dir / "a", std::ios::binary) << std::string(5000, 'a') << "tail";
+    auto good = encodeLikeGuest(dir / "a", "a");
+    // Cut in the middle: no end marker, no DONE.
+    auto cut = parseGuestChannel(good.substr(0, good.size() / 2));
+    EXPECT_FALSE(cut.done);
+    EXPECT_EQ(cut.files.count("a"), 0u);
+    ASSERT_FALSE(cut.problems.empty());
+    EXPECT_NE(cut.problems[0].find("truncated"), std::string::npos);
+    // Flip one base64 character of the compressed data (past the 10-byte
+    // gzip header, whose mtime no checksum covers): inflate or the CRC catches it.
+    auto flipped = good;
+    auto pos = flipped.find('\n') + 40;
+    flipped[pos] = flipped[pos] == 'A' ? 'B' : 'A';
+    auto bad = parseGuestChannel(flipped + "LSLAB-DONE\n");
+    EXPECT_EQ(bad.files.count("a"), 0u);
+    EXPECT_FALSE(bad.problems.empty());
+    // A marker inside a file ends it and is still honoured.
+    auto nested = parseGuestChannel("LSLAB-FILE x 3\nQUJD\nLSLAB-STEP s 0\nLSLAB-DONE\n");
+    EXPECT_TRUE(nested.done);
+    EXPECT_EQ(nested.step_exit["s"], 0);
+    EXPECT_FALSE(nested.problems.empty());
+    // Garbage is ignored.
+    auto junk = parseGuestChannel(std::string("\0\xff\x01 LSLAB-FILE\nLSLAB-STEP\n", 24));
+    EXPECT_FALSE(junk.done);
+    fs::remove_all(dir);
+}
+
+TEST(LabGuestScript, RunsUnderARealShellAndSpeaksTheProtocol)
+{
+    // The generated /init minus its mounts and poweroff, run by the host's
+    // sh with ttyS1 replaced by a file: steps, exit codes and sent files must
+    // parse back.
+    auto dir = tempDir("script");
+    std::vector<GuestStep> steps = {
+        {"hello", {"sh", "-c", "echo 'it''s here' > " + (dir / "made.txt").string() + "; exit 4"},
+         {(dir / "made.txt").string(), (dir / "never.txt").string()}},
+        {"second", {"echo", "two words"}, {}}};
+    auto script = makeInitScript(steps);
+    auto body_start = script.find("send() {");
+    auto body_end = script.find("exec 3>&-");
+    ASSERT_NE(body_start, std::string::npos);
+    ASSERT_NE(body_end, std::string::npos);
+    auto body = "mkdir -p " + (dir / "lab/out").string() + "\nexec 3>" + (dir / "channel").string() + "\n" +
+                script.substr(body_start, body_end - body_start);
+    // Point /lab/out at the temp dir.
+    for (size_t p; (p = body.find(" /lab/out/")) != std::string::npos;)
+        body.replace(p, 10, " " + (dir / "lab/out").string() + "/");
+    std::ofstream(dir / "init.sh") << body;
+    auto r = runProcess({"sh", (dir / "init.sh").string()}, 30);
+    ASSERT_TRUE(r.ok()) << r.output;
+    auto report = parseGuestChannel(slurp(dir / "channel"));
+    EXPECT_TRUE(report.done);
+    EXPECT_EQ(report.step_exit["hello"], 4);
+    EXPECT_EQ(report.step_exit["second"], 0);
+    EXPECT_EQ(report.files["made.txt"], "its here\n");
+    EXPECT_EQ(report.files["second.log"], "two words\n");
+    ASSERT_EQ(report.missing.size(), 1u);
+    EXPECT_EQ(report.missing[0], "never.txt");
+    EXPECT_THROW(makeInitScript({{"bad name", {"true"}, {}}}), LabError);
+    fs::remove_all(dir);
+}
+
+TEST(LabKernel, ParsesKernelArguments)
+{
+    auto k = parseKernelArg("A=arch/x86/boot/bzImage");
+    EXPECT_EQ(k.name, "A");
+    EXPECT_EQ(k.spec, "arch/x86/boot/bzImage");
+    EXPECT_EQ(parseKernelArg("base-1.0=debian:6.1").spec, "debian:6.1");
+    EXPECT_THROW(parseKernelArg("nobzimage"), LabError);
+    EXPECT_THROW(parseKernelArg("=x"), LabError);
+    EXPECT_THROW(parseKernelArg("A="), LabError);
+    EXPECT_THROW(parseKernelArg("a b=x"), LabError);
+}
+
+TEST(LabKernel, MapsDebianSpecsToPackages)
+{
+    EXPECT_EQ(debianPackageFor("debian"), "linux-image-amd64");
+    EXPECT_EQ(debianPackageFor("debian:6.1"), "linux-image-amd64");
+    EXPECT_EQ(debianPackageFor("debian:cloud"), "linux-image-cloud-amd64");
+    EXPECT_EQ(debianPackageFor("debian:6.1.0-57-cloud-amd64"), "linux-image-6.1.0-57-cloud-amd64");
+    EXPECT_EQ(debianPackageFor("debian:linux-image-6.1.0-57-amd64"), "linux-image-6.1.0-57-amd64");
+    EXPECT_THROW(debianPackageFor("debian:windows"), LabError);
+}
+
+TEST(LabKernel, ReadsTheBzImageVersionAndRejectsOtherFiles)
+{
+    auto dir = tempDir("bzimage");
+    // A minimal setup header: "HdrS" at 0x202, kernel_version at 0x20e
+    // pointing 0x200 bytes before the string.
+    std::string image(0x1000, '\0');
+    image.replace(0x202, 4, "HdrS");
+    image[0x20e] = 0x00;
+    image[0x20f] = 0x08;  // string at 0x800 + 0x200
+    std::string version = "6.9.0-test (dev@box) #1 SMP";
+    image.replace(0xa00, version.size(), version);
+    std::ofstream(dir / "bzImage", std::ios::binary) << image;
+    EXPECT_EQ(bzImageVersion((dir / "bzImage").string()), version);
+
+    std::ofstream(dir / "vmlinux", std::ios::binary) << std::string("\x7f" "ELF") << std::string(0x300, '\0');
+    try {
+        bzImageVersion((dir / "vmlinux").string());
+        FAIL() << "an ELF vmlinux was accepted as a bzImage";
+    } catch (const LabError& e) {
+        EXPECT_NE(std::string(e.what()).find("bzImage"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(resolveKernel({"A", (dir / "missing").string()}, dir.string(), [](const std::string&) {}),
+                 LabError);
+    auto k = resolveKernel({"A", (dir / "bzImage").string()}, dir.string(), [](const std::string&) {});
+    EXPECT_EQ(k.version, version);
+    fs::remove_all(dir);
+}
+
+TEST(LabKernel, ReadsConfigValues)
+{
+    auto dir = tempDir("config");
+    std::ofstream(dir / "config") << "CONFIG_KPROBES=y\n# CONFIG_FPROBE is not set\nCONFIG_NR_CPUS=64\n";
+    EXPECT_EQ(kernelConfigValue((dir / "config").string(), "KPROBES"), "y");
+    EXPECT_EQ(kernelConfigValue((dir / "config").string(), "FPROBE"), "n");
+    EXPECT_EQ(kernelConfigValue((dir / "config").string(), "NR_CPUS"), "64");
+    fs::remove_all(dir);
+}
+
+TEST(LabQemu, AccelerationChoice)
+{
+    EXPECT_EQ(chooseAccel(Accel::Tcg).name, "tcg");
+    EXPECT_EQ(chooseAccel(Accel::Kvm).name, "kvm");
+    auto automatic = chooseAccel(Accel::Auto);
+    EXPECT_FALSE(automatic.why.empty());
+    // TCG is always single-threaded: MTTCG hung with probes on spin-lock functions.
+    EXPECT_EQ(chooseAccel(Accel::Tcg).args.back(), "tcg,thread=single");
+    EXPECT_THROW(parseAccel("hvf"), LabError);
+}
