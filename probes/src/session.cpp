@@ -35,7 +35,7 @@ public:
         const std::string tracefs = ensureTracefs();
         FamilyContext ctx{options, maps_, status_};
         using Factory = std::unique_ptr<Family> (*)(FamilyContext&);
-        for (Factory f : {openFollow, openWait}) {
+        for (Factory f : {openFollow, openWait, openHold, openSyscalls, openFunctions, openCpu, openUserLocks}) {
             if (auto family = f(ctx))
                 families_.push_back(std::move(family));
         }

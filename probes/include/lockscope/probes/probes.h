@@ -31,6 +31,10 @@ struct UserLockSpec {
     std::string type = "pthread-mutex";
 };
 
+// pthread_mutex_lock/pthread_mutex_unlock in libc.so.6 (resolved through the
+// library search path), the --user-locks default.
+std::vector<UserLockSpec> defaultUserLocks();
+
 struct Options {
     unsigned stack_depth = 16;          // frames kept after the lock-internal ones
     bool per_tgid = false;              // key waits by tgid as well

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Spinlock hold time, shared by the fentry/fexit and kprobe/kretprobe
+ * programs. These programs run inside the _raw_spin_lock and _raw_spin_unlock families, so
+ * they must never take a lock themselves: a hash map update takes a bucket
+ * spinlock, which re-enters these very programs (recursion misses, diverging
+ * counts, possible deadlock). Everything here is therefore a lock-free
+ * PER-CPU ARRAY:
+ *  - held: a small stack of (lock, acquire time, stack id) per CPU. Spinlock
+ *    holders do not migrate, so acquire and release happen on one CPU.
+ *  - hold_table: an open-addressing table per CPU, keyed by one 64-bit word
+ *    (lock address | (stack id + 1) << 48) claimed with cmpxchg, holding the
+ *    log2 histogram. Userspace sums the CPUs.
+ * Hash-map lookups (the filters) are lock-free and allowed; updates are not.
+ * bpf_get_stackid may take the stack map's freelist lock: the kernel's
+ * per-program recursion guard skips the nested run and counts it in
+ * recursion_misses, which userspace reports.
+ */
+#ifndef LOCKSCOPE_HOLD_COMMON_BPF_H
+#define LOCKSCOPE_HOLD_COMMON_BPF_H
+
+#include "common.bpf.h"
+
+const volatile __u32 hold_sample = 1; /* record 1 in N acquisitions */
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __type(key, __u32);
+    __type(value, struct ls_held_stack);
+    __uint(max_entries, 1);
+} held SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __type(key, __u32);
+    __type(value, struct ls_hold_slot);
+    __uint(max_entries, LS_HOLD_TABLE);
+} hold_table SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __type(key, __u32);
+    __type(value, __u64);
+    __uint(max_entries, 1);
+} sample_tick SEC(".maps");
+
+static __always_inline void on_acquired(void *ctx, __u64 lock, __u32 variant)
+{
+    __u64 ts = bpf_ktime_get_ns();
+    __u32 zero = 0, d;
+    struct ls_held_stack *s;
+
+    if (hold_sample > 1) {
+        __u64 *tick = bpf_map_lookup_elem(&sample_tick, &zero);
+
+        if (!tick || (*tick)++ % hold_sample)
+            return;
+    }
+    if (!lock_wanted(lock) || !task_wanted())
+        return;
+    s = bpf_map_lookup_elem(&held, &zero);
+    if (!s)
+        return;
+    d = s->depth;
+    if (d >= LS_HOLD_NEST) {
+        count(LS_C_HOLD_OVERFLOW);
+        return;
+    }
+    /* Reserve first: an irq that locks and unlocks meanwhile stays above us. */
+    s->e[d].lock = 0;
+    s->depth = d + 1;
+    s->e[d].ts = ts;
+    s->e[d].variant = variant;
+    s->e[d].kstack = stack_id(ctx, 0);
+    s->e[d].lock = lock;
+}
+
+static __always_inline void hold_add(__u64 lock, __s32 kstack, __u32 variant, __u64 delta)
+{
+    __u64 key = (lock & 0xffffffffffffULL) | ((__u64)(__u16)(kstack + 1) << 48);
+    __u64 h = key * 0x9e3779b97f4a7c15ULL;
+    __u32 idx = (__u32)(h >> 52);
+
+    for (int i = 0; i < LS_HOLD_PROBE; i++) {
+        __u32 slot_idx = (idx + i) & (LS_HOLD_TABLE - 1);
+        struct ls_hold_slot *slot = bpf_map_lookup_elem(&hold_table, &slot_idx);
+
+        if (!slot)
+            return;
+        if (slot->key != key) {
+            if (slot->key != 0 || __sync_val_compare_and_swap(&slot->key, 0, key) != 0) {
+                if (slot->key != key)
+                    continue;
+            } else {
+                slot->variant = variant;
+                slot->hist.min = ~0ULL;
+            }
+        }
+        hist_add(&slot->hist, delta);
+        count(LS_C_HOLD_EVENTS);
+        return;
+    }
+    count(LS_C_MAP_FULL);
+}
+
+static __always_inline void on_release(__u64 lock)
+{
+    __u64 now = bpf_ktime_get_ns();
+    __u32 zero = 0, d;
+    struct ls_held_stack *s = bpf_map_lookup_elem(&held, &zero);
+    struct ls_held e;
+    int found = -1;
+
+    if (!s)
+        return;
+    d = s->depth;
+    if (d > LS_HOLD_NEST)
+        d = LS_HOLD_NEST;
+    for (int i = LS_HOLD_NEST - 1; i >= 0; i--) {
+        if ((__u32)i < d && s->e[i].lock == lock) {
+            found = i;
+            break;
+        }
+    }
+    if (found < 0) {
+        /* With sampling, unseen acquisitions are expected, not errors. */
+        if (hold_sample <= 1 && lock_wanted(lock) && task_wanted())
+            count(LS_C_HOLD_UNMATCHED);
+        return;
+    }
+    e = s->e[found & (LS_HOLD_NEST - 1)];
+    /* Out-of-order release (lock A, lock B, unlock A): close the gap. */
+    for (int j = 0; j < LS_HOLD_NEST - 1; j++) {
+        if (j >= found && (__u32)j + 1 < d)
+            s->e[j] = s->e[j + 1];
+    }
+    s->depth = d - 1;
+    hold_add(lock, e.kstack, e.variant, now - e.ts);
+}
+
+#endif /* LOCKSCOPE_HOLD_COMMON_BPF_H */

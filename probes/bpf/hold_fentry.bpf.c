@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Spinlock hold time via fexit on the lock functions (the lock is held once
+ * they return; trylocks only when they return non-zero) and fentry on the
+ * unlocks. Userspace turns off, with bpf_program__set_autoload, every program
+ * whose function is missing from the running kernel's BTF.
+ */
+#include "hold_common.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+SEC("fexit/_raw_spin_lock")
+int BPF_PROG(hold_lock, raw_spinlock_t *lock)
+{
+    on_acquired(ctx, (__u64)lock, LS_HOLD_SPIN);
+    return 0;
+}
+
+SEC("fexit/_raw_spin_lock_irq")
+int BPF_PROG(hold_lock_irq, raw_spinlock_t *lock)
+{
+    on_acquired(ctx, (__u64)lock, LS_HOLD_SPIN_IRQ);
+    return 0;
+}
+
+SEC("fexit/_raw_spin_lock_irqsave")
+int BPF_PROG(hold_lock_irqsave, raw_spinlock_t *lock, unsigned long ret)
+{
+    on_acquired(ctx, (__u64)lock, LS_HOLD_SPIN_IRQSAVE);
+    return 0;
+}
+
+SEC("fexit/_raw_spin_lock_bh")
+int BPF_PROG(hold_lock_bh, raw_spinlock_t *lock)
+{
+    on_acquired(ctx, (__u64)lock, LS_HOLD_SPIN_BH);
+    return 0;
+}
+
+SEC("fexit/_raw_spin_trylock")
+int BPF_PROG(hold_trylock, raw_spinlock_t *lock, int ret)
+{
+    if (ret)
+        on_acquired(ctx, (__u64)lock, LS_HOLD_TRYLOCK);
+    return 0;
+}
+
+SEC("fexit/_raw_spin_trylock_bh")
+int BPF_PROG(hold_trylock_bh, raw_spinlock_t *lock, int ret)
+{
+    if (ret)
+        on_acquired(ctx, (__u64)lock, LS_HOLD_TRYLOCK_BH);
+    return 0;
+}
+
+SEC("fentry/_raw_spin_unlock")
+int BPF_PROG(hold_unlock, raw_spinlock_t *lock)
+{
+    on_release((__u64)lock);
+    return 0;
+}
+
+SEC("fentry/_raw_spin_unlock_irq")
+int BPF_PROG(hold_unlock_irq, raw_spinlock_t *lock)
+{
+    on_release((__u64)lock);
+    return 0;
+}
+
+SEC("fentry/_raw_spin_unlock_irqrestore")
+int BPF_PROG(hold_unlock_irqrestore, raw_spinlock_t *lock, unsigned long flags)
+{
+    on_release((__u64)lock);
+    return 0;
+}
+
+SEC("fentry/_raw_spin_unlock_bh")
+int BPF_PROG(hold_unlock_bh, raw_spinlock_t *lock)
+{
+    on_release((__u64)lock);
+    return 0;
+}

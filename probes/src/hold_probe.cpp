@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Spinlock hold time: fentry/fexit, else kprobe/kretprobe. Each backend is its
+// own skeleton, so a refused backend never breaks loading another family.
+#include <cerrno>
+#include <map>
+#include <utility>
+
+#include <bpf/bpf.h>
+
+#include "bpf_util.h"
+#include "family.h"
+#include "hold_fentry.skel.h"
+#include "hold_kprobe.skel.h"
+
+namespace lockscope::probes::detail {
+
+namespace {
+
+struct ProgTarget {
+    bpf_program* prog;
+    const char* function;
+    bool unlock;
+};
+
+class HoldFamily final : public Family {
+public:
+    HoldFamily(std::shared_ptr<void> owner, int table_fd, std::vector<bpf_program*> progs, int ncpus)
+        : owner_(std::move(owner)), table_fd_(table_fd), progs_(std::move(progs)), ncpus_(ncpus)
+    {
+    }
+
+    Links& links() { return links_; }
+
+    void read(Snapshot& out) const override
+    {
+        std::vector<ls_hold_slot> slots(static_cast<size_t>(ncpus_));
+        std::map<std::pair<uint64_t, uint32_t>, LockRecord> merged;
+        for (uint32_t idx = 0; idx < LS_HOLD_TABLE; ++idx) {
+            if (bpf_map_lookup_elem(table_fd_, &idx, slots.data()) != 0)
+                continue;
+            for (const ls_hold_slot& s : slots) {
+                if (s.key == 0)
+                    continue;
+                LockRecord& r = merged[{s.key, s.variant}];
+                r.lock_addr = (s.key & 0xffffffffffffULL) | 0xffff000000000000ULL;
+                r.kstack_id = static_cast<int64_t>(s.key >> 48) - 1;
+                r.flags = s.variant;
+                r.type = "spinlock";
+                r.hist.merge(histFromKernel(s.hist));
+            }
+        }
+        for (auto& [key, r] : merged)
+            if (!r.hist.empty())
+                out.holds.push_back(std::move(r));
+    }
+
+    uint64_t recursionMisses() const override
+    {
+        uint64_t n = 0;
+        for (const bpf_program* p : progs_)
+            n += detail::recursionMisses(p);
+        return n;
+    }
+    void detach() override { links_.clear(); }
+    std::vector<int> progFds() const override
+    {
+        std::vector<int> fds;
+        for (const bpf_program* p : progs_)
+            fds.push_back(bpf_program__fd(p));
+        return fds;
+    }
+
+private:
+    std::shared_ptr<void> owner_;
+    int table_fd_;
+    std::vector<bpf_program*> progs_;
+    int ncpus_;
+    Links links_;
+};
+
+// Loads and attaches one backend's skeleton. Returns nullptr and appends to
+// notes when it cannot.
+template <class Skel>
+std::unique_ptr<Family> tryBackend(FamilyContext& ctx, const char* hook, Skel* raw, void (*destroy)(Skel*),
+                                   std::vector<ProgTarget> targets, std::string& notes)
+{
+    std::shared_ptr<void> owner(raw, [destroy](void* p) { destroy(static_cast<Skel*>(p)); });
+    auto fail = [&](const std::string& why) {
+        notes += (notes.empty() ? "" : "; ") + std::string(hook) + ": " + why;
+        return nullptr;
+    };
+    configureRodata(raw->rodata, ctx.options);
+    raw->rodata->hold_sample = std::max(ctx.options.hold_sample, 1u);
+    std::vector<bpf_program*> used;
+    std::string missing;
+    bool have_lock = false, have_unlock = false;
+    for (const ProgTarget& t : targets) {
+        std::string why;
+        const bool present = kernelHasFunction(t.function, &why) &&
+                             (std::string(hook) != "fentry" || why.empty()); // fentry needs BTF
+        bpf_program__set_autoload(t.prog, present);
+        if (!present) {
+            missing += (missing.empty() ? "" : ", ") + std::string(t.function);
+            continue;
+        }
+        used.push_back(t.prog);
+        (t.unlock ? have_unlock : have_lock) = true;
+    }
+    if (!have_lock || !have_unlock)
+        return fail("no traceable spin lock/unlock functions in this kernel (" + missing + ")");
+    if (int err = ctx.maps.reuseIn(raw->obj); err)
+        return fail("map setup failed: " + errnoText(err));
+    clearLibbpfLog();
+    if (int err = bpf_object__load(raw->obj); err) {
+        std::string log = lastLibbpfError();
+        if (log.rfind("failed to load object", 0) == 0)
+            log.clear(); // says nothing errno does not
+        return fail("load failed: " + errnoText(err) + (log.empty() ? "" : " [" + log + "]"));
+    }
+    auto family = std::make_unique<HoldFamily>(owner, bpf_map__fd(raw->maps.hold_table), used, ctx.maps.ncpus());
+    for (bpf_program* p : used) {
+        bpf_link* l = bpf_program__attach(p);
+        if (!l)
+            return fail("attach failed: " + attachError());
+        family->links().add(l);
+    }
+    if (!missing.empty())
+        notes += (notes.empty() ? "" : "; ") + std::string("not in this kernel: ") + missing;
+    return family;
+}
+
+} // namespace
+
+std::unique_ptr<Family> openHold(FamilyContext& ctx)
+{
+    const Options& o = ctx.options;
+    ProbeStatus st{"spin_hold", "_raw_spin_lock*,_raw_spin_trylock*,_raw_spin_unlock*", "", false, ""};
+    if (o.hold == Backend::Off) {
+        st.reason = "disabled";
+        ctx.status.push_back(st);
+        return nullptr;
+    }
+    if (o.hold != Backend::Auto && o.hold != Backend::Fentry && o.hold != Backend::Kprobe) {
+        st.reason = std::string("backend ") + backendName(o.hold) + " cannot hook spin lock functions";
+        ctx.status.push_back(st);
+        return nullptr;
+    }
+    std::string notes;
+    if (o.hold == Backend::Auto || o.hold == Backend::Fentry) {
+        st.hook = "fentry";
+        if (ls_hold_fentry* s = ls_hold_fentry__open()) {
+            auto& p = s->progs;
+            std::vector<ProgTarget> t = {
+                {p.hold_lock, "_raw_spin_lock", false},
+                {p.hold_lock_irq, "_raw_spin_lock_irq", false},
+                {p.hold_lock_irqsave, "_raw_spin_lock_irqsave", false},
+                {p.hold_lock_bh, "_raw_spin_lock_bh", false},
+                {p.hold_trylock, "_raw_spin_trylock", false},
+                {p.hold_trylock_bh, "_raw_spin_trylock_bh", false},
+                {p.hold_unlock, "_raw_spin_unlock", true},
+                {p.hold_unlock_irq, "_raw_spin_unlock_irq", true},
+                {p.hold_unlock_irqrestore, "_raw_spin_unlock_irqrestore", true},
+                {p.hold_unlock_bh, "_raw_spin_unlock_bh", true},
+            };
+            if (auto f = tryBackend(ctx, "fentry", s, ls_hold_fentry__destroy, t, notes)) {
+                st.attached = true;
+                st.reason = notes;
+                ctx.status.push_back(st);
+                return f;
+            }
+        } else {
+            notes += "fentry: open failed: " + errnoText(errno);
+        }
+    }
+    if (o.hold == Backend::Auto || o.hold == Backend::Kprobe) {
+        if (std::string why = kprobeUnavailableReason(); !why.empty()) {
+            notes += (notes.empty() ? "" : "; ") + std::string("kprobe: ") + why;
+        } else if (ls_hold_kprobe* s = ls_hold_kprobe__open()) {
+            st.hook = "kprobe";
+            auto& p = s->progs;
+            std::vector<ProgTarget> t = {
+                {p.enter__raw_spin_lock, "_raw_spin_lock", false},
+                {p.exit__raw_spin_lock, "_raw_spin_lock", false},
+                {p.enter__raw_spin_lock_irq, "_raw_spin_lock_irq", false},
+                {p.exit__raw_spin_lock_irq, "_raw_spin_lock_irq", false},
+                {p.enter__raw_spin_lock_irqsave, "_raw_spin_lock_irqsave", false},
+                {p.exit__raw_spin_lock_irqsave, "_raw_spin_lock_irqsave", false},
+                {p.enter__raw_spin_lock_bh, "_raw_spin_lock_bh", false},
+                {p.exit__raw_spin_lock_bh, "_raw_spin_lock_bh", false},
+                {p.enter__raw_spin_trylock, "_raw_spin_trylock", false},
+                {p.exit__raw_spin_trylock, "_raw_spin_trylock", false},
+                {p.enter__raw_spin_trylock_bh, "_raw_spin_trylock_bh", false},
+                {p.exit__raw_spin_trylock_bh, "_raw_spin_trylock_bh", false},
+                {p.enter__raw_spin_unlock, "_raw_spin_unlock", true},
+                {p.enter__raw_spin_unlock_irq, "_raw_spin_unlock_irq", true},
+                {p.enter__raw_spin_unlock_irqrestore, "_raw_spin_unlock_irqrestore", true},
+                {p.enter__raw_spin_unlock_bh, "_raw_spin_unlock_bh", true},
+            };
+            if (auto f = tryBackend(ctx, "kprobe", s, ls_hold_kprobe__destroy, t, notes)) {
+                st.attached = true;
+                st.reason = notes;
+                ctx.status.push_back(st);
+                return f;
+            }
+        } else {
+            notes += (notes.empty() ? "" : "; ") + std::string("kprobe: open failed: ") + errnoText(errno);
+        }
+    }
+    st.reason = notes;
+    ctx.status.push_back(st);
+    return nullptr;
+}
+
+} // namespace lockscope::probes::detail
