@@ -136,13 +136,13 @@ private:
 // operations deletes a timer and creates a replacement.
 class TimerLookup final : public Scenario {
 public:
-    TimerLookup(Variant v, unsigned threads, bool profiled)
-        : table_(makeTimerTable(v,
-                                profile(profiled, v == Variant::Before ? "posix_timers.hash_lock" : "posix_timers.writer",
-                                        "spinlock"),
-                                profile(profiled, "k_itimer.it_lock", "spinlock"))),
-          slots_(std::max(64u, threads * 16))
+    TimerLookup(Variant v, unsigned threads, bool profiled) : slots_(std::max(64u, threads * 16))
     {
+        // Table lock first: harness output lists lock classes in this order.
+        LockProfile* tableLock = profile(
+            profiled, v == Variant::Before ? "posix_timers.hash_lock" : "posix_timers.writer", "spinlock");
+        LockProfile* timerLock = profile(profiled, "k_itimer.it_lock", "spinlock");
+        table_ = makeTimerTable(v, tableLock, timerLock);
         for (auto& s : slots_)
             s.store(table_->create(1000000000, 1000000));
     }
@@ -174,8 +174,8 @@ public:
     }
 
 private:
-    std::unique_ptr<TimerTable> table_;
     std::vector<std::atomic<int>> slots_;
+    std::unique_ptr<TimerTable> table_;
     std::atomic<uint64_t> failures_{0};
 };
 
