@@ -49,7 +49,7 @@ public:
         if (!any) {
             std::string why;
             for (const ProbeStatus& s : status_)
-                if (s.reason != "disabled") {
+                if (!s.attached && s.reason != "disabled") {
                     why = s.name + ": " + s.reason;
                     break;
                 }

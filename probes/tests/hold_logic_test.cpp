@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Hold-time pairing (hold_common.bpf.h) run for real in this kernel through
+// raw_tp wrappers and BPF_PROG_TEST_RUN, since fentry/kprobes may be refused
+// here. Also checks that the real fentry and kprobe hold programs verify.
+#include <map>
+#include <memory>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <gtest/gtest.h>
+
+#include "lockscope/capture/histogram.h"
+#include "lockscope_bpf.h" // before the skeletons, which use its structs
+
+#include "hold_kprobe.skel.h"
+#include "hold_testrun.skel.h"
+#include "test_support.h"
+
+namespace {
+
+constexpr uint64_t A = 0xffff888000001000ULL;
+constexpr uint64_t B = 0xffff888000002000ULL;
+constexpr uint64_t C = 0xffff888000003000ULL;
+
+struct Destroy {
+    void operator()(ls_hold_testrun* s) const { ls_hold_testrun__destroy(s); }
+};
+
+class HoldLogic : public ::testing::Test {
+protected:
+    void load(uint32_t sample = 1)
+    {
+        skel_.reset(ls_hold_testrun__open());
+        ASSERT_TRUE(skel_);
+        skel_->rodata->hold_sample = sample;
+        ASSERT_EQ(ls_hold_testrun__load(skel_.get()), 0);
+    }
+    void SetUp() override { LOCKSCOPE_REQUIRE_ROOT(); }
+
+    void run(bpf_program* prog, uint64_t a0, uint64_t a1)
+    {
+        uint64_t args[2] = {a0, a1};
+        LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args, .ctx_size_in = sizeof args,
+                    .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = 0);
+        ASSERT_EQ(bpf_prog_test_run_opts(bpf_program__fd(prog), &opts), 0);
+    }
+    void lock(uint64_t l, uint32_t variant = LS_HOLD_SPIN) { run(skel_->progs.test_acquired, l, variant); }
+    void unlock(uint64_t l) { run(skel_->progs.test_release, l, 0); }
+
+    // lock address -> merged histogram over every stack and CPU
+    std::map<uint64_t, lockscope::Log2Hist> holds() const
+    {
+        const int n = libbpf_num_possible_cpus();
+        std::vector<ls_hold_slot> v(static_cast<size_t>(n));
+        std::map<uint64_t, lockscope::Log2Hist> out;
+        for (uint32_t i = 0; i < LS_HOLD_TABLE; ++i) {
+            if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.hold_table), &i, v.data()) != 0)
+                continue;
+            for (const ls_hold_slot& s : v) {
+                if (!s.key)
+                    continue;
+                std::array<uint64_t, 64> b{};
+                std::copy(std::begin(s.hist.slots), std::end(s.hist.slots), b.begin());
+                out[(s.key & 0xffffffffffffULL) | 0xffff000000000000ULL].merge(
+                    lockscope::Log2Hist::fromParts(b, s.hist.count, s.hist.total, s.hist.min, s.hist.max));
+            }
+        }
+        return out;
+    }
+    uint64_t counter(ls_counter c) const
+    {
+        std::vector<uint64_t> v(static_cast<size_t>(libbpf_num_possible_cpus()));
+        uint32_t key = c;
+        bpf_map_lookup_elem(bpf_map__fd(skel_->maps.counters), &key, v.data());
+        uint64_t s = 0;
+        for (uint64_t x : v)
+            s += x;
+        return s;
+    }
+    uint32_t depth() const
+    {
+        std::vector<ls_held_stack> v(static_cast<size_t>(libbpf_num_possible_cpus()));
+        uint32_t key = 0;
+        bpf_map_lookup_elem(bpf_map__fd(skel_->maps.held), &key, v.data());
+        return v[0].depth;
+    }
+
+    std::unique_ptr<ls_hold_testrun, Destroy> skel_;
+};
+
+TEST_F(HoldLogic, NestedHoldsPairInnermostFirst)
+{
+    load();
+    lock(A);
+    lock(B, LS_HOLD_SPIN_IRQSAVE);
+    unlock(B);
+    unlock(A);
+    auto h = holds();
+    ASSERT_EQ(h.size(), 2u);
+    EXPECT_EQ(h[A].count(), 1u);
+    EXPECT_EQ(h[B].count(), 1u);
+    EXPECT_TRUE(h[A].consistent());
+    EXPECT_GT(h[A].total(), h[B].total()) << "A was held across B";
+    EXPECT_EQ(depth(), 0u);
+    EXPECT_EQ(counter(LS_C_HOLD_EVENTS), 2u);
+}
+
+TEST_F(HoldLogic, OutOfOrderReleaseKeepsTheOtherHold)
+{
+    load();
+    lock(A);
+    lock(B);
+    lock(C);
+    unlock(A); // released first though taken first
+    EXPECT_EQ(depth(), 2u);
+    unlock(C);
+    unlock(B);
+    auto h = holds();
+    EXPECT_EQ(h[A].count(), 1u);
+    EXPECT_EQ(h[B].count(), 1u);
+    EXPECT_EQ(h[C].count(), 1u);
+    EXPECT_GT(h[B].total(), h[C].total()) << "B was held across C, after A was released";
+    EXPECT_EQ(counter(LS_C_HOLD_UNMATCHED), 0u);
+}
+
+TEST_F(HoldLogic, UnlockOfAnUnseenLockIsDroppedAndCounted)
+{
+    load();
+    unlock(A);
+    EXPECT_TRUE(holds().empty());
+    EXPECT_EQ(counter(LS_C_HOLD_UNMATCHED), 1u);
+}
+
+TEST_F(HoldLogic, RepeatedHoldsAccumulateInOneSlot)
+{
+    load();
+    for (int i = 0; i < 100; ++i) {
+        lock(A);
+        unlock(A);
+    }
+    auto h = holds();
+    ASSERT_EQ(h.size(), 1u);
+    EXPECT_EQ(h[A].count(), 100u);
+    EXPECT_TRUE(h[A].consistent());
+}
+
+TEST_F(HoldLogic, TooManyHeldLocksOverflowWithoutCorruption)
+{
+    load();
+    for (uint64_t i = 0; i <= LS_HOLD_NEST; ++i)
+        lock(A + i * 64);
+    EXPECT_EQ(counter(LS_C_HOLD_OVERFLOW), 1u);
+    for (uint64_t i = LS_HOLD_NEST; i-- > 0;)
+        unlock(A + i * 64);
+    EXPECT_EQ(depth(), 0u);
+    EXPECT_EQ(counter(LS_C_HOLD_EVENTS), uint64_t{LS_HOLD_NEST});
+}
+
+TEST_F(HoldLogic, SamplingRecordsOneInN)
+{
+    load(4);
+    for (int i = 0; i < 40; ++i) {
+        lock(A);
+        unlock(A);
+    }
+    EXPECT_EQ(holds()[A].count(), 10u);
+    EXPECT_EQ(counter(LS_C_HOLD_UNMATCHED), 0u) << "sampled-out unlocks are expected, not errors";
+}
+
+TEST(HoldPrograms, KprobeVariantPassesTheVerifier)
+{
+    LOCKSCOPE_REQUIRE_ROOT();
+    // Kprobe-type programs load wherever uprobes work, even without CONFIG_KPROBES.
+    ls_hold_kprobe* skel = ls_hold_kprobe__open();
+    ASSERT_NE(skel, nullptr);
+    const int err = ls_hold_kprobe__load(skel);
+    ls_hold_kprobe__destroy(skel);
+    EXPECT_EQ(err, 0) << "the verifier rejected the kprobe hold programs";
+}
+
+} // namespace

@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Whole-session behaviour on the running kernel: backend choice and skip
+// reasons, syscall latency, CPU sampling, user locks, fork following, and the
+// permission error.
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+#include <pthread.h>
+#include <sys/ipc.h>
+#include <sys/sem.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "contention_gen.h"
+#include "lockscope/probes/probes.h"
+#include "test_support.h"
+
+namespace lockscope::probes {
+namespace {
+
+Options quiet()
+{
+    Options o;
+    o.wait = Backend::Off;
+    o.hold = Backend::Off;
+    o.functions = Backend::Off;
+    o.syscalls = false;
+    o.cpu_frequency_hz = 0;
+    o.tgids = {static_cast<uint32_t>(getpid())};
+    return o;
+}
+
+const ProbeStatus* findStatus(const Session& s, const std::string& name)
+{
+    for (const ProbeStatus& st : s.status())
+        if (st.name == name)
+            return &st;
+    return nullptr;
+}
+
+bool contains(const std::string& s, const std::string& part)
+{
+    return s.find(part) != std::string::npos;
+}
+
+TEST(Session, EveryRequestedProbeHasAStatusAndSkipsSayWhy)
+{
+    LOCKSCOPE_REQUIRE_ROOT();
+    Options o;
+    o.tgids = {static_cast<uint32_t>(getpid())};
+    o.user_locks = defaultUserLocks();
+    auto s = Session::open(o);
+    for (const char* name : {"lock_contention", "spin_hold", "syscall:semtimedop", "syscall:timer_gettime",
+                             "function:__lock_timer", "function:ipc_lock", "function:sem_lock", "cpu_sampling",
+                             "user_lock:pthread_mutex_lock", "fork_follow"})
+        EXPECT_NE(findStatus(*s, name), nullptr) << name;
+    for (const ProbeStatus& st : s->status()) {
+        if (!st.attached) {
+            EXPECT_FALSE(st.reason.empty()) << st.name << " skipped without a reason";
+        } else {
+            EXPECT_FALSE(st.hook.empty()) << st.name << " attached without saying how";
+        }
+    }
+    EXPECT_TRUE(findStatus(*s, "lock_contention")->attached);
+}
+
+// On a kernel that refuses fentry and has no kprobes, Auto must say both.
+TEST(Session, HoldAutoExplainsEachRefusedBackend)
+{
+    LOCKSCOPE_REQUIRE_ROOT();
+    Options o = quiet();
+    o.wait = Backend::Auto; // open() needs one attachable probe
+    o.hold = Backend::Auto;
+    auto s = Session::open(o);
+    const ProbeStatus* st = findStatus(*s, "spin_hold");
+    ASSERT_NE(st, nullptr);
+    if (st->attached)
+        GTEST_SKIP() << "skipped: this kernel allows hold probes (attached via " << st->hook
+                     << "); the refusal path cannot be observed here";
+    EXPECT_TRUE(contains(st->reason, "fentry: ")) << st->reason;
+    EXPECT_TRUE(contains(st->reason, "kprobe: ")) << st->reason;
+    EXPECT_TRUE(contains(st->reason, "(EPERM)") || contains(st->reason, "CONFIG_KPROBES off") ||
+                contains(st->reason, "attach failed"))
+        << st->reason;
+}
+
+TEST(Session, HoldProbesRecordRealHolds)
+{
+    LOCKSCOPE_REQUIRE_ROOT();
+    Options o = quiet();
+    o.wait = Backend::Auto; // open() needs one attachable probe
+    o.hold = Backend::Auto;
+    auto s = Session::open(o);
+    const ProbeStatus* st = findStatus(*s, "spin_hold");
+    ASSERT_NE(st, nullptr);
+    if (!st->attached)
+        GTEST_SKIP() << "skipped: " << st->reason;
+    test::semopContention(2, 2000);
+    test::timerCalls(2000);
+    const Snapshot snap = s->snapshot();
+    ASSERT_FALSE(snap.holds.empty());
+    for (const LockRecord& r : snap.holds)
+        EXPECT_TRUE(r.hist.consistent());
+}
+
+TEST(Session, FunctionProbesAreLookedUpAndAttachedOrExplained)
+{
+    LOCKSCOPE_REQUIRE_ROOT();
+    Options o = quiet();
+    o.wait = Backend::Auto; // open() needs one attachable probe
+    o.functions = Backend::Auto;
+    Snapshot snap;
+    auto s = Session::open(o);
+    const ProbeStatus* st = findStatus(*s, "function:__lock_timer");
+    ASSERT_NE(st, nullptr);
+    if (!st->attached)
+        GTEST_SKIP() << "skipped: " << st->reason;
+    const uint64_t calls = test::timerCalls(5000);
+    snap = s->snapshot();
+    auto it = std::find_if(snap.latencies.begin(), snap.latencies.end(),
+                           [](const LatencyRecord& r) { return r.name == "__lock_timer"; });
+    ASSERT_NE(it, snap.latencies.end());
+    EXPECT_GE(it->hist.count(), calls);
+}
+
+TEST(Session, AbsentKernelFunctionsAreSkippedWithTheReason)
+{
+    LOCKSCOPE_REQUIRE_ROOT();
+    Options o = quiet();
+    o.wait = Backend::Auto; // keep one probe attachable so open() succeeds
+    o.functions = Backend::Auto;
+    auto s = Session::open(o);
+    int absent = 0;
+    for (const ProbeStatus& st : s->status()) {
+        if (st.name.rfind("function:", 0) != 0 || st.attached)
+            continue;
+        EXPECT_FALSE(st.reason.empty());
+        if (contains(st.reason, "not in this kernel (inlined or renamed)"))
+            ++absent;
+    }
+    // lock_timer was renamed __lock_timer long ago: no kernel has both.
+    EXPECT_GE(absent, 1);
+}
+
+TEST(Session, SyscallLatencyCountsEveryCall)
+{
+    LOCKSCOPE_REQUIRE_ROOT();
+    Options o = quiet();
+    o.syscalls = true;
+    auto s = Session::open(o);
+    const uint64_t semops = test::semopContention(2, 3000);
+    const uint64_t timers = test::timerCalls(4000);
+    // Failing calls are counted as errors.
+    sembuf op{0, 1, 0};
+    for (int i = 0; i < 100; ++i)
+        EXPECT_EQ(semop(-1, &op, 1), -1);
+    const Snapshot snap = s->snapshot();
+    auto find = [&](const std::string& name) {
+        auto it = std::find_if(snap.latencies.begin(), snap.latencies.end(),
+                               [&](const LatencyRecord& r) { return r.name == name; });
+        return it == snap.latencies.end() ? nullptr : &*it;
+    };
+    // glibc implements semop() with the semtimedop syscall on some architectures.
+    const LatencyRecord* semop_rec = find("semop");
+    const LatencyRecord* semtimedop_rec = find("semtimedop");
+    const LatencyRecord* timer_rec = find("timer_gettime");
+    ASSERT_NE(semop_rec, nullptr);
+    ASSERT_NE(semtimedop_rec, nullptr);
+    ASSERT_NE(timer_rec, nullptr);
+    EXPECT_GE(semop_rec->hist.count() + semtimedop_rec->hist.count(), semops + 100);
+    EXPECT_GE(semop_rec->errors + semtimedop_rec->errors, 100u);
+    EXPECT_GE(timer_rec->hist.count(), timers);
+    const LatencyRecord* busy = semop_rec->hist.count() ? semop_rec : semtimedop_rec;
+    EXPECT_TRUE(busy->hist.consistent());
+    EXPECT_GT(busy->hist.max(), 0u);
+}
+
+TEST(Session, CpuSamplingSeesKernelStacks)
+{
+    LOCKSCOPE_REQUIRE_ROOT();
+    Options o = quiet();
+    o.cpu_frequency_hz = 997;
+    auto s = Session::open(o);
+    Snapshot snap;
+    bool kernel = false;
+    // Spend time in the kernel until samples land there (bounded rounds, no clock).
+    for (int round = 0; round < 20 && !kernel; ++round) {
+        test::semopContention(2, 20000);
+        snap = s->snapshot();
+        kernel = std::any_of(snap.cpu.begin(), snap.cpu.end(), [](const CpuRecord& r) { return r.kstack_id >= 0; });
+    }
+    EXPECT_GT(snap.cpu_samples, 0u);
+    ASSERT_TRUE(kernel) << "no kernel-mode sample after 20 rounds of syscalls";
+    uint64_t sum = 0;
+    for (const CpuRecord& r : snap.cpu) {
+        sum += r.count;
+        if (r.kstack_id >= 0) {
+            EXPECT_FALSE(s->kernelStack(r.kstack_id).empty());
+        }
+    }
+    EXPECT_LE(sum, s->snapshot().cpu_samples) << "every sample is counted once";
+}
+
+TEST(Session, UserLocksMeasureWaitAndHoldOfPthreadMutexes)
+{
+    LOCKSCOPE_REQUIRE_ROOT();
+    Options o = quiet();
+    o.user_locks = defaultUserLocks();
+    auto s = Session::open(o);
+    const ProbeStatus* st = findStatus(*s, "user_lock:pthread_mutex_lock");
+    ASSERT_NE(st, nullptr);
+    ASSERT_TRUE(st->attached) << st->reason;
+
+    pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    constexpr int kThreads = 3, kIters = 2000;
+    std::vector<std::thread> pool;
+    for (int t = 0; t < kThreads; ++t)
+        pool.emplace_back([&] {
+            for (int i = 0; i < kIters; ++i) {
+                pthread_mutex_lock(&m);
+                pthread_mutex_unlock(&m);
+            }
+        });
+    for (auto& th : pool)
+        th.join();
+
+    const Snapshot snap = s->snapshot();
+    const uint64_t addr = reinterpret_cast<uint64_t>(&m);
+    uint64_t waits = 0, holds = 0;
+    for (const LockRecord& r : snap.user_waits)
+        if (r.lock_addr == addr) {
+            waits += r.hist.count();
+            EXPECT_EQ(r.type, "pthread-mutex");
+        }
+
+    for (const LockRecord& r : snap.user_holds)
+        if (r.lock_addr == addr) {
+            holds += r.hist.count();
+            EXPECT_TRUE(r.hist.consistent());
+            if (r.ustack_id >= 0) {
+                EXPECT_FALSE(s->userStack(r.ustack_id, static_cast<uint32_t>(getpid())).empty());
+            }
+        }
+    EXPECT_EQ(waits, uint64_t{kThreads * kIters});
+    EXPECT_EQ(holds, uint64_t{kThreads * kIters});
+}
+
+TEST(Session, ForkedChildrenJoinTheFilter)
+{
+    LOCKSCOPE_REQUIRE_ROOT();
+    Options o = quiet();
+    o.syscalls = true;
+    o.per_tgid = true;
+    auto s = Session::open(o);
+    ASSERT_TRUE(findStatus(*s, "fork_follow")->attached);
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        test::timerCalls(500);
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status));
+    // The parent made no timer calls after open(): any count is the child's.
+    const Snapshot snap = s->snapshot();
+    auto it = std::find_if(snap.latencies.begin(), snap.latencies.end(),
+                           [](const LatencyRecord& r) { return r.name == "timer_gettime"; });
+    ASSERT_NE(it, snap.latencies.end());
+    EXPECT_GE(it->hist.count(), 500u);
+}
+
+TEST(Session, WithoutPrivilegeOpenFailsWithOneClearLine)
+{
+    LOCKSCOPE_REQUIRE_ROOT(); // needs root to drop to an unprivileged user
+    int pipefd[2];
+    ASSERT_EQ(pipe(pipefd), 0);
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        close(pipefd[0]);
+        if (setgid(65534) != 0 || setuid(65534) != 0)
+            _exit(3);
+        try {
+            Session::open(Options{});
+            _exit(2);
+        } catch (const ProbeError& e) {
+            const std::string msg = e.what();
+            if (write(pipefd[1], msg.data(), msg.size()) < 0)
+                _exit(4);
+            _exit(0);
+        }
+    }
+    close(pipefd[1]);
+    std::string msg;
+    char buf[256];
+    for (ssize_t n; (n = read(pipefd[0], buf, sizeof buf)) > 0;)
+        msg.append(buf, static_cast<size_t>(n));
+    close(pipefd[0]);
+    int status = 0;
+    waitpid(child, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status));
+    ASSERT_EQ(WEXITSTATUS(status), 0) << "2: open() succeeded unprivileged; 3: could not drop privileges";
+    EXPECT_TRUE(contains(msg, "root or CAP_BPF+CAP_PERFMON")) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << "one line";
+}
+
+} // namespace
+} // namespace lockscope::probes
