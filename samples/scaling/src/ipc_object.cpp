@@ -21,10 +21,10 @@ struct Rule {
     bool allow;
 };
 
-const std::array<Rule, 96>& policy()
+const std::array<Rule, 256>& policy()
 {
-    static const std::array<Rule, 96> rules = [] {
-        std::array<Rule, 96> r{};
+    static const std::array<Rule, 256> rules = [] {
+        std::array<Rule, 256> r{};
         for (uint32_t i = 0; i < r.size(); ++i)
             r[i] = {i % 24, (i * 7) % 16, (i % 5) != 3};
         r[r.size() - 1] = {0, 7, true};
