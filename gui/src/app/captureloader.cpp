@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "app/captureloader.h"
+
+#include <QFileInfo>
+#include <QFutureWatcher>
+#include <QThreadPool>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include "lockscope/capture/io.h"
+
+namespace lockscope::gui {
+
+CaptureLoader::CaptureLoader(QObject* parent) : QObject(parent) {}
+
+CaptureLoader::~CaptureLoader()
+{
+    // Running reads hold no pointer to this object (the watcher is a child and
+    // is destroyed with it); wait so no worker outlives the application.
+    QThreadPool::globalInstance()->waitForDone();
+}
+
+void CaptureLoader::load(const QStringList& paths)
+{
+    const unsigned generation = ++generation_;
+    paths_ = paths;
+    results_.assign(static_cast<size_t>(paths.size()), Result{});
+    pending_ = static_cast<int>(paths.size());
+    emit progress(0, pending_, QFileInfo(paths.value(0)).fileName());
+    for (int slot = 0; slot < paths.size(); ++slot) {
+        const std::string path = paths[slot].toStdString();
+        auto* watcher = new QFutureWatcher<Result>(this);
+        connect(watcher, &QFutureWatcher<Result>::finished, this, [this, watcher, generation, slot] {
+            watcher->deleteLater();
+            finishOne(generation, slot, watcher->result());
+        });
+        watcher->setFuture(QtConcurrent::run([path]() -> Result {
+            try {
+                return {std::make_shared<const Capture>(readCapture(path)), {}};
+            } catch (const std::exception& e) {
+                // readCapture's messages already name the file.
+                return {nullptr, QString::fromStdString(e.what())};
+            }
+        }));
+    }
+}
+
+void CaptureLoader::finishOne(unsigned generation, int slot, Result result)
+{
+    if (generation != generation_)
+        return;
+    results_[static_cast<size_t>(slot)] = std::move(result);
+    --pending_;
+    const int total = static_cast<int>(paths_.size());
+    emit progress(total - pending_, total, QFileInfo(paths_[slot]).fileName());
+    if (pending_ > 0)
+        return;
+    std::vector<CapturePtr> captures;
+    for (const auto& r : results_) {
+        if (!r.error.isEmpty()) {
+            emit failed(r.error);
+            return;
+        }
+        captures.push_back(r.capture);
+    }
+    results_.clear();
+    emit loaded(paths_, captures);
+}
+
+} // namespace lockscope::gui

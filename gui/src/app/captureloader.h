@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <QObject>
+#include <QStringList>
+
+#include "lockscope/capture/capture.h"
+
+namespace lockscope::gui {
+
+using CapturePtr = std::shared_ptr<const Capture>;
+
+// Reads capture files on the thread pool (lockscope::readCapture), all of a
+// request in parallel, and reports back on the UI thread. A newer request
+// supersedes an older one still running: its results are dropped.
+class CaptureLoader final : public QObject {
+    Q_OBJECT
+public:
+    explicit CaptureLoader(QObject* parent = nullptr);
+    ~CaptureLoader() override;
+
+    void load(const QStringList& paths);
+    bool busy() const noexcept { return pending_ > 0; }
+
+signals:
+    void progress(int done, int total, const QString& current);
+    // captures are in the order of the request's paths.
+    void loaded(const QStringList& paths, const std::vector<lockscope::gui::CapturePtr>& captures);
+    // The reader's one-line message ("<path>: <problem>").
+    void failed(const QString& message);
+
+private:
+    struct Result {
+        CapturePtr capture;
+        QString error;
+    };
+    void finishOne(unsigned generation, int slot, Result result);
+
+    unsigned generation_ = 0;
+    int pending_ = 0;
+    QStringList paths_;
+    std::vector<Result> results_;
+};
+
+} // namespace lockscope::gui

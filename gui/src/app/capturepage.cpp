@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "app/capturepage.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTextBrowser>
+#include <QTreeView>
+#include <QVBoxLayout>
+
+#include "app/flamegraphwidget.h"
+#include "app/histogramchart.h"
+#include "app/summaryview.h"
+#include "model/locktablemodel.h"
+#include "model/roles.h"
+#include "model/units.h"
+
+namespace lockscope::gui {
+
+QSortFilterProxyModel* makeProxy(QObject* parent, bool recursive)
+{
+    auto* proxy = new QSortFilterProxyModel(parent);
+    proxy->setSortRole(SortRole);
+    proxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
+    proxy->setFilterKeyColumn(0);
+    proxy->setRecursiveFilteringEnabled(recursive);
+    proxy->setAutoAcceptChildRows(recursive);
+    return proxy;
+}
+
+QWidget* wrapInScrollArea(QWidget* w)
+{
+    auto* area = new QScrollArea;
+    area->setWidget(w);
+    area->setWidgetResizable(true);
+    area->setFrameShape(QFrame::NoFrame);
+    return area;
+}
+
+namespace {
+QTreeView* makeTreeView(QSortFilterProxyModel* proxy)
+{
+    auto* view = new QTreeView;
+    view->setModel(proxy);
+    view->setSortingEnabled(true);
+    view->sortByColumn(CallTreeTraits::Wait, Qt::DescendingOrder);
+    view->setUniformRowHeights(true);
+    view->setAlternatingRowColors(true);
+    view->header()->setSectionResizeMode(0, QHeaderView::Interactive);
+    view->header()->resizeSection(0, 360);
+    return view;
+}
+
+// Expands the hottest path so the tree opens on something useful.
+void expandHottest(QTreeView* view, int levels)
+{
+    QModelIndex idx = view->model()->index(0, 0);
+    for (int i = 0; i < levels && idx.isValid(); ++i) {
+        view->expand(idx);
+        idx = view->model()->index(0, 0, idx);
+    }
+}
+} // namespace
+
+CapturePage::CapturePage(QWidget* parent) : QWidget(parent)
+{
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    auto* bar = new QHBoxLayout;
+    selectionLabel_ = new QLabel;
+    auto* all = new QPushButton(tr("Show all locks"));
+    connect(all, &QPushButton::clicked, this, [this] { selectLock(-1); });
+    bar->addWidget(selectionLabel_, 1);
+    bar->addWidget(all);
+    layout->addLayout(bar);
+
+    tabs_ = new QTabWidget;
+    summary_ = new QTextBrowser;
+    tabs_->addTab(summary_, tr("Summary"));
+    tabs_->addTab(buildLocksTab(), tr("Locks"));
+    tabs_->addTab(buildCallGraphTab(), tr("Call graph"));
+    tabs_->addTab(buildFlameTab(), tr("Flame graph"));
+    tabs_->addTab(buildHistogramTab(), tr("Histograms"));
+    layout->addWidget(tabs_, 1);
+}
+
+QWidget* CapturePage::buildLocksTab()
+{
+    auto* w = new QWidget;
+    auto* layout = new QVBoxLayout(w);
+    auto* filter = new QLineEdit;
+    filter->setPlaceholderText(tr("Filter locks by name…"));
+    filter->setClearButtonEnabled(true);
+    lockModel_ = new LockTableModel(this);
+    lockProxy_ = makeProxy(this, false);
+    lockProxy_->setSourceModel(lockModel_);
+    connect(filter, &QLineEdit::textChanged, lockProxy_, &QSortFilterProxyModel::setFilterFixedString);
+    lockView_ = new QTableView;
+    lockView_->setModel(lockProxy_);
+    lockView_->setSortingEnabled(true);
+    lockView_->sortByColumn(LockTableModel::WaitTotal, Qt::DescendingOrder);
+    lockView_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    lockView_->setSelectionMode(QAbstractItemView::SingleSelection);
+    lockView_->verticalHeader()->hide();
+    lockView_->setAlternatingRowColors(true);
+    lockView_->horizontalHeader()->setStretchLastSection(true);
+    connect(lockView_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex& current) {
+                if (current.isValid())
+                    selectLock(current.data(LockIndexRole).toInt());
+            });
+    layout->addWidget(filter);
+    layout->addWidget(lockView_, 1);
+    return w;
+}
+
+QWidget* CapturePage::buildCallGraphTab()
+{
+    auto* w = new QWidget;
+    auto* layout = new QVBoxLayout(w);
+    auto* filter = new QLineEdit;
+    filter->setPlaceholderText(tr("Filter functions…"));
+    filter->setClearButtonEnabled(true);
+    topDown_ = new CallTreeModel(this);
+    bottomUp_ = new CallTreeModel(this);
+    topDownProxy_ = makeProxy(this, true);
+    bottomUpProxy_ = makeProxy(this, true);
+    topDownProxy_->setSourceModel(topDown_);
+    bottomUpProxy_->setSourceModel(bottomUp_);
+    connect(filter, &QLineEdit::textChanged, topDownProxy_, &QSortFilterProxyModel::setFilterFixedString);
+    connect(filter, &QLineEdit::textChanged, bottomUpProxy_, &QSortFilterProxyModel::setFilterFixedString);
+    topDownView_ = makeTreeView(topDownProxy_);
+    bottomUpView_ = makeTreeView(bottomUpProxy_);
+    auto* sub = new QTabWidget;
+    sub->addTab(topDownView_, tr("Top-down (callers first)"));
+    sub->addTab(bottomUpView_, tr("Bottom-up (lock functions first)"));
+    layout->addWidget(filter);
+    layout->addWidget(sub, 1);
+    return w;
+}
+
+QWidget* CapturePage::buildFlameTab()
+{
+    auto* w = new QWidget;
+    auto* layout = new QVBoxLayout(w);
+    auto* bar = new QHBoxLayout;
+    flameWeight_ = new QComboBox;
+    flameWeight_->addItem(tr("Wait time"), int(FlameWeight::Wait));
+    flameWeight_->addItem(tr("Hold time"), int(FlameWeight::Hold));
+    flameWeight_->addItem(tr("Count"), int(FlameWeight::Count));
+    auto* search = new QLineEdit;
+    search->setPlaceholderText(tr("Highlight functions…"));
+    search->setClearButtonEnabled(true);
+    auto* reset = new QPushButton(tr("Reset zoom"));
+    bar->addWidget(new QLabel(tr("Width:")));
+    bar->addWidget(flameWeight_);
+    bar->addWidget(search, 1);
+    bar->addWidget(reset);
+    flame_ = new FlameGraphWidget;
+    flameStatus_ = new QLabel;
+    flameStatus_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    connect(flameWeight_, &QComboBox::currentIndexChanged, this, [this] { refreshFlame(); });
+    connect(search, &QLineEdit::textChanged, this, [this](const QString& text) {
+        flame_->setSearch(text);
+        flameStatus_->setText(text.isEmpty() ? QString()
+                                             : tr("“%1” matches %2 of the graph")
+                                                   .arg(text, formatPercent(flame_->searchCoveredShare())));
+    });
+    connect(reset, &QPushButton::clicked, this, [this] { flame_->zoomTo(0); });
+    connect(flame_, &FlameGraphWidget::hovered, flameStatus_, &QLabel::setText);
+    layout->addLayout(bar);
+    layout->addWidget(wrapInScrollArea(flame_), 1);
+    layout->addWidget(flameStatus_);
+    return w;
+}
+
+QWidget* CapturePage::buildHistogramTab()
+{
+    auto* w = new QWidget;
+    auto* layout = new QVBoxLayout(w);
+    auto* share = new QCheckBox(tr("Share of events on the y axis (instead of counts)"));
+    waitChart_ = new HistogramChart(tr("Wait time"));
+    holdChart_ = new HistogramChart(tr("Hold time"));
+    connect(share, &QCheckBox::toggled, this, [this](bool on) {
+        waitChart_->setNormalized(on);
+        holdChart_->setNormalized(on);
+    });
+    auto* charts = new QHBoxLayout;
+    charts->addWidget(waitChart_);
+    charts->addWidget(holdChart_);
+    layout->addWidget(share);
+    layout->addLayout(charts, 1);
+    return w;
+}
+
+void CapturePage::setCapture(CapturePtr capture)
+{
+    capture_ = std::move(capture);
+    reports::ReportOptions options;
+    options.top = 0;
+    report_ = capture_ ? reports::buildReport(*capture_, options) : reports::Report{};
+    summary_->setHtml(capture_ ? summaryHtml(report_) : QString());
+    lockModel_->setCapture(capture_);
+    lockView_->resizeColumnsToContents();
+    selected_ = -2; // force a refresh
+    selectLock(-1);
+}
+
+void CapturePage::selectLock(int lockIndex)
+{
+    if (!capture_ || lockIndex < -1 || lockIndex >= static_cast<int>(capture_->locks.size()))
+        lockIndex = -1;
+    if (lockIndex == selected_)
+        return;
+    selected_ = lockIndex;
+    if (lockIndex < 0)
+        lockView_->clearSelection();
+    refreshSelection();
+}
+
+void CapturePage::refreshSelection()
+{
+    if (!capture_) {
+        topDownTree_.reset();
+        topDown_->setTree(nullptr);
+        bottomUp_->setTree(nullptr);
+        flame_->setData({});
+        return;
+    }
+    const Lock* lock = selected_ >= 0 ? &capture_->locks[static_cast<size_t>(selected_)] : nullptr;
+    selectionLabel_->setText(lock ? tr("Lock: <b>%1</b> (%2)").arg(fromStd(lock->key).toHtmlEscaped(), fromStd(lock->type))
+                                  : tr("All %1 locks").arg(capture_->locks.size()));
+    auto build = [&](TreeDirection dir) {
+        return std::make_shared<const CallTree>(lock ? CallTree::forLock(*capture_, *lock, dir)
+                                                     : CallTree::forCapture(*capture_, dir));
+    };
+    topDownTree_ = build(TreeDirection::TopDown);
+    topDown_->setTree(topDownTree_);
+    bottomUp_->setTree(build(TreeDirection::BottomUp));
+    expandHottest(topDownView_, 6);
+    expandHottest(bottomUpView_, 3);
+    refreshFlame();
+
+    Log2Hist wait, hold;
+    if (lock) {
+        wait = lock->wait;
+        hold = lock->hold;
+    } else {
+        for (const auto& l : capture_->locks) {
+            wait.merge(l.wait);
+            hold.merge(l.hold);
+        }
+    }
+    const QString name = lock ? fromStd(lock->key) : tr("all locks");
+    waitChart_->setSeries({{name, wait, QColor(0xd9, 0x5f, 0x0e)}});
+    holdChart_->setSeries({{name, hold, QColor(0x31, 0x82, 0xbd)}});
+}
+
+void CapturePage::refreshFlame()
+{
+    if (!topDownTree_)
+        return;
+    flame_->setData(flameFromCallTree(*topDownTree_, static_cast<FlameWeight>(flameWeight_->currentData().toInt())));
+}
+
+} // namespace lockscope::gui

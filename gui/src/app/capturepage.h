@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <memory>
+
+#include <QWidget>
+
+#include "app/captureloader.h"
+#include "lockscope/reports/report.h"
+#include "model/calltreemodel.h"
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QSortFilterProxyModel;
+class QTabWidget;
+class QTableView;
+class QTextBrowser;
+class QTreeView;
+
+namespace lockscope::gui {
+
+class FlameGraphWidget;
+class HistogramChart;
+class LockTableModel;
+
+// Everything about one capture: summary, lock table, call trees, flame
+// graph and histograms. The lock selected in the table drives the other
+// views; with no selection they show all locks together.
+class CapturePage final : public QWidget {
+    Q_OBJECT
+public:
+    explicit CapturePage(QWidget* parent = nullptr);
+
+    void setCapture(CapturePtr capture);
+    const Capture* capture() const noexcept { return capture_.get(); }
+    const reports::Report& report() const noexcept { return report_; }
+    // -1 = all locks
+    void selectLock(int lockIndex);
+    int selectedLock() const noexcept { return selected_; }
+
+    QTabWidget* tabs() const noexcept { return tabs_; }
+    LockTableModel* lockModel() const noexcept { return lockModel_; }
+    CallTreeModel* topDownModel() const noexcept { return topDown_; }
+    CallTreeModel* bottomUpModel() const noexcept { return bottomUp_; }
+    FlameGraphWidget* flameGraph() const noexcept { return flame_; }
+    HistogramChart* waitChart() const noexcept { return waitChart_; }
+
+private:
+    QWidget* buildLocksTab();
+    QWidget* buildCallGraphTab();
+    QWidget* buildFlameTab();
+    QWidget* buildHistogramTab();
+    void refreshSelection();
+    void refreshFlame();
+
+    CapturePtr capture_;
+    reports::Report report_;
+    int selected_ = -1;
+    std::shared_ptr<const CallTree> topDownTree_;
+
+    QLabel* selectionLabel_ = nullptr;
+    QTabWidget* tabs_ = nullptr;
+    QTextBrowser* summary_ = nullptr;
+    LockTableModel* lockModel_ = nullptr;
+    QSortFilterProxyModel* lockProxy_ = nullptr;
+    QTableView* lockView_ = nullptr;
+    CallTreeModel* topDown_ = nullptr;
+    CallTreeModel* bottomUp_ = nullptr;
+    QSortFilterProxyModel* topDownProxy_ = nullptr;
+    QSortFilterProxyModel* bottomUpProxy_ = nullptr;
+    QTreeView* topDownView_ = nullptr;
+    QTreeView* bottomUpView_ = nullptr;
+    FlameGraphWidget* flame_ = nullptr;
+    QComboBox* flameWeight_ = nullptr;
+    QLabel* flameStatus_ = nullptr;
+    HistogramChart* waitChart_ = nullptr;
+    HistogramChart* holdChart_ = nullptr;
+};
+
+// Shared by the pages: a proxy that sorts on SortRole and filters case-
+// insensitively on column 0 (recursively for trees).
+QSortFilterProxyModel* makeProxy(QObject* parent, bool recursive);
+QWidget* wrapInScrollArea(QWidget* w);
+
+} // namespace lockscope::gui

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "app/comparepage.h"
+
+#include <cmath>
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+
+#include "app/capturepage.h"
+#include "app/flamegraphwidget.h"
+#include "app/histogramchart.h"
+#include "app/scalingview.h"
+#include "app/summaryview.h"
+#include "model/deltatablemodel.h"
+#include "model/roles.h"
+#include "model/units.h"
+
+namespace lockscope::gui {
+
+namespace {
+const QColor kBeforeColor(0x31, 0x82, 0xbd);
+const QColor kAfterColor(0xe6, 0x55, 0x0d);
+} // namespace
+
+ComparePage::ComparePage(QWidget* parent) : QWidget(parent)
+{
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    headline_ = new QLabel;
+    headline_->setWordWrap(true);
+    headline_->setTextFormat(Qt::RichText);
+    headline_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    QFont f = headline_->font();
+    f.setPointSizeF(f.pointSizeF() * 1.15);
+    headline_->setFont(f);
+    layout->addWidget(headline_);
+
+    tabs_ = new QTabWidget;
+    summary_ = new QTextBrowser;
+    tabs_->addTab(buildOverview(), tr("Comparison"));
+    tabs_->addTab(summary_, tr("Summary"));
+    auto* sideBySide = new QSplitter(Qt::Horizontal);
+    beforePage_ = new CapturePage;
+    afterPage_ = new CapturePage;
+    sideBySide->addWidget(beforePage_);
+    sideBySide->addWidget(afterPage_);
+    tabs_->addTab(sideBySide, tr("Side by side"));
+    scaling_ = new ScalingView;
+    tabs_->addTab(scaling_, tr("Reference scaling"));
+    layout->addWidget(tabs_, 1);
+}
+
+QWidget* ComparePage::buildOverview()
+{
+    auto* vsplit = new QSplitter(Qt::Vertical);
+
+    auto* tablePanel = new QWidget;
+    auto* tl = new QVBoxLayout(tablePanel);
+    tl->setContentsMargins(0, 0, 0, 0);
+    auto* filter = new QLineEdit;
+    filter->setPlaceholderText(tr("Filter locks by name…"));
+    filter->setClearButtonEnabled(true);
+    deltaModel_ = new DeltaTableModel(this);
+    deltaProxy_ = makeProxy(this, false);
+    deltaProxy_->setSourceModel(deltaModel_);
+    connect(filter, &QLineEdit::textChanged, deltaProxy_, &QSortFilterProxyModel::setFilterFixedString);
+    deltaView_ = new QTableView;
+    deltaView_->setModel(deltaProxy_);
+    deltaView_->setSortingEnabled(true);
+    deltaView_->sortByColumn(DeltaTableModel::WaitDelta, Qt::AscendingOrder);
+    deltaView_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    deltaView_->setSelectionMode(QAbstractItemView::SingleSelection);
+    deltaView_->verticalHeader()->hide();
+    deltaView_->horizontalHeader()->setStretchLastSection(true);
+    connect(deltaView_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex& current) {
+                if (current.isValid())
+                    selectLock(current.data(LockIndexRole).toInt());
+            });
+    tl->addWidget(filter);
+    tl->addWidget(deltaView_, 1);
+    vsplit->addWidget(tablePanel);
+
+    auto* hsplit = new QSplitter(Qt::Horizontal);
+    auto* histPanel = new QWidget;
+    auto* hl = new QVBoxLayout(histPanel);
+    hl->setContentsMargins(0, 0, 0, 0);
+    normalize_ = new QCheckBox(tr("Normalize (share of each side's events)"));
+    normalize_->setChecked(true);
+    waitChart_ = new HistogramChart(tr("Wait time"));
+    holdChart_ = new HistogramChart(tr("Hold time"));
+    waitChart_->setNormalized(true);
+    holdChart_->setNormalized(true);
+    connect(normalize_, &QCheckBox::toggled, this, &ComparePage::setNormalized);
+    hl->addWidget(normalize_);
+    hl->addWidget(waitChart_, 1);
+    hl->addWidget(holdChart_, 1);
+    hsplit->addWidget(histPanel);
+    hsplit->addWidget(buildFlamePanel());
+    hsplit->setStretchFactor(0, 2);
+    hsplit->setStretchFactor(1, 3);
+    vsplit->addWidget(hsplit);
+    vsplit->setStretchFactor(0, 2);
+    vsplit->setStretchFactor(1, 3);
+    return vsplit;
+}
+
+QWidget* ComparePage::buildFlamePanel()
+{
+    auto* w = new QWidget;
+    auto* layout = new QVBoxLayout(w);
+    layout->setContentsMargins(0, 0, 0, 0);
+    auto* bar = new QHBoxLayout;
+    flameWeight_ = new QComboBox;
+    flameWeight_->addItem(tr("Wait time"), int(FlameWeight::Wait));
+    flameWeight_->addItem(tr("Hold time"), int(FlameWeight::Hold));
+    flameWeight_->addItem(tr("Count"), int(FlameWeight::Count));
+    widthsFromBefore_ = new QCheckBox(tr("Widths from baseline"));
+    widthsFromBefore_->setToolTip(tr("Size frames by the baseline so stacks that vanished stay visible"));
+    auto* search = new QLineEdit;
+    search->setPlaceholderText(tr("Highlight…"));
+    search->setClearButtonEnabled(true);
+    auto* legend = new QLabel(tr("<span style='background:#ff5050'>&nbsp;grew&nbsp;</span> "
+                                 "<span style='background:#5050ff;color:white'>&nbsp;shrank&nbsp;</span>"));
+    bar->addWidget(new QLabel(tr("Differential flame graph, width:")));
+    bar->addWidget(flameWeight_);
+    bar->addWidget(widthsFromBefore_);
+    bar->addWidget(search, 1);
+    bar->addWidget(legend);
+    flame_ = new FlameGraphWidget;
+    flameStatus_ = new QLabel;
+    connect(flameWeight_, &QComboBox::currentIndexChanged, this, [this] { refreshFlame(); });
+    connect(widthsFromBefore_, &QCheckBox::toggled, this, [this] { refreshFlame(); });
+    connect(search, &QLineEdit::textChanged, flame_, &FlameGraphWidget::setSearch);
+    connect(flame_, &FlameGraphWidget::hovered, flameStatus_, &QLabel::setText);
+    layout->addLayout(bar);
+    layout->addWidget(wrapInScrollArea(flame_), 1);
+    layout->addWidget(flameStatus_);
+    return w;
+}
+
+void ComparePage::setComparison(std::shared_ptr<const reports::Comparison> comparison, CapturePtr before,
+                                CapturePtr after)
+{
+    comparison_ = std::move(comparison);
+    deltaModel_->setComparison(comparison_);
+    deltaView_->resizeColumnsToContents();
+    headline_->setText(comparison_ ? QStringLiteral("<b>%1</b>").arg(headlineText(*comparison_).toHtmlEscaped())
+                                   : QString());
+    summary_->setHtml(comparison_ ? compareSummaryHtml(*comparison_) : QString());
+    beforePage_->setCapture(std::move(before));
+    afterPage_->setCapture(std::move(after));
+    refreshFlame();
+    selected_ = -2;
+    selectLock(-1);
+    // Open on the lock whose wait changed most, the row a reader looks for first.
+    if (comparison_ && !comparison_->locks.empty()) {
+        size_t best = 0;
+        for (size_t i = 1; i < comparison_->locks.size(); ++i) {
+            if (std::abs(comparison_->locks[i].total_wait_ns.delta()) >
+                std::abs(comparison_->locks[best].total_wait_ns.delta()))
+                best = i;
+        }
+        selectLock(static_cast<int>(best));
+    }
+}
+
+void ComparePage::selectLock(int row)
+{
+    if (!comparison_ || row < -1 || row >= static_cast<int>(comparison_->locks.size()))
+        row = -1;
+    if (row == selected_)
+        return;
+    selected_ = row;
+    for (int r = 0; r < deltaProxy_->rowCount(); ++r) {
+        const QModelIndex idx = deltaProxy_->index(r, 0);
+        if (idx.data(LockIndexRole).toInt() == row) {
+            deltaView_->selectionModel()->setCurrentIndex(
+                idx, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+            break;
+        }
+    }
+    refreshHistograms();
+}
+
+void ComparePage::setNormalized(bool normalized)
+{
+    normalize_->setChecked(normalized);
+    waitChart_->setNormalized(normalized);
+    holdChart_->setNormalized(normalized);
+}
+
+void ComparePage::refreshHistograms()
+{
+    if (!comparison_ || selected_ < 0) {
+        waitChart_->setSeries({});
+        holdChart_->setSeries({});
+        return;
+    }
+    const reports::LockDelta& l = comparison_->locks[static_cast<size_t>(selected_)];
+    const QString key = QString::fromStdString(l.key);
+    const QString a = QString::fromStdString(comparison_->before.meta.label.empty() ? "before"
+                                                                                    : comparison_->before.meta.label);
+    const QString b = QString::fromStdString(comparison_->after.meta.label.empty() ? "after"
+                                                                                   : comparison_->after.meta.label);
+    waitChart_->setTitle(tr("Wait time of %1").arg(key));
+    holdChart_->setTitle(tr("Hold time of %1").arg(key));
+    waitChart_->setSeries({{a, l.wait_before, kBeforeColor}, {b, l.wait_after, kAfterColor}});
+    holdChart_->setSeries({{a, l.hold_before, kBeforeColor}, {b, l.hold_after, kAfterColor}});
+}
+
+void ComparePage::refreshFlame()
+{
+    if (!comparison_) {
+        flame_->setData({});
+        return;
+    }
+    flame_->setData(flameFromDiffTree(comparison_->tree, static_cast<FlameWeight>(flameWeight_->currentData().toInt()),
+                                      widthsFromBefore_->isChecked()));
+}
+
+} // namespace lockscope::gui

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <memory>
+
+#include <QWidget>
+
+#include "app/captureloader.h"
+#include "lockscope/reports/compare.h"
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QSortFilterProxyModel;
+class QTabWidget;
+class QTableView;
+class QTextBrowser;
+
+namespace lockscope::gui {
+
+class CapturePage;
+class DeltaTableModel;
+class FlameGraphWidget;
+class HistogramChart;
+class ScalingView;
+
+// Baseline against patched, as computed by reports::compare(): the delta
+// table, overlaid histograms of the selected lock, the differential flame
+// graph, both metadata blocks with the headline, and the two captures side
+// by side.
+class ComparePage final : public QWidget {
+    Q_OBJECT
+public:
+    explicit ComparePage(QWidget* parent = nullptr);
+
+    void setComparison(std::shared_ptr<const reports::Comparison> comparison, CapturePtr before, CapturePtr after);
+    const reports::Comparison* comparison() const noexcept { return comparison_.get(); }
+    void selectLock(int row);
+    int selectedLock() const noexcept { return selected_; }
+    void setNormalized(bool normalized);
+
+    ScalingView* scalingView() const noexcept { return scaling_; }
+    QTabWidget* tabs() const noexcept { return tabs_; }
+    DeltaTableModel* deltaModel() const noexcept { return deltaModel_; }
+    FlameGraphWidget* flameGraph() const noexcept { return flame_; }
+    HistogramChart* waitChart() const noexcept { return waitChart_; }
+    QLabel* headline() const noexcept { return headline_; }
+
+private:
+    QWidget* buildOverview();
+    QWidget* buildFlamePanel();
+    void refreshFlame();
+    void refreshHistograms();
+
+    std::shared_ptr<const reports::Comparison> comparison_;
+    int selected_ = -1;
+
+    QLabel* headline_ = nullptr;
+    QTabWidget* tabs_ = nullptr;
+    QTextBrowser* summary_ = nullptr;
+    DeltaTableModel* deltaModel_ = nullptr;
+    QSortFilterProxyModel* deltaProxy_ = nullptr;
+    QTableView* deltaView_ = nullptr;
+    QCheckBox* normalize_ = nullptr;
+    HistogramChart* waitChart_ = nullptr;
+    HistogramChart* holdChart_ = nullptr;
+    FlameGraphWidget* flame_ = nullptr;
+    QComboBox* flameWeight_ = nullptr;
+    QCheckBox* widthsFromBefore_ = nullptr;
+    QLabel* flameStatus_ = nullptr;
+    CapturePage* beforePage_ = nullptr;
+    CapturePage* afterPage_ = nullptr;
+    ScalingView* scaling_ = nullptr;
+};
+
+} // namespace lockscope::gui

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "app/flamegraphwidget.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <QHelpEvent>
+#include <QKeyEvent>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QToolTip>
+
+#include "model/units.h"
+
+namespace lockscope::gui {
+
+namespace {
+constexpr int kRowHeight = 18;
+constexpr double kMinBoxWidth = 0.5; // narrower frames are not drawn (nor their children)
+
+QString formatValue(double v, FlameWeight w)
+{
+    const auto u = static_cast<uint64_t>(std::max(0.0, v));
+    return w == FlameWeight::Count ? formatCount(u) : formatNs(u);
+}
+} // namespace
+
+FlameGraphWidget::FlameGraphWidget(QWidget* parent) : QWidget(parent)
+{
+    setMouseTracking(true);
+    setFocusPolicy(Qt::StrongFocus);
+    setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Expanding);
+}
+
+void FlameGraphWidget::setData(FlameData data)
+{
+    data_ = std::move(data);
+    zoom_ = 0;
+    maxDelta_ = data_.maxAbsDelta();
+    depth_.assign(data_.nodes.size(), 0);
+    // Breadth-first from the root: builders need not list parents first.
+    if (!data_.nodes.empty()) {
+        std::vector<uint32_t> queue{0};
+        for (size_t q = 0; q < queue.size(); ++q) {
+            for (uint32_t c : data_.nodes[queue[q]].children) {
+                depth_[c] = depth_[queue[q]] + 1;
+                queue.push_back(c);
+            }
+        }
+    }
+    search_ = searchFlame(data_, searchText_);
+    layout();
+    updateGeometry();
+    update();
+}
+
+void FlameGraphWidget::setSearch(const QString& text)
+{
+    searchText_ = text;
+    search_ = searchFlame(data_, text);
+    update();
+}
+
+void FlameGraphWidget::zoomTo(uint32_t nodeId)
+{
+    if (nodeId >= data_.nodes.size() || nodeId == zoom_)
+        return;
+    zoom_ = nodeId;
+    layout();
+    update();
+    emit zoomChanged(zoom_);
+}
+
+int FlameGraphWidget::maxDepth() const
+{
+    return depth_.empty() ? 0 : *std::max_element(depth_.begin(), depth_.end());
+}
+
+QSize FlameGraphWidget::sizeHint() const
+{
+    return {800, std::max(200, (maxDepth() + 1) * kRowHeight)};
+}
+
+QSize FlameGraphWidget::minimumSizeHint() const
+{
+    return {200, std::max(60, (maxDepth() + 1) * kRowHeight)};
+}
+
+void FlameGraphWidget::layout()
+{
+    boxes_.clear();
+    if (data_.empty())
+        return;
+    const double w = width();
+    // The zoomed node's ancestors span the full width above it.
+    std::vector<uint32_t> path;
+    for (uint32_t id = zoom_; id != 0; id = data_.nodes[id].parent)
+        path.push_back(id);
+    path.push_back(0);
+    std::reverse(path.begin(), path.end());
+    for (size_t d = 0; d + 1 < path.size(); ++d)
+        boxes_.push_back({QRectF(0, static_cast<double>(d) * kRowHeight, w, kRowHeight), path[d]});
+    layoutChildren(zoom_, 0.0, w, depth_[zoom_]);
+}
+
+void FlameGraphWidget::layoutChildren(uint32_t id, double x, double width, int depth)
+{
+    if (width < kMinBoxWidth)
+        return;
+    boxes_.push_back({QRectF(x, static_cast<double>(depth) * kRowHeight, width, kRowHeight), id});
+    const FlameNode& n = data_.nodes[id];
+    if (n.value <= 0.0)
+        return;
+    double cx = x;
+    for (uint32_t c : n.children) {
+        const double cw = width * data_.nodes[c].value / n.value;
+        layoutChildren(c, cx, cw, depth + 1);
+        cx += cw;
+    }
+}
+
+QColor FlameGraphWidget::colorFor(uint32_t id) const
+{
+    const FlameNode& n = data_.nodes[id];
+    const bool searching = !searchText_.isEmpty();
+    if (searching && search_.matched[id])
+        return QColor(0xd0, 0x40, 0xe0);
+    if (data_.differential) {
+        const double delta = n.after - n.before;
+        const double t = maxDelta_ > 0.0 ? std::min(1.0, std::fabs(delta) / maxDelta_) : 0.0;
+        // Fade from near-white to full red/blue; sqrt keeps small changes visible.
+        const int fade = static_cast<int>(std::lround(235.0 * (1.0 - std::sqrt(t))));
+        QColor c = delta > 0 ? QColor(255, fade, fade) : delta < 0 ? QColor(fade, fade, 255) : QColor(235, 235, 235);
+        return searching ? c.lighter(115) : c;
+    }
+    // Stable warm colour per function name, as classic flame graphs do.
+    const size_t h = qHash(n.function);
+    const int r = 205 + static_cast<int>(h % 50);
+    const int g = 80 + static_cast<int>((h / 50) % 130);
+    const int b = 40 + static_cast<int>((h / 6500) % 40);
+    QColor c(r, g, b);
+    if (searching)
+        c = QColor::fromHsl(c.hslHue(), 20, 200);
+    return c;
+}
+
+void FlameGraphWidget::paintEvent(QPaintEvent*)
+{
+    QPainter p(this);
+    p.fillRect(rect(), palette().base());
+    if (data_.empty()) {
+        p.setPen(palette().color(QPalette::PlaceholderText));
+        p.drawText(rect(), Qt::AlignCenter, tr("No stacks with %1 to show").arg(toDisplayString(data_.weight)));
+        return;
+    }
+    const QFontMetrics fm = p.fontMetrics();
+    for (const Box& b : boxes_) {
+        const QRectF r = b.rect.adjusted(0, 0, -1, -1);
+        p.fillRect(r, colorFor(b.id));
+        if (r.width() < 3 * fm.averageCharWidth())
+            continue;
+        p.setPen(Qt::black);
+        const QString text =
+            fm.elidedText(data_.nodes[b.id].function, Qt::ElideRight, static_cast<int>(r.width()) - 4);
+        p.drawText(r.adjusted(2, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft, text);
+    }
+}
+
+int FlameGraphWidget::nodeAt(QPointF pos) const
+{
+    for (const Box& b : boxes_) {
+        if (b.rect.contains(pos))
+            return static_cast<int>(b.id);
+    }
+    return -1;
+}
+
+QString FlameGraphWidget::describe(uint32_t id) const
+{
+    if (id >= data_.nodes.size())
+        return {};
+    const FlameNode& n = data_.nodes[id];
+    const FlameNode& root = data_.nodes.front();
+    QString s = n.function;
+    if (!n.module.isEmpty())
+        s += QStringLiteral(" [") + n.module + QLatin1Char(']');
+    if (!data_.differential) {
+        const double share = root.value > 0 ? n.value / root.value : 0.0;
+        return s + QStringLiteral("\n%1: %2 (%3 of all)")
+                       .arg(toDisplayString(data_.weight), formatValue(n.value, data_.weight), formatPercent(share));
+    }
+    const double delta = n.after - n.before;
+    QString pct = n.before > 0 ? (delta >= 0 ? QStringLiteral("+") : QString()) + formatPercent(delta / n.before)
+                               : QStringLiteral("new");
+    if (n.after <= 0 && n.before > 0)
+        pct = QStringLiteral("gone");
+    return s + QStringLiteral("\n%1 before: %2\n%1 after: %3\nΔ %4%5 (%6)")
+                   .arg(toDisplayString(data_.weight), formatValue(n.before, data_.weight),
+                        formatValue(n.after, data_.weight), delta < 0 ? QStringLiteral("−") : QStringLiteral("+"),
+                        formatValue(std::fabs(delta), data_.weight), pct);
+}
+
+void FlameGraphWidget::mousePressEvent(QMouseEvent* event)
+{
+    if (event->button() == Qt::RightButton) {
+        zoomTo(data_.nodes.empty() ? 0 : data_.nodes[zoom_].parent);
+        return;
+    }
+    const int id = nodeAt(event->position());
+    if (id >= 0)
+        zoomTo(static_cast<uint32_t>(id));
+}
+
+void FlameGraphWidget::mouseDoubleClickEvent(QMouseEvent* event)
+{
+    if (nodeAt(event->position()) < 0)
+        zoomTo(0);
+}
+
+void FlameGraphWidget::mouseMoveEvent(QMouseEvent* event)
+{
+    const int id = nodeAt(event->position());
+    emit hovered(id >= 0 ? describe(static_cast<uint32_t>(id)).replace(QLatin1Char('\n'), QStringLiteral(" · "))
+                         : QString());
+}
+
+void FlameGraphWidget::keyPressEvent(QKeyEvent* event)
+{
+    if (event->key() == Qt::Key_Escape || event->key() == Qt::Key_Home) {
+        zoomTo(0);
+        return;
+    }
+    if (event->key() == Qt::Key_Backspace && !data_.nodes.empty()) {
+        zoomTo(data_.nodes[zoom_].parent);
+        return;
+    }
+    QWidget::keyPressEvent(event);
+}
+
+void FlameGraphWidget::resizeEvent(QResizeEvent* event)
+{
+    QWidget::resizeEvent(event);
+    layout();
+}
+
+bool FlameGraphWidget::event(QEvent* event)
+{
+    if (event->type() == QEvent::ToolTip) {
+        auto* help = static_cast<QHelpEvent*>(event);
+        const int id = nodeAt(help->pos());
+        if (id >= 0)
+            QToolTip::showText(help->globalPos(), describe(static_cast<uint32_t>(id)), this);
+        else
+            QToolTip::hideText();
+        return true;
+    }
+    return QWidget::event(event);
+}
+
+} // namespace lockscope::gui

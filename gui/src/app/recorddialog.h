@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <QDialog>
+#include <QProcess>
+#include <QStringList>
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QPushButton;
+
+namespace lockscope::gui {
+
+// What the Record… dialog asks for, turned into one command line.
+struct RecordRequest {
+    QString lockscope;        // path of the `lockscope` binary
+    QString output;
+    QString label;
+    double duration_s = 0;    // 0 = until the workload exits
+    bool all = false;         // -a instead of a workload
+    QStringList workload;     // after --
+    QString elevate;          // "" (already root), "pkexec" or "sudo"
+};
+
+// {program, arguments}: the recorder runs as a separate process, elevated
+// with pkexec or sudo, because the GUI itself never needs root.
+QStringList recordCommand(const RecordRequest& request);
+// The lockscope binary next to this one, in the build tree, or on PATH; "" if none.
+QString findLockscopeBinary();
+// "" when running as root, else pkexec when available, else sudo; "" also if neither exists.
+QString defaultElevation();
+
+class RecordDialog final : public QDialog {
+    Q_OBJECT
+public:
+    explicit RecordDialog(QWidget* parent = nullptr);
+
+signals:
+    void recorded(const QString& path);
+
+private:
+    void start();
+    void readOutput();
+    void finished(int exitCode, QProcess::ExitStatus status);
+
+    QLineEdit* workload_ = nullptr;
+    QCheckBox* all_ = nullptr;
+    QDoubleSpinBox* duration_ = nullptr;
+    QLineEdit* label_ = nullptr;
+    QLineEdit* output_ = nullptr;
+    QComboBox* elevate_ = nullptr;
+    QLabel* status_ = nullptr;
+    QPlainTextEdit* log_ = nullptr;
+    QPushButton* startButton_ = nullptr;
+    QPushButton* stopButton_ = nullptr;
+    QProcess* process_ = nullptr;
+    QString pendingOutput_;
+};
+
+} // namespace lockscope::gui

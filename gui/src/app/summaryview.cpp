@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "app/summaryview.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <QStringList>
+
+#include "model/units.h"
+
+namespace lockscope::gui {
+
+namespace {
+QString esc(const std::string& s)
+{
+    return QString::fromStdString(s).toHtmlEscaped();
+}
+
+QString joined(const std::vector<std::string>& parts)
+{
+    QStringList l;
+    for (const auto& p : parts)
+        l << QString::fromStdString(p);
+    return l.join(QLatin1Char(' ')).toHtmlEscaped();
+}
+
+QString row(const QString& name, const QString& value)
+{
+    return QStringLiteral("<tr><th align=left>%1</th><td>%2</td></tr>").arg(name, value);
+}
+
+QString row3(const QString& name, const QString& a, const QString& b)
+{
+    const QString style = a == b ? QString() : QStringLiteral(" style='background:#fff3cd'");
+    return QStringLiteral("<tr%4><th align=left>%1</th><td>%2</td><td>%3</td></tr>").arg(name, a, b, style);
+}
+
+QString workloadStatus(const Workload& w)
+{
+    if (w.command.empty())
+        return QStringLiteral("none (system-wide capture)");
+    QString s = joined(w.command);
+    if (w.exit_status)
+        s += QStringLiteral(" — exit %1").arg(*w.exit_status);
+    if (w.signal)
+        s += QStringLiteral(" — killed by signal %1").arg(*w.signal);
+    return s;
+}
+
+QString probesHtml(const std::vector<ProbeStatus>& probes)
+{
+    if (probes.empty())
+        return QStringLiteral("<p>No probe information.</p>");
+    QString h = QStringLiteral("<table cellspacing=0 cellpadding=3 border=1><tr><th>probe</th><th>target</th>"
+                               "<th>status</th><th>note</th></tr>");
+    for (const auto& p : probes) {
+        const QString status = p.attached
+                                   ? QStringLiteral("<span style='color:#1a7f37'>attached (%1)</span>").arg(esc(p.hook))
+                                   : QStringLiteral("<span style='color:#b35900'>skipped</span>");
+        h += QStringLiteral("<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td></tr>")
+                 .arg(esc(p.name), esc(p.target), status, esc(p.reason));
+    }
+    return h + QStringLiteral("</table>");
+}
+
+QString warningsHtml(const std::vector<std::string>& warnings)
+{
+    if (warnings.empty())
+        return QStringLiteral("<p style='color:#1a7f37'>No data loss reported.</p>");
+    QString h = QStringLiteral("<ul style='color:#b00020'>");
+    for (const auto& w : warnings)
+        h += QStringLiteral("<li>⚠ %1</li>").arg(esc(w));
+    return h + QStringLiteral("</ul>");
+}
+
+QString metricValue(double v, const std::string& unit)
+{
+    if (unit == "ns")
+        return formatNs(static_cast<uint64_t>(std::max(0.0, v)));
+    if (unit == "%")
+        return QString::number(v, 'f', 2) + QStringLiteral(" %");
+    QString s = std::fabs(v) >= 100 || v == std::floor(v) ? formatCount(static_cast<uint64_t>(std::llround(std::fabs(v))))
+                                                          : QString::number(std::fabs(v), 'g', 4);
+    if (v < 0)
+        s.prepend(QChar(0x2212));
+    return unit.empty() ? s : s + QLatin1Char(' ') + QString::fromStdString(unit);
+}
+
+QString pctText(const reports::Delta& d)
+{
+    const auto p = d.pct();
+    if (!p)
+        return d.after > 0 ? QStringLiteral("new") : QStringLiteral("–");
+    return (*p >= 0 ? QStringLiteral("+") : QString()) + QString::number(*p, 'f', 1) + QStringLiteral(" %");
+}
+
+QString metricsTable(const std::vector<reports::MetricDelta>& metrics)
+{
+    QString h = QStringLiteral("<table cellspacing=0 cellpadding=3 border=1><tr><th>figure</th><th>before</th>"
+                               "<th>after</th><th>Δ%</th><th>verdict</th></tr>");
+    for (const auto& m : metrics) {
+        h += QStringLiteral("<tr><td>%1</td><td align=right>%2</td><td align=right>%3</td>"
+                            "<td align=right style='color:%5'><b>%4</b></td><td style='color:%5'>%6</td></tr>")
+                 .arg(esc(m.name), metricValue(m.value.before, m.unit), metricValue(m.value.after, m.unit),
+                      pctText(m.value), verdictColor(m.verdict), QString::fromUtf8(reports::toString(m.verdict)));
+    }
+    return h + QStringLiteral("</table>");
+}
+} // namespace
+
+QString verdictColor(reports::Verdict verdict)
+{
+    switch (verdict) {
+    case reports::Verdict::Improved:
+        return QStringLiteral("#1a7f37");
+    case reports::Verdict::Regressed:
+        return QStringLiteral("#c62828");
+    case reports::Verdict::OnlyAfter:
+        return QStringLiteral("#8a4b00");
+    case reports::Verdict::OnlyBefore:
+        return QStringLiteral("#1f4e9c");
+    default:
+        return QStringLiteral("#555555");
+    }
+}
+
+QString summaryHtml(const reports::Report& r)
+{
+    const Meta& m = r.meta;
+    QString h = QStringLiteral("<h2>%1</h2><table cellpadding=2>").arg(m.label.empty() ? QStringLiteral("capture") : esc(m.label));
+    h += row(QStringLiteral("Kernel"), esc(m.kernel_release) + QStringLiteral(" <small>%1</small>").arg(esc(m.kernel_version)));
+    h += row(QStringLiteral("Build id"), m.kernel_build_id.empty() ? QStringLiteral("unknown") : esc(m.kernel_build_id));
+    h += row(QStringLiteral("CPU"), QStringLiteral("%1 × %2").arg(m.cpu_count).arg(esc(m.cpu_model)));
+    h += row(QStringLiteral("Host"), esc(m.hostname));
+    h += row(QStringLiteral("Started"), esc(m.start_time));
+    h += row(QStringLiteral("Duration"), QString::number(m.duration_s, 'f', 2) + QStringLiteral(" s"));
+    h += row(QStringLiteral("Command"), joined(m.command));
+    h += row(QStringLiteral("Workload"), workloadStatus(r.workload));
+    for (const auto& f : r.results)
+        h += row(QStringLiteral("&nbsp;&nbsp;") + esc(f.name), metricValue(f.value, ""));
+    h += row(QStringLiteral("CPU in lock functions"),
+             r.cpu_lock_share ? QStringLiteral("<b>%1</b> of %2 samples").arg(formatPercent(*r.cpu_lock_share),
+                                                                              formatCount(r.cpu.samples))
+                              : QStringLiteral("not sampled"));
+    h += row(QStringLiteral("Locks"), formatCount(r.lock_count));
+    h += row(QStringLiteral("Contentions"), formatCount(r.total_contentions));
+    h += row(QStringLiteral("Total wait"), formatNs(r.total_wait_ns));
+    h += row(QStringLiteral("Total hold"), formatNs(r.total_hold_ns));
+    h += row(QStringLiteral("Events / lost / map full"), QStringLiteral("%1 / %2 / %3")
+                                                             .arg(formatCount(r.stats.events), formatCount(r.stats.lost),
+                                                                  formatCount(r.stats.map_full)));
+    h += QStringLiteral("</table><h3>Warnings</h3>") + warningsHtml(r.warnings);
+    h += QStringLiteral("<h3>Probes</h3>") + probesHtml(r.probes);
+    return h;
+}
+
+QString compareSummaryHtml(const reports::Comparison& c)
+{
+    const Meta& a = c.before.meta;
+    const Meta& b = c.after.meta;
+    QString h = QStringLiteral("<h2>%1</h2>").arg(headlineText(c).toHtmlEscaped());
+    h += QStringLiteral("<table cellspacing=0 cellpadding=3 border=1><tr><th></th><th>before</th><th>after</th></tr>");
+    h += row3(QStringLiteral("Label"), esc(a.label), esc(b.label));
+    h += row3(QStringLiteral("Kernel"), esc(a.kernel_release), esc(b.kernel_release));
+    h += row3(QStringLiteral("Version"), esc(a.kernel_version), esc(b.kernel_version));
+    h += row3(QStringLiteral("Build id"), esc(a.kernel_build_id), esc(b.kernel_build_id));
+    h += row3(QStringLiteral("CPU"), QStringLiteral("%1 × %2").arg(a.cpu_count).arg(esc(a.cpu_model)),
+              QStringLiteral("%1 × %2").arg(b.cpu_count).arg(esc(b.cpu_model)));
+    h += row3(QStringLiteral("Host"), esc(a.hostname), esc(b.hostname));
+    h += row3(QStringLiteral("Started"), esc(a.start_time), esc(b.start_time));
+    h += row3(QStringLiteral("Duration"), QString::number(a.duration_s, 'f', 2) + QStringLiteral(" s"),
+              QString::number(b.duration_s, 'f', 2) + QStringLiteral(" s"));
+    h += row3(QStringLiteral("Workload"), workloadStatus(c.before.workload), workloadStatus(c.after.workload));
+    h += row3(QStringLiteral("Events lost"), formatCount(c.before.stats.lost), formatCount(c.after.stats.lost));
+    h += QStringLiteral("</table><h3>Headline</h3>") + metricsTable(c.headline);
+    if (!c.workload.empty())
+        h += QStringLiteral("<h3>Workload results</h3>") + metricsTable(c.workload);
+    if (!c.cpu_leaves.empty())
+        h += QStringLiteral("<h3>CPU share of hot leaves</h3>") + metricsTable(c.cpu_leaves);
+    h += QStringLiteral("<h3>Warnings</h3>") + warningsHtml(c.warnings);
+    h += QStringLiteral("<table width=100%><tr><td valign=top><h3>Probes before</h3>%1</td>"
+                        "<td valign=top><h3>Probes after</h3>%2</td></tr></table>")
+             .arg(probesHtml(c.before.probes), probesHtml(c.after.probes));
+    return h;
+}
+
+QString headlineText(const reports::Comparison& c)
+{
+    QStringList parts;
+    auto add = [&parts](const reports::MetricDelta& m) {
+        parts << QString::fromStdString(m.name) + QStringLiteral(" ") + metricValue(m.value.before, m.unit) +
+                     QStringLiteral(" → ") + metricValue(m.value.after, m.unit) + QStringLiteral(" (") +
+                     pctText(m.value) + QLatin1Char(')');
+    };
+    // Throughput first: it is what a patch description quotes.
+    for (const auto& m : c.workload) {
+        if (m.higher_is_better)
+            add(m);
+    }
+    for (const auto& m : c.headline)
+        add(m);
+    while (parts.size() > 4)
+        parts.removeLast();
+    return parts.isEmpty() ? QStringLiteral("No figures to compare") : parts.join(QStringLiteral(" · "));
+}
+
+} // namespace lockscope::gui

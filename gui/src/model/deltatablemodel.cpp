@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "model/deltatablemodel.h"
+
+#include <cmath>
+
+#include <QColor>
+
+#include "model/roles.h"
+#include "model/units.h"
+
+namespace lockscope::gui {
+
+using reports::Delta;
+using reports::LockDelta;
+
+
+DeltaTableModel::DeltaTableModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void DeltaTableModel::setComparison(std::shared_ptr<const reports::Comparison> comparison)
+{
+    beginResetModel();
+    comparison_ = std::move(comparison);
+    endResetModel();
+}
+
+int DeltaTableModel::rowCount(const QModelIndex& parent) const
+{
+    if (parent.isValid() || !comparison_)
+        return 0;
+    return static_cast<int>(comparison_->locks.size());
+}
+
+int DeltaTableModel::columnCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QString DeltaTableModel::verdictLabel(reports::Verdict v)
+{
+    switch (v) {
+    case reports::Verdict::Improved:
+        return QStringLiteral("less (better)");
+    case reports::Verdict::Regressed:
+        return QStringLiteral("more (worse)");
+    case reports::Verdict::NoSignificantChange:
+        return QStringLiteral("no significant change");
+    case reports::Verdict::InsufficientData:
+        return QStringLiteral("too few events");
+    case reports::Verdict::OnlyBefore:
+        return QStringLiteral("only before");
+    case reports::Verdict::OnlyAfter:
+        return QStringLiteral("only after");
+    }
+    return {};
+}
+
+QColor DeltaTableModel::verdictTint(reports::Verdict v)
+{
+    switch (v) {
+    case reports::Verdict::Improved:
+        return QColor(0xd4, 0xf4, 0xdc);
+    case reports::Verdict::Regressed:
+        return QColor(0xfb, 0xd5, 0xd5);
+    case reports::Verdict::OnlyBefore:
+        return QColor(0xdc, 0xe6, 0xfa);
+    case reports::Verdict::OnlyAfter:
+        return QColor(0xfc, 0xe8, 0xc8);
+    default:
+        return {};
+    }
+}
+
+namespace {
+QVariant pct(const Delta& d, bool display)
+{
+    const auto p = d.pct();
+    if (!display)
+        return p ? QVariant(*p) : QVariant(d.after > 0 ? 1e300 : 0.0);
+    if (!p)
+        return d.after > 0 ? QStringLiteral("new") : QStringLiteral("–");
+    return (*p >= 0 ? QStringLiteral("+") : QString()) + QString::number(*p, 'f', 1) + QStringLiteral(" %");
+}
+
+QVariant ns(double v, bool display)
+{
+    return display ? QVariant(formatNs(static_cast<uint64_t>(std::max(0.0, v)))) : QVariant(v);
+}
+
+QVariant signedNs(double v, bool display)
+{
+    if (!display)
+        return v;
+    return (v < 0 ? QStringLiteral("−") : QStringLiteral("+")) + formatNs(static_cast<uint64_t>(std::fabs(v)));
+}
+
+QVariant count(double v, bool display)
+{
+    return display ? QVariant(formatCount(static_cast<uint64_t>(std::max(0.0, v)))) : QVariant(v);
+}
+
+QString testTip(const reports::Significance& s)
+{
+    return QStringLiteral("p = %1 (distribution shape p = %2, χ² = %3 with %4 dof; event rate p = %5)%6")
+        .arg(QString::number(s.p_value, 'g', 3), QString::number(s.shape_p, 'g', 3),
+             QString::number(s.chi_square, 'g', 4))
+        .arg(s.dof)
+        .arg(QString::number(s.rate_p, 'g', 3),
+             s.significant ? QStringLiteral(" — significant") : QStringLiteral(" — not significant"));
+}
+} // namespace
+
+QVariant DeltaTableModel::data(const QModelIndex& index, int role) const
+{
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+        return {};
+    const LockDelta& l = comparison_->locks[static_cast<size_t>(index.row())];
+    const int col = index.column();
+    if (role == LockIndexRole)
+        return index.row();
+    if (role == Qt::BackgroundRole) {
+        const QColor tint = verdictTint(l.verdict);
+        return tint.isValid() ? QVariant(tint) : QVariant();
+    }
+    if (role == Qt::TextAlignmentRole)
+        return col <= Outcome ? QVariant() : QVariant(Qt::AlignRight | Qt::AlignVCenter);
+    if (role == Qt::ToolTipRole) {
+        if (col == Outcome || col == PValue || col == WaitPct)
+            return QStringLiteral("wait: ") + testTip(l.wait_test) +
+                   (l.has_hold ? QStringLiteral("\nhold: ") + testTip(l.hold_test) : QString());
+        if (col == Key)
+            return QString::fromStdString(l.key);
+        return {};
+    }
+    if (role != Qt::DisplayRole && role != SortRole)
+        return {};
+    const bool display = role == Qt::DisplayRole;
+    switch (col) {
+    case Key:
+        return QString::fromStdString(l.key);
+    case Type:
+        return QString::fromStdString(l.type);
+    case Outcome:
+        return display ? QVariant(verdictLabel(l.verdict)) : QVariant(static_cast<int>(l.verdict));
+    case ContentionsBefore:
+        return count(l.contentions.before, display);
+    case ContentionsAfter:
+        return count(l.contentions.after, display);
+    case ContentionsPct:
+        return pct(l.contentions, display);
+    case WaitBefore:
+        return ns(l.total_wait_ns.before, display);
+    case WaitAfter:
+        return ns(l.total_wait_ns.after, display);
+    case WaitDelta:
+        return signedNs(l.total_wait_ns.delta(), display);
+    case WaitPct:
+        return pct(l.total_wait_ns, display);
+    case AvgWaitPct:
+        return pct(l.avg_wait_ns, display);
+    case P99WaitPct:
+        return pct(l.p99_wait_ns, display);
+    case MaxWaitPct:
+        return pct(l.max_wait_ns, display);
+    case HoldPct:
+        return l.has_hold ? pct(l.total_hold_ns, display) : QVariant(display ? QStringLiteral("–") : QVariant(0.0));
+    case PValue:
+        return display ? QVariant(QString::number(l.wait_test.p_value, 'g', 2)) : QVariant(l.wait_test.p_value);
+    default:
+        return {};
+    }
+}
+
+QVariant DeltaTableModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount)
+        return {};
+    static const char* const names[ColumnCount] = {
+        "Lock", "Type", "Verdict", "Contentions A", "Contentions B", "Contentions Δ%", "Wait A", "Wait B",
+        "Wait Δ", "Wait Δ%", "Avg wait Δ%", "p99 wait Δ%", "Max wait Δ%", "Hold Δ%", "p"};
+    static const char* const tips[ColumnCount] = {
+        "Lock key, matched across the two kernel builds by symbol or <type>@<caller>, never by address",
+        "Lock type (after's, else before's)",
+        "The comparison engine's verdict on the wait time: significant change in either direction, no "
+        "significant change, too few events, or a lock seen on one side only",
+        "Contended acquisitions in the baseline (A)",
+        "Contended acquisitions in the patched capture (B)",
+        "(B − A) / A of the contention count; “new” when A had none",
+        "Total wait time in the baseline (A)",
+        "Total wait time in the patched capture (B)",
+        "B − A of the total wait time (negative = less waiting)",
+        "(B − A) / A of the total wait time",
+        "(B − A) / A of the mean wait",
+        "(B − A) / A of the 99th percentile wait (estimated from log2 histograms)",
+        "(B − A) / A of the longest wait",
+        "(B − A) / A of the total hold time, “–” without hold data",
+        "Combined p-value of the histogram-shape (χ²) and event-rate (Poisson) tests on the waits; "
+        "significant needs p below α and a change above the effect floor"};
+    if (role == Qt::DisplayRole)
+        return QString::fromUtf8(names[section]);
+    if (role == Qt::ToolTipRole)
+        return QString::fromUtf8(tips[section]);
+    return {};
+}
+
+} // namespace lockscope::gui

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "model/flamedata.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "lockscope/reports/compare.h"
+#include "model/units.h"
+
+namespace lockscope::gui {
+
+QString toDisplayString(FlameWeight w)
+{
+    switch (w) {
+    case FlameWeight::Wait:
+        return QStringLiteral("wait time");
+    case FlameWeight::Hold:
+        return QStringLiteral("hold time");
+    case FlameWeight::Count:
+        return QStringLiteral("count");
+    }
+    return {};
+}
+
+double FlameData::maxAbsDelta() const noexcept
+{
+    double m = 0.0;
+    for (size_t i = 1; i < nodes.size(); ++i)
+        m = std::max(m, std::fabs(nodes[i].after - nodes[i].before));
+    return m;
+}
+
+namespace {
+double pick(const Weights& w, FlameWeight weight)
+{
+    switch (weight) {
+    case FlameWeight::Wait:
+        return static_cast<double>(w.wait_ns);
+    case FlameWeight::Hold:
+        return static_cast<double>(w.hold_ns);
+    case FlameWeight::Count:
+        return static_cast<double>(w.count);
+    }
+    return 0.0;
+}
+
+void sortChildren(FlameData& data)
+{
+    for (auto& n : data.nodes) {
+        std::sort(n.children.begin(), n.children.end(), [&data](uint32_t a, uint32_t b) {
+            return data.nodes[a].function < data.nodes[b].function;
+        });
+    }
+}
+} // namespace
+
+FlameData flameFromCallTree(const CallTree& tree, FlameWeight weight)
+{
+    FlameData data;
+    data.weight = weight;
+    data.nodes.resize(tree.size());
+    for (uint32_t id = 0; id < tree.size(); ++id) {
+        const CallTree::Node& src = tree.node(id);
+        FlameNode& n = data.nodes[id];
+        n.function = id == CallTree::kRoot ? QStringLiteral("all") : fromStd(src.function);
+        n.module = fromStd(src.module);
+        n.parent = src.parent;
+        n.children = src.children;
+        n.value = pick(src.total, weight);
+        n.after = n.value;
+    }
+    sortChildren(data);
+    return data;
+}
+
+FlameData flameFromDiffTree(const reports::DiffTree& tree, FlameWeight weight, bool widthsFromBefore)
+{
+    FlameData data;
+    data.weight = weight;
+    data.differential = true;
+    data.nodes.resize(tree.nodes.size());
+    for (size_t id = 0; id < tree.nodes.size(); ++id) {
+        const reports::DiffNode& src = tree.nodes[id];
+        FlameNode& n = data.nodes[id];
+        n.function = id == 0 ? QStringLiteral("all") : fromStd(src.function);
+        n.module = fromStd(src.module);
+        n.parent = src.parent;
+        n.children = src.children;
+        switch (weight) {
+        case FlameWeight::Wait:
+            n.before = static_cast<double>(src.before_wait_ns);
+            n.after = static_cast<double>(src.after_wait_ns);
+            break;
+        case FlameWeight::Hold:
+            n.before = static_cast<double>(src.before_hold_ns);
+            n.after = static_cast<double>(src.after_hold_ns);
+            break;
+        case FlameWeight::Count:
+            n.before = static_cast<double>(src.before_count);
+            n.after = static_cast<double>(src.after_count);
+            break;
+        }
+        n.value = widthsFromBefore ? n.before : n.after;
+    }
+    sortChildren(data);
+    return data;
+}
+
+FlameSearch searchFlame(const FlameData& data, const QString& text)
+{
+    FlameSearch result;
+    result.matched.assign(data.nodes.size(), false);
+    if (text.isEmpty() || data.nodes.empty())
+        return result;
+    double covered = 0.0;
+    // Depth-first from the root; a match covers its whole subtree, so nested
+    // matches below it are marked but not counted again.
+    std::vector<std::pair<uint32_t, bool>> todo{{0, false}};
+    while (!todo.empty()) {
+        auto [id, underMatch] = todo.back();
+        todo.pop_back();
+        const FlameNode& n = data.nodes[id];
+        const bool hit = id != 0 && n.function.contains(text, Qt::CaseInsensitive);
+        result.matched[id] = hit;
+        if (hit && !underMatch)
+            covered += n.value;
+        for (uint32_t c : n.children)
+            todo.emplace_back(c, underMatch || hit);
+    }
+    const double total = data.nodes.front().value;
+    result.coveredShare = total > 0.0 ? covered / total : 0.0;
+    return result;
+}
+
+} // namespace lockscope::gui

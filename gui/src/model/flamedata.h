@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <QString>
+
+#include "lockscope/capture/calltree.h"
+
+namespace lockscope::reports {
+struct DiffTree;
+}
+
+namespace lockscope::gui {
+
+enum class FlameWeight { Wait, Hold, Count };
+QString toDisplayString(FlameWeight w);
+
+// A top-down tree prepared for the flame graph: each node's width weight,
+// and for differential graphs the figure on both sides. Kept apart from the
+// widget so layout and colouring are testable without painting.
+struct FlameNode {
+    QString function;
+    QString module;
+    uint32_t parent = 0;
+    std::vector<uint32_t> children; // sorted by function name, as flame graphs are
+    double value = 0.0;             // width weight
+    double before = 0.0;            // differential only
+    double after = 0.0;
+};
+
+struct FlameData {
+    std::vector<FlameNode> nodes;   // nodes[0] is the root
+    FlameWeight weight = FlameWeight::Wait;
+    bool differential = false;
+    bool empty() const noexcept { return nodes.size() <= 1 || nodes.front().value <= 0.0; }
+    // Largest |after - before| over all non-root nodes, the full-saturation point.
+    double maxAbsDelta() const noexcept;
+};
+
+FlameData flameFromCallTree(const CallTree& tree, FlameWeight weight);
+// widthsFromBefore: Gregg's --negate view, where vanished stacks stay visible.
+FlameData flameFromDiffTree(const reports::DiffTree& tree, FlameWeight weight, bool widthsFromBefore = false);
+
+// Node whose function contains the text (case-insensitive): the ids, and the
+// share of the root's value they cover without double counting nested matches.
+struct FlameSearch {
+    std::vector<bool> matched;
+    double coveredShare = 0.0;
+};
+FlameSearch searchFlame(const FlameData& data, const QString& text);
+
+} // namespace lockscope::gui

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "model/locktablemodel.h"
+
+#include "model/roles.h"
+#include "model/units.h"
+
+namespace lockscope::gui {
+
+LockTableModel::LockTableModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void LockTableModel::setCapture(std::shared_ptr<const Capture> capture)
+{
+    beginResetModel();
+    capture_ = std::move(capture);
+    totalWait_ = 0;
+    if (capture_) {
+        for (const auto& lock : capture_->locks)
+            totalWait_ = saturatingAdd(totalWait_, lock.wait.total());
+    }
+    endResetModel();
+}
+
+int LockTableModel::rowCount(const QModelIndex& parent) const
+{
+    if (parent.isValid() || !capture_)
+        return 0;
+    return static_cast<int>(capture_->locks.size());
+}
+
+int LockTableModel::columnCount(const QModelIndex& parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant LockTableModel::data(const QModelIndex& index, int role) const
+{
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+        return {};
+    const Lock& lock = capture_->locks[static_cast<size_t>(index.row())];
+    const double waitShare =
+        totalWait_ ? static_cast<double>(lock.wait.total()) / static_cast<double>(totalWait_) : 0.0;
+
+    if (role == LockIndexRole)
+        return index.row();
+    if (role == Qt::TextAlignmentRole)
+        return index.column() <= Type ? QVariant() : QVariant(Qt::AlignRight | Qt::AlignVCenter);
+    if (role == FractionRole)
+        return index.column() == WaitTotal || index.column() == WaitShare ? QVariant(waitShare) : QVariant();
+    if (role == Qt::ToolTipRole && index.column() == Key) {
+        QString tip = fromStd(lock.key) + QStringLiteral(" (") + fromStd(lock.type) + QLatin1Char(')');
+        if (lock.address)
+            tip += QStringLiteral("\naddress 0x") + QString::number(*lock.address, 16);
+        if (lock.aborted)
+            tip += QStringLiteral("\n%1 waits aborted").arg(lock.aborted);
+        return tip;
+    }
+    if (role != Qt::DisplayRole && role != SortRole)
+        return {};
+
+    const bool display = role == Qt::DisplayRole;
+    auto ns = [display](uint64_t v) -> QVariant { return display ? QVariant(formatNs(v)) : QVariant(qulonglong(v)); };
+    auto count = [display](uint64_t v) -> QVariant {
+        return display ? QVariant(formatCount(v)) : QVariant(qulonglong(v));
+    };
+    switch (index.column()) {
+    case Key:
+        return fromStd(lock.key);
+    case Type:
+        return fromStd(lock.type);
+    case Instances:
+        return count(lock.instances);
+    case Contentions:
+        return count(lock.wait.count());
+    case WaitTotal:
+        return ns(lock.wait.total());
+    case WaitAvg:
+        return ns(lock.wait.mean());
+    case WaitP99:
+        return ns(lock.wait.percentile(99.0));
+    case WaitMax:
+        return ns(lock.wait.max());
+    case WaitShare:
+        return display ? QVariant(formatPercent(waitShare)) : QVariant(waitShare);
+    case HoldCount:
+        return count(lock.hold.count());
+    case HoldTotal:
+        return ns(lock.hold.total());
+    case HoldAvg:
+        return ns(lock.hold.mean());
+    case HoldMax:
+        return ns(lock.hold.max());
+    case Sites:
+        return count(lock.sites.size());
+    default:
+        return {};
+    }
+}
+
+QVariant LockTableModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount)
+        return {};
+    static const char* const names[ColumnCount] = {
+        "Lock", "Type", "Instances", "Contentions", "Wait total", "Wait avg", "Wait p99", "Wait max",
+        "Wait %", "Holds", "Hold total", "Hold avg", "Hold max", "Call sites"};
+    static const char* const tips[ColumnCount] = {
+        "Lock symbol, or <type>@<acquiring function> when the address is not a global symbol",
+        "Lock type as reported by the contention tracepoint or hold probe",
+        "Distinct lock addresses folded into this key",
+        "Contended acquisitions (waits) seen",
+        "Sum of all wait times",
+        "Mean wait time",
+        "99th percentile of wait time (estimated from the log2 histogram, within 2x)",
+        "Longest single wait",
+        "Share of the capture's total wait time",
+        "Acquisitions whose hold time was measured",
+        "Sum of all hold times",
+        "Mean hold time",
+        "Longest single hold",
+        "Distinct call stacks that contended or held the lock"};
+    if (role == Qt::DisplayRole)
+        return QString::fromUtf8(names[section]);
+    if (role == Qt::ToolTipRole)
+        return QString::fromUtf8(tips[section]);
+    return {};
+}
+
+} // namespace lockscope::gui

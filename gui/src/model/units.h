@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <cstdint>
+
+#include <QString>
+
+namespace lockscope::gui {
+
+// Human-readable durations with three significant digits ("812 ns",
+// "1.25 ms") so columns of very different magnitudes stay comparable.
+QString formatNs(uint64_t ns);
+QString formatCount(uint64_t n);
+// fraction in [0, 1] -> "12.3 %"; "–" when the denominator was zero.
+QString formatPercent(double fraction);
+// Short label of a log2 histogram bucket's lower bound ("512 ns", "2 µs").
+QString bucketLabel(unsigned bucket);
+QString fromStd(const std::string& s);
+
+} // namespace lockscope::gui

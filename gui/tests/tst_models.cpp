@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Item models and flame-graph data over captures built in code. Every model
+// gets a QAbstractItemModelTester before its data is set, so Qt checks the
+// model's invariants through the reset and every query.
+#include <QAbstractItemModelTester>
+#include <QColor>
+#include <QSortFilterProxyModel>
+#include <QTest>
+
+#include "lockscope/reports/compare.h"
+#include "model/calltreemodel.h"
+#include "model/deltatablemodel.h"
+#include "model/flamedata.h"
+#include "model/locktablemodel.h"
+#include "model/roles.h"
+#include "testcaptures.h"
+
+using namespace lockscope;
+using namespace lockscope::gui;
+using namespace lockscope::gui::test;
+
+namespace {
+// Indented "function=count" lines, children in model order, as Hotspot's tests print trees.
+void printTree(const QAbstractItemModel& m, const QModelIndex& parent, int depth, QStringList& out)
+{
+    for (int r = 0; r < m.rowCount(parent); ++r) {
+        const QModelIndex idx = m.index(r, 0, parent);
+        const auto count = m.index(r, CallTreeTraits::Count, parent).data(SortRole).toULongLong();
+        out << QString(depth, QLatin1Char(' ')) + idx.data().toString() + QLatin1Char('=') + QString::number(count);
+        printTree(m, idx, depth + 1, out);
+    }
+}
+
+QStringList printTree(const QAbstractItemModel& m)
+{
+    QStringList out;
+    printTree(m, {}, 0, out);
+    return out;
+}
+
+Capture foldedCapture()
+{
+    Capture c;
+    c.stacks = {foldedStack(1, "A;B;C"), foldedStack(2, "A;B;D"), foldedStack(3, "A;E")};
+    c.locks.push_back(lockOf("l", "spinlock", {site(1, 100, 5), site(2, 100, 3), site(3, 100, 2)}));
+    return c;
+}
+} // namespace
+
+class TestModels : public QObject {
+    Q_OBJECT
+private slots:
+    void lockTable()
+    {
+        LockTableModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QCOMPARE(model.rowCount(), 0);
+        auto capture = std::make_shared<const Capture>(semCapture("baseline", 1.0));
+        model.setCapture(capture);
+        QCOMPARE(model.rowCount(), 3);
+        QCOMPARE(model.columnCount(), int(LockTableModel::ColumnCount));
+        QCOMPARE(model.index(0, LockTableModel::Key).data().toString(), QStringLiteral("spinlock@sem_lock"));
+        QCOMPARE(model.index(1, LockTableModel::Contentions).data(SortRole).toULongLong(), 3000ull);
+        QCOMPARE(model.index(0, LockTableModel::WaitMax).data(SortRole).toULongLong(), 4000ull);
+        QVERIFY(model.headerData(LockTableModel::WaitP99, Qt::Horizontal, Qt::ToolTipRole).toString().contains(
+            QStringLiteral("percentile")));
+
+        // Sorting uses the raw number, filtering the key.
+        QSortFilterProxyModel proxy;
+        proxy.setSourceModel(&model);
+        proxy.setSortRole(SortRole);
+        proxy.sort(LockTableModel::WaitAvg, Qt::DescendingOrder);
+        QCOMPARE(proxy.index(0, LockTableModel::Key).data().toString(), QStringLiteral("mutex@ipcget"));
+        QCOMPARE(proxy.index(0, LockTableModel::WaitAvg).data().toString(), QStringLiteral("70.0 µs"));
+        proxy.setFilterFixedString(QStringLiteral("rename"));
+        QCOMPARE(proxy.rowCount(), 1);
+
+        // Shares of total wait add up to one.
+        double sum = 0;
+        for (int r = 0; r < model.rowCount(); ++r)
+            sum += model.index(r, LockTableModel::WaitShare).data(SortRole).toDouble();
+        QCOMPARE(sum, 1.0);
+
+        model.setCapture(nullptr);
+        QCOMPARE(model.rowCount(), 0);
+    }
+
+    void callTreeTopDown()
+    {
+        CallTreeModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        const Capture c = foldedCapture();
+        model.setTree(std::make_shared<const CallTree>(CallTree::forCapture(c, TreeDirection::TopDown)));
+        const QStringList expected = {QStringLiteral("A=10"), QStringLiteral(" B=8"), QStringLiteral("  C=5"),
+                                      QStringLiteral("  D=3"), QStringLiteral(" E=2")};
+        QCOMPARE(printTree(model), expected);
+        const QModelIndex a = model.index(0, CallTreeTraits::WaitPercent);
+        QCOMPARE(a.data().toString(), QStringLiteral("100.0 %"));
+        const QModelIndex c0 = model.index(0, 0, model.index(0, 0, model.index(0, 0)));
+        QCOMPARE(c0.data().toString(), QStringLiteral("C"));
+        QCOMPARE(model.parent(c0).data().toString(), QStringLiteral("B"));
+        QCOMPARE(model.index(0, CallTreeTraits::SelfWait, c0.parent()).data(SortRole).toULongLong(), 500ull);
+    }
+
+    void callTreeBottomUp()
+    {
+        CallTreeModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        const Capture c = foldedCapture();
+        model.setTree(std::make_shared<const CallTree>(CallTree::forCapture(c, TreeDirection::BottomUp)));
+        const QStringList expected = {QStringLiteral("C=5"),  QStringLiteral(" B=5"), QStringLiteral("  A=5"),
+                                      QStringLiteral("D=3"),  QStringLiteral(" B=3"), QStringLiteral("  A=3"),
+                                      QStringLiteral("E=2"),  QStringLiteral(" A=2")};
+        QCOMPARE(printTree(model), expected);
+
+        // A recursive filter keeps the ancestors of matches.
+        QSortFilterProxyModel proxy;
+        proxy.setRecursiveFilteringEnabled(true);
+        proxy.setSourceModel(&model);
+        QAbstractItemModelTester proxyTester(&proxy, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        proxy.setFilterFixedString(QStringLiteral("E"));
+        QCOMPARE(proxy.rowCount(), 1);
+        QCOMPARE(proxy.index(0, 0).data().toString(), QStringLiteral("E"));
+    }
+
+    void callTreeReplaced()
+    {
+        CallTreeModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        const Capture c = semCapture("baseline", 1.0);
+        model.setTree(std::make_shared<const CallTree>(CallTree::forLock(c, c.locks[0], TreeDirection::TopDown)));
+        QCOMPARE(model.rowCount(), 1);
+        model.setTree(std::make_shared<const CallTree>(CallTree::forLock(c, c.locks[1], TreeDirection::TopDown)));
+        QCOMPARE(model.index(0, 0).data().toString(), QStringLiteral("entry_SYSCALL_64"));
+        model.setTree(nullptr);
+        QCOMPARE(model.rowCount(), 0);
+    }
+
+    void deltaTable()
+    {
+        DeltaTableModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        const Capture before = semCapture("baseline", 1.0);
+        Capture after = semCapture("patched", 0.1);
+        after.locks.erase(after.locks.begin() + 2); // mutex@ipcget gone
+        auto cmp = std::make_shared<const reports::Comparison>(reports::compare(before, after));
+        model.setComparison(cmp);
+        QCOMPARE(model.rowCount(), static_cast<int>(cmp->locks.size()));
+        int sem = -1, gone = -1;
+        for (int r = 0; r < model.rowCount(); ++r) {
+            const QString key = model.index(r, DeltaTableModel::Key).data().toString();
+            if (key == QStringLiteral("spinlock@sem_lock"))
+                sem = r;
+            if (key == QStringLiteral("mutex@ipcget"))
+                gone = r;
+        }
+        QVERIFY(sem >= 0 && gone >= 0);
+        const auto& l = cmp->locks[static_cast<size_t>(sem)];
+        // The model shows the engine's figures, not its own.
+        QCOMPARE(model.index(sem, DeltaTableModel::WaitPct).data(SortRole).toDouble(), *l.total_wait_ns.pct());
+        QCOMPARE(model.index(sem, DeltaTableModel::WaitDelta).data(SortRole).toDouble(), l.total_wait_ns.delta());
+        QCOMPARE(l.verdict, reports::Verdict::Improved);
+        QCOMPARE(model.index(sem, DeltaTableModel::Outcome).data().toString(), QStringLiteral("less (better)"));
+        QCOMPARE(model.index(sem, 0).data(Qt::BackgroundRole).value<QColor>(),
+                 DeltaTableModel::verdictTint(reports::Verdict::Improved));
+        QVERIFY(model.index(sem, DeltaTableModel::PValue).data(Qt::ToolTipRole).toString().contains(QStringLiteral("χ²")));
+        QCOMPARE(model.index(gone, DeltaTableModel::Outcome).data().toString(), QStringLiteral("only before"));
+        QVERIFY(model.index(sem, DeltaTableModel::WaitDelta).data().toString().startsWith(QStringLiteral("−")));
+        for (int c = 0; c < model.columnCount(); ++c)
+            QVERIFY(!model.headerData(c, Qt::Horizontal, Qt::ToolTipRole).toString().isEmpty());
+        model.setComparison(nullptr);
+        QCOMPARE(model.rowCount(), 0);
+    }
+
+    void flameFromTree()
+    {
+        const Capture c = foldedCapture();
+        const CallTree tree = CallTree::forCapture(c, TreeDirection::TopDown);
+        const FlameData f = flameFromCallTree(tree, FlameWeight::Count);
+        QCOMPARE(f.nodes.front().value, 10.0);
+        const FlameNode& a = f.nodes[f.nodes.front().children.at(0)];
+        QCOMPARE(a.function, QStringLiteral("A"));
+        // Children are ordered by name, and their widths add up to the parent's.
+        QCOMPARE(f.nodes[a.children.at(0)].function, QStringLiteral("B"));
+        QCOMPARE(f.nodes[a.children.at(0)].value + f.nodes[a.children.at(1)].value, a.value);
+        const FlameData w = flameFromCallTree(tree, FlameWeight::Wait);
+        QCOMPARE(w.nodes.front().value, 1000.0);
+        QVERIFY(!w.differential);
+    }
+
+    void flameSearch()
+    {
+        const Capture c = foldedCapture();
+        const FlameData f = flameFromCallTree(CallTree::forCapture(c, TreeDirection::TopDown), FlameWeight::Count);
+        // "B" matches B only; C and D below it are not counted again.
+        QCOMPARE(searchFlame(f, QStringLiteral("b")).coveredShare, 0.8);
+        QCOMPARE(searchFlame(f, QStringLiteral("A")).coveredShare, 1.0);
+        QCOMPARE(searchFlame(f, QStringLiteral("zzz")).coveredShare, 0.0);
+        QCOMPARE(searchFlame(f, QString()).coveredShare, 0.0);
+    }
+
+    void flameDifferential()
+    {
+        const Capture before = semCapture("baseline", 1.0);
+        const Capture after = semCapture("patched", 0.1);
+        const auto cmp = reports::compare(before, after);
+        const FlameData after_w = flameFromDiffTree(cmp.tree, FlameWeight::Wait, false);
+        const FlameData before_w = flameFromDiffTree(cmp.tree, FlameWeight::Wait, true);
+        QVERIFY(after_w.differential);
+        QCOMPARE(after_w.nodes.front().value, static_cast<double>(cmp.tree.nodes.front().after_wait_ns));
+        QCOMPARE(before_w.nodes.front().value, static_cast<double>(cmp.tree.nodes.front().before_wait_ns));
+        QVERIFY(after_w.nodes.front().value < before_w.nodes.front().value);
+        QVERIFY(after_w.maxAbsDelta() > 0.0);
+    }
+};
+
+QTEST_MAIN(TestModels)
+#include "tst_models.moc"

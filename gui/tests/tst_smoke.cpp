@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// End to end: the main window opens the capture fixtures (a realistic
+// baseline/patched pair) in compare mode, exactly as
+// `lockscope-gui --compare before.json after.json` does, and the grabbed
+// window must show real content. Runs on the offscreen platform and, as a
+// second CTest test, on a real X server under xvfb-run.
+#include <QApplication>
+#include <QFileInfo>
+#include <QHash>
+#include <QImage>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTest>
+
+#include "app/comparepage.h"
+#include "app/flamegraphwidget.h"
+#include "app/histogramchart.h"
+#include "app/mainwindow.h"
+#include "model/deltatablemodel.h"
+
+using namespace lockscope::gui;
+
+class TestSmoke : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+    void compareFixtures()
+    {
+        const QString before = qEnvironmentVariable("LOCKSCOPE_FIXTURE_BEFORE");
+        const QString after = qEnvironmentVariable("LOCKSCOPE_FIXTURE_AFTER");
+        const QString shot = qEnvironmentVariable("LOCKSCOPE_SCREENSHOT");
+        QVERIFY2(QFileInfo::exists(before) && QFileInfo::exists(after),
+                 qPrintable(QStringLiteral("fixtures missing: '%1', '%2'").arg(before, after)));
+
+        MainWindow w;
+        w.resize(1500, 950);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QSignalSpy shown(&w, &MainWindow::comparisonShown);
+        QSignalSpy errors(&w, &MainWindow::errorShown);
+        w.compareCaptures(before, after);
+        QVERIFY2(shown.wait(30000), qPrintable(w.lastError()));
+        QCOMPARE(errors.count(), 0);
+
+        ComparePage* page = w.comparePage();
+        QVERIFY(page->isVisible());
+        QVERIFY(page->deltaModel()->rowCount() >= 2);
+        QVERIFY(!page->flameGraph()->data().empty());
+        QVERIFY(page->flameGraph()->data().differential);
+        QVERIFY(page->waitChart()->bucketRange().second >= 0);
+        QVERIFY(page->headline()->text().contains(QStringLiteral("→")));
+        QTest::qWait(200); // let the charts lay out
+
+        const QImage img = w.grab().toImage().convertToFormat(QImage::Format_RGB32);
+        QVERIFY(!img.isNull());
+        QHash<QRgb, int> histogram;
+        int reddish = 0, bluish = 0;
+        for (int y = 0; y < img.height(); ++y) {
+            for (int x = 0; x < img.width(); ++x) {
+                const QRgb px = img.pixel(x, y);
+                ++histogram[px];
+                if (qRed(px) > qBlue(px) + 80 && qGreen(px) < 200)
+                    ++reddish;
+                if (qBlue(px) > qRed(px) + 80)
+                    ++bluish;
+            }
+        }
+        int commonest = 0;
+        for (int n : histogram)
+            commonest = std::max(commonest, n);
+        const double pixels = double(img.width()) * img.height();
+        qInfo("screenshot %dx%d: %d distinct colours, commonest %.1f %%, reddish %d, bluish %d", img.width(),
+              img.height(), int(histogram.size()), 100.0 * commonest / pixels, reddish, bluish);
+        QVERIFY2(histogram.size() > 200, "too few distinct colours: the window looks empty");
+        QVERIFY2(commonest < 0.85 * pixels, "one colour covers almost the whole window");
+        // Bars of both sides and the differential flame graph colour the window.
+        QVERIFY(bluish > 500);
+        QVERIFY(reddish > 500);
+        if (!shot.isEmpty()) {
+            QVERIFY(img.save(shot));
+            qInfo("screenshot saved to %s", qPrintable(shot));
+        }
+    }
+};
+
+QTEST_MAIN(TestSmoke)
+#include "tst_smoke.moc"

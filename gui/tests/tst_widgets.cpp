@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The widgets and the main window on the offscreen platform: flame graph
+// interaction, histogram modes, lock selection driving the views, loading
+// (good and bad files), recent files and export.
+#include <QApplication>
+#include <QFile>
+#include <QImage>
+#include <QMessageBox>
+#include <QSet>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "app/capturepage.h"
+#include "app/comparepage.h"
+#include "app/flamegraphwidget.h"
+#include "app/histogramchart.h"
+#include "app/mainwindow.h"
+#include "lockscope/capture/io.h"
+#include "model/calltreemodel.h"
+#include "model/deltatablemodel.h"
+#include "model/locktablemodel.h"
+#include "testcaptures.h"
+
+using namespace lockscope;
+using namespace lockscope::gui;
+using namespace lockscope::gui::test;
+
+namespace {
+int distinctColors(const QImage& img)
+{
+    QSet<QRgb> colors;
+    for (int y = 0; y < img.height(); y += 2)
+        for (int x = 0; x < img.width(); x += 2)
+            colors.insert(img.pixel(x, y));
+    return static_cast<int>(colors.size());
+}
+} // namespace
+
+class TestWidgets : public QObject {
+    Q_OBJECT
+    QTemporaryDir dir_;
+
+    QString writeFixture(const QString& name, const Capture& c)
+    {
+        const QString path = dir_.filePath(name);
+        writeCapture(c, path.toStdString());
+        return path;
+    }
+
+private slots:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true); // QSettings land in a test location
+        QVERIFY(dir_.isValid());
+    }
+
+    void flameGraphZoomAndSearch()
+    {
+        const Capture c = semCapture("baseline", 1.0);
+        FlameGraphWidget w;
+        w.resize(800, 300);
+        w.setData(flameFromCallTree(CallTree::forCapture(c, TreeDirection::TopDown), FlameWeight::Wait));
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        // Row 0 is the root, row 1 entry_SYSCALL_64 across the whole width.
+        const int entry = w.nodeAt(QPointF(400, 18 + 9));
+        QVERIFY(entry > 0);
+        QCOMPARE(w.data().nodes[static_cast<size_t>(entry)].function, QStringLiteral("entry_SYSCALL_64"));
+        QVERIFY(w.describe(static_cast<uint32_t>(entry)).contains(QStringLiteral("100.0 %")));
+
+        // Clicking a deep frame zooms to it; it then spans the full width.
+        int deep = -1;
+        QPoint deepPos;
+        for (int x = 5; x < 800 && deep < 0; x += 10) {
+            const int id = w.nodeAt(QPointF(x, 5 * 18 + 9));
+            if (id > 0 && w.data().nodes[static_cast<size_t>(id)].function == QStringLiteral("do_semtimedop")) {
+                deep = id;
+                deepPos = QPoint(x, 5 * 18 + 9);
+            }
+        }
+        QVERIFY(deep > 0);
+        QSignalSpy zoomed(&w, &FlameGraphWidget::zoomChanged);
+        QTest::mouseClick(&w, Qt::LeftButton, {}, deepPos);
+        QCOMPARE(w.zoomNode(), static_cast<uint32_t>(deep));
+        QCOMPARE(zoomed.count(), 1);
+        QCOMPARE(w.nodeAt(QPointF(790, 5 * 18 + 9)), deep);
+        QTest::keyClick(&w, Qt::Key_Escape);
+        QCOMPARE(w.zoomNode(), 0u);
+
+        const QImage before = w.grab().toImage();
+        w.setSearch(QStringLiteral("sem_lock"));
+        QVERIFY(w.searchCoveredShare() > 0.5 && w.searchCoveredShare() < 1.0);
+        const QImage after = w.grab().toImage();
+        QVERIFY(before != after);
+        QVERIFY(distinctColors(before) > 5);
+    }
+
+    void flameGraphDifferentialColors()
+    {
+        const auto cmp = reports::compare(semCapture("baseline", 1.0), semCapture("patched", 0.1));
+        FlameGraphWidget w;
+        w.resize(600, 250);
+        w.setData(flameFromDiffTree(cmp.tree, FlameWeight::Wait));
+        const QImage img = w.grab().toImage();
+        // Wait shrank under sem_lock: bluish pixels must dominate reddish ones.
+        int blue = 0, red = 0;
+        for (int y = 0; y < img.height(); ++y) {
+            for (int x = 0; x < img.width(); ++x) {
+                const QColor px = img.pixelColor(x, y);
+                if (px.blue() > px.red() + 60)
+                    ++blue;
+                if (px.red() > px.blue() + 60)
+                    ++red;
+            }
+        }
+        QVERIFY2(blue > 1000, qPrintable(QString::number(blue)));
+        QVERIFY(blue > red);
+        const int root = w.nodeAt(QPointF(10, 9));
+        QCOMPARE(root, 0);
+        QVERIFY(w.describe(0).contains(QStringLiteral("before")));
+    }
+
+    void flameGraphEmpty()
+    {
+        FlameGraphWidget w;
+        w.resize(300, 100);
+        w.setData({});
+        QCOMPARE(w.nodeAt(QPointF(10, 10)), -1);
+        QTest::mouseClick(&w, Qt::LeftButton, {}, QPoint(10, 10));
+        QCOMPARE(w.zoomNode(), 0u);
+        QVERIFY(!w.grab().isNull());
+    }
+
+    void histogramModes()
+    {
+        HistogramChart chart(QStringLiteral("wait"));
+        QCOMPARE(chart.bucketRange().second, -1);
+        Log2Hist a, b;
+        a.add(1000, 10);
+        b.add(64000, 5);
+        chart.setSeries({{QStringLiteral("a"), a, Qt::red}, {QStringLiteral("b"), b, Qt::blue}});
+        QCOMPARE(chart.bucketRange().first, Log2Hist::bucketOf(1000));
+        QCOMPARE(chart.bucketRange().second, int(Log2Hist::bucketOf(64000)));
+        chart.setNormalized(true);
+        QVERIFY(chart.normalized());
+        QCOMPARE(chart.chart()->series().size(), 1);
+        chart.resize(500, 300);
+        QVERIFY(distinctColors(chart.grab().toImage()) > 5);
+    }
+
+    void selectionDrivesViews()
+    {
+        auto c = std::make_shared<const Capture>(semCapture("baseline", 1.0));
+        CapturePage page;
+        page.setCapture(c);
+        QCOMPARE(page.selectedLock(), -1);
+        const auto allWait = page.topDownModel()->tree()->root().total.wait_ns;
+        page.selectLock(1); // rename_lock
+        QCOMPARE(page.topDownModel()->tree()->root().total.wait_ns, c->locks[1].wait.total());
+        QVERIFY(page.topDownModel()->tree()->root().total.wait_ns < allWait);
+        QCOMPARE(page.flameGraph()->data().nodes.front().value, static_cast<double>(c->locks[1].wait.total()));
+        QCOMPARE(page.waitChart()->bucketRange().first, Log2Hist::bucketOf(2500));
+        QVERIFY(page.bottomUpModel()->index(0, 0).data().toString() == QStringLiteral("_raw_spin_lock"));
+        page.selectLock(99); // out of range: back to all locks
+        QCOMPARE(page.selectedLock(), -1);
+    }
+
+    void openGoodCapture()
+    {
+        const QString path = writeFixture(QStringLiteral("good.json"), semCapture("baseline", 1.0));
+        MainWindow w;
+        QSignalSpy shown(&w, &MainWindow::captureShown);
+        w.openCapture(path);
+        QVERIFY(shown.wait(10000));
+        QVERIFY(!w.inCompareMode());
+        QCOMPARE(w.capturePage()->lockModel()->rowCount(), 3);
+        QCOMPARE(w.recentFiles().value(0), path);
+    }
+
+    void badFileShowsReaderMessage()
+    {
+        const QString path = dir_.filePath(QStringLiteral("bad.json"));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(R"({"format": "lockscope-capture", "version": 1, "meta": 42})");
+        f.close();
+        MainWindow w;
+        QSignalSpy errors(&w, &MainWindow::errorShown);
+        w.openCapture(path);
+        QVERIFY(errors.wait(10000));
+        const QString msg = errors.front().front().toString();
+        QVERIFY2(msg.contains(QStringLiteral("bad.json")), qPrintable(msg));
+        QVERIFY(!msg.contains(QLatin1Char('\n')));
+        // The dialog is up (non-blocking) and carries the same line.
+        auto* box = w.findChild<QMessageBox*>();
+        QVERIFY(box);
+        QCOMPARE(box->text(), msg);
+
+        QSignalSpy missing(&w, &MainWindow::errorShown);
+        w.openCapture(dir_.filePath(QStringLiteral("does-not-exist.json")));
+        QVERIFY(missing.wait(10000));
+        QVERIFY(missing.front().front().toString().contains(QStringLiteral("does-not-exist.json")));
+    }
+
+    void compareAndExport()
+    {
+        const QString a = writeFixture(QStringLiteral("a.json"), semCapture("baseline", 1.0));
+        const QString b = writeFixture(QStringLiteral("b.json"), semCapture("patched", 0.1));
+        MainWindow w;
+        QSignalSpy shown(&w, &MainWindow::comparisonShown);
+        w.compareCaptures(a, b);
+        QVERIFY(shown.wait(10000));
+        QVERIFY(w.inCompareMode());
+        QCOMPARE(w.comparePage()->deltaModel()->rowCount(), 3);
+        QVERIFY(w.comparePage()->headline()->text().contains(QStringLiteral("→")));
+        QCOMPARE(w.recentFiles().value(0), a + QLatin1Char('\n') + b);
+        // Opens on the lock whose wait changed most.
+        QCOMPARE(w.comparePage()->comparison()->locks[static_cast<size_t>(w.comparePage()->selectedLock())].key,
+                 std::string("spinlock@sem_lock"));
+
+        const QString html = dir_.filePath(QStringLiteral("r.html"));
+        const QString md = dir_.filePath(QStringLiteral("r.md"));
+        QVERIFY(w.exportReport(html));
+        QVERIFY(w.exportReport(md));
+        for (const QString& p : {html, md}) {
+            QFile f(p);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            QVERIFY(f.readAll().contains("spinlock@sem_lock"));
+        }
+        QSignalSpy errors(&w, &MainWindow::errorShown);
+        QVERIFY(!w.exportReport(dir_.filePath(QStringLiteral("r.docx"))));
+        QCOMPARE(errors.count(), 1);
+    }
+};
+
+QTEST_MAIN(TestWidgets)
+#include "tst_widgets.moc"
