@@ -2,6 +2,9 @@
 // timer-stress: N processes, each owning K POSIX timers, calling
 // timer_gettime() in a loop: the benchmark of "posix-timers: RCU conversion"
 // (the timer id lookup used to take a global hash spinlock on every call).
+// Kernels with that change look timers up under RCU and lock only the timer,
+// so separate processes no longer share a lock; --threads T makes T threads of
+// each process share its timers, and so each timer's it_lock.
 
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -14,6 +17,7 @@
 #include <csignal>
 #include <cstdint>
 #include <ctime>
+#include <thread>
 #include <vector>
 
 #include "common/workload.h"
@@ -32,7 +36,25 @@ struct Shared {
     std::atomic<int> ready{0};
 };
 
-[[noreturn]] void child(Shared* shared, Slot* slot, int64_t ntimers)
+// Calls timer_gettime() round-robin over the process's timers until told to stop.
+void gettimeLoop(Shared* shared, Slot* slot, const std::vector<timer_t>& timers, size_t first)
+{
+    size_t next = first % timers.size();
+    while (!shared->stop.load(std::memory_order_relaxed)) {
+        for (int i = 0; i < 64; ++i) {
+            itimerspec cur{};
+            if (timer_gettime(timers[next], &cur) < 0) {
+                slot->error = errno;
+                shared->stop = true;
+                return;
+            }
+            next = next + 1 == timers.size() ? 0 : next + 1;
+        }
+        slot->ops.fetch_add(64, std::memory_order_relaxed);
+    }
+}
+
+[[noreturn]] void child(Shared* shared, Slot* slot, int64_t ntimers, int64_t threads)
 {
     // Never outlive the parent, even if it is killed with SIGKILL.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -48,22 +70,15 @@ struct Shared {
         itimerspec spec{{1000, 0}, {1000, 0}};  // armed, so gettime computes a remaining time
         timer_settime(t, 0, &spec, nullptr);
     }
+    // Threads of one process share its timers, and so each timer's it_lock.
+    std::vector<std::thread> extra;
+    for (int64_t t = 1; t < threads; ++t)
+        extra.emplace_back(gettimeLoop, shared, slot, std::cref(timers), static_cast<size_t>(t));
     shared->ready.fetch_add(1);
-    uint64_t ops = 0;
-    size_t next = 0;
-    while (!shared->stop.load(std::memory_order_relaxed)) {
-        for (int i = 0; i < 64; ++i) {
-            itimerspec cur{};
-            if (timer_gettime(timers[next], &cur) < 0) {
-                slot->error = errno;
-                _exit(1);
-            }
-            next = next + 1 == timers.size() ? 0 : next + 1;
-        }
-        ops += 64;
-        slot->ops.store(ops, std::memory_order_relaxed);
-    }
-    _exit(0);
+    gettimeLoop(shared, slot, timers, 0);
+    for (auto& t : extra)
+        t.join();
+    _exit(slot->error.load() ? 1 : 0);
 }
 
 double seconds(const timeval& tv)
@@ -75,13 +90,15 @@ double seconds(const timeval& tv)
 
 int main(int argc, char** argv)
 {
-    int64_t procs = 2 * sysconf(_SC_NPROCESSORS_ONLN), ntimers = 16;
+    int64_t procs = 2 * sysconf(_SC_NPROCESSORS_ONLN), ntimers = 16, threads = 1;
     double duration = 5.0;
     Flags flags("timer-stress",
-                "N processes, each with K POSIX timers, calling timer_gettime() in a loop for a\n"
-                "fixed time; reports calls/s and the CPU (user/sys) the children used.");
+                "N processes (of T threads), each with K POSIX timers, calling timer_gettime() in a loop\n"
+                "for a fixed time; reports calls/s and the CPU (user/sys) the children used.");
     flags.addInt("procs", &procs, 1, 4096, "processes");
     flags.addInt("timers", &ntimers, 1, 100000, "timers per process");
+    flags.addInt("threads", &threads, 1, 1024,
+                 "threads per process, sharing its timers (> 1 contends the per-timer lock)");
     flags.addDouble("duration", &duration, 0.01, 86400, "seconds to run");
     flags.parse(argc, argv);
 
@@ -107,7 +124,7 @@ int main(int argc, char** argv)
             die(flags.program(), "fork");
         }
         if (pid == 0)
-            child(shared, &slots[i], ntimers);
+            child(shared, &slots[i], ntimers, threads);
         children.push_back(pid);
     }
     while (shared->ready.load() < procs && !stop.pollSignal())
@@ -142,14 +159,15 @@ int main(int argc, char** argv)
     getrusage(RUSAGE_CHILDREN, &ru);
     uint64_t ops = total - base;
     double rate = static_cast<double>(ops) / elapsed;
-    printTable({{"procs", "timers/proc", "calls", "seconds", "calls/s", "user s", "sys s"},
-                {std::to_string(procs), std::to_string(ntimers), std::to_string(ops), formatNumber(elapsed, 2),
+    printTable({{"procs", "threads/proc", "timers/proc", "calls", "seconds", "calls/s", "user s", "sys s"},
+                {std::to_string(procs), std::to_string(threads), std::to_string(ntimers), std::to_string(ops), formatNumber(elapsed, 2),
                  formatNumber(rate), formatNumber(seconds(ru.ru_utime), 2),
                  formatNumber(seconds(ru.ru_stime), 2)}});
     printResult({{"benchmark", "timer-stress"},
                  {"ops", ops},
                  {"ops_per_sec", rate},
                  {"procs", procs},
+                 {"threads_per_proc", threads},
                  {"timers_per_proc", ntimers},
                  {"user_s", seconds(ru.ru_utime)},
                  {"sys_s", seconds(ru.ru_stime)},
