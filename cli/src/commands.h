@@ -15,5 +15,9 @@ struct Result {
 
 void addInfoCommand(CLI::App& app, Result& result);
 void addCheckCommand(CLI::App& app, Result& result);
+void addReportCommand(CLI::App& app, Result& result);
+void addCompareCommand(CLI::App& app, Result& result);
+void addExportCommand(CLI::App& app, Result& result);
+void addImportCommand(CLI::App& app, Result& result);
 
 } // namespace lockscope::cli

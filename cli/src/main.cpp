@@ -13,6 +13,10 @@ int main(int argc, char** argv)
     Result result;
     addInfoCommand(app, result);
     addCheckCommand(app, result);
+    addReportCommand(app, result);
+    addCompareCommand(app, result);
+    addExportCommand(app, result);
+    addImportCommand(app, result);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

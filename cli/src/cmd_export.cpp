@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <memory>
+#include <unistd.h>
+
+#include "commands.h"
+#include "lockscope/reports/exchange.h"
+#include "lockscope/reports/input.h"
+#include "output.h"
+
+namespace lockscope::cli {
+
+void addExportCommand(CLI::App& app, Result& result)
+{
+    struct Opts {
+        std::string capture, format, weight = "wait", output;
+    };
+    auto o = std::make_shared<Opts>();
+    CLI::App* cmd = app.add_subcommand("export", "Convert a capture to folded stacks, pprof or speedscope");
+    cmd->add_option("capture", o->capture, "capture file")->required();
+    cmd->add_option("--format", o->format, "folded, pprof or speedscope")
+        ->required()
+        ->check(CLI::IsMember({"folded", "pprof", "speedscope"}));
+    cmd->add_option("--weight", o->weight, "wait, hold or count (pprof carries all three)")
+        ->check(CLI::IsMember({"wait", "hold", "count"}));
+    cmd->add_option("-o,--output", o->output, "output file (default: stdout)");
+    cmd->callback([o, &result]() {
+        const reports::Exporter* e = reports::findExporter(o->format);
+        if (e->binary() && o->output.empty() && ::isatty(STDOUT_FILENO))
+            throw std::runtime_error("export --format " + o->format +
+                                     " writes binary data; give -o FILE or redirect standard output");
+        const Capture capture = reports::loadCapture(o->capture);
+        reports::ExportOptions eo;
+        eo.weight = *reports::parseWeight(o->weight);
+        emit(e->write(capture, eo), o->output);
+        result.exit_code = 0;
+    });
+}
+
+} // namespace lockscope::cli

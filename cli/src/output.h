@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+#include "lockscope/capture/io.h"
+
+namespace lockscope::cli {
+
+// Writes text to path atomically, or to stdout when path is empty.
+inline void emit(const std::string& text, const std::string& path, unsigned mode = 0644)
+{
+    if (!path.empty()) {
+        writeFileAtomic(path, text, mode);
+        return;
+    }
+    if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0)
+        throw std::runtime_error("cannot write to standard output");
+}
+
+} // namespace lockscope::cli

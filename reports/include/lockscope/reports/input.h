@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <string>
+#include <utility>
+
+#include "lockscope/capture/capture.h"
+
+// Capture loading for the report/compare front ends, with the one-line
+// errors users need (empty file, mismatched format versions).
+namespace lockscope::reports {
+
+// readCapture() plus a clearer message for an empty file. Throws CaptureError.
+Capture loadCapture(const std::string& path);
+
+// Both captures of a comparison. When one fails to load because the two
+// were written in different capture format versions, the error says so.
+std::pair<Capture, Capture> loadPair(const std::string& before, const std::string& after);
+
+} // namespace lockscope::reports

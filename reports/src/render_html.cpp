@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <cmath>
+
+#include "format_util.h"
+#include "lockscope/capture/calltree.h"
+#include "render_internal.h"
+#include "svg.h"
+
+// One self-contained page: inline CSS, SVG and a few lines of script; no
+// network access of any kind, so it can be mailed or attached to a bug.
+namespace lockscope::reports::detail {
+
+using fmt::duration;
+using fmt::htmlEscape;
+
+namespace {
+const char* kStyle = R"(<style>
+body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;background:#fff}
+h1{font-size:20px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ddd}h3{font-size:15px}
+table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 8px;border-bottom:1px solid #eee;text-align:right}
+td:first-child,th:first-child,td.l{text-align:left}th{background:#f4f4f4}
+code{font:12px monospace}.warn{background:#fff3cd;border:1px solid #e0c060;padding:6px 10px;margin:4px 0}
+.sides{display:grid;grid-template-columns:1fr 1fr;gap:16px}.side{border:1px solid #ddd;padding:8px}
+.improved{color:#1a7f37;font-weight:bold}.regressed{color:#c62828;font-weight:bold}.muted{color:#777}
+svg text{font:11px sans-serif}svg .ax{fill:#555;font-size:10px}svg .ht{font-weight:bold}
+.norm{display:none}body.normalized .norm{display:inline}body.normalized .abs{display:none}
+.lock{margin:12px 0;padding:6px;border-left:3px solid #ccc}button{margin:6px 0}
+</style>)";
+
+const char* kScript = R"(<script>
+(function(){
+  var b=document.getElementById('normalize');
+  if(b){b.addEventListener('click',function(){
+    document.body.classList.toggle('normalized');
+    b.textContent=document.body.classList.contains('normalized')?'Show counts':'Normalize histograms';});}
+  document.body.setAttribute('data-ready','1');
+})();
+</script>)";
+
+std::string page(const std::string& title, const std::string& body)
+{
+    return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + htmlEscape(title) +
+           "</title>" + kStyle + "</head><body>\n" + body + kScript + "\n</body></html>\n";
+}
+
+std::string row(std::initializer_list<std::string> cells, bool header = false)
+{
+    std::string s = "<tr>";
+    for (const auto& c : cells)
+        s += (header ? "<th>" : "<td>") + c + (header ? "</th>" : "</td>");
+    return s + "</tr>\n";
+}
+
+std::string metaTable(const Meta& m, const Stats& st, const Workload& w, const std::vector<ProbeStatus>& probes)
+{
+    std::string s = "<table>";
+    auto kv = [&](const char* k, const std::string& v) { s += row({k, "<code>" + htmlEscape(v) + "</code>"}); };
+    kv("label", m.label);
+    kv("kernel", m.kernel_release);
+    kv("kernel version", m.kernel_version);
+    kv("build id", m.kernel_build_id);
+    kv("host", m.hostname);
+    kv("CPU", std::to_string(m.cpu_count) + " × " + m.cpu_model);
+    kv("start", m.start_time);
+    kv("duration", fmt::number(std::round(m.duration_s * 100) / 100) + " s");
+    std::string cmd, wcmd;
+    for (const auto& c : m.command)
+        cmd += c + " ";
+    for (const auto& c : w.command)
+        wcmd += c + " ";
+    kv("command", cmd);
+    kv("workload", wcmd + (w.exit_status ? "(exit " + std::to_string(*w.exit_status) + ")" : ""));
+    kv("events", std::to_string(st.events));
+    kv("lost / map full", std::to_string(st.lost) + " / " + std::to_string(st.map_full));
+    kv("stack failures", std::to_string(st.stack_failures));
+    s += "</table><table>" + row({"probe", "target", "hook", "status"}, true);
+    for (const auto& p : probes)
+        s += row({htmlEscape(p.name), htmlEscape(p.target), htmlEscape(p.hook),
+                  p.attached ? std::string("attached") : "<span class=\"regressed\">skipped</span> " + htmlEscape(p.reason)});
+    return s + "</table>";
+}
+
+std::string warnings(const std::vector<std::string>& ws)
+{
+    std::string s;
+    for (const auto& w : ws)
+        s += "<div class=\"warn\">⚠ " + htmlEscape(w) + "</div>\n";
+    return s;
+}
+
+std::string verdictSpan(Verdict v)
+{
+    const char* cls = v == Verdict::Improved ? "improved" : v == Verdict::Regressed ? "regressed" : "muted";
+    return std::string("<span class=\"") + cls + "\">" + toString(v) + "</span>";
+}
+
+std::string pathCell(const std::vector<std::string>& frames)
+{
+    return "<td class=\"l\"><code>" + htmlEscape(fmt::pathText(frames, 10)) + "</code></td>";
+}
+
+std::string scalingSection(const RenderExtras& x)
+{
+    if (x.scaling.empty())
+        return "";
+    std::string s = "<h2>Scaling</h2>";
+    for (const auto& c : x.scaling)
+        s += svg::scalingChart(c);
+    return s;
+}
+
+std::string cell(const Delta& d, bool time)
+{
+    auto v = [&](double x) { return time ? duration(x) : fmt::number(x); };
+    return v(d.before) + " → " + v(d.after) + " <span class=\"muted\">(" + fmt::pct(d) + ")</span>";
+}
+} // namespace
+
+std::string htmlReport(const Report& r, const RenderExtras& x)
+{
+    std::string b = "<h1>lockscope report: " + htmlEscape(r.meta.label) + " — kernel " +
+                    htmlEscape(r.meta.kernel_release) + "</h1>\n" + warnings(r.warnings);
+    b += "<table>";
+    for (const auto& f : r.results)
+        b += row({htmlEscape(f.name), fmt::number(f.value)});
+    if (r.cpu_lock_share)
+        b += row({"CPU in lock functions", fmt::percent(*r.cpu_lock_share)});
+    b += row({"contentions", std::to_string(r.total_contentions)});
+    b += row({"total wait", duration(double(r.total_wait_ns))});
+    b += row({"total hold", duration(double(r.total_hold_ns))});
+    b += "</table><button id=\"normalize\">Normalize histograms</button>";
+    b += "<h2>Locks</h2><table>" +
+         row({"key", "type", "contended", "total wait", "max", "avg", "p50", "p99", "avg hold", "caller"}, true);
+    for (const auto& l : r.locks)
+        b += row({"<code>" + htmlEscape(l.key) + "</code>", htmlEscape(l.type), std::to_string(l.wait.count()),
+                  duration(double(l.wait.total())), duration(double(l.wait.max())), duration(double(l.wait.mean())),
+                  duration(double(l.p50_wait_ns)), duration(double(l.p99_wait_ns)),
+                  l.hold.empty() ? "-" : duration(double(l.hold.mean())), "<code>" + htmlEscape(l.caller) + "</code>"});
+    b += "</table>";
+    for (const auto& l : r.locks) {
+        b += "<div class=\"lock\"><h3>" + htmlEscape(l.key) + " <span class=\"muted\">" + htmlEscape(l.type) +
+             "</span></h3>" + svg::histogram(l.wait, nullptr, "wait time");
+        if (!l.hold.empty())
+            b += svg::histogram(l.hold, nullptr, "hold time");
+        b += "<table>" + row({"share", "count", "wait", "path (innermost first)"}, true);
+        for (const auto& p : l.paths)
+            b += "<tr><td>" + fmt::percent(p.wait_share) + "</td><td>" + std::to_string(p.count) + "</td><td>" +
+                 duration(double(p.wait_ns)) + "</td>" + pathCell(p.frames) + "</tr>";
+        b += "</table></div>";
+    }
+    if (!r.syscalls.empty()) {
+        b += "<h2>Syscall latency</h2><table>" + row({"syscall", "calls", "avg", "p50", "p99", "max", "errors"}, true);
+        for (const auto& s : r.syscalls)
+            b += row({htmlEscape(s.name), std::to_string(s.latency.count()), duration(double(s.latency.mean())),
+                      duration(double(s.p50_ns)), duration(double(s.p99_ns)), duration(double(s.latency.max())),
+                      std::to_string(s.errors)});
+        b += "</table>";
+        for (const auto& s : r.syscalls)
+            b += svg::histogram(s.latency, nullptr, s.name + " latency");
+    }
+    b += scalingSection(x);
+    b += "<h2>Capture</h2>" + metaTable(r.meta, r.stats, r.workload, r.probes);
+    return page("lockscope report " + r.meta.label, b);
+}
+
+std::vector<svg::FlameNode> flameNodes(const DiffTree& t)
+{
+    std::vector<svg::FlameNode> out(t.nodes.size());
+    const bool useWait = !t.nodes.empty() && (t.nodes[0].before_wait_ns + t.nodes[0].after_wait_ns) > 0;
+    for (size_t i = 0; i < t.nodes.size(); ++i) {
+        const DiffNode& n = t.nodes[i];
+        out[i].label = n.module.empty() ? n.function : n.function + " [" + n.module + "]";
+        out[i].before = double(useWait ? n.before_wait_ns : n.before_hold_ns);
+        out[i].after = double(useWait ? n.after_wait_ns : n.after_hold_ns);
+        out[i].children = n.children;
+    }
+    return out;
+}
+
+std::string htmlComparison(const Comparison& c, const RenderExtras& x)
+{
+    std::string b = "<h1>lockscope compare: " + htmlEscape(c.before.meta.label) + " (" +
+                    htmlEscape(c.before.meta.kernel_release) + ") vs " + htmlEscape(c.after.meta.label) + " (" +
+                    htmlEscape(c.after.meta.kernel_release) + ")</h1>\n" + warnings(c.warnings);
+    b += "<div class=\"sides\"><div class=\"side\"><h3>before</h3>" +
+         metaTable(c.before.meta, c.before.stats, c.before.workload, c.before.probes) +
+         "</div><div class=\"side\"><h3>after</h3>" +
+         metaTable(c.after.meta, c.after.stats, c.after.workload, c.after.probes) + "</div></div>";
+    b += "<h2>Headline</h2><table>" + row({"figure", "before", "after", "Δ%", "verdict"}, true);
+    for (const auto* rows : {&c.workload, &c.headline, &c.cpu_leaves})
+        for (const auto& m : *rows)
+            b += row({htmlEscape(rows == &c.cpu_leaves ? "CPU in " + m.name : m.name),
+                      fmt::metricValue(m.value.before, rows == &c.cpu_leaves ? "%" : m.unit),
+                      fmt::metricValue(m.value.after, rows == &c.cpu_leaves ? "%" : m.unit), fmt::pct(m.value),
+                      verdictSpan(m.verdict)});
+    b += "</table>" + scalingSection(x);
+    b += "<h2>Locks</h2><button id=\"normalize\">Normalize histograms</button><table>" +
+         row({"key", "type", "contended", "total wait", "avg wait", "p99 wait", "p", "verdict"}, true);
+    size_t hidden = 0;
+    for (const auto& l : c.locks) {
+        if (l.hidden) {
+            ++hidden;
+            continue;
+        }
+        b += row({"<code>" + htmlEscape(l.key) + "</code>", htmlEscape(l.type), cell(l.contentions, false),
+                  cell(l.total_wait_ns, true), cell(l.avg_wait_ns, true), cell(l.p99_wait_ns, true),
+                  l.presence == Presence::Both ? fmt::pValue(l.wait_test.p_value) : "-", verdictSpan(l.verdict)});
+    }
+    b += "</table>";
+    if (hidden)
+        b += "<p class=\"muted\">" + std::to_string(hidden) + " locks below the threshold are hidden.</p>";
+    size_t shown = 0;
+    for (const auto& l : c.locks) {
+        if (l.hidden || shown++ == 10)
+            continue;
+        b += "<div class=\"lock\"><h3>" + htmlEscape(l.key) + " — " + verdictSpan(l.verdict) + "</h3>" +
+             svg::histogram(l.wait_before, &l.wait_after, "wait time");
+        if (l.has_hold)
+            b += svg::histogram(l.hold_before, &l.hold_after, "hold time");
+        if (!l.paths.empty()) {
+            b += "<table>" + row({"Δ wait", "Δ%", "path (innermost first)"}, true);
+            for (const auto& p : l.paths)
+                b += "<tr><td>" + fmt::signedDuration(p.wait_ns.delta()) + "</td><td>" + fmt::pct(p.wait_ns) +
+                     "</td>" + pathCell(p.frames) + "</tr>";
+            b += "</table>";
+        }
+        b += "</div>";
+    }
+    b += "<h2>Differential flame graph</h2>" + svg::flameGraph(flameNodes(c.tree), true, "differential flame graph");
+    if (!c.paths.empty()) {
+        b += "<h2>Call paths that gained or lost wait</h2><table>" +
+             row({"before", "after", "Δ", "path (innermost first)"}, true);
+        for (const auto& p : c.paths)
+            b += "<tr><td>" + duration(p.wait_ns.before) + "</td><td>" + duration(p.wait_ns.after) + "</td><td>" +
+                 fmt::signedDuration(p.wait_ns.delta()) + "</td>" + pathCell(p.frames) + "</tr>";
+        b += "</table>";
+    }
+    if (!c.syscalls.empty()) {
+        b += "<h2>Syscall latency</h2><table>" + row({"syscall", "calls", "avg", "p99", "verdict"}, true);
+        for (const auto& s : c.syscalls)
+            b += row({htmlEscape(s.name), cell(s.calls, false), cell(s.avg_ns, true), cell(s.p99_ns, true),
+                      verdictSpan(s.verdict)});
+        b += "</table>";
+        for (const auto& s : c.syscalls)
+            b += svg::histogram(s.before, &s.after, s.name + " latency");
+    }
+    b += "<p class=\"muted\">Locks are matched by key, frames by function and module (no offsets). Significance: "
+         "chi-square homogeneity test on the log2 histograms (sparse buckets pooled) and a Poisson rate test on the "
+         "counts, Bonferroni-combined; alpha " + fmt::number(c.options.alpha) + ", effects under " +
+         fmt::number(c.options.min_effect_pct) + "% are reported as no significant change.</p>";
+    return page("lockscope compare", b);
+}
+
+} // namespace lockscope::reports::detail

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <string>
+
+#include "lockscope/reports/render.h"
+
+// One function per (model, format); render.cpp dispatches.
+namespace lockscope::reports::detail {
+
+std::string textReport(const Report& r, const RenderExtras& x);
+std::string textComparison(const Comparison& c, const RenderExtras& x);
+std::string markdownReport(const Report& r, const RenderExtras& x);
+std::string markdownComparison(const Comparison& c, const RenderExtras& x);
+std::string htmlReport(const Report& r, const RenderExtras& x);
+std::string htmlComparison(const Comparison& c, const RenderExtras& x);
+std::string jsonReport(const Report& r, const RenderExtras& x);
+std::string jsonComparison(const Comparison& c, const RenderExtras& x);
+
+// Scaling charts as a plain table (text and Markdown share the rows).
+std::string scalingTable(const std::vector<ScalingChart>& charts, bool markdown);
+
+} // namespace lockscope::reports::detail

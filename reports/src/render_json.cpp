@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <nlohmann/json.hpp>
+
+#include "render_internal.h"
+
+// JSON for machines: the models as they are, with histograms sparse
+// ([bucket, count] pairs) and every Δ spelled out so consumers need no maths.
+namespace lockscope::reports::detail {
+
+using nlohmann::json;
+
+namespace {
+json hist(const Log2Hist& h)
+{
+    json buckets = json::array();
+    for (unsigned i = 0; i < Log2Hist::kBuckets; ++i)
+        if (h.buckets()[i])
+            buckets.push_back({i, h.buckets()[i]});
+    return {{"count", h.count()}, {"total_ns", h.total()}, {"min_ns", h.min()}, {"max_ns", h.max()},
+            {"buckets", buckets}};
+}
+
+json delta(const Delta& d)
+{
+    json j = {{"before", d.before}, {"after", d.after}, {"delta", d.delta()}};
+    const auto p = d.pct();
+    j["pct"] = p ? json(*p) : json(nullptr);
+    return j;
+}
+
+json sig(const Significance& s)
+{
+    return {{"p_value", s.p_value}, {"shape_p", s.shape_p}, {"rate_p", s.rate_p}, {"chi_square", s.chi_square},
+            {"dof", s.dof}, {"significant", s.significant}};
+}
+
+const char* presence(Presence p)
+{
+    switch (p) {
+    case Presence::Both: return "both";
+    case Presence::OnlyBefore: return "only_before";
+    case Presence::OnlyAfter: return "only_after";
+    }
+    return "?";
+}
+
+json meta(const Meta& m)
+{
+    return {{"label", m.label}, {"tool_version", m.tool_version}, {"kernel_release", m.kernel_release},
+            {"kernel_version", m.kernel_version}, {"kernel_build_id", m.kernel_build_id},
+            {"hostname", m.hostname}, {"cpu_model", m.cpu_model}, {"cpu_count", m.cpu_count},
+            {"start_time", m.start_time}, {"duration_s", m.duration_s}, {"command", m.command}};
+}
+
+json stats(const Stats& s)
+{
+    return {{"events", s.events}, {"lost", s.lost}, {"map_full", s.map_full}, {"stack_failures", s.stack_failures},
+            {"aborted_waits", s.aborted_waits}, {"unmatched", s.unmatched}, {"recursion_misses", s.recursion_misses}};
+}
+
+json probes(const std::vector<ProbeStatus>& v)
+{
+    json a = json::array();
+    for (const auto& p : v)
+        a.push_back({{"name", p.name}, {"target", p.target}, {"hook", p.hook}, {"attached", p.attached},
+                     {"reason", p.reason}});
+    return a;
+}
+
+json workload(const Workload& w)
+{
+    json j = {{"command", w.command}, {"results", w.results}};
+    j["exit_status"] = w.exit_status ? json(*w.exit_status) : json(nullptr);
+    j["signal"] = w.signal ? json(*w.signal) : json(nullptr);
+    return j;
+}
+
+json latencyRows(const std::vector<LatencyRow>& rows)
+{
+    json a = json::array();
+    for (const auto& r : rows)
+        a.push_back({{"name", r.name}, {"latency", hist(r.latency)}, {"p50_ns", r.p50_ns}, {"p99_ns", r.p99_ns},
+                     {"errors", r.errors}});
+    return a;
+}
+
+json metrics(const std::vector<MetricDelta>& v)
+{
+    json a = json::array();
+    for (const auto& m : v)
+        a.push_back({{"name", m.name}, {"unit", m.unit}, {"value", delta(m.value)},
+                     {"higher_is_better", m.higher_is_better}, {"verdict", toString(m.verdict)}});
+    return a;
+}
+
+json paths(const std::vector<PathDelta>& v)
+{
+    json a = json::array();
+    for (const auto& p : v)
+        a.push_back({{"frames", p.frames}, {"wait_ns", delta(p.wait_ns)}, {"hold_ns", delta(p.hold_ns)},
+                     {"count", delta(p.count)}});
+    return a;
+}
+
+json latencyDeltas(const std::vector<LatencyDelta>& v)
+{
+    json a = json::array();
+    for (const auto& l : v)
+        a.push_back({{"name", l.name}, {"presence", presence(l.presence)}, {"calls", delta(l.calls)},
+                     {"avg_ns", delta(l.avg_ns)}, {"p99_ns", delta(l.p99_ns)}, {"errors", delta(l.errors)},
+                     {"test", sig(l.test)}, {"verdict", toString(l.verdict)}, {"before", hist(l.before)},
+                     {"after", hist(l.after)}});
+    return a;
+}
+
+json scaling(const std::vector<ScalingChart>& charts)
+{
+    json a = json::array();
+    for (const auto& c : charts) {
+        json series = json::array();
+        for (const auto& s : c.series) {
+            json pts = json::array();
+            for (const auto& p : s.points)
+                pts.push_back({p.x, p.y});
+            series.push_back({{"name", s.name}, {"points", pts}});
+        }
+        a.push_back({{"title", c.title}, {"x_label", c.x_label}, {"y_label", c.y_label}, {"series", series}});
+    }
+    return a;
+}
+} // namespace
+
+std::string jsonReport(const Report& r, const RenderExtras& x)
+{
+    json j;
+    j["format"] = "lockscope-report";
+    j["version"] = 1;
+    j["meta"] = meta(r.meta);
+    j["stats"] = stats(r.stats);
+    j["workload"] = workload(r.workload);
+    j["warnings"] = r.warnings;
+    j["totals"] = {{"locks", r.lock_count}, {"contentions", r.total_contentions}, {"wait_ns", r.total_wait_ns},
+                   {"hold_ns", r.total_hold_ns}};
+    j["cpu_lock_share"] = r.cpu_lock_share ? json(*r.cpu_lock_share) : json(nullptr);
+    json locks = json::array();
+    for (const auto& l : r.locks) {
+        json paths = json::array();
+        for (const auto& p : l.paths)
+            paths.push_back({{"frames", p.frames}, {"count", p.count}, {"wait_ns", p.wait_ns}, {"hold_ns", p.hold_ns},
+                             {"wait_share", p.wait_share}});
+        locks.push_back({{"key", l.key}, {"type", l.type}, {"caller", l.caller}, {"instances", l.instances},
+                         {"aborted", l.aborted}, {"wait", hist(l.wait)}, {"hold", hist(l.hold)},
+                         {"p50_wait_ns", l.p50_wait_ns}, {"p99_wait_ns", l.p99_wait_ns},
+                         {"p50_hold_ns", l.p50_hold_ns}, {"p99_hold_ns", l.p99_hold_ns},
+                         {"wait_share", l.wait_share}, {"paths", paths}});
+    }
+    j["locks"] = locks;
+    j["syscalls"] = latencyRows(r.syscalls);
+    j["functions"] = latencyRows(r.functions);
+    j["probes"] = probes(r.probes);
+    j["scaling"] = scaling(x.scaling);
+    return j.dump(2) + "\n";
+}
+
+std::string jsonComparison(const Comparison& c, const RenderExtras& x)
+{
+    json j;
+    j["format"] = "lockscope-comparison";
+    j["version"] = 1;
+    j["options"] = {{"alpha", c.options.alpha}, {"min_effect_pct", c.options.min_effect_pct},
+                    {"threshold_pct", c.options.threshold_pct}, {"min_events", c.options.min_events}};
+    for (const auto& [name, side] : {std::pair{"before", &c.before}, std::pair{"after", &c.after}})
+        j[name] = {{"meta", meta(side->meta)}, {"stats", stats(side->stats)}, {"workload", workload(side->workload)},
+                   {"probes", probes(side->probes)}};
+    j["warnings"] = c.warnings;
+    j["headline"] = metrics(c.headline);
+    j["workload"] = metrics(c.workload);
+    j["cpu_leaves"] = metrics(c.cpu_leaves);
+    json locks = json::array();
+    for (const auto& l : c.locks)
+        locks.push_back({{"key", l.key}, {"type", l.type}, {"presence", presence(l.presence)},
+                         {"verdict", toString(l.verdict)}, {"hidden", l.hidden},
+                         {"contentions", delta(l.contentions)}, {"total_wait_ns", delta(l.total_wait_ns)},
+                         {"avg_wait_ns", delta(l.avg_wait_ns)}, {"p50_wait_ns", delta(l.p50_wait_ns)},
+                         {"p99_wait_ns", delta(l.p99_wait_ns)}, {"max_wait_ns", delta(l.max_wait_ns)},
+                         {"hold_count", delta(l.hold_count)}, {"total_hold_ns", delta(l.total_hold_ns)},
+                         {"avg_hold_ns", delta(l.avg_hold_ns)}, {"p99_hold_ns", delta(l.p99_hold_ns)},
+                         {"wait_test", sig(l.wait_test)}, {"hold_test", sig(l.hold_test)},
+                         {"wait_before", hist(l.wait_before)}, {"wait_after", hist(l.wait_after)},
+                         {"hold_before", hist(l.hold_before)}, {"hold_after", hist(l.hold_after)},
+                         {"paths", paths(l.paths)}});
+    j["locks"] = locks;
+    j["paths"] = paths(c.paths);
+    j["syscalls"] = latencyDeltas(c.syscalls);
+    j["functions"] = latencyDeltas(c.functions);
+    json nodes = json::array();
+    for (const auto& n : c.tree.nodes)
+        nodes.push_back({{"function", n.function}, {"module", n.module}, {"parent", n.parent},
+                         {"before_wait_ns", n.before_wait_ns}, {"after_wait_ns", n.after_wait_ns},
+                         {"before_hold_ns", n.before_hold_ns}, {"after_hold_ns", n.after_hold_ns},
+                         {"before_count", n.before_count}, {"after_count", n.after_count}});
+    j["tree"] = nodes;
+    j["scaling"] = scaling(x.scaling);
+    return j.dump(2) + "\n";
+}
+
+} // namespace lockscope::reports::detail
