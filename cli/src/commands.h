@@ -15,6 +15,7 @@ struct Result {
 
 void addInfoCommand(CLI::App& app, Result& result);
 void addCheckCommand(CLI::App& app, Result& result);
+void addLabCommand(CLI::App& app, Result& result);
 void addReportCommand(CLI::App& app, Result& result);
 void addCompareCommand(CLI::App& app, Result& result);
 void addExportCommand(CLI::App& app, Result& result);

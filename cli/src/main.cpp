@@ -13,6 +13,7 @@ int main(int argc, char** argv)
     Result result;
     addInfoCommand(app, result);
     addCheckCommand(app, result);
+    addLabCommand(app, result);
     addReportCommand(app, result);
     addCompareCommand(app, result);
     addExportCommand(app, result);

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// `lockscope lab`: boot kernel builds under qemu, record the same workload on
+// each, compare. A subcommand rather than a companion binary because the lab
+// copies this very executable (/proc/self/exe) into each guest: the lockscope
+// that runs the lab is exactly the one that records inside it.
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "commands.h"
+#include "lockscope/lab/error.h"
+#include "lockscope/lab/lab.h"
+
+namespace lockscope::cli {
+namespace {
+
+struct LabArgs {
+    std::vector<std::string> kernels;
+    std::string out = "lockscope-lab";
+    std::string cache;
+    double timeout = 300;
+    unsigned memory = 1024;
+    unsigned cpus = 2;
+    std::string accel = "auto";
+    std::string append;
+    std::vector<std::string> add;
+    std::string record_args;
+    bool no_compare = false;
+    std::vector<std::string> workload;
+};
+
+} // namespace
+
+void addLabCommand(CLI::App& app, Result& result)
+{
+    auto args = std::make_shared<LabArgs>();
+    auto* cmd = app.add_subcommand("lab", "boot kernel builds under qemu, record a workload on each, compare");
+    cmd->footer("Each kernel is a bzImage, a kernel .deb, or a stock Debian kernel fetched with apt-get:\n"
+                "  lockscope lab --kernel base=debian:6.1 --kernel mine=~/linux/arch/x86/boot/bzImage \\\n"
+                "      -- semop-multi --threads 4\n"
+                "  lockscope lab --kernel generic=debian:6.1 --kernel cloud=debian:cloud \\\n"
+                "      --record-args '--hold-sample 10' -- timer-stress\n"
+                "Writes <out>/<name>.lockscope.json per kernel (labelled with the name), the serial logs,\n"
+                "and <out>/compare.txt from `lockscope compare` on the first two. See docs/kernel-lab.md.");
+    cmd->add_option("-k,--kernel", args->kernels, "NAME=bzImage|file.deb|debian[:6.1|:cloud|:<release>]")
+        ->required();
+    cmd->add_option("-o,--out", args->out, "output directory")->capture_default_str();
+    cmd->add_option("--cache", args->cache, "where downloaded kernels are kept (default ~/.cache/lockscope/lab)");
+    cmd->add_option("--timeout", args->timeout, "seconds per guest boot before it is killed")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    cmd->add_option("--memory", args->memory, "guest memory in MiB")
+        ->check(CLI::Range(256u, 65536u))
+        ->capture_default_str();
+    cmd->add_option("--cpus", args->cpus, "guest CPUs")->check(CLI::Range(1u, 64u))->capture_default_str();
+    cmd->add_option("--accel", args->accel, "auto, kvm or tcg (auto: KVM when usable)")->capture_default_str();
+    cmd->add_option("--append", args->append, "extra guest kernel command line");
+    cmd->add_option("--add", args->add, "another host file for the guest, at the same path (with its libraries)");
+    cmd->add_option("--record-args", args->record_args, "options for `lockscope record` in the guest, one string");
+    cmd->add_flag("--no-compare", args->no_compare, "do not run lockscope compare at the end");
+    cmd->add_option("workload", args->workload, "the workload and its arguments, after --")->required();
+    cmd->callback([args, &result] {
+        lab::LabOptions o;
+        for (const auto& k : args->kernels)
+            o.kernels.push_back(lab::parseKernelArg(k));
+        o.workload = args->workload;
+        std::istringstream words(args->record_args);
+        for (std::string w; words >> w;)
+            o.record_args.push_back(w);
+        o.extra_files = args->add;
+        std::error_code ec;
+        o.lockscope = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+        o.out_dir = args->out;
+        o.cache_dir = args->cache;
+        o.boot.timeout_s = args->timeout;
+        o.boot.memory_mb = args->memory;
+        o.boot.cpus = args->cpus;
+        o.boot.accel = lab::parseAccel(args->accel);
+        o.boot.append = args->append;
+        o.compare = !args->no_compare;
+        result.exit_code = lab::runLab(o, std::cerr);
+    });
+}
+
+} // namespace lockscope::cli
