@@ -58,7 +58,10 @@ static __always_inline struct ls_wait_stack *task_stack(__u32 tid, bool create)
     return s;
 }
 
-static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags)
+/* skip: frames of the BPF machinery above the lock code (the program and
+ * bpf_trace_run2 for tp_btf/raw_tp; none for perf tracepoints), so stacks
+ * start at the lock slow path whatever the hook. */
+static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags, __u64 skip)
 {
     __u64 ts = bpf_ktime_get_ns();
     struct ls_wait_stack *s;
@@ -95,7 +98,7 @@ static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags)
     s->depth = d + 1;
     s->e[d].ts = ts;
     s->e[d].flags = flags;
-    s->e[d].kstack = stack_id(ctx, 0);
+    s->e[d].kstack = stack_id(ctx, skip & BPF_F_SKIP_FIELD_MASK);
     s->e[d].lock = lock;
     return 0;
 }
@@ -167,7 +170,7 @@ static __always_inline int on_end(void *ctx, __u64 lock, int ret)
 SEC("tp_btf/contention_begin")
 int BPF_PROG(wait_begin_btf, void *lock, unsigned int flags)
 {
-    return on_begin(ctx, (__u64)lock, flags);
+    return on_begin(ctx, (__u64)lock, flags, 2);
 }
 
 SEC("tp_btf/contention_end")
@@ -179,7 +182,7 @@ int BPF_PROG(wait_end_btf, void *lock, int ret)
 SEC("raw_tp/contention_begin")
 int BPF_PROG(wait_begin_raw, void *lock, unsigned int flags)
 {
-    return on_begin(ctx, (__u64)lock, flags);
+    return on_begin(ctx, (__u64)lock, flags, 2);
 }
 
 SEC("raw_tp/contention_end")
@@ -191,7 +194,7 @@ int BPF_PROG(wait_end_raw, void *lock, int ret)
 SEC("tracepoint/lock/contention_begin")
 int wait_begin_tp(struct trace_event_raw_contention_begin *ctx)
 {
-    return on_begin(ctx, (__u64)ctx->lock_addr, ctx->flags);
+    return on_begin(ctx, (__u64)ctx->lock_addr, ctx->flags, 0);
 }
 
 SEC("tracepoint/lock/contention_end")

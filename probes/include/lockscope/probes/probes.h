@@ -109,7 +109,10 @@ public:
     virtual uint64_t eventsSoFar() const = 0;
     // Reads every map. Can be called while attached.
     virtual Snapshot snapshot() const = 0;
-    // Raw instruction pointers, innermost first.
+    // Raw instruction pointers, innermost first. Wait stacks start in the lock
+    // code (e.g. __pv_queued_spin_lock_slowpath, _raw_spin_lock, rwsem_down_*):
+    // the BPF frames are skipped in-kernel, the lock-internal ones are kept
+    // (stack_depth + 8 frames) for record to skip by name.
     virtual std::vector<uint64_t> kernelStack(int64_t id) const = 0;
     virtual std::vector<uint64_t> userStack(int64_t id, uint32_t tgid) const = 0;
     // Stops the probes (maps stay readable).
