@@ -17,8 +17,10 @@ bool PathSeqlock::Snapshot::consistent() const
 namespace {
 
 // The protected data is read concurrently with writes by design (readers
-// detect and discard torn copies), so every word is a relaxed atomic and the
-// sequence counter is ordered with fences, the C++ form of a seqcount.
+// detect and discard torn copies), so every word is an atomic. No fences (TSan
+// does not model them): writers store words with release after making the
+// count odd, readers load them with acquire, so a reader that sees any new
+// word also sees the odd count on its re-check. On x86 all of these are plain moves.
 template <class Lock>
 class SeqlockPath : public PathSeqlock {
 public:
@@ -34,7 +36,7 @@ public:
             h = (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ull;
         hashes_[component % kComponents].store(h, std::memory_order_relaxed);
         for (auto& w : data_[component % kComponents])
-            w.store(generation, std::memory_order_relaxed);
+            w.store(generation, std::memory_order_release);
         writeEnd();
     }
 
@@ -45,7 +47,6 @@ public:
             uint64_t seq = seq_.load(std::memory_order_acquire);
             if ((seq & 1) == 0) {
                 copy(s);
-                std::atomic_thread_fence(std::memory_order_acquire);
                 if (seq_.load(std::memory_order_relaxed) == seq)
                     return s;
             }
@@ -63,7 +64,7 @@ protected:
         for (unsigned c = 0; c < kComponents; ++c) {
             s.text[pos++] = '/';
             for (unsigned w = 0; w < kWords; ++w) {
-                uint64_t v = data_[c][w].load(std::memory_order_relaxed);
+                uint64_t v = data_[c][w].load(std::memory_order_acquire);
                 s.words[c][w] = v;
                 for (int shift = 60; shift >= 0; shift -= 4)
                     s.text[pos++] = kHex[(v >> shift) & 0xf];
@@ -76,11 +77,7 @@ protected:
     mutable Instrumented<Lock> lock_;
 
 private:
-    void writeBegin()
-    {
-        seq_.store(seq_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-        std::atomic_thread_fence(std::memory_order_release);
-    }
+    void writeBegin() { seq_.store(seq_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
     void writeEnd() { seq_.store(seq_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
 
     std::atomic<uint64_t> seq_{0};

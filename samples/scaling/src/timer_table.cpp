@@ -69,7 +69,7 @@ protected:
     // Returns the timer locked, or nullptr (__lock_timer()).
     virtual Timer* lockTimer(int id) = 0;
 
-    static Timer* findIn(Timer* head, int id)
+    static Timer* findIn(Timer* const& head, int id)
     {
         for (Timer* t = rcu::dereference(head); t; t = rcu::dereference(t->next))
             if (t->id == id)
