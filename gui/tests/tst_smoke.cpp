@@ -8,6 +8,7 @@
 #include <QFileInfo>
 #include <QHash>
 #include <QImage>
+#include <QLabel>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTest>

@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QFile>
 #include <QImage>
+#include <QLabel>
 #include <QMessageBox>
 #include <QSet>
 #include <QSignalSpy>
@@ -75,10 +76,10 @@ private slots:
         int deep = -1;
         QPoint deepPos;
         for (int x = 5; x < 800 && deep < 0; x += 10) {
-            const int id = w.nodeAt(QPointF(x, 5 * 18 + 9));
+            const int id = w.nodeAt(QPointF(x, 4 * 18 + 9));
             if (id > 0 && w.data().nodes[static_cast<size_t>(id)].function == QStringLiteral("do_semtimedop")) {
                 deep = id;
-                deepPos = QPoint(x, 5 * 18 + 9);
+                deepPos = QPoint(x, 4 * 18 + 9);
             }
         }
         QVERIFY(deep > 0);
@@ -86,7 +87,7 @@ private slots:
         QTest::mouseClick(&w, Qt::LeftButton, {}, deepPos);
         QCOMPARE(w.zoomNode(), static_cast<uint32_t>(deep));
         QCOMPARE(zoomed.count(), 1);
-        QCOMPARE(w.nodeAt(QPointF(790, 5 * 18 + 9)), deep);
+        QCOMPARE(w.nodeAt(QPointF(790, 4 * 18 + 9)), deep);
         QTest::keyClick(&w, Qt::Key_Escape);
         QCOMPARE(w.zoomNode(), 0u);
 

@@ -111,8 +111,9 @@ QWidget* ComparePage::buildOverview()
     hsplit->setStretchFactor(0, 2);
     hsplit->setStretchFactor(1, 3);
     vsplit->addWidget(hsplit);
-    vsplit->setStretchFactor(0, 2);
-    vsplit->setStretchFactor(1, 3);
+    vsplit->setStretchFactor(0, 1);
+    vsplit->setStretchFactor(1, 2);
+    vsplit->setSizes({280, 560});
     return vsplit;
 }
 

@@ -156,10 +156,13 @@ void FlameGraphWidget::paintEvent(QPaintEvent*)
     const QFontMetrics fm = p.fontMetrics();
     for (const Box& b : boxes_) {
         const QRectF r = b.rect.adjusted(0, 0, -1, -1);
-        p.fillRect(r, colorFor(b.id));
+        const QColor fill = colorFor(b.id);
+        p.fillRect(r, fill);
         if (r.width() < 3 * fm.averageCharWidth())
             continue;
-        p.setPen(Qt::black);
+        // Perceived luminance decides the text colour, so labels stay readable on deep blue.
+        const double luma = 0.299 * fill.red() + 0.587 * fill.green() + 0.114 * fill.blue();
+        p.setPen(luma < 140.0 ? Qt::white : Qt::black);
         const QString text =
             fm.elidedText(data_.nodes[b.id].function, Qt::ElideRight, static_cast<int>(r.width()) - 4);
         p.drawText(r.adjusted(2, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft, text);

@@ -86,7 +86,10 @@ void HistogramChart::rebuild()
         categories << bucketLabel(i);
     auto* x = new QBarCategoryAxis;
     x->append(categories);
-    x->setLabelsAngle(-60);
+    x->setLabelsAngle(-90);
+    QFont small = x->labelsFont();
+    small.setPointSizeF(small.pointSizeF() * 0.8);
+    x->setLabelsFont(small);
     x->setTitleText(tr("duration (log2 buckets, lower bound)"));
     auto* y = new QValueAxis;
     y->setRange(0.0, ymax > 0 ? ymax * 1.05 : 1.0);

@@ -187,20 +187,26 @@ QString compareSummaryHtml(const reports::Comparison& c)
 QString headlineText(const reports::Comparison& c)
 {
     QStringList parts;
-    auto add = [&parts](const reports::MetricDelta& m) {
-        parts << QString::fromStdString(m.name) + QStringLiteral(" ") + metricValue(m.value.before, m.unit) +
-                     QStringLiteral(" → ") + metricValue(m.value.after, m.unit) + QStringLiteral(" (") +
-                     pctText(m.value) + QLatin1Char(')');
+    auto add = [&parts](const reports::MetricDelta& m, const QString& label) {
+        parts << label + QStringLiteral(" ") + metricValue(m.value.before, m.unit) + QStringLiteral(" → ") +
+                     metricValue(m.value.after, m.unit) + QStringLiteral(" (") + pctText(m.value) +
+                     QLatin1Char(')');
     };
-    // Throughput first: it is what a patch description quotes.
+    // Throughput first, as patch descriptions quote it, then the lock figures.
     for (const auto& m : c.workload) {
-        if (m.higher_is_better)
-            add(m);
+        const QString name = QString::fromStdString(m.name);
+        if (name.endsWith(QLatin1String("per_sec")) || name.endsWith(QLatin1String("_per_s")) ||
+            name.contains(QLatin1String("throughput")))
+            add(m, name);
     }
-    for (const auto& m : c.headline)
-        add(m);
-    while (parts.size() > 4)
-        parts.removeLast();
+    static const std::pair<const char*, const char*> lockFigures[] = {
+        {"cpu_lock_share", "CPU in locks"}, {"total_wait", "total wait"}, {"contentions", "contentions"}};
+    for (const auto& [key, label] : lockFigures) {
+        for (const auto& m : c.headline) {
+            if (m.name == key)
+                add(m, QString::fromUtf8(label));
+        }
+    }
     return parts.isEmpty() ? QStringLiteral("No figures to compare") : parts.join(QStringLiteral(" · "));
 }
 
