@@ -74,6 +74,31 @@ int main(int argc, char** argv)
         };
         bool has_record = runProcess({args.lockscope, "record", "--help"}, 30).ok();
         std::ofstream(fs::path(args.out) / "host.txt") << "record=" << (has_record ? "yes" : "no") << "\n";
+        if (has_record) {
+            auto record = [&](const std::string& name, std::vector<std::string> opts,
+                              std::vector<std::string> workload) {
+                std::vector<std::string> cmd = {"/usr/bin/lockscope", "record", "-o",
+                                                "/lab/out/" + name + ".lockscope.json", "--label", name};
+                cmd.insert(cmd.end(), opts.begin(), opts.end());
+                cmd.push_back("--");
+                cmd.insert(cmd.end(), workload.begin(), workload.end());
+                steps.push_back({name, cmd, {"/lab/out/" + name + ".lockscope.json"}});
+            };
+            const std::vector<std::string> sem = {W, "sem", "--threads", "2", "--ops", "2000"};
+            const std::vector<std::string> timers = {W, "timers", "--threads", "2", "--ops", "2000"};
+            // Hold probes with the automatic backend (fentry on these kernels), then forced to kprobes.
+            record("rec_auto", {"--no-cpu"}, sem);
+            record("rec_kprobe", {"--no-cpu", "--hold-backend", "kprobe"}, sem);
+            // Function probes (__lock_timer) and timer syscall latency with exact counts.
+            record("rec_timers", {"--no-cpu"}, timers);
+            // Hold-probe cost: the same workload bare, recorded without hold
+            // probes, with them at full rate, and sampled 1 in 10 (same boot).
+            const std::vector<std::string> bench = {W, "sem", "--threads", "2", "--ops", "5000"};
+            steps.push_back({"bench_bare", bench, {}});
+            record("bench_nohold", {"--no-cpu", "--no-hold"}, bench);
+            record("bench_full", {"--no-cpu"}, bench);
+            record("bench_sample10", {"--no-cpu", "--hold-sample", "10"}, bench);
+        }
         std::vector<GuestBinary> binaries = {{W, args.workload}, {"/usr/bin/lockscope", args.lockscope}};
         BootOptions boot;
         boot.timeout_s = args.timeout;

@@ -5,12 +5,16 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <iostream>
 #include <sstream>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
+#include "lockscope/capture/io.h"
 #include "lockscope/lab/guest.h"
+#include "lockscope/lab/process.h"
 
 namespace fs = std::filesystem;
 using namespace lockscope::lab;
@@ -41,6 +45,81 @@ nlohmann::json workloadResult(const std::string& log)
     auto end = log.find('\n', at);
     return nlohmann::json::parse(log.substr(at, end == std::string::npos ? std::string::npos : end - at))
         .at("lockscope_result");
+}
+
+bool sessionHasRecord()
+{
+    return slurp(kSession / "host.txt").find("record=yes") != std::string::npos;
+}
+
+#define REQUIRE_RECORD()                                                                                     \
+    do {                                                                                                     \
+        if (!fs::exists(kSession / "host.txt"))                                                              \
+            FAIL() << "the guest session did not run (see lab.guest_session)";                               \
+        if (!sessionHasRecord())                                                                             \
+            GTEST_SKIP() << "this lockscope build has no `record` command (LOCKSCOPE_BUILD_BPF=OFF?)";        \
+    } while (0)
+
+lockscope::Capture guestCapture(const std::string& step)
+{
+    auto path = kSession / (step + ".lockscope.json");
+    if (!fs::exists(path))
+        throw std::runtime_error("the guest brought back no " + path.filename().string() + "; record said:\n" +
+                                 tailLines(slurp(kSession / (step + ".log")), 15));
+    return lockscope::readCapture(path.string());
+}
+
+const lockscope::ProbeStatus* probe(const lockscope::Capture& c, const std::string& name)
+{
+    for (const auto& p : c.probes)
+        if (p.name == name)
+            return &p;
+    return nullptr;
+}
+
+uint64_t holdEvents(const lockscope::Capture& c)
+{
+    uint64_t n = 0;
+    for (const auto& l : c.locks)
+        n += l.hold.count();
+    return n;
+}
+
+uint64_t latencyCount(const std::vector<lockscope::LatencyEntry>& entries, const std::string& name)
+{
+    for (const auto& e : entries)
+        if (e.name == name)
+            return e.latency.count();
+    return 0;
+}
+
+bool mentionsSemCode(const lockscope::Capture& c, const lockscope::Lock& l)
+{
+    if (l.key.find("sem") != std::string::npos)
+        return true;
+    for (const auto& site : l.sites)
+        if (const auto* st = c.findStack(site.stack_id))
+            for (const auto& f : st->frames)
+                if (f.function.find("sem") != std::string::npos)
+                    return true;
+    return false;
+}
+
+void expectHoldProbeVia(const std::string& step, const std::string& hook)
+{
+    auto c = guestCapture(step);
+    const auto* hold = probe(c, "spin_hold");
+    ASSERT_NE(hold, nullptr) << step << ": no spin_hold probe status";
+    EXPECT_TRUE(hold->attached) << step << ": spin_hold skipped: " << hold->reason;
+    EXPECT_EQ(hold->hook, hook) << step << ": " << hold->reason;
+    EXPECT_GT(holdEvents(c), 0u) << step << ": hold histograms are empty";
+    bool sem_hold = false;
+    for (const auto& l : c.locks)
+        sem_hold |= l.hold.count() > 0 && mentionsSemCode(c, l);
+    EXPECT_TRUE(sem_hold) << step << ": no held lock from the semaphore code on a semop workload";
+    ASSERT_TRUE(c.workload.exit_status.has_value());
+    EXPECT_EQ(*c.workload.exit_status, 0);
+    EXPECT_EQ(latencyCount(c.syscalls, "semop"), 8000u) << "2 threads x 2000 x (down, up)";
 }
 
 } // namespace
@@ -80,4 +159,102 @@ TEST(KernelGuest, WorkloadRunsWithExactCounts)
     ASSERT_TRUE(r.is_object()) << "no lockscope_result line in workload_timers.log";
     EXPECT_EQ(r["syscalls"].get<int>(), 10000);
     EXPECT_EQ(r["errors"].get<int>(), 0);
+}
+
+TEST(KernelGuest, HoldProbesAttachViaFentry)
+{
+    REQUIRE_RECORD();
+    expectHoldProbeVia("rec_auto", "fentry");
+}
+
+TEST(KernelGuest, HoldProbesForcedToKprobesAttachViaKprobes)
+{
+    REQUIRE_RECORD();
+    expectHoldProbeVia("rec_kprobe", "kprobe");
+}
+
+TEST(KernelGuest, FunctionProbesAttachWhereTheSymbolExistsAndSayWhyNot)
+{
+    REQUIRE_RECORD();
+    auto f = facts();
+    auto c = guestCapture("rec_timers");
+    unsigned seen = 0;
+    for (const auto& p : c.probes) {
+        if (p.name.rfind("function:", 0) != 0)
+            continue;
+        ++seen;
+        auto present = f["sym." + p.target];
+        if (present == "yes") {
+            EXPECT_TRUE(p.attached) << p.name << " exists in the guest but was skipped: " << p.reason;
+            EXPECT_TRUE(p.hook == "fentry" || p.hook == "kprobe") << p.name << " via '" << p.hook << "'";
+        } else if (present == "no") {
+            EXPECT_FALSE(p.attached) << p.name << " attached although kallsyms lacks it";
+            EXPECT_FALSE(p.reason.empty()) << p.name << " skipped without a reason";
+        }
+    }
+    EXPECT_GE(seen, 2u) << "no function probe statuses in the capture";
+    const auto* lt = probe(c, "function:__lock_timer");
+    ASSERT_NE(lt, nullptr);
+    EXPECT_TRUE(lt->attached) << lt->reason;
+    // 2 threads x 2000 timer_gettime, plus the timer_delete lookup.
+    EXPECT_EQ(latencyCount(c.functions, "__lock_timer"), 4001u);
+    EXPECT_EQ(latencyCount(c.syscalls, "timer_gettime"), 4000u);
+    EXPECT_EQ(latencyCount(c.syscalls, "timer_delete"), 1u);
+}
+
+TEST(KernelGuest, RecursionMissesAndDropsAreReportedNotHidden)
+{
+    REQUIRE_RECORD();
+    auto c = guestCapture("rec_auto");
+    // Unlocks of locks taken before the probes attached are counted apart.
+    EXPECT_GT(c.stats.events, 0u);
+    EXPECT_LT(c.stats.recursion_misses, c.stats.events / 10 + 100)
+        << "hold probes re-entered themselves: a map with its own spinlock inside _raw_spin_lock?";
+}
+
+TEST(KernelGuest, WaitCaptureAgreesWithTheHostPath)
+{
+    REQUIRE_RECORD();
+    if (::geteuid() != 0)
+        GTEST_SKIP() << "recording on the host needs root (the guest half ran)";
+    auto guest = guestCapture("rec_auto");
+    auto host_path = kSession / "host_rec_auto.lockscope.json";
+    auto r = runProcess({LOCKSCOPE_BIN, "record", "-o", host_path.string(), "--no-cpu", "--no-hold", "--",
+                         LAB_WORKLOAD, "sem", "--threads", "2", "--ops", "2000"},
+                        180);
+    ASSERT_TRUE(r.ok()) << "host record failed:\n" << tailLines(r.output, 15);
+    auto host = lockscope::readCapture(host_path.string());
+    const auto* gw = probe(guest, "lock_contention");
+    const auto* hw = probe(host, "lock_contention");
+    ASSERT_TRUE(gw && hw);
+    EXPECT_TRUE(gw->attached) << gw->reason;
+    EXPECT_TRUE(hw->attached) << hw->reason;
+    // Same workload, same counts through the same syscall probes on both kernels.
+    EXPECT_EQ(latencyCount(guest.syscalls, "semop"), latencyCount(host.syscalls, "semop"));
+    EXPECT_EQ(latencyCount(host.syscalls, "semop"), 8000u);
+    for (const auto* c : {&guest, &host}) {
+        const auto& res = c->workload.results;
+        EXPECT_EQ(res.value("syscalls", 0), 8000) << c->meta.kernel_release << ": " << res.dump();
+    }
+    // Contention itself depends on scheduling (TCG vs 2 real CPUs); what must
+    // agree is its shape: every wait histogram is a proper distribution whose
+    // count matches its sites, in both captures.
+    for (const auto* c : {&guest, &host}) {
+        for (const auto& l : c->locks) {
+            uint64_t sites = 0;
+            for (const auto& s : l.sites)
+                sites += s.wait.count();
+            EXPECT_EQ(sites, l.wait.count()) << l.key;
+            if (l.wait.count() > 0)
+                EXPECT_LE(l.wait.min(), l.wait.max()) << l.key;
+        }
+    }
+    std::cout << "guest (" << guest.meta.kernel_release << ") and host (" << host.meta.kernel_release
+              << ") contended locks:\n";
+    for (const auto* c : {&guest, &host}) {
+        for (const auto& l : c->locks) {
+            if (l.wait.count() > 0)
+                std::cout << "  " << c->meta.kernel_release << "  " << l.key << "  " << l.wait.count() << "\n";
+        }
+    }
 }
