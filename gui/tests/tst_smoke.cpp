@@ -9,10 +9,13 @@
 #include <QHash>
 #include <QImage>
 #include <QLabel>
+#include <QSet>
 #include <QSignalSpy>
+#include <QTabWidget>
 #include <QStandardPaths>
 #include <QTest>
 
+#include "app/capturepage.h"
 #include "app/comparepage.h"
 #include "app/flamegraphwidget.h"
 #include "app/histogramchart.h"
@@ -81,6 +84,35 @@ private slots:
         if (!shot.isEmpty()) {
             QVERIFY(img.save(shot));
             qInfo("screenshot saved to %s", qPrintable(shot));
+        }
+    }
+
+    // Every tab of the single-capture view renders real content.
+    void singleCaptureTabs()
+    {
+        const QString before = qEnvironmentVariable("LOCKSCOPE_FIXTURE_BEFORE");
+        const QString shot = qEnvironmentVariable("LOCKSCOPE_SCREENSHOT");
+        QVERIFY(QFileInfo::exists(before));
+        MainWindow w;
+        w.resize(1300, 850);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QSignalSpy shown(&w, &MainWindow::captureShown);
+        w.openCapture(before);
+        QVERIFY2(shown.wait(30000), qPrintable(w.lastError()));
+        QTabWidget* tabs = w.capturePage()->tabs();
+        for (int i = 0; i < tabs->count(); ++i) {
+            tabs->setCurrentIndex(i);
+            QTest::qWait(50);
+            const QImage img = w.grab().toImage();
+            QSet<QRgb> colors;
+            for (int y = 0; y < img.height(); y += 2)
+                for (int x = 0; x < img.width(); x += 2)
+                    colors.insert(img.pixel(x, y));
+            qInfo("tab %s: %d distinct colours", qPrintable(tabs->tabText(i)), int(colors.size()));
+            QVERIFY2(colors.size() > 40, qPrintable(tabs->tabText(i)));
+            if (!shot.isEmpty())
+                img.save(QString(shot).replace(QStringLiteral(".png"), QStringLiteral("-capture-tab%1.png").arg(i)));
         }
     }
 };
