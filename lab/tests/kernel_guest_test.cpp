@@ -245,8 +245,9 @@ TEST(KernelGuest, WaitCaptureAgreesWithTheHostPath)
             for (const auto& s : l.sites)
                 sites += s.wait.count();
             EXPECT_EQ(sites, l.wait.count()) << l.key;
-            if (l.wait.count() > 0)
+            if (l.wait.count() > 0) {
                 EXPECT_LE(l.wait.min(), l.wait.max()) << l.key;
+            }
         }
     }
     std::cout << "guest (" << guest.meta.kernel_release << ") and host (" << host.meta.kernel_release
