@@ -20,6 +20,7 @@ const volatile bool filter_addr_on = false;
 const volatile char filter_comm[LS_COMM_LEN] = {};
 const volatile __u32 filter_flags_mask = 0;
 const volatile bool per_tgid = false;
+const volatile bool stacks_on = true; /* Options::stack_depth > 0 */
 
 /* The initial value of a fresh histogram: min must start above any value. */
 const volatile struct ls_hist hist_template = { .min = ~0ULL };
@@ -160,6 +161,8 @@ static __always_inline struct ls_hist *hist_of(void *map, const void *key)
 
 static __always_inline __s32 stack_id(void *ctx, __u64 flags)
 {
+    if (!stacks_on)
+        return -1;
     long id = bpf_get_stackid(ctx, &stacks, flags);
 
     if (id < 0) {

@@ -58,6 +58,7 @@ void configureRodata(Rodata* ro, const Options& o)
         ro->filter_comm[i] = i < o.comm.size() && i < LS_COMM_LEN - 1 ? o.comm[i] : '\0';
     ro->filter_flags_mask = o.lock_flags_mask;
     ro->per_tgid = o.per_tgid;
+    ro->stacks_on = o.stack_depth > 0;
 }
 
 // Lock-internal frames (the contention tracepoint's own callers, queued

@@ -162,3 +162,32 @@ TEST(WaitProbe, DetachStopsCounting)
 
 } // namespace
 } // namespace lockscope::probes
+
+namespace lockscope::probes {
+namespace {
+
+TEST(WaitProbe, StackDepthZeroTurnsStacksOff)
+{
+    LOCKSCOPE_REQUIRE_ROOT();
+    Options o;
+    o.hold = Backend::Off;
+    o.functions = Backend::Off;
+    o.syscalls = false;
+    o.cpu_frequency_hz = 0;
+    o.tgids = {static_cast<uint32_t>(getpid())};
+    o.stack_depth = 0;
+    auto session = Session::open(o);
+    Snapshot snap;
+    for (int round = 0; round < 5 && snap.waits.empty(); ++round) {
+        test::fileWriteContention(4, 2000);
+        test::semopContention(4, 20000);
+        snap = session->snapshot();
+    }
+    ASSERT_FALSE(snap.waits.empty());
+    for (const LockRecord& r : snap.waits)
+        EXPECT_EQ(r.kstack_id, -1);
+    EXPECT_EQ(snap.stats.stack_failures, 0u) << "no stack asked, none failed";
+}
+
+} // namespace
+} // namespace lockscope::probes

@@ -36,7 +36,8 @@ struct UserLockSpec {
 std::vector<UserLockSpec> defaultUserLocks();
 
 struct Options {
-    unsigned stack_depth = 16;          // frames kept after the lock-internal ones
+    unsigned stack_depth = 16;          // frames kept after the lock-internal ones; 0 = no stacks
+                                        // (ids -1): stack capture dominates per-event cost
     bool per_tgid = false;              // key waits by tgid as well
     std::vector<uint32_t> tgids;        // in-kernel filter; empty = every process
     bool follow_forks = true;           // children of filtered tgids join the filter
