@@ -103,10 +103,15 @@ int main(int argc, char** argv)
         ScalingPair pair{info->id, info->title, info->kernelChange, info->workload, {}};
         for (Variant v : {Variant::Before, Variant::After})
             pair.variants.push_back({variantName(v), v == Variant::Before ? info->before : info->after, {}});
-        // Before and after alternate at each thread count so that drift in the
-        // machine's load (shared CI hosts) hits both variants alike.
-        for (unsigned t : counts)
-            for (Variant v : {Variant::Before, Variant::After}) {
+        // Before and after alternate at each thread count, and which of them
+        // goes first alternates too, so that drift in the machine's load
+        // (shared CI hosts) and first-run effects hit both variants alike.
+        bool afterFirst = false;
+        for (unsigned t : counts) {
+            const Variant order[2] = {afterFirst ? Variant::After : Variant::Before,
+                                      afterFirst ? Variant::Before : Variant::After};
+            afterFirst = !afterFirst;
+            for (Variant v : order) {
                 PointResult r = runPoint(*info, v, t, duration, !noProfile);
                 if (!r.violation.empty()) {
                     std::fprintf(stderr, "lockscope-scaling: %s/%s with %u threads broke an invariant: %s\n",
@@ -118,6 +123,7 @@ int main(int argc, char** argv)
                     point.locks.push_back({l.name, l.type, l.wait, l.hold});
                 pair.variants[v == Variant::Before ? 0 : 1].points.push_back(std::move(point));
             }
+        }
         for (unsigned t : counts)
             table.push_back({info->id, std::to_string(t),
                              workload::formatNumber(pair.variants[0].at(t)->ops_per_sec),

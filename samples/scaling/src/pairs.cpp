@@ -179,7 +179,7 @@ private:
     std::atomic<uint64_t> failures_{0};
 };
 
-// Path reads while 1 in 4 operations renames a component. Half of the reads
+// Path reads while 1 in 16 operations renames a component. Half of the reads
 // are blocking readers from the start (the second, locked pass of
 // read_seqbegin_or_lock() that a rename-heavy load forces on most d_path()
 // calls); the rest try locklessly first and lock only if that pass raced.
@@ -192,9 +192,9 @@ public:
     bool op(unsigned, uint64_t& rng) override
     {
         uint64_t r = nextRandom(rng);
-        if (r % 4 == 0) {
+        if (r % 16 == 0) {
             path_->rename(static_cast<unsigned>((r >> 8) % PathSeqlock::kComponents), generation_.fetch_add(1) + 1);
-        } else if (!path_->read(r % 4 == 1).consistent()) {
+        } else if (!path_->read((r >> 4) % 2 == 0).consistent()) {
             torn_.fetch_add(1, std::memory_order_relaxed);
         }
         return true;

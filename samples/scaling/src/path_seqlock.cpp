@@ -57,7 +57,8 @@ public:
     }
 
 protected:
-    void copy(Snapshot& s) const
+    // Out of line so that both variants run the very same path walk code.
+    [[gnu::noinline]] void copy(Snapshot& s) const
     {
         static constexpr char kHex[] = "0123456789abcdef";
         size_t pos = 0;
@@ -76,9 +77,10 @@ protected:
 
     mutable Instrumented<Lock> lock_;
 
-private:
     void writeBegin() { seq_.store(seq_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
     void writeEnd() { seq_.store(seq_.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
+
+private:
 
     std::atomic<uint64_t> seq_{0};
     std::array<std::array<std::atomic<uint64_t>, kWords>, kComponents> data_{};
@@ -90,10 +92,14 @@ public:
     using SeqlockPath::SeqlockPath;
 
 protected:
+    // write_seqlock(): the blocking reader poses as a writer, so the count
+    // goes odd and every concurrent lockless reader fails and must lock too.
     void lockedRead(Snapshot& s) override
     {
         Guard g(lock_);
+        writeBegin();
         copy(s);
+        writeEnd();
     }
 };
 
@@ -102,6 +108,8 @@ public:
     using SeqlockPath::SeqlockPath;
 
 protected:
+    // Excludes writers only; the count is untouched, so lockless readers and
+    // other blocking readers carry on.
     void lockedRead(Snapshot& s) override
     {
         SharedGuard g(lock_);

@@ -5,9 +5,11 @@
 // tree is by rename_lock ("seqlock: use rwlock for blocking readers"). Readers
 // first try locklessly; a reader whose attempt raced with a rename retries
 // while holding the lock so that it cannot starve (read_seqbegin_or_lock()).
-// before = that blocking reader takes the writers' spinlock, serializing all
-// blocking readers; after = it takes a rwlock for reading, so blocking readers
-// run in parallel and exclude only writers.
+// before = that blocking reader takes the seqlock as a writer (spinlock and
+// sequence bump), serializing all blocking readers and making every concurrent
+// lockless reader fail and block as well; after = it takes a rwlock for
+// reading without touching the count, so blocking readers run in parallel and
+// lockless readers are not disturbed; only renames exclude.
 
 #include <array>
 #include <atomic>
