@@ -369,8 +369,14 @@ Comparison compare(const Capture& before, const Capture& after, const CompareOpt
         leaves[l.function].first += l.samples;
     for (const auto& l : after.cpu.top_leaves)
         leaves[l.function].second += l.samples;
-    for (const auto& [fn, s] : leaves)
-        c.cpu_leaves.push_back(shareMetric(fn, s.first, before.cpu.samples, s.second, after.cpu.samples, o));
+    for (const auto& [fn, s] : leaves) {
+        MetricDelta m = shareMetric(fn, s.first, before.cpu.samples, s.second, after.cpu.samples, o);
+        // More CPU in ordinary work is not worse; only lock functions get a direction.
+        if (!isLockFunction(fn) && fn.find("spin_lock") == std::string::npos &&
+            m.verdict != Verdict::InsufficientData)
+            m.verdict = Verdict::NoSignificantChange;
+        c.cpu_leaves.push_back(std::move(m));
+    }
     std::stable_sort(c.cpu_leaves.begin(), c.cpu_leaves.end(), [](const MetricDelta& x, const MetricDelta& y) {
         return std::max(x.value.before, x.value.after) > std::max(y.value.before, y.value.after);
     });

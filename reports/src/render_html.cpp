@@ -20,7 +20,8 @@ h1{font-size:20px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ddd
 table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 8px;border-bottom:1px solid #eee;text-align:right}
 td:first-child,th:first-child,td.l{text-align:left}th{background:#f4f4f4}
 code{font:12px monospace}.warn{background:#fff3cd;border:1px solid #e0c060;padding:6px 10px;margin:4px 0}
-.sides{display:grid;grid-template-columns:1fr 1fr;gap:16px}.side{border:1px solid #ddd;padding:8px}
+.sides{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:16px}.side{border:1px solid #ddd;padding:8px;overflow-x:auto}
+.side td{text-align:left;word-break:break-word}
 .improved{color:#1a7f37;font-weight:bold}.regressed{color:#c62828;font-weight:bold}.muted{color:#777}
 svg text{font:11px sans-serif}svg .ax{fill:#555;font-size:10px}svg .ht{font-weight:bold}
 .norm{display:none}body.normalized .norm{display:inline}body.normalized .abs{display:none}

@@ -41,7 +41,7 @@ std::string verdictCell(Verdict v, const Significance& s)
 {
     std::string t = toString(v);
     if (v == Verdict::Improved || v == Verdict::Regressed)
-        t = "**" + t + "** (p " + fmt::pValue(s.p_value) + ")";
+        t = "**" + t + "** (p" + (s.p_value < 0.001 ? "" : " ") + fmt::pValue(s.p_value) + ")";
     return t;
 }
 } // namespace

@@ -18,7 +18,7 @@ std::vector<std::string> captureWarnings(const Capture& c, const std::string& si
     counter(c.stats.recursion_misses, "probe runs skipped by the kernel (re-entry)", "counts undercount");
     for (const auto& probe : c.probes)
         if (!probe.attached)
-            w.push_back(p + "probe " + probe.name + " (" + probe.target + ") skipped: " +
+            w.push_back(p + "probe " + probe.name + (probe.target.empty() ? "" : " (" + probe.target + ")") + " skipped: " +
                         (probe.reason.empty() ? std::string("no reason recorded") : probe.reason));
     if (c.locks.empty() && c.syscalls.empty() && c.functions.empty() && c.cpu.samples == 0)
         w.push_back(p + "the capture holds no lock, syscall or CPU data (was the workload contended?)");

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "test_support.h"
+
+// The CLI's bad-input contract: one clear line on stderr, non-zero exit,
+// never a crash. Runs the real lockscope binary.
+namespace {
+using lockscope::reports::test::artifactDir;
+using lockscope::reports::test::fixture;
+using lockscope::reports::test::readFile;
+using lockscope::reports::test::run;
+using lockscope::reports::test::writeFile;
+
+std::string cli() { return LOCKSCOPE_CLI; }
+
+size_t lines(const std::string& s) { return size_t(std::count(s.begin(), s.end(), '\n')); }
+} // namespace
+
+TEST(CliInput, CaptureFailingValidation)
+{
+    std::string out;
+    const int rc = run(cli() + " report " + fixture("malformed/dangling-stack-id.lockscope.json") + " 2>&1 >/dev/null", &out);
+    EXPECT_EQ(rc, 1);
+    EXPECT_EQ(lines(out), 1u) << out;
+    EXPECT_NE(out.find("dangling-stack-id.lockscope.json"), std::string::npos) << out;
+}
+
+TEST(CliInput, EmptyCaptureFile)
+{
+    const std::string empty = artifactDir() + "/empty.lockscope.json";
+    writeFile(empty, "");
+    std::string out;
+    EXPECT_EQ(run(cli() + " report " + empty + " 2>&1 >/dev/null", &out), 1);
+    EXPECT_EQ(lines(out), 1u) << out;
+    EXPECT_NE(out.find("the file is empty"), std::string::npos) << out;
+}
+
+TEST(CliInput, PairWithDifferentFormatVersions)
+{
+    std::string text = readFile(fixture("patched.lockscope.json"));
+    const auto pos = text.find("\"version\": 1");
+    ASSERT_NE(pos, std::string::npos);
+    text.replace(pos, 12, "\"version\": 2");
+    const std::string v2 = artifactDir() + "/patched-v2.lockscope.json";
+    writeFile(v2, text);
+    std::string out;
+    EXPECT_EQ(run(cli() + " compare " + fixture("baseline.lockscope.json") + " " + v2 + " 2>&1 >/dev/null", &out), 1);
+    EXPECT_EQ(lines(out), 1u) << out;
+    EXPECT_NE(out.find("is capture format version 1 but"), std::string::npos) << out;
+}
+
+TEST(CliInput, FailIfWorseGatesTheExitCode)
+{
+    std::string out;
+    const std::string b = fixture("baseline.lockscope.json"), a = fixture("patched.lockscope.json");
+    EXPECT_EQ(run(cli() + " compare " + b + " " + a + " --fail-if-worse 10 >/dev/null", &out), 0) << out;
+    out.clear();
+    EXPECT_EQ(run(cli() + " compare " + a + " " + b + " --fail-if-worse 10 >/dev/null", &out), 3) << out;
+    EXPECT_NE(out.find("regression: lock spinlock@sem_lock"), std::string::npos) << out;
+}
+
+TEST(CliInput, UnknownLockAndFormat)
+{
+    std::string out;
+    EXPECT_EQ(run(cli() + " report " + fixture("baseline.lockscope.json") + " --lock nope 2>&1 >/dev/null", &out), 1);
+    EXPECT_EQ(lines(out), 1u) << out;
+    out.clear();
+    EXPECT_EQ(run(cli() + " export " + fixture("baseline.lockscope.json") + " --format svg 2>&1 >/dev/null", &out), 2);
+    EXPECT_EQ(lines(out), 1u) << out;
+}
+
+TEST(CliInput, ImportThenReport)
+{
+    const std::string out = artifactDir() + "/lock_stat.lockscope.json";
+    std::string log;
+    ASSERT_EQ(run(cli() + " import lock-stat " + std::string(LOCKSCOPE_REPORTS_TESTDATA) + "/fixtures/lock_stat.txt -o " +
+                      out,
+                  &log),
+              0)
+        << log;
+    log.clear();
+    ASSERT_EQ(run(cli() + " report " + out + " --format md", &log), 0) << log;
+    EXPECT_NE(log.find("&sma->sem_perm.lock"), std::string::npos);
+}

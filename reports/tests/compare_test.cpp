@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "lockscope/reports/compare.h"
+#include "test_support.h"
+
+using namespace lockscope;
+using namespace lockscope::reports;
+using test::makeLock;
+using test::makeStack;
+
+namespace {
+const LockDelta& find(const Comparison& c, const std::string& key)
+{
+    auto it = std::find_if(c.locks.begin(), c.locks.end(), [&](const LockDelta& l) { return l.key == key; });
+    if (it == c.locks.end())
+        throw std::runtime_error("no lock " + key);
+    return *it;
+}
+
+// Known answers: "hot" 10x better, "steady" unchanged with noise, "gone" only
+// before, "fresh" only after. Addresses and offsets differ between the two
+// "kernel builds", as they do for real.
+std::pair<Capture, Capture> knownPair()
+{
+    Capture b, a;
+    b.meta.label = "baseline";
+    a.meta.label = "patched";
+    b.meta.kernel_release = "6.18.0-base";
+    a.meta.kernel_release = "6.18.0-fix";
+    b.meta.duration_s = a.meta.duration_s = 10;
+    b.stacks.push_back(makeStack(1, {"queued_spin_lock_slowpath", "_raw_spin_lock", "sem_lock", "do_semtimedop"}, 0));
+    a.stacks.push_back(makeStack(7, {"queued_spin_lock_slowpath", "_raw_spin_lock", "sem_lock", "do_semtimedop"}, 0x400));
+    b.locks.push_back(makeLock("spinlock@hot", 1, 20000, 16000, 1));
+    a.locks.push_back(makeLock("spinlock@hot", 7, 20000, 1600, 2));
+    b.locks.back().address = 0xffff888000001000;
+    a.locks.back().address = 0xffff888000009000;
+    b.locks.push_back(makeLock("spinlock@steady", 1, 5000, 4000, 3));
+    a.locks.push_back(makeLock("spinlock@steady", 7, 5040, 4000, 4));  // same distribution, other draws
+    b.locks.push_back(makeLock("spinlock@gone", 1, 300, 2000, 5));
+    a.locks.push_back(makeLock("spinlock@fresh", 7, 300, 2000, 6));
+    return {b, a};
+}
+} // namespace
+
+TEST(Compare, TenTimesBetterIsASignificantImprovement)
+{
+    auto [b, a] = knownPair();
+    const Comparison c = compare(b, a);
+    const LockDelta& hot = find(c, "spinlock@hot");
+    EXPECT_EQ(hot.presence, Presence::Both);
+    EXPECT_EQ(hot.verdict, Verdict::Improved);
+    EXPECT_TRUE(hot.wait_test.significant);
+    EXPECT_LT(hot.wait_test.p_value, 1e-6);
+    ASSERT_TRUE(hot.total_wait_ns.pct());
+    EXPECT_NEAR(*hot.total_wait_ns.pct(), -90.0, 3.0);
+}
+
+TEST(Compare, UnchangedWithNoiseIsNotSignificant)
+{
+    auto [b, a] = knownPair();
+    const LockDelta& steady = find(compare(b, a), "spinlock@steady");
+    EXPECT_EQ(steady.verdict, Verdict::NoSignificantChange);
+    EXPECT_FALSE(steady.wait_test.significant);
+    EXPECT_GT(steady.wait_test.p_value, 0.01);
+}
+
+TEST(Compare, LocksOnOneSideOnly)
+{
+    auto [b, a] = knownPair();
+    const Comparison c = compare(b, a);
+    EXPECT_EQ(find(c, "spinlock@gone").verdict, Verdict::OnlyBefore);
+    EXPECT_EQ(find(c, "spinlock@gone").contentions.after, 0.0);
+    EXPECT_EQ(find(c, "spinlock@fresh").verdict, Verdict::OnlyAfter);
+    EXPECT_FALSE(find(c, "spinlock@fresh").total_wait_ns.pct());
+    EXPECT_EQ(c.locks.size(), 4u);
+}
+
+TEST(Compare, MatchesByKeyAndFramesWithoutOffsets)
+{
+    auto [b, a] = knownPair();
+    const Comparison c = compare(b, a);
+    // One path, matched across builds even though stack ids, offsets and addresses differ.
+    const LockDelta& hot = find(c, "spinlock@hot");
+    ASSERT_EQ(hot.paths.size(), 1u);
+    EXPECT_GT(hot.paths[0].wait_ns.before, 0.0);
+    EXPECT_GT(hot.paths[0].wait_ns.after, 0.0);
+    EXPECT_EQ(hot.paths[0].frames.front(), "do_semtimedop");
+    // The diff tree has a single chain of 4 frames + root.
+    EXPECT_EQ(c.tree.nodes.size(), 5u);
+    EXPECT_EQ(c.tree.nodes[0].before_wait_ns, uint64_t(b.locks[0].wait.total() + b.locks[1].wait.total() +
+                                                         b.locks[2].wait.total()));
+}
+
+TEST(Compare, ThresholdHidesSmallChangesOnly)
+{
+    auto [b, a] = knownPair();
+    CompareOptions o;
+    o.threshold_pct = 20;
+    const Comparison c = compare(b, a, o);
+    EXPECT_TRUE(find(c, "spinlock@steady").hidden);
+    EXPECT_FALSE(find(c, "spinlock@hot").hidden);
+    EXPECT_FALSE(find(c, "spinlock@fresh").hidden);
+}
+
+TEST(Compare, FailIfWorseGate)
+{
+    auto [b, a] = knownPair();
+    EXPECT_TRUE(regressionsBeyond(compare(b, a), 10).empty()) << "an improvement must pass the gate";
+    // Swapped, the 10x improvement is a 10x regression.
+    const auto bad = regressionsBeyond(compare(a, b), 10);
+    ASSERT_FALSE(bad.empty());
+    EXPECT_NE(std::find_if(bad.begin(), bad.end(),
+                           [](const std::string& s) { return s.find("spinlock@hot") != std::string::npos; }),
+              bad.end());
+    EXPECT_TRUE(regressionsBeyond(compare(a, b), 1e6).empty()) << "a huge threshold passes";
+}
+
+TEST(Compare, WorkloadAndCpuFigures)
+{
+    auto [b, a] = knownPair();
+    b.workload.results = {{"ops_per_sec", 1000.0}, {"threads", 8}, {"latency_ns", 500}};
+    a.workload.results = {{"ops_per_sec", 2500.0}, {"threads", 8}, {"latency_ns", 800}, {"only_after", 1}};
+    b.cpu.samples = a.cpu.samples = 10000;
+    b.cpu.lock_samples = 5000;
+    a.cpu.lock_samples = 500;
+    b.cpu.top_leaves = {{"queued_spin_lock_slowpath", "", 4500}};
+    a.cpu.top_leaves = {{"queued_spin_lock_slowpath", "", 400}};
+    const Comparison c = compare(b, a);
+    ASSERT_EQ(c.workload.size(), 3u);
+    auto metric = [&](const std::vector<MetricDelta>& v, const std::string& n) {
+        return *std::find_if(v.begin(), v.end(), [&](const MetricDelta& m) { return m.name == n; });
+    };
+    EXPECT_EQ(metric(c.workload, "ops_per_sec").verdict, Verdict::Improved);
+    EXPECT_EQ(metric(c.workload, "latency_ns").verdict, Verdict::Regressed);
+    EXPECT_EQ(metric(c.workload, "threads").verdict, Verdict::NoSignificantChange);
+    const MetricDelta share = metric(c.headline, "cpu_lock_share");
+    EXPECT_DOUBLE_EQ(share.value.before, 50.0);
+    EXPECT_DOUBLE_EQ(share.value.after, 5.0);
+    EXPECT_EQ(share.verdict, Verdict::Improved);
+    EXPECT_EQ(metric(c.cpu_leaves, "queued_spin_lock_slowpath").verdict, Verdict::Improved);
+    EXPECT_FALSE(regressionsBeyond(c, 10).empty()) << "latency_ns got 60% worse";
+}
+
+TEST(Compare, WarnsWhenEitherSideLostEvents)
+{
+    auto [b, a] = knownPair();
+    a.stats.lost = 42;
+    const Comparison c = compare(b, a);
+    EXPECT_NE(std::find_if(c.warnings.begin(), c.warnings.end(),
+                           [](const std::string& w) { return w.find("after (patched): 42 events lost") == 0; }),
+              c.warnings.end());
+}
+
+TEST(Compare, TooFewEventsIsInsufficientData)
+{
+    Capture b, a;
+    b.stacks.push_back(makeStack(1, {"x"}));
+    a.stacks.push_back(makeStack(1, {"x"}));
+    b.locks.push_back(makeLock("l", 1, 3, 1000));
+    a.locks.push_back(makeLock("l", 1, 2, 100000));
+    EXPECT_EQ(compare(b, a).locks[0].verdict, Verdict::InsufficientData);
+}

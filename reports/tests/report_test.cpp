@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <gtest/gtest.h>
+
+#include "lockscope/capture/io.h"
+#include "lockscope/reports/report.h"
+#include "test_support.h"
+
+using namespace lockscope;
+using namespace lockscope::reports;
+
+TEST(Report, SortsCutsAndFiltersLocks)
+{
+    const Capture c = readCapture(test::fixture("baseline.lockscope.json"));
+    ReportOptions o;
+    o.top = 2;
+    const Report r = buildReport(c, o);
+    ASSERT_EQ(r.locks.size(), 2u);
+    EXPECT_EQ(r.lock_count, c.locks.size());
+    EXPECT_GE(r.locks[0].wait.total(), r.locks[1].wait.total());
+    EXPECT_EQ(r.locks[0].key, "spinlock@sem_lock");
+    EXPECT_EQ(r.locks[0].caller.rfind("sem_lock+0x", 0), 0u) << r.locks[0].caller;
+
+    o.top = 0;
+    o.sort = SortKey::Count;
+    const Report byCount = buildReport(c, o);
+    for (size_t i = 1; i < byCount.locks.size(); ++i)
+        EXPECT_GE(byCount.locks[i - 1].wait.count(), byCount.locks[i].wait.count());
+
+    o.lock_key = "rename_lock";
+    const Report one = buildReport(c, o);
+    ASSERT_EQ(one.locks.size(), 1u);
+    EXPECT_EQ(one.locks[0].key, "rename_lock");
+    o.lock_key = "no_such_lock";
+    EXPECT_THROW(buildReport(c, o), std::invalid_argument);
+}
+
+TEST(Report, PathsAddUpAndSharesAreFractions)
+{
+    const Capture c = readCapture(test::fixture("baseline.lockscope.json"));
+    ReportOptions o;
+    o.paths_per_lock = 0;
+    for (const auto& l : buildReport(c, o).locks) {
+        uint64_t sum = 0;
+        for (const auto& p : l.paths)
+            sum += p.wait_ns;
+        EXPECT_EQ(sum, l.wait.total()) << l.key;
+    }
+}
+
+TEST(Report, WarnsAboutEmptyCapturesAndLoss)
+{
+    Capture c;
+    c.stats.lost = 5;
+    const Report r = buildReport(c);
+    ASSERT_GE(r.warnings.size(), 2u);
+    EXPECT_NE(r.warnings[0].find("5 events lost"), std::string::npos);
+    EXPECT_NE(r.warnings.back().find("no lock, syscall or CPU data"), std::string::npos);
+}
+
+TEST(Report, NumericFieldsFlatten)
+{
+    const auto f = numericFields(nlohmann::json{{"a", 1}, {"b", {{"c", 2.5}, {"s", "x"}}}, {"arr", {1, 2}}});
+    ASSERT_EQ(f.size(), 2u);
+    EXPECT_EQ(f[0].name, "a");
+    EXPECT_EQ(f[1].name, "b.c");
+    EXPECT_DOUBLE_EQ(f[1].value, 2.5);
+}

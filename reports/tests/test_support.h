@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <string>
+
+#include "lockscope/capture/capture.h"
+
+namespace lockscope::reports::test {
+
+std::string fixture(const std::string& name);   // collector/capture/tests/fixtures/<name>
+std::string testdata(const std::string& name);  // reports/tests/<name>
+std::string artifactDir();                      // build dir, created on demand
+std::string readFile(const std::string& path);
+void writeFile(const std::string& path, const std::string& text);
+
+// A lock with n waits of `wait_ns` each (plus an optional spread) on one stack.
+Lock makeLock(const std::string& key, uint32_t stack, uint64_t n, uint64_t wait_ns, uint64_t seed = 1);
+Stack makeStack(uint32_t id, std::initializer_list<const char*> innermostFirst, uint64_t offsetBase = 0);
+
+// Runs a shell command, returns exit status; output captured in *out (stdout+stderr).
+int run(const std::string& cmd, std::string* out);
+
+// Compares text with a golden file; on mismatch writes <golden>.actual and
+// returns a diff as the failure message. LOCKSCOPE_UPDATE_GOLDEN=1 rewrites.
+std::string checkGolden(const std::string& goldenName, const std::string& actual);
+
+} // namespace lockscope::reports::test
