@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Load and save of a large capture (100k stacks, 10k locks): throughput in
+// MB/s, next to plain nlohmann parse/dump of the same text so that the cost
+// of validation and model building reads as a ratio, and peak RSS of a load
+// measured in a fresh process (this one's high-water mark includes the
+// generator's capture).
+#include <benchmark/benchmark.h>
+
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "lockscope/capture/io.h"
+#include "sample_capture.h"
+
+extern char** environ;
+
+namespace {
+
+using namespace lockscope;
+
+constexpr uint32_t kStacks = 100000;
+constexpr uint32_t kLocks = 10000;
+constexpr const char* kChildEnv = "LOCKSCOPE_BENCH_RSS_CHILD";
+
+double maxRssMB()
+{
+    rusage ru{};
+    getrusage(RUSAGE_SELF, &ru);
+    return static_cast<double>(ru.ru_maxrss) / 1024.0;
+}
+
+struct Data {
+    std::string dir;
+    std::string path;
+    std::string text;
+    Capture capture;
+};
+
+Data& data()
+{
+    static Data* d = [] {
+        auto* x = new Data;
+        char tmpl[] = "/tmp/lockscope-bench-XXXXXX";
+        if (!mkdtemp(tmpl)) {
+            std::perror("mkdtemp");
+            std::exit(1);
+        }
+        x->dir = tmpl;
+        x->path = x->dir + "/large.lockscope.json";
+        x->capture = testing::makeSyntheticCapture(kStacks, kLocks);
+        writeCapture(x->capture, x->path);
+        std::ifstream in(x->path, std::ios::binary);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        x->text = ss.str();
+        std::atexit([] { std::filesystem::remove_all(data().dir); });
+        return x;
+    }();
+    return *d;
+}
+
+// Runs this binary again as a child that only loads the file and reports its
+// ru_maxrss, so the figure is the reader's own peak.
+double childLoadPeakMB(const std::string& path)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return -1;
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&actions, fds[0]);
+    const std::string env = std::string(kChildEnv) + "=" + path;
+    char* childEnv[] = {const_cast<char*>(env.c_str()), nullptr};
+    char self[] = "/proc/self/exe";
+    char* argv[] = {self, nullptr};
+    pid_t pid = 0;
+    const int rc = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv, childEnv);
+    posix_spawn_file_actions_destroy(&actions);
+    close(fds[1]);
+    if (rc != 0) {
+        close(fds[0]);
+        return -1;
+    }
+    char buf[64] = {};
+    const ssize_t n = read(fds[0], buf, sizeof buf - 1);
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return n > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? std::atof(buf) : -1;
+}
+
+void BM_LoadCapture(benchmark::State& state)
+{
+    Data& d = data();
+    for (auto _ : state) {
+        Capture c = readCapture(d.path);
+        benchmark::DoNotOptimize(c.stacks.data());
+    }
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(d.text.size()));
+    state.counters["file_MB"] = static_cast<double>(d.text.size()) / 1e6;
+    state.counters["load_peak_rss_MB"] = childLoadPeakMB(d.path);
+    state.counters["process_peak_rss_MB"] = maxRssMB();
+}
+BENCHMARK(BM_LoadCapture)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+// The floor: parsing the same text into a DOM without validation or model.
+void BM_RawJsonParse(benchmark::State& state)
+{
+    Data& d = data();
+    for (auto _ : state) {
+        auto j = nlohmann::json::parse(d.text);
+        benchmark::DoNotOptimize(j.size());
+    }
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(d.text.size()));
+}
+BENCHMARK(BM_RawJsonParse)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+void BM_SaveCapture(benchmark::State& state)
+{
+    Data& d = data();
+    const std::string out = d.dir + "/save.lockscope.json";
+    for (auto _ : state)
+        writeCapture(d.capture, out);
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(d.text.size()));
+    state.counters["process_peak_rss_MB"] = maxRssMB();
+}
+BENCHMARK(BM_SaveCapture)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+// The floor for saving: dumping an already built DOM, no file, no fsync.
+void BM_RawJsonDump(benchmark::State& state)
+{
+    Data& d = data();
+    const auto j = nlohmann::json::parse(d.text);
+    for (auto _ : state) {
+        std::string s = j.dump();
+        benchmark::DoNotOptimize(s.data());
+    }
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(d.text.size()));
+}
+BENCHMARK(BM_RawJsonDump)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    if (const char* path = std::getenv(kChildEnv)) {
+        try {
+            const Capture c = readCapture(path);
+            std::printf("%.1f\n", maxRssMB());
+            return c.stacks.size() == kStacks ? 0 : 1;
+        } catch (const CaptureError& e) {
+            std::fprintf(stderr, "%s\n", e.what());
+            return 1;
+        }
+    }
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv))
+        return 1;
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}
