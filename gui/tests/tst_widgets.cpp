@@ -19,7 +19,9 @@
 #include "app/flamegraphwidget.h"
 #include "app/histogramchart.h"
 #include "app/mainwindow.h"
+#include "app/scalingview.h"
 #include "lockscope/capture/io.h"
+#include "lockscope/scaling/scaling_io.h"
 #include "model/calltreemodel.h"
 #include "model/deltatablemodel.h"
 #include "model/locktablemodel.h"
@@ -204,6 +206,50 @@ private slots:
         w.openCapture(dir_.filePath(QStringLiteral("does-not-exist.json")));
         QVERIFY(missing.wait(10000));
         QVERIFY(missing.front().front().toString().contains(QStringLiteral("does-not-exist.json")));
+    }
+
+    void scalingCurves()
+    {
+        scaling::ScalingRun run;
+        run.meta.tool_version = "0.1.0";
+        run.meta.created = "2025-03-14T09:00:00Z";
+        run.meta.hostname = "h";
+        run.meta.kernel_release = "6.18.0";
+        run.meta.cpu_model = "cpu";
+        run.meta.cpus = 2;
+        run.meta.duration_per_point_s = 1;
+        run.meta.thread_counts = {1, 2};
+        run.meta.command = {"lockscope-scaling"};
+        scaling::ScalingPair pair;
+        pair.id = "sem-lock-scope";
+        pair.title = "semaphore lock scope";
+        pair.kernel_change = "ipc,sem: do not hold ipc lock more than necessary";
+        pair.workload = "semop-multi";
+        for (const char* name : {"before", "after"}) {
+            scaling::ScalingVariant v;
+            v.name = name;
+            v.description = name;
+            for (unsigned t : {1u, 2u}) {
+                const double ops = (std::string(name) == "after" ? 2000.0 : 1000.0) * t;
+                v.points.push_back({t, static_cast<uint64_t>(ops), 1.0, ops, {}});
+            }
+            pair.variants.push_back(v);
+        }
+        run.pairs.push_back(pair);
+        const QString path = dir_.filePath(QStringLiteral("scaling.json"));
+        scaling::writeScaling(run, path.toStdString());
+
+        MainWindow w;
+        QVERIFY(w.loadScaling(path));
+        const auto& charts = w.comparePage()->scalingView()->charts();
+        QCOMPARE(charts.size(), size_t(1));
+        QCOMPARE(charts.front().series.size(), size_t(2));
+        QCOMPARE(charts.front().series.back().points.back().y, 4000.0);
+
+        QSignalSpy errors(&w, &MainWindow::errorShown);
+        QVERIFY(!w.loadScaling(writeFixture(QStringLiteral("capture-not-scaling.json"), semCapture("x", 1.0))));
+        QCOMPARE(errors.count(), 1);
+        QVERIFY(errors.front().front().toString().contains(QStringLiteral("capture-not-scaling.json")));
     }
 
     void compareAndExport()
