@@ -29,26 +29,46 @@ namespace {
 const char* errnoName(int e)
 {
     switch (e) {
-    case EPERM: return "EPERM";
-    case ENOENT: return "ENOENT";
-    case ESRCH: return "ESRCH";
-    case EINTR: return "EINTR";
-    case EIO: return "EIO";
-    case E2BIG: return "E2BIG";
-    case EBADF: return "EBADF";
-    case EAGAIN: return "EAGAIN";
-    case ENOMEM: return "ENOMEM";
-    case EACCES: return "EACCES";
-    case EFAULT: return "EFAULT";
-    case EBUSY: return "EBUSY";
-    case EEXIST: return "EEXIST";
-    case ENODEV: return "ENODEV";
-    case EINVAL: return "EINVAL";
-    case ENOSPC: return "ENOSPC";
-    case ENOSYS: return "ENOSYS";
-    case EOPNOTSUPP: return "EOPNOTSUPP";
-    case 524: return "ENOTSUPP";
-    default: return nullptr;
+    case EPERM:
+        return "EPERM";
+    case ENOENT:
+        return "ENOENT";
+    case ESRCH:
+        return "ESRCH";
+    case EINTR:
+        return "EINTR";
+    case EIO:
+        return "EIO";
+    case E2BIG:
+        return "E2BIG";
+    case EBADF:
+        return "EBADF";
+    case EAGAIN:
+        return "EAGAIN";
+    case ENOMEM:
+        return "ENOMEM";
+    case EACCES:
+        return "EACCES";
+    case EFAULT:
+        return "EFAULT";
+    case EBUSY:
+        return "EBUSY";
+    case EEXIST:
+        return "EEXIST";
+    case ENODEV:
+        return "ENODEV";
+    case EINVAL:
+        return "EINVAL";
+    case ENOSPC:
+        return "ENOSPC";
+    case ENOSYS:
+        return "ENOSYS";
+    case EOPNOTSUPP:
+        return "EOPNOTSUPP";
+    case 524:
+        return "ENOTSUPP";
+    default:
+        return nullptr;
     }
 }
 
@@ -114,8 +134,8 @@ std::string lastLibbpfError()
 
 void checkEnvironment()
 {
-    __user_cap_header_struct hdr{};
-    __user_cap_data_struct data[2]{};
+    __user_cap_header_struct hdr {};
+    __user_cap_data_struct data[2] {};
     hdr.version = _LINUX_CAPABILITY_VERSION_3;
     hdr.pid = 0;
     bool allowed = geteuid() == 0;
@@ -124,7 +144,7 @@ void checkEnvironment()
     if (!allowed)
         throw ProbeError("lockscope: loading BPF probes needs root or CAP_BPF+CAP_PERFMON; "
                          "run with sudo or grant them (setcap cap_bpf,cap_perfmon+ep)");
-    struct stat st {};
+    struct stat st { };
     if (stat("/sys/kernel/btf/vmlinux", &st) != 0)
         throw ProbeError("lockscope: this kernel exposes no BTF (/sys/kernel/btf/vmlinux missing); "
                          "boot a kernel built with CONFIG_DEBUG_INFO_BTF=y");
@@ -132,7 +152,7 @@ void checkEnvironment()
 
 std::string ensureTracefs()
 {
-    struct stat st {};
+    struct stat st { };
     if (stat("/sys/kernel/tracing/events", &st) == 0 || stat("/sys/kernel/debug/tracing/events", &st) == 0)
         return {};
     if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, nullptr) == 0)
@@ -150,8 +170,8 @@ bool kernelHasFunction(const std::string& name, std::string* reason)
     std::string line;
     const std::string tail = " " + name;
     while (std::getline(kallsyms, line)) {
-        if (line.size() > tail.size() && line.compare(line.size() - tail.size(), tail.size(), tail) == 0 &&
-            line.size() > 19 && (line[17] == 't' || line[17] == 'T')) {
+        if (line.size() > tail.size() && line.compare(line.size() - tail.size(), tail.size(), tail) == 0
+            && line.size() > 19 && (line[17] == 't' || line[17] == 'T')) {
             if (reason)
                 *reason = "in kallsyms but not in BTF (fentry impossible; kprobe only)";
             return true;
@@ -164,11 +184,11 @@ bool kernelHasFunction(const std::string& name, std::string* reason)
 
 std::string kprobeUnavailableReason()
 {
-    struct stat st {};
+    struct stat st { };
     if (stat("/sys/bus/event_source/devices/kprobe", &st) == 0)
         return {};
-    if (stat("/sys/kernel/tracing/kprobe_events", &st) == 0 ||
-        stat("/sys/kernel/debug/tracing/kprobe_events", &st) == 0)
+    if (stat("/sys/kernel/tracing/kprobe_events", &st) == 0
+        || stat("/sys/kernel/debug/tracing/kprobe_events", &st) == 0)
         return {};
     return "kernel has no kprobes (CONFIG_KPROBES off)";
 }
@@ -194,7 +214,7 @@ uint64_t recursionMisses(int prog_fd)
 {
     if (prog_fd < 0)
         return 0;
-    bpf_prog_info info{};
+    bpf_prog_info info {};
     __u32 len = sizeof info;
     if (bpf_obj_get_info_by_fd(prog_fd, &info, &len) != 0)
         return 0;
@@ -208,7 +228,7 @@ uint64_t recursionMisses(const bpf_program* prog)
 
 Log2Hist histFromKernel(const ls_hist& h)
 {
-    std::array<uint64_t, Log2Hist::kBuckets> buckets{};
+    std::array<uint64_t, Log2Hist::kBuckets> buckets {};
     uint64_t count = 0;
     unsigned first = Log2Hist::kBuckets, last = 0;
     for (unsigned i = 0; i < Log2Hist::kBuckets; ++i) {

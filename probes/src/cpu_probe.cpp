@@ -44,26 +44,29 @@ std::vector<int> onlineCpus()
 
 class CpuFamily final : public Family {
 public:
-    explicit CpuFamily(CpuSkel skel) : skel_(std::move(skel)) {}
+    explicit CpuFamily(CpuSkel skel)
+        : skel_(std::move(skel))
+    {
+    }
     Links& links() { return links_; }
     bpf_program* program() const { return skel_->progs.cpu_sample; }
 
     void read(Snapshot& out) const override
     {
         const int fd = bpf_map__fd(skel_->maps.cpu_counts);
-        ls_cpu_key key{}, next{};
+        ls_cpu_key key {}, next {};
         const void* prev = nullptr;
         while (bpf_map_get_next_key(fd, prev, &next) == 0) {
             key = next;
             prev = &key;
             uint64_t n = 0;
             if (bpf_map_lookup_elem(fd, &key, &n) == 0 && n > 0)
-                out.cpu.push_back({key.kstack, n});
+                out.cpu.push_back({ key.kstack, n });
         }
     }
     uint64_t recursionMisses() const override { return detail::recursionMisses(skel_->progs.cpu_sample); }
     void detach() override { links_.clear(); }
-    std::vector<int> progFds() const override { return {bpf_program__fd(skel_->progs.cpu_sample)}; }
+    std::vector<int> progFds() const override { return { bpf_program__fd(skel_->progs.cpu_sample) }; }
 
 private:
     CpuSkel skel_;
@@ -75,7 +78,7 @@ private:
 std::unique_ptr<Family> openCpu(FamilyContext& ctx)
 {
     const uint32_t hz = ctx.options.cpu_frequency_hz;
-    ProbeStatus st{"cpu_sampling", "cpu-clock", "perf_event", false, ""};
+    ProbeStatus st { "cpu_sampling", "cpu-clock", "perf_event", false, "" };
     if (hz == 0) {
         st.hook.clear();
         st.reason = "disabled";
@@ -101,7 +104,7 @@ std::unique_ptr<Family> openCpu(FamilyContext& ctx)
     std::string errors;
     int attached = 0;
     for (int cpu : onlineCpus()) {
-        perf_event_attr attr{};
+        perf_event_attr attr {};
         attr.size = sizeof attr;
         attr.type = PERF_TYPE_SOFTWARE;
         attr.config = PERF_COUNT_SW_CPU_CLOCK;

@@ -52,8 +52,7 @@ private:
     std::vector<bpf_link*> links_;
 };
 
-template <class Skel, void (*Destroy)(Skel*)>
-struct SkelDeleter {
+template <class Skel, void (*Destroy)(Skel*)> struct SkelDeleter {
     void operator()(Skel* s) const { Destroy(s); }
 };
 template <class Skel, void (*Destroy)(Skel*)>

@@ -14,14 +14,16 @@ using FollowSkel = SkelPtr<ls_follow, ls_follow__destroy>;
 
 class FollowFamily final : public Family {
 public:
-    FollowFamily(FollowSkel skel, bpf_program* prog, bpf_link* link) : skel_(std::move(skel)), prog_(prog)
+    FollowFamily(FollowSkel skel, bpf_program* prog, bpf_link* link)
+        : skel_(std::move(skel))
+        , prog_(prog)
     {
         links_.add(link);
     }
-    void read(Snapshot&) const override {}
+    void read(Snapshot&) const override { }
     uint64_t recursionMisses() const override { return detail::recursionMisses(prog_); }
     void detach() override { links_.clear(); }
-    std::vector<int> progFds() const override { return {bpf_program__fd(prog_)}; }
+    std::vector<int> progFds() const override { return { bpf_program__fd(prog_) }; }
 
 private:
     FollowSkel skel_;
@@ -33,14 +35,14 @@ private:
 
 std::unique_ptr<Family> openFollow(FamilyContext& ctx)
 {
-    ProbeStatus st{"fork_follow", "sched:sched_process_fork", "", false, ""};
+    ProbeStatus st { "fork_follow", "sched:sched_process_fork", "", false, "" };
     if (!ctx.options.follow_forks) {
         st.reason = "disabled";
         ctx.status.push_back(st);
         return nullptr;
     }
     std::string notes;
-    for (Backend b : {Backend::TpBtf, Backend::RawTp, Backend::Tracepoint}) {
+    for (Backend b : { Backend::TpBtf, Backend::RawTp, Backend::Tracepoint }) {
         const std::string hook = backendName(b);
         st.hook = hook;
         FollowSkel skel(ls_follow__open());
@@ -51,7 +53,7 @@ std::unique_ptr<Family> openFollow(FamilyContext& ctx)
         configureRodata(skel->rodata, ctx.options);
         auto& p = skel->progs;
         bpf_program* prog = b == Backend::TpBtf ? p.fork_btf : b == Backend::RawTp ? p.fork_raw : p.fork_tp;
-        for (bpf_program* q : {p.fork_btf, p.fork_raw, p.fork_tp})
+        for (bpf_program* q : { p.fork_btf, p.fork_raw, p.fork_tp })
             bpf_program__set_autoload(q, q == prog);
         if (int err = ctx.maps.reuseIn(skel->obj); err) {
             notes += (notes.empty() ? "" : "; ") + hook + ": map setup failed: " + errnoText(err);

@@ -15,8 +15,8 @@ namespace {
 
 using FuncSkel = SkelPtr<ls_funcs, ls_funcs__destroy>;
 
-constexpr const char* kFunctions[] = {"__lock_timer", "lock_timer", "ipc_lock", "ipc_lock_object",
-                                      "ipc_obtain_object_check", "sem_lock"};
+constexpr const char* kFunctions[]
+    = { "__lock_timer", "lock_timer", "ipc_lock", "ipc_lock_object", "ipc_obtain_object_check", "sem_lock" };
 static_assert(std::size(kFunctions) <= LS_MAX_FUNCS);
 
 struct Slot {
@@ -30,12 +30,15 @@ struct Slot {
 std::pair<bpf_program*, bpf_program*> slotPrograms(ls_funcs* s, size_t i, bool kprobe)
 {
     auto& p = s->progs;
-    bpf_program* fentry[] = {p.fentry_0, p.fentry_1, p.fentry_2, p.fentry_3, p.fentry_4, p.fentry_5, p.fentry_6, p.fentry_7};
-    bpf_program* fexit[] = {p.fexit_0, p.fexit_1, p.fexit_2, p.fexit_3, p.fexit_4, p.fexit_5, p.fexit_6, p.fexit_7};
-    bpf_program* kp[] = {p.kprobe_0, p.kprobe_1, p.kprobe_2, p.kprobe_3, p.kprobe_4, p.kprobe_5, p.kprobe_6, p.kprobe_7};
-    bpf_program* kr[] = {p.kretprobe_0, p.kretprobe_1, p.kretprobe_2, p.kretprobe_3,
-                         p.kretprobe_4, p.kretprobe_5, p.kretprobe_6, p.kretprobe_7};
-    return kprobe ? std::pair{kp[i], kr[i]} : std::pair{fentry[i], fexit[i]};
+    bpf_program* fentry[]
+        = { p.fentry_0, p.fentry_1, p.fentry_2, p.fentry_3, p.fentry_4, p.fentry_5, p.fentry_6, p.fentry_7 };
+    bpf_program* fexit[]
+        = { p.fexit_0, p.fexit_1, p.fexit_2, p.fexit_3, p.fexit_4, p.fexit_5, p.fexit_6, p.fexit_7 };
+    bpf_program* kp[]
+        = { p.kprobe_0, p.kprobe_1, p.kprobe_2, p.kprobe_3, p.kprobe_4, p.kprobe_5, p.kprobe_6, p.kprobe_7 };
+    bpf_program* kr[] = { p.kretprobe_0, p.kretprobe_1, p.kretprobe_2, p.kretprobe_3, p.kretprobe_4,
+        p.kretprobe_5, p.kretprobe_6, p.kretprobe_7 };
+    return kprobe ? std::pair { kp[i], kr[i] } : std::pair { fentry[i], fexit[i] };
 }
 
 class FuncFamily final : public Family {
@@ -58,7 +61,7 @@ public:
     void read(Snapshot& out) const override
     {
         for (const Attached& a : attached_) {
-            ls_lat_val v{};
+            ls_lat_val v {};
             if (bpf_map_lookup_elem(a.lat_fd, &a.slot, &v) != 0)
                 continue;
             LatencyRecord r;
@@ -160,7 +163,7 @@ void tryBackend(FamilyContext& ctx, FuncFamily& family, std::vector<Slot>& slots
     }
     const int lat_fd = bpf_map__fd(skel->maps.fn_lat);
     for (uint32_t i = 0; i < LS_MAX_FUNCS; ++i) {
-        ls_lat_val v{};
+        ls_lat_val v {};
         v.hist.min = ~0ULL;
         bpf_map_update_elem(lat_fd, &i, &v, BPF_ANY);
     }
@@ -168,12 +171,14 @@ void tryBackend(FamilyContext& ctx, FuncFamily& family, std::vector<Slot>& slots
     bool kept = false;
     for (Slot* s : todo) {
         auto [entry, exit] = slotPrograms(skel.get(), s->slot, kprobe);
-        bpf_link* a = kprobe ? bpf_program__attach_kprobe(entry, false, s->name.c_str()) : bpf_program__attach(entry);
+        bpf_link* a
+            = kprobe ? bpf_program__attach_kprobe(entry, false, s->name.c_str()) : bpf_program__attach(entry);
         if (!a) {
             note(*s, hook, "attach failed: " + attachError());
             continue;
         }
-        bpf_link* b = kprobe ? bpf_program__attach_kprobe(exit, true, s->name.c_str()) : bpf_program__attach(exit);
+        bpf_link* b
+            = kprobe ? bpf_program__attach_kprobe(exit, true, s->name.c_str()) : bpf_program__attach(exit);
         if (!b) {
             note(*s, hook, "attach failed: " + attachError());
             bpf_link__destroy(a);
@@ -183,7 +188,7 @@ void tryBackend(FamilyContext& ctx, FuncFamily& family, std::vector<Slot>& slots
         links->add(b);
         s->done = true;
         s->hook = kprobe ? "kprobe" : "fentry";
-        family.add({s->name, lat_fd, static_cast<uint32_t>(s->slot), {entry, exit}});
+        family.add({ s->name, lat_fd, static_cast<uint32_t>(s->slot), { entry, exit } });
         kept = true;
     }
     if (kept)
@@ -196,16 +201,16 @@ std::unique_ptr<Family> openFunctions(FamilyContext& ctx)
 {
     const Backend b = ctx.options.functions;
     if (b == Backend::Off) {
-        ctx.status.push_back({"functions", "__lock_timer,ipc_lock,...", "", false, "disabled"});
+        ctx.status.push_back({ "functions", "__lock_timer,ipc_lock,...", "", false, "disabled" });
         return nullptr;
     }
     std::vector<Slot> slots;
     for (size_t i = 0; i < std::size(kFunctions); ++i) {
         std::string why;
         if (kernelHasFunction(kFunctions[i], &why))
-            slots.push_back({kFunctions[i], i, false, "", ""});
+            slots.push_back({ kFunctions[i], i, false, "", "" });
         else
-            ctx.status.push_back({std::string("function:") + kFunctions[i], kFunctions[i], "", false, why});
+            ctx.status.push_back({ std::string("function:") + kFunctions[i], kFunctions[i], "", false, why });
     }
     auto family = std::make_unique<FuncFamily>();
     if (b == Backend::Auto || b == Backend::Fentry)
@@ -215,7 +220,7 @@ std::unique_ptr<Family> openFunctions(FamilyContext& ctx)
     for (Slot& s : slots) {
         if (b != Backend::Auto && b != Backend::Fentry && b != Backend::Kprobe)
             s.notes = std::string("backend ") + backendName(b) + " cannot hook kernel functions";
-        ctx.status.push_back({"function:" + s.name, s.name, s.hook, s.done, s.notes});
+        ctx.status.push_back({ "function:" + s.name, s.name, s.hook, s.done, s.notes });
     }
     if (!family->any())
         return nullptr;

@@ -25,7 +25,10 @@ struct ProgTarget {
 class HoldFamily final : public Family {
 public:
     HoldFamily(std::shared_ptr<void> owner, int table_fd, std::vector<bpf_program*> progs, int ncpus)
-        : owner_(std::move(owner)), table_fd_(table_fd), progs_(std::move(progs)), ncpus_(ncpus)
+        : owner_(std::move(owner))
+        , table_fd_(table_fd)
+        , progs_(std::move(progs))
+        , ncpus_(ncpus)
     {
     }
 
@@ -41,7 +44,7 @@ public:
             for (const ls_hold_slot& s : slots) {
                 if (s.key == 0)
                     continue;
-                LockRecord& r = merged[{s.key, s.variant}];
+                LockRecord& r = merged[{ s.key, s.variant }];
                 r.lock_addr = (s.key & 0xffffffffffffULL) | 0xffff000000000000ULL;
                 r.kstack_id = static_cast<int64_t>(s.key >> 48) - 1;
                 r.flags = s.variant;
@@ -82,7 +85,7 @@ private:
 // notes when it cannot.
 template <class Skel>
 std::unique_ptr<Family> tryBackend(FamilyContext& ctx, const char* hook, Skel* raw, void (*destroy)(Skel*),
-                                   std::vector<ProgTarget> targets, std::string& notes)
+    std::vector<ProgTarget> targets, std::string& notes)
 {
     std::shared_ptr<void> owner(raw, [destroy](void* p) { destroy(static_cast<Skel*>(p)); });
     auto fail = [&](const std::string& why) {
@@ -96,8 +99,8 @@ std::unique_ptr<Family> tryBackend(FamilyContext& ctx, const char* hook, Skel* r
     bool have_lock = false, have_unlock = false;
     for (const ProgTarget& t : targets) {
         std::string why;
-        const bool present = kernelHasFunction(t.function, &why) &&
-                             (std::string(hook) != "fentry" || why.empty()); // fentry needs BTF
+        const bool present = kernelHasFunction(t.function, &why)
+            && (std::string(hook) != "fentry" || why.empty()); // fentry needs BTF
         bpf_program__set_autoload(t.prog, present);
         if (!present) {
             missing += (missing.empty() ? "" : ", ") + std::string(t.function);
@@ -117,7 +120,8 @@ std::unique_ptr<Family> tryBackend(FamilyContext& ctx, const char* hook, Skel* r
             log.clear(); // says nothing errno does not
         return fail("load failed: " + errnoText(err) + (log.empty() ? "" : " [" + log + "]"));
     }
-    auto family = std::make_unique<HoldFamily>(owner, bpf_map__fd(raw->maps.hold_table), used, ctx.maps.ncpus());
+    auto family
+        = std::make_unique<HoldFamily>(owner, bpf_map__fd(raw->maps.hold_table), used, ctx.maps.ncpus());
     for (bpf_program* p : used) {
         bpf_link* l = bpf_program__attach(p);
         if (!l)
@@ -134,7 +138,7 @@ std::unique_ptr<Family> tryBackend(FamilyContext& ctx, const char* hook, Skel* r
 std::unique_ptr<Family> openHold(FamilyContext& ctx)
 {
     const Options& o = ctx.options;
-    ProbeStatus st{"spin_hold", "_raw_spin_lock*,_raw_spin_trylock*,_raw_spin_unlock*", "", false, ""};
+    ProbeStatus st { "spin_hold", "_raw_spin_lock*,_raw_spin_trylock*,_raw_spin_unlock*", "", false, "" };
     if (o.hold == Backend::Off) {
         st.reason = "disabled";
         ctx.status.push_back(st);
@@ -151,16 +155,16 @@ std::unique_ptr<Family> openHold(FamilyContext& ctx)
         if (ls_hold_fentry* s = ls_hold_fentry__open()) {
             auto& p = s->progs;
             std::vector<ProgTarget> t = {
-                {p.hold_lock, "_raw_spin_lock", false},
-                {p.hold_lock_irq, "_raw_spin_lock_irq", false},
-                {p.hold_lock_irqsave, "_raw_spin_lock_irqsave", false},
-                {p.hold_lock_bh, "_raw_spin_lock_bh", false},
-                {p.hold_trylock, "_raw_spin_trylock", false},
-                {p.hold_trylock_bh, "_raw_spin_trylock_bh", false},
-                {p.hold_unlock, "_raw_spin_unlock", true},
-                {p.hold_unlock_irq, "_raw_spin_unlock_irq", true},
-                {p.hold_unlock_irqrestore, "_raw_spin_unlock_irqrestore", true},
-                {p.hold_unlock_bh, "_raw_spin_unlock_bh", true},
+                { p.hold_lock, "_raw_spin_lock", false },
+                { p.hold_lock_irq, "_raw_spin_lock_irq", false },
+                { p.hold_lock_irqsave, "_raw_spin_lock_irqsave", false },
+                { p.hold_lock_bh, "_raw_spin_lock_bh", false },
+                { p.hold_trylock, "_raw_spin_trylock", false },
+                { p.hold_trylock_bh, "_raw_spin_trylock_bh", false },
+                { p.hold_unlock, "_raw_spin_unlock", true },
+                { p.hold_unlock_irq, "_raw_spin_unlock_irq", true },
+                { p.hold_unlock_irqrestore, "_raw_spin_unlock_irqrestore", true },
+                { p.hold_unlock_bh, "_raw_spin_unlock_bh", true },
             };
             if (auto f = tryBackend(ctx, "fentry", s, ls_hold_fentry__destroy, t, notes)) {
                 st.attached = true;
@@ -179,22 +183,22 @@ std::unique_ptr<Family> openHold(FamilyContext& ctx)
             st.hook = "kprobe";
             auto& p = s->progs;
             std::vector<ProgTarget> t = {
-                {p.enter__raw_spin_lock, "_raw_spin_lock", false},
-                {p.exit__raw_spin_lock, "_raw_spin_lock", false},
-                {p.enter__raw_spin_lock_irq, "_raw_spin_lock_irq", false},
-                {p.exit__raw_spin_lock_irq, "_raw_spin_lock_irq", false},
-                {p.enter__raw_spin_lock_irqsave, "_raw_spin_lock_irqsave", false},
-                {p.exit__raw_spin_lock_irqsave, "_raw_spin_lock_irqsave", false},
-                {p.enter__raw_spin_lock_bh, "_raw_spin_lock_bh", false},
-                {p.exit__raw_spin_lock_bh, "_raw_spin_lock_bh", false},
-                {p.enter__raw_spin_trylock, "_raw_spin_trylock", false},
-                {p.exit__raw_spin_trylock, "_raw_spin_trylock", false},
-                {p.enter__raw_spin_trylock_bh, "_raw_spin_trylock_bh", false},
-                {p.exit__raw_spin_trylock_bh, "_raw_spin_trylock_bh", false},
-                {p.enter__raw_spin_unlock, "_raw_spin_unlock", true},
-                {p.enter__raw_spin_unlock_irq, "_raw_spin_unlock_irq", true},
-                {p.enter__raw_spin_unlock_irqrestore, "_raw_spin_unlock_irqrestore", true},
-                {p.enter__raw_spin_unlock_bh, "_raw_spin_unlock_bh", true},
+                { p.enter__raw_spin_lock, "_raw_spin_lock", false },
+                { p.exit__raw_spin_lock, "_raw_spin_lock", false },
+                { p.enter__raw_spin_lock_irq, "_raw_spin_lock_irq", false },
+                { p.exit__raw_spin_lock_irq, "_raw_spin_lock_irq", false },
+                { p.enter__raw_spin_lock_irqsave, "_raw_spin_lock_irqsave", false },
+                { p.exit__raw_spin_lock_irqsave, "_raw_spin_lock_irqsave", false },
+                { p.enter__raw_spin_lock_bh, "_raw_spin_lock_bh", false },
+                { p.exit__raw_spin_lock_bh, "_raw_spin_lock_bh", false },
+                { p.enter__raw_spin_trylock, "_raw_spin_trylock", false },
+                { p.exit__raw_spin_trylock, "_raw_spin_trylock", false },
+                { p.enter__raw_spin_trylock_bh, "_raw_spin_trylock_bh", false },
+                { p.exit__raw_spin_trylock_bh, "_raw_spin_trylock_bh", false },
+                { p.enter__raw_spin_unlock, "_raw_spin_unlock", true },
+                { p.enter__raw_spin_unlock_irq, "_raw_spin_unlock_irq", true },
+                { p.enter__raw_spin_unlock_irqrestore, "_raw_spin_unlock_irqrestore", true },
+                { p.enter__raw_spin_unlock_bh, "_raw_spin_unlock_bh", true },
             };
             if (auto f = tryBackend(ctx, "kprobe", s, ls_hold_kprobe__destroy, t, notes)) {
                 st.attached = true;

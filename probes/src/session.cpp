@@ -11,13 +11,20 @@ namespace detail {
 const char* backendName(Backend b)
 {
     switch (b) {
-    case Backend::Auto: return "auto";
-    case Backend::Fentry: return "fentry";
-    case Backend::Kprobe: return "kprobe";
-    case Backend::TpBtf: return "tp_btf";
-    case Backend::RawTp: return "raw_tp";
-    case Backend::Tracepoint: return "tracepoint";
-    case Backend::Off: return "off";
+    case Backend::Auto:
+        return "auto";
+    case Backend::Fentry:
+        return "fentry";
+    case Backend::Kprobe:
+        return "kprobe";
+    case Backend::TpBtf:
+        return "tp_btf";
+    case Backend::RawTp:
+        return "raw_tp";
+    case Backend::Tracepoint:
+        return "tracepoint";
+    case Backend::Off:
+        return "off";
     }
     return "?";
 }
@@ -30,12 +37,14 @@ using namespace detail;
 
 class SessionImpl final : public Session {
 public:
-    explicit SessionImpl(const Options& options) : maps_(options)
+    explicit SessionImpl(const Options& options)
+        : maps_(options)
     {
         const std::string tracefs = ensureTracefs();
-        FamilyContext ctx{options, maps_, status_};
+        FamilyContext ctx { options, maps_, status_ };
         using Factory = std::unique_ptr<Family> (*)(FamilyContext&);
-        for (Factory f : {openFollow, openWait, openHold, openSyscalls, openFunctions, openCpu, openUserLocks}) {
+        for (Factory f :
+            { openFollow, openWait, openHold, openSyscalls, openFunctions, openCpu, openUserLocks }) {
             if (auto family = f(ctx))
                 families_.push_back(std::move(family));
         }
@@ -53,7 +62,8 @@ public:
                     why = s.name + ": " + s.reason;
                     break;
                 }
-            throw ProbeError("lockscope: no probe could be attached" + (why.empty() ? std::string() : " (" + why + ")"));
+            throw ProbeError(
+                "lockscope: no probe could be attached" + (why.empty() ? std::string() : " (" + why + ")"));
         }
     }
 
@@ -71,8 +81,8 @@ public:
     uint64_t eventsSoFar() const override
     {
         uint64_t n = 0;
-        for (ls_counter c : {LS_C_WAIT_EVENTS, LS_C_HOLD_EVENTS, LS_C_SYSCALL_EVENTS, LS_C_FUNC_EVENTS,
-                             LS_C_CPU_SAMPLES, LS_C_ULOCK_EVENTS})
+        for (ls_counter c : { LS_C_WAIT_EVENTS, LS_C_HOLD_EVENTS, LS_C_SYSCALL_EVENTS, LS_C_FUNC_EVENTS,
+                 LS_C_CPU_SAMPLES, LS_C_ULOCK_EVENTS })
             n = saturatingAdd(n, maps_.counter(c));
         return n;
     }

@@ -41,10 +41,11 @@ SharedMaps::SharedMaps(const Options& options)
     depth_ = std::min(std::max(options.stack_depth, 1u) + kInternalFrames, maxStackDepth());
     // Ids must fit the 16 bits the hold table packs them into.
     stacks_ = createMap(BPF_MAP_TYPE_STACK_TRACE, "ls_stacks", sizeof(uint32_t),
-                        depth_ * static_cast<uint32_t>(sizeof(uint64_t)), 16384);
+        depth_ * static_cast<uint32_t>(sizeof(uint64_t)), 16384);
     tgids_ = createMap(BPF_MAP_TYPE_HASH, "ls_tgids", sizeof(uint32_t), sizeof(uint8_t), 8192);
     addrs_ = createMap(BPF_MAP_TYPE_HASH, "ls_addrs", sizeof(uint64_t), sizeof(uint8_t), 1024);
-    counters_ = createMap(BPF_MAP_TYPE_PERCPU_ARRAY, "ls_counters", sizeof(uint32_t), sizeof(uint64_t), LS_C_NR);
+    counters_
+        = createMap(BPF_MAP_TYPE_PERCPU_ARRAY, "ls_counters", sizeof(uint32_t), sizeof(uint64_t), LS_C_NR);
     runtime_ = createMap(BPF_MAP_TYPE_ARRAY, "ls_runtime", sizeof(uint32_t), sizeof(uint32_t), 1);
     for (uint32_t t : options.tgids)
         addTgid(t);
@@ -56,15 +57,15 @@ SharedMaps::SharedMaps(const Options& options)
 
 SharedMaps::~SharedMaps()
 {
-    for (int fd : {stacks_, tgids_, addrs_, counters_, runtime_})
+    for (int fd : { stacks_, tgids_, addrs_, counters_, runtime_ })
         if (fd >= 0)
             close(fd);
 }
 
 int SharedMaps::reuseIn(bpf_object* obj) const
 {
-    const std::pair<const char*, int> maps[] = {
-        {"stacks", stacks_}, {"filter_tgids", tgids_}, {"filter_addrs", addrs_}, {"counters", counters_}, {"runtime", runtime_}};
+    const std::pair<const char*, int> maps[] = { { "stacks", stacks_ }, { "filter_tgids", tgids_ },
+        { "filter_addrs", addrs_ }, { "counters", counters_ }, { "runtime", runtime_ } };
     for (const auto& [name, fd] : maps) {
         bpf_map* m = bpf_object__find_map_by_name(obj, name);
         if (!m)
@@ -79,8 +80,8 @@ void SharedMaps::addTgid(uint32_t tgid) const
 {
     const uint8_t one = 1;
     if (bpf_map_update_elem(tgids_, &tgid, &one, BPF_ANY) != 0)
-        throw ProbeError("lockscope: cannot add pid " + std::to_string(tgid) +
-                         " to the filter: " + errnoText(errno));
+        throw ProbeError(
+            "lockscope: cannot add pid " + std::to_string(tgid) + " to the filter: " + errnoText(errno));
     const uint32_t zero = 0, on = 1;
     bpf_map_update_elem(runtime_, &zero, &on, BPF_ANY);
 }

@@ -49,8 +49,7 @@ private:
 
 // Filter and keying settings, written into a skeleton's read-only data
 // before load. Every skeleton includes common.bpf.h, so the fields match.
-template <class Rodata>
-void configureRodata(Rodata* ro, const Options& o)
+template <class Rodata> void configureRodata(Rodata* ro, const Options& o)
 {
     ro->filter_addr_on = !o.lock_addrs.empty();
     ro->filter_comm_on = !o.comm.empty();

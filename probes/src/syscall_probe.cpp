@@ -15,24 +15,31 @@ namespace {
 using SyscallSkel = SkelPtr<ls_syscalls, ls_syscalls__destroy>;
 
 // Index i matches SYSCALL_PAIR(name, i) in syscalls.bpf.c.
-constexpr const char* kSyscalls[] = {"semtimedop", "semop", "semget", "msgget", "shmget",
-                                     "timer_gettime", "timer_settime", "timer_getoverrun", "timer_delete"};
+constexpr const char* kSyscalls[] = { "semtimedop", "semop", "semget", "msgget", "shmget", "timer_gettime",
+    "timer_settime", "timer_getoverrun", "timer_delete" };
 
 class SyscallFamily final : public Family {
 public:
-    explicit SyscallFamily(SyscallSkel skel) : skel_(std::move(skel)) {}
+    explicit SyscallFamily(SyscallSkel skel)
+        : skel_(std::move(skel))
+    {
+    }
 
     std::vector<bpf_program*> programs(size_t idx)
     {
         auto& p = skel_->progs;
         bpf_program* all[][2] = {
-            {p.enter_semtimedop, p.exit_semtimedop},       {p.enter_semop, p.exit_semop},
-            {p.enter_semget, p.exit_semget},               {p.enter_msgget, p.exit_msgget},
-            {p.enter_shmget, p.exit_shmget},               {p.enter_timer_gettime, p.exit_timer_gettime},
-            {p.enter_timer_settime, p.exit_timer_settime}, {p.enter_timer_getoverrun, p.exit_timer_getoverrun},
-            {p.enter_timer_delete, p.exit_timer_delete},
+            { p.enter_semtimedop, p.exit_semtimedop },
+            { p.enter_semop, p.exit_semop },
+            { p.enter_semget, p.exit_semget },
+            { p.enter_msgget, p.exit_msgget },
+            { p.enter_shmget, p.exit_shmget },
+            { p.enter_timer_gettime, p.exit_timer_gettime },
+            { p.enter_timer_settime, p.exit_timer_settime },
+            { p.enter_timer_getoverrun, p.exit_timer_getoverrun },
+            { p.enter_timer_delete, p.exit_timer_delete },
         };
-        return {all[idx][0], all[idx][1]};
+        return { all[idx][0], all[idx][1] };
     }
 
     // Empty on success, else why.
@@ -59,7 +66,7 @@ public:
     {
         const int fd = bpf_map__fd(skel_->maps.sc_lat);
         for (size_t idx : attached_) {
-            ls_lat_val v{};
+            ls_lat_val v {};
             const uint32_t key = static_cast<uint32_t>(idx);
             if (bpf_map_lookup_elem(fd, &key, &v) != 0)
                 continue;
@@ -96,13 +103,12 @@ std::unique_ptr<Family> openSyscalls(FamilyContext& ctx)
 {
     auto skipAll = [&](const std::string& why) {
         for (const char* name : kSyscalls)
-            ctx.status.push_back({std::string("syscall:") + name,
-                                  std::string("syscalls:sys_enter_") + name + ",sys_exit_" + name, "tracepoint",
-                                  false, why});
+            ctx.status.push_back({ std::string("syscall:") + name,
+                std::string("syscalls:sys_enter_") + name + ",sys_exit_" + name, "tracepoint", false, why });
         return nullptr;
     };
     if (!ctx.options.syscalls) {
-        ctx.status.push_back({"syscalls", "syscalls:sys_enter_*,sys_exit_*", "", false, "disabled"});
+        ctx.status.push_back({ "syscalls", "syscalls:sys_enter_*,sys_exit_*", "", false, "disabled" });
         return nullptr;
     }
     SyscallSkel skel(ls_syscalls__open());
@@ -117,7 +123,7 @@ std::unique_ptr<Family> openSyscalls(FamilyContext& ctx)
     // Array slots start zeroed; a histogram's min must start above any value.
     const int lat_fd = bpf_map__fd(skel->maps.sc_lat);
     for (uint32_t i = 0; i < LS_MAX_SYSCALLS; ++i) {
-        ls_lat_val v{};
+        ls_lat_val v {};
         v.hist.min = ~0ULL;
         bpf_map_update_elem(lat_fd, &i, &v, BPF_ANY);
     }
@@ -126,9 +132,10 @@ std::unique_ptr<Family> openSyscalls(FamilyContext& ctx)
         const std::string name = kSyscalls[i];
         std::string why = family->attach(i);
         if (!why.empty() && errno == ENOENT)
-            why = "no tracepoint syscalls:sys_enter_" + name + " in this kernel (CONFIG_FTRACE_SYSCALLS off?)";
-        ctx.status.push_back({"syscall:" + name, "syscalls:sys_enter_" + name + ",sys_exit_" + name,
-                              "tracepoint", why.empty(), why});
+            why = "no tracepoint syscalls:sys_enter_" + name
+                + " in this kernel (CONFIG_FTRACE_SYSCALLS off?)";
+        ctx.status.push_back({ "syscall:" + name, "syscalls:sys_enter_" + name + ",sys_exit_" + name,
+            "tracepoint", why.empty(), why });
     }
     if (!family->any())
         return nullptr;

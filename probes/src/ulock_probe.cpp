@@ -12,7 +12,7 @@ namespace lockscope::probes {
 
 std::vector<UserLockSpec> defaultUserLocks()
 {
-    return {UserLockSpec{"libc.so.6", "pthread_mutex_lock", "pthread_mutex_unlock", "pthread-mutex"}};
+    return { UserLockSpec { "libc.so.6", "pthread_mutex_lock", "pthread_mutex_unlock", "pthread-mutex" } };
 }
 
 namespace detail {
@@ -23,7 +23,11 @@ using UlockSkel = SkelPtr<ls_ulock, ls_ulock__destroy>;
 
 class UlockFamily final : public Family {
 public:
-    UlockFamily(UlockSkel skel, std::vector<UserLockSpec> specs) : skel_(std::move(skel)), specs_(std::move(specs)) {}
+    UlockFamily(UlockSkel skel, std::vector<UserLockSpec> specs)
+        : skel_(std::move(skel))
+        , specs_(std::move(specs))
+    {
+    }
 
     // Empty on success, else why.
     std::string attach(uint32_t spec_idx)
@@ -33,12 +37,13 @@ public:
             bpf_program* prog;
             const std::string* fn;
             bool ret;
-        } hooks[] = {{skel_->progs.ulock_enter, &spec.lock_fn, false},
-                     {skel_->progs.ulock_return, &spec.lock_fn, true},
-                     {skel_->progs.uunlock_enter, &spec.unlock_fn, false}};
+        } hooks[] = { { skel_->progs.ulock_enter, &spec.lock_fn, false },
+            { skel_->progs.ulock_return, &spec.lock_fn, true },
+            { skel_->progs.uunlock_enter, &spec.unlock_fn, false } };
         std::vector<bpf_link*> got;
         for (const Hook& h : hooks) {
-            LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = spec_idx, .retprobe = h.ret, .func_name = h.fn->c_str());
+            LIBBPF_OPTS(
+                bpf_uprobe_opts, opts, .bpf_cookie = spec_idx, .retprobe = h.ret, .func_name = h.fn->c_str());
             bpf_link* l = bpf_program__attach_uprobe_opts(h.prog, -1, spec.binary.c_str(), 0, &opts);
             if (!l) {
                 const std::string err = attachError();
@@ -62,20 +67,20 @@ public:
     void detach() override { links_.clear(); }
     std::vector<int> progFds() const override
     {
-        return {bpf_program__fd(skel_->progs.ulock_enter), bpf_program__fd(skel_->progs.ulock_return),
-                bpf_program__fd(skel_->progs.uunlock_enter)};
+        return { bpf_program__fd(skel_->progs.ulock_enter), bpf_program__fd(skel_->progs.ulock_return),
+            bpf_program__fd(skel_->progs.uunlock_enter) };
     }
     bool empty() const { return links_.empty(); }
 
 private:
     void readMap(int fd, std::vector<LockRecord>& out) const
     {
-        ls_ulock_key key{}, next{};
+        ls_ulock_key key {}, next {};
         const void* prev = nullptr;
         while (bpf_map_get_next_key(fd, prev, &next) == 0) {
             key = next;
             prev = &key;
-            ls_hist h{};
+            ls_hist h {};
             if (bpf_map_lookup_elem(fd, &key, &h) != 0)
                 continue;
             LockRecord r;
@@ -101,13 +106,13 @@ std::unique_ptr<Family> openUserLocks(FamilyContext& ctx)
 {
     const auto& specs = ctx.options.user_locks;
     if (specs.empty()) {
-        ctx.status.push_back({"user_locks", "", "", false, "disabled"});
+        ctx.status.push_back({ "user_locks", "", "", false, "disabled" });
         return nullptr;
     }
     auto skipAll = [&](const std::string& why) {
         for (const UserLockSpec& s : specs)
-            ctx.status.push_back({"user_lock:" + s.lock_fn, s.binary + ":" + s.lock_fn + "," + s.unlock_fn,
-                                  "uprobe", false, why});
+            ctx.status.push_back({ "user_lock:" + s.lock_fn, s.binary + ":" + s.lock_fn + "," + s.unlock_fn,
+                "uprobe", false, why });
         return nullptr;
     };
     UlockSkel skel(ls_ulock__open());
@@ -122,9 +127,9 @@ std::unique_ptr<Family> openUserLocks(FamilyContext& ctx)
     auto family = std::make_unique<UlockFamily>(std::move(skel), specs);
     for (uint32_t i = 0; i < specs.size(); ++i) {
         const std::string why = family->attach(i);
-        ctx.status.push_back({"user_lock:" + specs[i].lock_fn,
-                              specs[i].binary + ":" + specs[i].lock_fn + "," + specs[i].unlock_fn, "uprobe",
-                              why.empty(), why});
+        ctx.status.push_back({ "user_lock:" + specs[i].lock_fn,
+            specs[i].binary + ":" + specs[i].lock_fn + "," + specs[i].unlock_fn, "uprobe", why.empty(),
+            why });
     }
     if (family->empty())
         return nullptr;

@@ -17,13 +17,15 @@ using WaitSkel = SkelPtr<ls_wait, ls_wait__destroy>;
 class WaitFamily final : public Family {
 public:
     WaitFamily(WaitSkel skel, bpf_program* begin, bpf_program* end)
-        : skel_(std::move(skel)), begin_(begin), end_(end)
+        : skel_(std::move(skel))
+        , begin_(begin)
+        , end_(end)
     {
     }
 
     void attach()
     {
-        for (bpf_program* p : {begin_, end_}) {
+        for (bpf_program* p : { begin_, end_ }) {
             bpf_link* l = bpf_program__attach(p);
             if (!l) {
                 const std::string err = attachError();
@@ -37,8 +39,8 @@ public:
     void read(Snapshot& out) const override
     {
         const int fd = bpf_map__fd(skel_->maps.waits);
-        ls_wait_key key{}, next{};
-        ls_hist value{};
+        ls_wait_key key {}, next {};
+        ls_hist value {};
         const void* prev = nullptr;
         while (bpf_map_get_next_key(fd, prev, &next) == 0) {
             key = next;
@@ -62,7 +64,7 @@ public:
         return detail::recursionMisses(begin_) + detail::recursionMisses(end_);
     }
     void detach() override { links_.clear(); }
-    std::vector<int> progFds() const override { return {bpf_program__fd(begin_), bpf_program__fd(end_)}; }
+    std::vector<int> progFds() const override { return { bpf_program__fd(begin_), bpf_program__fd(end_) }; }
 
 private:
     WaitSkel skel_;
@@ -76,7 +78,7 @@ private:
 std::unique_ptr<Family> openWait(FamilyContext& ctx)
 {
     const Options& o = ctx.options;
-    ProbeStatus st{"lock_contention", "lock:contention_begin,lock:contention_end", "", false, ""};
+    ProbeStatus st { "lock_contention", "lock:contention_begin,lock:contention_end", "", false, "" };
     if (o.wait == Backend::Off) {
         st.reason = "disabled";
         ctx.status.push_back(st);
@@ -84,9 +86,9 @@ std::unique_ptr<Family> openWait(FamilyContext& ctx)
     }
     std::vector<Backend> order;
     if (o.wait == Backend::Auto)
-        order = {Backend::TpBtf, Backend::RawTp, Backend::Tracepoint};
+        order = { Backend::TpBtf, Backend::RawTp, Backend::Tracepoint };
     else if (o.wait == Backend::TpBtf || o.wait == Backend::RawTp || o.wait == Backend::Tracepoint)
-        order = {o.wait};
+        order = { o.wait };
     else {
         st.reason = std::string("backend ") + backendName(o.wait) + " cannot hook lock:contention_*";
         ctx.status.push_back(st);
@@ -104,10 +106,14 @@ std::unique_ptr<Family> openWait(FamilyContext& ctx)
         }
         configureRodata(skel->rodata, o);
         auto& p = skel->progs;
-        bpf_program* begin = b == Backend::TpBtf ? p.wait_begin_btf : b == Backend::RawTp ? p.wait_begin_raw : p.wait_begin_tp;
-        bpf_program* end = b == Backend::TpBtf ? p.wait_end_btf : b == Backend::RawTp ? p.wait_end_raw : p.wait_end_tp;
-        for (bpf_program* prog : {p.wait_begin_btf, p.wait_end_btf, p.wait_begin_raw, p.wait_end_raw,
-                                  p.wait_begin_tp, p.wait_end_tp})
+        bpf_program* begin = b == Backend::TpBtf ? p.wait_begin_btf
+            : b == Backend::RawTp                ? p.wait_begin_raw
+                                                 : p.wait_begin_tp;
+        bpf_program* end = b == Backend::TpBtf ? p.wait_end_btf
+            : b == Backend::RawTp              ? p.wait_end_raw
+                                               : p.wait_end_tp;
+        for (bpf_program* prog : { p.wait_begin_btf, p.wait_end_btf, p.wait_begin_raw, p.wait_end_raw,
+                 p.wait_begin_tp, p.wait_end_tp })
             bpf_program__set_autoload(prog, prog == begin || prog == end);
         if (int err = ctx.maps.reuseIn(skel->obj); err) {
             notes += (notes.empty() ? "" : "; ") + hook + ": map setup failed: " + errnoText(err);
@@ -116,8 +122,8 @@ std::unique_ptr<Family> openWait(FamilyContext& ctx)
         clearLibbpfLog();
         if (int err = ls_wait__load(skel.get()); err) {
             std::string why = lastLibbpfError();
-            notes += (notes.empty() ? "" : "; ") + hook + ": load failed: " + errnoText(err) +
-                     (why.empty() ? "" : " [" + why + "]");
+            notes += (notes.empty() ? "" : "; ") + hook + ": load failed: " + errnoText(err)
+                + (why.empty() ? "" : " [" + why + "]");
             continue;
         }
         auto family = std::make_unique<WaitFamily>(std::move(skel), begin, end);

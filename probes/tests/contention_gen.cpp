@@ -25,14 +25,14 @@ uint64_t semopContention(unsigned threads, unsigned iterations)
     const int id = semget(IPC_PRIVATE, 8, IPC_CREAT | 0600);
     if (id < 0)
         throw std::runtime_error(std::string("semget: ") + std::strerror(errno));
-    std::atomic<uint64_t> calls{0};
+    std::atomic<uint64_t> calls { 0 };
     std::vector<std::thread> pool;
     for (unsigned t = 0; t < threads; ++t) {
         pool.emplace_back([&, t] {
             const unsigned short a = static_cast<unsigned short>(t % 8);
             const unsigned short b = static_cast<unsigned short>((t + 1) % 8);
-            sembuf up[2] = {{a, 1, 0}, {b, 1, 0}};
-            sembuf down[2] = {{a, -1, 0}, {b, -1, 0}};
+            sembuf up[2] = { { a, 1, 0 }, { b, 1, 0 } };
+            sembuf down[2] = { { a, -1, 0 }, { b, -1, 0 } };
             for (unsigned i = 0; i < iterations; ++i) {
                 if (semop(id, up, 2) == 0)
                     calls.fetch_add(1, std::memory_order_relaxed);
@@ -54,7 +54,7 @@ uint64_t fileWriteContention(unsigned threads, unsigned iterations)
     if (fd < 0)
         throw std::runtime_error(std::string("mkstemp: ") + std::strerror(errno));
     unlink(path);
-    std::atomic<uint64_t> writes{0};
+    std::atomic<uint64_t> writes { 0 };
     std::vector<std::thread> pool;
     for (unsigned t = 0; t < threads; ++t) {
         pool.emplace_back([&] {
@@ -76,13 +76,13 @@ uint64_t fileWriteContention(unsigned threads, unsigned iterations)
 
 uint64_t timerCalls(unsigned iterations)
 {
-    timer_t timer{};
-    sigevent sev{};
+    timer_t timer {};
+    sigevent sev {};
     sev.sigev_notify = SIGEV_NONE;
     if (timer_create(CLOCK_MONOTONIC, &sev, &timer) != 0)
         throw std::runtime_error(std::string("timer_create: ") + std::strerror(errno));
     uint64_t calls = 0;
-    itimerspec cur{};
+    itimerspec cur {};
     for (unsigned i = 0; i < iterations; ++i)
         if (timer_gettime(timer, &cur) == 0)
             ++calls;

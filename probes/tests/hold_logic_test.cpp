@@ -39,9 +39,9 @@ protected:
 
     void run(bpf_program* prog, uint64_t a0, uint64_t a1)
     {
-        uint64_t args[2] = {a0, a1};
+        uint64_t args[2] = { a0, a1 };
         LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args, .ctx_size_in = sizeof args,
-                    .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = 0);
+            .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = 0);
         ASSERT_EQ(bpf_prog_test_run_opts(bpf_program__fd(prog), &opts), 0);
     }
     void lock(uint64_t l, uint32_t variant = LS_HOLD_SPIN) { run(skel_->progs.test_acquired, l, variant); }
@@ -59,7 +59,7 @@ protected:
             for (const ls_hold_slot& s : v) {
                 if (!s.key)
                     continue;
-                std::array<uint64_t, 64> b{};
+                std::array<uint64_t, 64> b {};
                 std::copy(std::begin(s.hist.slots), std::end(s.hist.slots), b.begin());
                 out[(s.key & 0xffffffffffffULL) | 0xffff000000000000ULL].merge(
                     lockscope::Log2Hist::fromParts(b, s.hist.count, s.hist.total, s.hist.min, s.hist.max));
@@ -153,7 +153,7 @@ TEST_F(HoldLogic, TooManyHeldLocksOverflowWithoutCorruption)
     for (uint64_t i = LS_HOLD_NEST; i-- > 0;)
         unlock(A + i * 64);
     EXPECT_EQ(depth(), 0u);
-    EXPECT_EQ(counter(LS_C_HOLD_EVENTS), uint64_t{LS_HOLD_NEST});
+    EXPECT_EQ(counter(LS_C_HOLD_EVENTS), uint64_t { LS_HOLD_NEST });
 }
 
 TEST_F(HoldLogic, SamplingRecordsOneInN)

@@ -30,7 +30,7 @@ Options quiet()
     o.functions = Backend::Off;
     o.syscalls = false;
     o.cpu_frequency_hz = 0;
-    o.tgids = {static_cast<uint32_t>(getpid())};
+    o.tgids = { static_cast<uint32_t>(getpid()) };
     return o;
 }
 
@@ -51,12 +51,12 @@ TEST(Session, EveryRequestedProbeHasAStatusAndSkipsSayWhy)
 {
     LOCKSCOPE_REQUIRE_ROOT();
     Options o;
-    o.tgids = {static_cast<uint32_t>(getpid())};
+    o.tgids = { static_cast<uint32_t>(getpid()) };
     o.user_locks = defaultUserLocks();
     auto s = Session::open(o);
-    for (const char* name : {"lock_contention", "spin_hold", "syscall:semtimedop", "syscall:timer_gettime",
-                             "function:__lock_timer", "function:ipc_lock", "function:sem_lock", "cpu_sampling",
-                             "user_lock:pthread_mutex_lock", "fork_follow"})
+    for (const char* name : { "lock_contention", "spin_hold", "syscall:semtimedop", "syscall:timer_gettime",
+             "function:__lock_timer", "function:ipc_lock", "function:sem_lock", "cpu_sampling",
+             "user_lock:pthread_mutex_lock", "fork_follow" })
         EXPECT_NE(findStatus(*s, name), nullptr) << name;
     for (const ProbeStatus& st : s->status()) {
         if (!st.attached) {
@@ -83,8 +83,8 @@ TEST(Session, HoldAutoExplainsEachRefusedBackend)
                      << "); the refusal path cannot be observed here";
     EXPECT_TRUE(contains(st->reason, "fentry: ")) << st->reason;
     EXPECT_TRUE(contains(st->reason, "kprobe: ")) << st->reason;
-    EXPECT_TRUE(contains(st->reason, "(EPERM)") || contains(st->reason, "CONFIG_KPROBES off") ||
-                contains(st->reason, "attach failed"))
+    EXPECT_TRUE(contains(st->reason, "(EPERM)") || contains(st->reason, "CONFIG_KPROBES off")
+        || contains(st->reason, "attach failed"))
         << st->reason;
 }
 
@@ -122,7 +122,7 @@ TEST(Session, FunctionProbesAreLookedUpAndAttachedOrExplained)
     const uint64_t calls = test::timerCalls(5000);
     snap = s->snapshot();
     auto it = std::find_if(snap.latencies.begin(), snap.latencies.end(),
-                           [](const LatencyRecord& r) { return r.name == "__lock_timer"; });
+        [](const LatencyRecord& r) { return r.name == "__lock_timer"; });
     ASSERT_NE(it, snap.latencies.end());
     EXPECT_GE(it->hist.count(), calls);
 }
@@ -155,13 +155,13 @@ TEST(Session, SyscallLatencyCountsEveryCall)
     const uint64_t semops = test::semopContention(2, 3000);
     const uint64_t timers = test::timerCalls(4000);
     // Failing calls are counted as errors.
-    sembuf op{0, 1, 0};
+    sembuf op { 0, 1, 0 };
     for (int i = 0; i < 100; ++i)
         EXPECT_EQ(semop(-1, &op, 1), -1);
     const Snapshot snap = s->snapshot();
     auto find = [&](const std::string& name) {
         auto it = std::find_if(snap.latencies.begin(), snap.latencies.end(),
-                               [&](const LatencyRecord& r) { return r.name == name; });
+            [&](const LatencyRecord& r) { return r.name == name; });
         return it == snap.latencies.end() ? nullptr : &*it;
     };
     // glibc implements semop() with the semtimedop syscall on some architectures.
@@ -191,7 +191,8 @@ TEST(Session, CpuSamplingSeesKernelStacks)
     for (int round = 0; round < 20 && !kernel; ++round) {
         test::semopContention(2, 20000);
         snap = s->snapshot();
-        kernel = std::any_of(snap.cpu.begin(), snap.cpu.end(), [](const CpuRecord& r) { return r.kstack_id >= 0; });
+        kernel = std::any_of(
+            snap.cpu.begin(), snap.cpu.end(), [](const CpuRecord& r) { return r.kstack_id >= 0; });
     }
     EXPECT_GT(snap.cpu_samples, 0u);
     ASSERT_TRUE(kernel) << "no kernel-mode sample after 20 rounds of syscalls";
@@ -245,8 +246,8 @@ TEST(Session, UserLocksMeasureWaitAndHoldOfPthreadMutexes)
                 EXPECT_FALSE(s->userStack(r.ustack_id, static_cast<uint32_t>(getpid())).empty());
             }
         }
-    EXPECT_EQ(waits, uint64_t{kThreads * kIters});
-    EXPECT_EQ(holds, uint64_t{kThreads * kIters});
+    EXPECT_EQ(waits, uint64_t { kThreads * kIters });
+    EXPECT_EQ(holds, uint64_t { kThreads * kIters });
 }
 
 TEST(Session, ForkedChildrenJoinTheFilter)
@@ -269,7 +270,7 @@ TEST(Session, ForkedChildrenJoinTheFilter)
     // The parent made no timer calls after open(): any count is the child's.
     const Snapshot snap = s->snapshot();
     auto it = std::find_if(snap.latencies.begin(), snap.latencies.end(),
-                           [](const LatencyRecord& r) { return r.name == "timer_gettime"; });
+        [](const LatencyRecord& r) { return r.name == "timer_gettime"; });
     ASSERT_NE(it, snap.latencies.end());
     EXPECT_GE(it->hist.count(), 500u);
 }
@@ -286,7 +287,7 @@ TEST(Session, WithoutPrivilegeOpenFailsWithOneClearLine)
         if (setgid(65534) != 0 || setuid(65534) != 0)
             _exit(3);
         try {
-            Session::open(Options{});
+            Session::open(Options {});
             _exit(2);
         } catch (const ProbeError& e) {
             const std::string msg = e.what();

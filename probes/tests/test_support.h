@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 
 // BPF tests need root; without it they skip and say why.
-#define LOCKSCOPE_REQUIRE_ROOT()                                                                         \
-    do {                                                                                                 \
-        if (geteuid() != 0)                                                                              \
-            GTEST_SKIP() << "skipped: loading BPF programs needs root (CI runs these tests as root)";   \
+#define LOCKSCOPE_REQUIRE_ROOT()                                                                             \
+    do {                                                                                                     \
+        if (geteuid() != 0)                                                                                  \
+            GTEST_SKIP() << "skipped: loading BPF programs needs root (CI runs these tests as root)";        \
     } while (0)

@@ -29,7 +29,7 @@ protected:
         skel_.reset(ls_wait__open());
         ASSERT_TRUE(skel_);
         auto& p = skel_->progs;
-        for (bpf_program* prog : {p.wait_begin_btf, p.wait_end_btf, p.wait_begin_tp, p.wait_end_tp})
+        for (bpf_program* prog : { p.wait_begin_btf, p.wait_end_btf, p.wait_begin_tp, p.wait_end_tp })
             bpf_program__set_autoload(prog, false);
         ASSERT_EQ(ls_wait__load(skel_.get()), 0);
     }
@@ -37,30 +37,34 @@ protected:
     // Runs on CPU 0 so the per-CPU pending stack is one stack.
     void run(bpf_program* prog, uint64_t a0, uint64_t a1)
     {
-        uint64_t args[2] = {a0, a1};
+        uint64_t args[2] = { a0, a1 };
         LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args, .ctx_size_in = sizeof args,
-                    .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = 0);
+            .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = 0);
         ASSERT_EQ(bpf_prog_test_run_opts(bpf_program__fd(prog), &opts), 0) << "BPF_PROG_TEST_RUN failed";
     }
     void begin(uint64_t lock, uint32_t flags) { run(skel_->progs.wait_begin_raw, lock, flags); }
-    void end(uint64_t lock, int ret) { run(skel_->progs.wait_end_raw, lock, static_cast<uint64_t>(static_cast<int64_t>(ret))); }
+    void end(uint64_t lock, int ret)
+    {
+        run(skel_->progs.wait_end_raw, lock, static_cast<uint64_t>(static_cast<int64_t>(ret)));
+    }
 
     // (lock, flags) -> histogram
     std::map<std::pair<uint64_t, uint32_t>, lockscope::Log2Hist> waits() const
     {
         std::map<std::pair<uint64_t, uint32_t>, lockscope::Log2Hist> out;
         const int fd = bpf_map__fd(skel_->maps.waits);
-        ls_wait_key key{}, next{};
+        ls_wait_key key {}, next {};
         const void* prev = nullptr;
         while (bpf_map_get_next_key(fd, prev, &next) == 0) {
             key = next;
             prev = &key;
-            ls_hist h{};
+            ls_hist h {};
             if (bpf_map_lookup_elem(fd, &key, &h) != 0)
                 continue;
-            std::array<uint64_t, 64> b{};
+            std::array<uint64_t, 64> b {};
             std::copy(std::begin(h.slots), std::end(h.slots), b.begin());
-            out[{key.lock, key.flags}].merge(lockscope::Log2Hist::fromParts(b, h.count, h.total, h.min, h.max));
+            out[{ key.lock, key.flags }].merge(
+                lockscope::Log2Hist::fromParts(b, h.count, h.total, h.min, h.max));
         }
         return out;
     }
@@ -91,7 +95,7 @@ protected:
     bool taskPending() const
     {
         const uint32_t tid = static_cast<uint32_t>(gettid());
-        ls_wait_stack s{};
+        ls_wait_stack s {};
         return bpf_map_lookup_elem(bpf_map__fd(skel_->maps.task_pending), &tid, &s) == 0;
     }
 
@@ -109,8 +113,8 @@ TEST_F(Pairing, NestedSpinWaitsOnOneCpuKeepBothWaits)
     end(A, 0);
     auto w = waits();
     ASSERT_EQ(w.size(), 2u);
-    const auto& a = w[{A, LS_LCB_F_SPIN}];
-    const auto& b = w[{B, LS_LCB_F_SPIN}];
+    const auto& a = w[{ A, LS_LCB_F_SPIN }];
+    const auto& b = w[{ B, LS_LCB_F_SPIN }];
     ASSERT_EQ(a.count(), 1u);
     ASSERT_EQ(b.count(), 1u);
     EXPECT_TRUE(a.consistent());
@@ -124,14 +128,14 @@ TEST_F(Pairing, NestedSpinWaitsOnOneCpuKeepBothWaits)
 TEST_F(Pairing, MutexSpinThenSleepIsOneWaitAndItsWaitLockIsSeparate)
 {
     begin(M, LS_LCB_F_MUTEX | LS_LCB_F_SPIN); // optimistic spin
-    begin(A, LS_LCB_F_SPIN);                  // the mutex's wait_lock, contended
+    begin(A, LS_LCB_F_SPIN); // the mutex's wait_lock, contended
     end(A, 0);
-    begin(M, LS_LCB_F_MUTEX);                 // gives up spinning, sleeps
+    begin(M, LS_LCB_F_MUTEX); // gives up spinning, sleeps
     end(M, 0);
     auto w = waits();
     ASSERT_EQ(w.size(), 2u);
-    EXPECT_EQ((w[{M, LS_LCB_F_MUTEX | LS_LCB_F_SPIN}].count()), 1u) << "timed from the first begin";
-    EXPECT_EQ((w[{A, LS_LCB_F_SPIN}].count()), 1u);
+    EXPECT_EQ((w[{ M, LS_LCB_F_MUTEX | LS_LCB_F_SPIN }].count()), 1u) << "timed from the first begin";
+    EXPECT_EQ((w[{ A, LS_LCB_F_SPIN }].count()), 1u);
     EXPECT_FALSE(taskPending()) << "the per-task entry is removed when its last wait ends";
     EXPECT_EQ(cpuDepth(), 0u);
 }
@@ -139,13 +143,13 @@ TEST_F(Pairing, MutexSpinThenSleepIsOneWaitAndItsWaitLockIsSeparate)
 TEST_F(Pairing, SleepingWaitInterruptedBySpinWaitOnTheSameLockAddressSpace)
 {
     begin(M, LS_LCB_F_WRITE); // rwsem, per task
-    begin(A, LS_LCB_F_SPIN);  // per CPU
-    end(M, 0);                // ends the task's wait; A still pending on the CPU
+    begin(A, LS_LCB_F_SPIN); // per CPU
+    end(M, 0); // ends the task's wait; A still pending on the CPU
     EXPECT_EQ(cpuDepth(), 1u);
     end(A, 0);
     auto w = waits();
-    EXPECT_EQ((w[{M, LS_LCB_F_WRITE}].count()), 1u);
-    EXPECT_EQ((w[{A, LS_LCB_F_SPIN}].count()), 1u);
+    EXPECT_EQ((w[{ M, LS_LCB_F_WRITE }].count()), 1u);
+    EXPECT_EQ((w[{ A, LS_LCB_F_SPIN }].count()), 1u);
     EXPECT_EQ(counter(LS_C_UNMATCHED), 0u);
 }
 
@@ -165,7 +169,7 @@ TEST_F(Pairing, EndWithoutBeginIsUnmatched)
     end(X, 0);
     EXPECT_EQ(counter(LS_C_UNMATCHED), 1u);
     end(M, 0);
-    EXPECT_EQ((waits()[{M, LS_LCB_F_MUTEX}].count()), 1u);
+    EXPECT_EQ((waits()[{ M, LS_LCB_F_MUTEX }].count()), 1u);
 }
 
 TEST_F(Pairing, MissedEndDropsTheStaleInnerWait)
@@ -177,18 +181,18 @@ TEST_F(Pairing, MissedEndDropsTheStaleInnerWait)
     EXPECT_EQ(cpuDepth(), 0u);
     auto w = waits();
     ASSERT_EQ(w.size(), 1u);
-    EXPECT_EQ((w[{A, LS_LCB_F_SPIN}].count()), 1u);
+    EXPECT_EQ((w[{ A, LS_LCB_F_SPIN }].count()), 1u);
 }
 
 TEST_F(Pairing, NestingDeeperThanTheStackIsCountedNotCorrupted)
 {
-    const uint64_t locks[LS_NEST + 1] = {A, B, M, X, X + 0x100};
+    const uint64_t locks[LS_NEST + 1] = { A, B, M, X, X + 0x100 };
     for (uint64_t l : locks)
         begin(l, LS_LCB_F_SPIN);
     EXPECT_EQ(counter(LS_C_NEST_OVERFLOW), 1u);
     for (int i = LS_NEST - 1; i >= 0; --i)
         end(locks[i], 0);
-    EXPECT_EQ(counter(LS_C_WAIT_EVENTS), uint64_t{LS_NEST});
+    EXPECT_EQ(counter(LS_C_WAIT_EVENTS), uint64_t { LS_NEST });
     EXPECT_EQ(cpuDepth(), 0u);
 }
 
@@ -201,7 +205,7 @@ TEST_F(Pairing, BucketsMatchLog2Hist)
         end(A, 0);
     }
     auto w = waits();
-    const auto& a = w[{A, LS_LCB_F_SPIN}];
+    const auto& a = w[{ A, LS_LCB_F_SPIN }];
     EXPECT_EQ(a.count(), 50u);
     EXPECT_TRUE(a.consistent()) << "min " << a.min() << " max " << a.max();
 }

@@ -23,7 +23,7 @@ Options waitOnly(Backend wait)
     o.functions = Backend::Off;
     o.syscalls = false;
     o.cpu_frequency_hz = 0;
-    o.tgids = {static_cast<uint32_t>(getpid())};
+    o.tgids = { static_cast<uint32_t>(getpid()) };
     return o;
 }
 
@@ -64,7 +64,7 @@ private:
     std::map<uint64_t, std::string> syms_;
 };
 
-class WaitBackend : public ::testing::TestWithParam<Backend> {};
+class WaitBackend : public ::testing::TestWithParam<Backend> { };
 
 TEST_P(WaitBackend, RecordsRealContentionWithHistogramsAndStacks)
 {
@@ -74,7 +74,8 @@ TEST_P(WaitBackend, RecordsRealContentionWithHistogramsAndStacks)
     ASSERT_NE(st, nullptr);
     ASSERT_TRUE(st->attached) << st->reason;
     const char* expected = GetParam() == Backend::RawTp ? "raw_tp"
-                           : GetParam() == Backend::Tracepoint ? "tracepoint" : "tp_btf";
+        : GetParam() == Backend::Tracepoint             ? "tracepoint"
+                                                        : "tp_btf";
     EXPECT_EQ(st->hook, expected);
 
     // Retry a few rounds: contention is real, so its amount is not fixed.
@@ -111,26 +112,31 @@ TEST_P(WaitBackend, RecordsRealContentionWithHistogramsAndStacks)
     EXPECT_GE(session->eventsSoFar(), total);
 }
 
-INSTANTIATE_TEST_SUITE_P(Hooks, WaitBackend, ::testing::Values(Backend::Auto, Backend::RawTp, Backend::Tracepoint),
-                         [](const ::testing::TestParamInfo<Backend>& p) {
-                             switch (p.param) {
-                             case Backend::RawTp: return std::string("raw_tp");
-                             case Backend::Tracepoint: return std::string("tracepoint");
-                             default: return std::string("auto_tp_btf");
-                             }
-                         });
+INSTANTIATE_TEST_SUITE_P(Hooks, WaitBackend,
+    ::testing::Values(Backend::Auto, Backend::RawTp, Backend::Tracepoint),
+    [](const ::testing::TestParamInfo<Backend>& p) {
+        switch (p.param) {
+        case Backend::RawTp:
+            return std::string("raw_tp");
+        case Backend::Tracepoint:
+            return std::string("tracepoint");
+        default:
+            return std::string("auto_tp_btf");
+        }
+    });
 
 TEST(WaitProbe, TgidFilterExcludesOtherProcesses)
 {
     LOCKSCOPE_REQUIRE_ROOT();
     Options o = waitOnly(Backend::Auto);
-    o.tgids = {1}; // init: nothing here contends on its behalf
+    o.tgids = { 1 }; // init: nothing here contends on its behalf
     o.follow_forks = false;
     auto session = Session::open(o);
     test::fileWriteContention(4, 2000);
     test::semopContention(4, 20000);
     for (const LockRecord& r : session->snapshot().waits)
-        ADD_FAILURE() << "wait recorded for a lock at " << std::hex << r.lock_addr << " despite the tgid filter";
+        ADD_FAILURE() << "wait recorded for a lock at " << std::hex << r.lock_addr
+                      << " despite the tgid filter";
 }
 
 TEST(WaitProbe, PerTgidKeysCarryOurPid)
@@ -174,7 +180,7 @@ TEST(WaitProbe, StackDepthZeroTurnsStacksOff)
     o.functions = Backend::Off;
     o.syscalls = false;
     o.cpu_frequency_hz = 0;
-    o.tgids = {static_cast<uint32_t>(getpid())};
+    o.tgids = { static_cast<uint32_t>(getpid()) };
     o.stack_depth = 0;
     auto session = Session::open(o);
     Snapshot snap;
