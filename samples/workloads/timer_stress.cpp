@@ -103,12 +103,14 @@ int main(int argc, char** argv)
     flags.parse(argc, argv);
 
     StopControl stop;
-    size_t bytes = sizeof(Shared) + static_cast<size_t>(procs) * sizeof(Slot);
+    // Slots start on their own cache line (mmap memory is page aligned).
+    const size_t slotsOffset = (sizeof(Shared) + alignof(Slot) - 1) / alignof(Slot) * alignof(Slot);
+    size_t bytes = slotsOffset + static_cast<size_t>(procs) * sizeof(Slot);
     void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (mem == MAP_FAILED)
         die(flags.program(), "mmap");
     auto* shared = new (mem) Shared;
-    auto* slots = reinterpret_cast<Slot*>(static_cast<char*>(mem) + sizeof(Shared));
+    auto* slots = reinterpret_cast<Slot*>(static_cast<char*>(mem) + slotsOffset);
     for (int64_t i = 0; i < procs; ++i)
         new (&slots[i]) Slot;
 
