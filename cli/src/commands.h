@@ -16,6 +16,9 @@ struct Result {
 void addInfoCommand(CLI::App& app, Result& result);
 void addCheckCommand(CLI::App& app, Result& result);
 void addLabCommand(CLI::App& app, Result& result);
+#ifdef LOCKSCOPE_HAVE_RECORD
+void addRecordCommand(CLI::App& app, Result& result);
+#endif
 void addReportCommand(CLI::App& app, Result& result);
 void addCompareCommand(CLI::App& app, Result& result);
 void addExportCommand(CLI::App& app, Result& result);

@@ -18,6 +18,9 @@ int main(int argc, char** argv)
     addCompareCommand(app, result);
     addExportCommand(app, result);
     addImportCommand(app, result);
+#ifdef LOCKSCOPE_HAVE_RECORD
+    addRecordCommand(app, result);
+#endif
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -230,7 +230,9 @@ void CaptureAssembler::assembleCpu(const probes::Snapshot& snapshot, Capture& ou
             cpu.lock_samples += rec.count;
         if (!leaf.empty() && isIdleFunction(leaf))
             cpu.idle_samples += rec.count;
-        leaves[{leaf.empty() ? "[unknown]" : leaf, module}] += rec.count;
+        // The CPU probe keys user-mode samples (no kernel stack) as -1.
+        std::string name = rec.kstack_id < 0 ? "[user]" : leaf.empty() ? "[unknown]" : leaf;
+        leaves[{name, module}] += rec.count;
         perStack[intern(StackKind::Kernel, std::move(frames), out)] += rec.count;
     }
     cpu.samples = std::max(snapshot.cpu_samples, counted);

@@ -136,6 +136,28 @@ private:
     bool shown_ = false;
 };
 
+// What execvp would run, checked up front so that a typo fails before any
+// probe is attached.
+std::string findExecutable(const std::string& name)
+{
+    if (name.find('/') != std::string::npos)
+        return access(name.c_str(), X_OK) == 0 ? name : std::string();
+    const char* path = getenv("PATH");
+    std::string p = path ? path : "/usr/local/bin:/usr/bin:/bin";
+    size_t start = 0;
+    while (start <= p.size()) {
+        size_t colon = p.find(':', start);
+        std::string dir = p.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+        std::string cand = (dir.empty() ? std::string(".") : dir) + "/" + name;
+        if (access(cand.c_str(), X_OK) == 0)
+            return cand;
+        if (colon == std::string::npos)
+            break;
+        start = colon + 1;
+    }
+    return {};
+}
+
 } // namespace
 
 bool haveBpfPrivileges()
@@ -158,6 +180,13 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
     for (pid_t p : opt.pids)
         if (!processExists(p))
             throw RecordError("-p " + std::to_string(p) + ": no such process");
+
+    if (!opt.command.empty()) {
+        std::string found = findExecutable(opt.command[0]);
+        if (found.empty())
+            throw RecordError("cannot run '" + opt.command[0] +
+                              "': not found or not executable (check the command after --)");
+    }
 
     KernelSymbols symbols;
     try {

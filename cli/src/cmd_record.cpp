@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// `lockscope record`: attach the probes, run or watch a target, write a capture.
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "lockscope/capture/io.h"
+#include "lockscope/record/recorder.h"
+
+namespace lockscope::cli {
+namespace {
+
+struct RecordArgs {
+    std::string output;
+    std::vector<int> pids;
+    bool all = false;
+    double duration = 0;
+    std::string comm;
+    std::vector<std::string> lock_types;
+    std::vector<std::string> locks;
+    std::vector<std::string> stack_contains;
+    bool per_tgid = false;
+    unsigned stack_depth = 16;
+    unsigned hold_sample = 1;
+    bool no_hold = false;
+    bool no_cpu = false;
+    bool no_syscalls = false;
+    unsigned freq = 997;
+    bool user_locks = false;
+    std::vector<std::string> user_lock_specs;
+    bool user_stacks = false;
+    bool holder_stacks = false;
+    std::string wait_backend = "auto";
+    std::string hold_backend = "auto";
+    std::string label;
+    std::vector<std::string> command;
+};
+
+probes::Backend parseBackend(const std::string& flag, const std::string& v)
+{
+    using probes::Backend;
+    static const std::pair<const char*, Backend> names[] = {
+        {"auto", Backend::Auto},     {"fentry", Backend::Fentry},         {"kprobe", Backend::Kprobe},
+        {"tp_btf", Backend::TpBtf},  {"raw_tp", Backend::RawTp},          {"tracepoint", Backend::Tracepoint},
+        {"off", Backend::Off},
+    };
+    for (const auto& [name, b] : names)
+        if (v == name)
+            return b;
+    throw CLI::ValidationError(flag, "unknown backend '" + v +
+                                         "' (auto, tp_btf, raw_tp, tracepoint, fentry, kprobe, off)");
+}
+
+std::string defaultOutput()
+{
+    std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    localtime_r(&now, &tm);
+    char buf[64];
+    std::strftime(buf, sizeof buf, "lockscope-%Y%m%d-%H%M%S.lockscope.json", &tm);
+    return buf;
+}
+
+// The exact argv, for the capture's meta.command (CLI11 does not keep it).
+std::vector<std::string> ownCommandLine()
+{
+    std::ifstream in("/proc/self/cmdline", std::ios::binary);
+    std::vector<std::string> argv;
+    std::string arg;
+    while (std::getline(in, arg, '\0'))
+        argv.push_back(arg);
+    return argv;
+}
+
+std::string libcPath()
+{
+    for (const char* p : {"/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6",
+                          "/lib/aarch64-linux-gnu/libc.so.6", "/usr/lib64/libc.so.6", "/lib64/libc.so.6"})
+        if (std::filesystem::exists(p))
+            return p;
+    return "libc.so.6";
+}
+
+record::RecordOptions buildOptions(const RecordArgs& a, const std::vector<std::string>& argv)
+{
+    record::RecordOptions o;
+    o.command = a.command;
+    for (int p : a.pids)
+        o.pids.push_back(pid_t(p));
+    o.all = a.all;
+    o.duration_s = a.duration;
+    o.label = a.label;
+    o.command_line = argv;
+
+    if (o.command.empty() && o.pids.empty() && !o.all && a.comm.empty())
+        throw CLI::ValidationError("target", "nothing to record: give -- CMD ARGS, -p PID, -a or --comm NAME");
+    if (!o.command.empty() && (!o.pids.empty() || o.all))
+        throw CLI::ValidationError("target", "-- CMD cannot be combined with -p or -a");
+    if (o.all && a.duration <= 0)
+        std::fprintf(stderr, "lockscope record: -a without -d records until Ctrl-C\n");
+
+    auto& p = o.probe;
+    p.stack_depth = a.stack_depth;
+    p.per_tgid = a.per_tgid;
+    p.comm = a.comm;
+    p.hold_sample = a.hold_sample;
+    p.holder_stacks = a.holder_stacks;
+    p.syscalls = !a.no_syscalls;
+    p.cpu_frequency_hz = a.no_cpu ? 0 : a.freq;
+    p.user_stacks = a.user_stacks;
+    p.wait = parseBackend("--wait-backend", a.wait_backend);
+    if (p.wait == probes::Backend::Off || p.wait == probes::Backend::Fentry || p.wait == probes::Backend::Kprobe)
+        throw CLI::ValidationError("--wait-backend", "must be auto, tp_btf, raw_tp or tracepoint");
+    p.hold = a.no_hold ? probes::Backend::Off : parseBackend("--hold-backend", a.hold_backend);
+    if (p.hold != probes::Backend::Off && p.hold != probes::Backend::Auto && p.hold != probes::Backend::Fentry &&
+        p.hold != probes::Backend::Kprobe)
+        throw CLI::ValidationError("--hold-backend", "must be auto, fentry, kprobe or off");
+    if (a.user_locks)
+        p.user_locks.push_back({libcPath(), "pthread_mutex_lock", "pthread_mutex_unlock", "pthread-mutex"});
+    for (const auto& spec : a.user_lock_specs) {
+        // BINARY:LOCK_FN:UNLOCK_FN[:TYPE]
+        std::vector<std::string> parts;
+        size_t start = 0;
+        for (size_t c; (c = spec.find(':', start)) != std::string::npos; start = c + 1)
+            parts.push_back(spec.substr(start, c - start));
+        parts.push_back(spec.substr(start));
+        if (parts.size() < 3 || parts.size() > 4 || parts[0].empty() || parts[1].empty() || parts[2].empty())
+            throw CLI::ValidationError("--user-lock", "'" + spec + "': expected BINARY:LOCK_FN:UNLOCK_FN[:TYPE]");
+        probes::UserLockSpec u{parts[0], parts[1], parts[2], parts.size() == 4 ? parts[3] : "user-lock"};
+        p.user_locks.push_back(u);
+    }
+
+    auto& f = o.assemble;
+    f.lock_types.insert(a.lock_types.begin(), a.lock_types.end());
+    for (const auto& l : a.locks) {
+        if (l.rfind("0x", 0) == 0 || l.rfind("0X", 0) == 0) {
+            uint64_t addr = 0;
+            try {
+                size_t used = 0;
+                addr = std::stoull(l, &used, 16);
+                if (used != l.size())
+                    throw std::invalid_argument(l);
+            } catch (const std::exception&) {
+                throw CLI::ValidationError("--lock", "'" + l + "' is not a hex address");
+            }
+            f.lock_addrs.insert(addr);
+            p.lock_addrs.push_back(addr);
+        } else {
+            f.lock_keys.insert(l);
+        }
+    }
+    f.stack_contains = a.stack_contains;
+
+    auto join = [](const std::vector<std::string>& v) {
+        std::string s;
+        for (const auto& x : v)
+            s += (s.empty() ? "" : ",") + x;
+        return s;
+    };
+    if (!a.pids.empty()) {
+        std::vector<std::string> ps;
+        for (int pid : a.pids)
+            ps.push_back(std::to_string(pid));
+        o.filters["pid"] = join(ps);
+    }
+    if (a.all)
+        o.filters["all"] = "true";
+    if (!a.comm.empty())
+        o.filters["comm"] = a.comm;
+    if (!a.lock_types.empty())
+        o.filters["lock_type"] = join(a.lock_types);
+    if (!a.locks.empty())
+        o.filters["lock"] = join(a.locks);
+    if (!a.stack_contains.empty())
+        o.filters["stack_contains"] = join(a.stack_contains);
+    if (a.per_tgid)
+        o.filters["per_tgid"] = "true";
+    o.filters["stack_depth"] = std::to_string(a.stack_depth);
+    o.filters["hold_sample"] = a.no_hold ? "off" : std::to_string(a.hold_sample);
+    o.filters["cpu_frequency_hz"] = std::to_string(p.cpu_frequency_hz);
+    if (a.duration > 0)
+        o.filters["duration_s"] = std::to_string(a.duration);
+    return o;
+}
+
+} // namespace
+
+void addRecordCommand(CLI::App& app, Result& result)
+{
+    auto args = std::make_shared<RecordArgs>();
+    auto* cmd = app.add_subcommand("record", "Record kernel lock contention while a workload runs");
+    cmd->footer("Examples:\n"
+                "  sudo lockscope record -o a.lockscope.json -- semop-multi --multi --threads 8\n"
+                "  sudo lockscope record -a -d 10 --label baseline\n"
+                "  sudo lockscope record -p 1234 --lock-type spinlock --stack-contains sem");
+    cmd->add_option("-o,--output", args->output, "capture file (default lockscope-<timestamp>.lockscope.json)");
+    cmd->add_option("-p,--pid", args->pids, "record these processes (and their new children)")
+        ->check(CLI::PositiveNumber);
+    cmd->add_flag("-a,--all", args->all, "record every process");
+    cmd->add_option("-d,--duration", args->duration, "stop after SECONDS")->check(CLI::PositiveNumber);
+    cmd->add_option("--comm", args->comm, "only tasks with this command name");
+    cmd->add_option("--lock-type", args->lock_types, "only these lock types (spinlock, rwlock, mutex, rwsem, ...)");
+    cmd->add_option("--lock", args->locks, "only this lock: a key (spinlock@sem_lock) or 0xADDRESS");
+    cmd->add_option("--stack-contains", args->stack_contains, "only stacks with a function containing FUNC");
+    cmd->add_flag("--per-tgid", args->per_tgid, "keep locks apart per process (key#tgid)");
+    cmd->add_option("--stack-depth", args->stack_depth, "frames kept after the lock internals")
+        ->check(CLI::Range(1u, 127u));
+    cmd->add_option("--hold-sample", args->hold_sample, "time 1 in N spin-lock holds")
+        ->check(CLI::Range(1u, 1000000u));
+    cmd->add_flag("--no-hold", args->no_hold, "do not probe hold times");
+    cmd->add_flag("--no-cpu", args->no_cpu, "do not sample on-CPU stacks");
+    cmd->add_flag("--no-syscalls", args->no_syscalls, "do not time IPC/timer syscalls");
+    cmd->add_option("--freq", args->freq, "CPU sampling frequency in Hz")->check(CLI::Range(1u, 100000u));
+    cmd->add_flag("--user-locks", args->user_locks, "also probe pthread_mutex_lock/unlock (uprobes)");
+    cmd->add_option("--user-lock", args->user_lock_specs, "probe a user lock: BINARY:LOCK_FN:UNLOCK_FN[:TYPE]");
+    cmd->add_flag("--user-stacks", args->user_stacks, "take user stacks as well");
+    cmd->add_flag("--holder-stacks", args->holder_stacks, "record the stacks of lock holders");
+    cmd->add_option("--wait-backend", args->wait_backend, "force the wait hook: auto, tp_btf, raw_tp, tracepoint");
+    cmd->add_option("--hold-backend", args->hold_backend, "force the hold hook: auto, fentry, kprobe, off");
+    cmd->add_option("--label", args->label, "a name for this capture (baseline, patched, ...)");
+    cmd->add_option("command", args->command, "the workload, after --");
+
+    cmd->callback([args, &result]() {
+        const RecordArgs& a = *args;
+        std::vector<std::string> argv = ownCommandLine();
+        record::RecordOptions options = buildOptions(a, argv);
+        std::string output = a.output.empty() ? defaultOutput() : a.output;
+        Capture capture;
+        try {
+            capture = record::runRecord(options, stderr);
+            writeCapture(capture, output);
+        } catch (const record::RecordError& e) {
+            std::fprintf(stderr, "lockscope record: %s\n", e.what());
+            result.exit_code = 1;
+            return;
+        } catch (const CaptureError& e) {
+            std::fprintf(stderr, "lockscope record: cannot write the capture: %s\n", e.what());
+            result.exit_code = 1;
+            return;
+        }
+        std::fprintf(stderr, "\n%s", record::topLocksTable(capture).c_str());
+        if (capture.cpu.samples)
+            std::fprintf(stderr, "CPU in spin-lock functions: %.1f%% of %llu samples\n",
+                         100.0 * capture.cpu.lockShare(), static_cast<unsigned long long>(capture.cpu.samples));
+        if (capture.workload.signal)
+            std::fprintf(stderr, "workload killed by signal %d\n", *capture.workload.signal);
+        else if (capture.workload.exit_status && *capture.workload.exit_status != 0)
+            std::fprintf(stderr, "workload exited with status %d\n", *capture.workload.exit_status);
+        std::fprintf(stderr, "capture written to %s\n", output.c_str());
+    });
+}
+
+} // namespace lockscope::cli

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// `lockscope record` failures that need no BPF: usage errors and permissions.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <unistd.h>
+
+#include "run_process.h"
+
+using namespace record_test;
+
+namespace {
+const std::string kBin = LOCKSCOPE_BIN;
+}
+
+TEST(RecordCli, UnknownFlagIsExit2OneLine)
+{
+    auto dir = tempDir();
+    Exit e = run({kBin, "record", "--no-such-flag", "--", "true"}, dir, "badflag");
+    EXPECT_EQ(e.code, 2) << e.err;
+    EXPECT_EQ(lineCount(e.err), 1u) << e.err;
+    EXPECT_NE(e.err.find("no-such-flag"), std::string::npos) << e.err;
+}
+
+TEST(RecordCli, BadValuesAreExit2OneLine)
+{
+    auto dir = tempDir();
+    for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+             {"--stack-depth", "0", "--", "true"},
+             {"--hold-sample", "x", "--", "true"},
+             {"-d", "-3", "-a"},
+             {"--wait-backend", "fentry", "--", "true"},
+             {"--hold-backend", "sometimes", "--", "true"},
+             {"--lock", "0xzz", "--", "true"},
+             {"--user-lock", "onlyone", "--", "true"},
+             {"-p", "1", "--", "true"},
+             {}}) {
+        std::vector<std::string> argv{kBin, "record"};
+        argv.insert(argv.end(), args.begin(), args.end());
+        Exit e = run(argv, dir, "badvalue");
+        std::string what = args.empty() ? "(no target)" : args[0];
+        EXPECT_EQ(e.code, 2) << what << ": " << e.err;
+        EXPECT_EQ(lineCount(e.err), 1u) << what << ": " << e.err;
+    }
+    EXPECT_FALSE(std::filesystem::exists("lockscope.json"));
+}
+
+TEST(RecordCli, WithoutPrivilegesOneClearLine)
+{
+    if (geteuid() != 0)
+        GTEST_SKIP() << "skipped: needs root to drop to an unprivileged user with setpriv";
+    if (access("/usr/bin/setpriv", X_OK) != 0)
+        GTEST_SKIP() << "skipped: setpriv (util-linux) not installed";
+    auto dir = tempDir();
+    std::filesystem::permissions(dir, std::filesystem::perms::all);
+    Exit e = run({"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
+                  kBin, "record", "-o", dir + "/x.lockscope.json", "--", "true"},
+                 dir, "noperm");
+    EXPECT_EQ(e.code, 1) << e.err;
+    EXPECT_EQ(lineCount(e.err), 1u) << e.err;
+    EXPECT_NE(e.err.find("root or CAP_BPF+CAP_PERFMON"), std::string::npos) << e.err;
+    EXPECT_FALSE(std::filesystem::exists(dir + "/x.lockscope.json"));
+}

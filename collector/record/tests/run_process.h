@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <csignal>
+#include <fcntl.h>
+#include <fstream>
+#include <optional>
+#include <spawn.h>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+extern char** environ;
+
+// Runs lockscope (or perf) as a child with stdout/stderr in files, the way a
+// user would from a shell, so the tests check the real exit codes and lines.
+namespace record_test {
+
+struct Exit {
+    int code = -1;     // exit status, or -1 when killed
+    int signal = 0;
+    std::string out, err;
+};
+
+inline std::string slurp(const std::string& path)
+{
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+class Process {
+public:
+    Process(const std::vector<std::string>& argv, const std::string& dir, const std::string& tag)
+        : outPath_(dir + "/" + tag + ".out"), errPath_(dir + "/" + tag + ".err")
+    {
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+        posix_spawn_file_actions_addopen(&fa, 1, outPath_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        posix_spawn_file_actions_addopen(&fa, 2, errPath_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        std::vector<char*> args;
+        for (const auto& a : argv)
+            args.push_back(const_cast<char*>(a.c_str()));
+        args.push_back(nullptr);
+        if (posix_spawnp(&pid_, args[0], &fa, nullptr, args.data(), environ) != 0)
+            pid_ = -1;
+        posix_spawn_file_actions_destroy(&fa);
+    }
+    ~Process()
+    {
+        if (pid_ > 0 && !done_) {
+            ::kill(pid_, SIGKILL);
+            wait();
+        }
+    }
+    pid_t pid() const { return pid_; }
+    void signal(int sig) const { ::kill(pid_, sig); }
+    std::string errSoFar() const { return slurp(errPath_); }
+    Exit wait()
+    {
+        Exit e;
+        int st = 0;
+        while (pid_ > 0 && waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
+        }
+        done_ = true;
+        if (WIFEXITED(st))
+            e.code = WEXITSTATUS(st);
+        else if (WIFSIGNALED(st))
+            e.signal = WTERMSIG(st);
+        e.out = slurp(outPath_);
+        e.err = slurp(errPath_);
+        return e;
+    }
+
+private:
+    std::string outPath_, errPath_;
+    pid_t pid_ = -1;
+    bool done_ = false;
+};
+
+inline Exit run(const std::vector<std::string>& argv, const std::string& dir, const std::string& tag)
+{
+    Process p(argv, dir, tag);
+    return p.wait();
+}
+
+inline std::string tempDir()
+{
+    char tmpl[] = "/tmp/lockscope-record-test-XXXXXX";
+    const char* d = mkdtemp(tmpl);
+    return d ? d : "/tmp";
+}
+
+inline size_t lineCount(const std::string& s)
+{
+    size_t n = 0;
+    for (char c : s)
+        n += c == '\n';
+    return n + (!s.empty() && s.back() != '\n');
+}
+
+} // namespace record_test
