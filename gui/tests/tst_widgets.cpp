@@ -7,6 +7,8 @@
 #include <QImage>
 #include <QLabel>
 #include <QMessageBox>
+#include <QMimeData>
+#include <QUrl>
 #include <QSet>
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -19,6 +21,7 @@
 #include "app/flamegraphwidget.h"
 #include "app/histogramchart.h"
 #include "app/mainwindow.h"
+#include "app/recorddialog.h"
 #include "app/scalingview.h"
 #include "lockscope/capture/io.h"
 #include "lockscope/scaling/scaling_io.h"
@@ -250,6 +253,54 @@ private slots:
         QVERIFY(!w.loadScaling(writeFixture(QStringLiteral("capture-not-scaling.json"), semCapture("x", 1.0))));
         QCOMPARE(errors.count(), 1);
         QVERIFY(errors.front().front().toString().contains(QStringLiteral("capture-not-scaling.json")));
+    }
+
+    void recordCommandLine()
+    {
+        RecordRequest r;
+        r.lockscope = QStringLiteral("/usr/bin/lockscope");
+        r.output = QStringLiteral("/tmp/out.json");
+        r.label = QStringLiteral("patched");
+        r.duration_s = 5;
+        r.workload = {QStringLiteral("semop-bench"), QStringLiteral("--threads"), QStringLiteral("8")};
+        r.elevate = QStringLiteral("pkexec");
+        QCOMPARE(recordCommand(r).join(QLatin1Char(' ')),
+                 QStringLiteral("pkexec /usr/bin/lockscope record -o /tmp/out.json --label patched -d 5 -- "
+                                "semop-bench --threads 8"));
+        r.elevate = QStringLiteral("sudo");
+        r.workload.clear();
+        r.all = true;
+        QCOMPARE(recordCommand(r).join(QLatin1Char(' ')),
+                 QStringLiteral("sudo -n /usr/bin/lockscope record -o /tmp/out.json --label patched -d 5 -a"));
+        r.elevate.clear();
+        QCOMPARE(recordCommand(r).front(), r.lockscope);
+    }
+
+    void dropOpensOrCompares()
+    {
+        const QString a = writeFixture(QStringLiteral("drop-a.json"), semCapture("baseline", 1.0));
+        const QString b = writeFixture(QStringLiteral("drop-b.json"), semCapture("patched", 0.1));
+        MainWindow w;
+        auto drop = [&w](const QStringList& paths) {
+            QMimeData mime;
+            QList<QUrl> urls;
+            for (const QString& p : paths)
+                urls << QUrl::fromLocalFile(p);
+            mime.setUrls(urls);
+            QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+            QApplication::sendEvent(&w, &enter);
+            QVERIFY(enter.isAccepted());
+            QDropEvent dropEvent(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+            QApplication::sendEvent(&w, &dropEvent);
+        };
+        QSignalSpy single(&w, &MainWindow::captureShown);
+        drop({a});
+        QVERIFY(single.wait(10000));
+        QVERIFY(!w.inCompareMode());
+        QSignalSpy pair(&w, &MainWindow::comparisonShown);
+        drop({a, b});
+        QVERIFY(pair.wait(10000));
+        QVERIFY(w.inCompareMode());
     }
 
     void compareAndExport()
