@@ -39,6 +39,18 @@ double maxRssMB()
     return static_cast<double>(ru.ru_maxrss) / 1024.0;
 }
 
+// ru_maxrss survives execve(), so a spawned child would report its parent's
+// high-water mark; VmHWM belongs to the address space and starts afresh.
+double addressSpacePeakMB()
+{
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line))
+        if (line.rfind("VmHWM:", 0) == 0)
+            return std::atof(line.c_str() + 6) / 1024.0;
+    return -1;
+}
+
 struct Data {
     std::string dir;
     std::string path;
@@ -70,7 +82,7 @@ Data& data()
 }
 
 // Runs this binary again as a child that only loads the file and reports its
-// ru_maxrss, so the figure is the reader's own peak.
+// peak RSS, so the figure is the reader's own.
 double childLoadPeakMB(const std::string& path)
 {
     int fds[2];
@@ -157,7 +169,7 @@ int main(int argc, char** argv)
     if (const char* path = std::getenv(kChildEnv)) {
         try {
             const Capture c = readCapture(path);
-            std::printf("%.1f\n", maxRssMB());
+            std::printf("%.1f\n", addressSpacePeakMB());
             return c.stacks.size() == kStacks ? 0 : 1;
         } catch (const CaptureError& e) {
             std::fprintf(stderr, "%s\n", e.what());

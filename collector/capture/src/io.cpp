@@ -668,10 +668,6 @@ Workload workloadFromJson(const json& j, const Path& at)
     return w;
 }
 
-// Thrown from the parser callback to stop before a deep document is built.
-struct TooDeep {
-    int depth;
-};
 
 } // namespace
 
@@ -682,7 +678,37 @@ namespace {
 // Built as ordered_json by the writer so that files read top-down (format and
 // version first); toJson() returns the plain J type of the API.
 template <class J>
-J buildJson(const Capture& c)
+J stackToJson(const Stack& st)
+{
+    J frames = J::array();
+    for (const auto& f : st.frames)
+        frames.push_back(frameToJson<J>(f));
+    return J{{"id", st.id}, {"kind", toString(st.kind)}, {"frames", std::move(frames)}};
+}
+
+template <class J>
+J lockToJson(const Lock& l)
+{
+    J sites = J::array();
+    for (const auto& site : l.sites) {
+        J js{{"stack_id", site.stack_id}, {"wait", histToJson<J>(site.wait)}, {"hold", histToJson<J>(site.hold)}};
+        if (site.user_stack_id)
+            js["user_stack_id"] = *site.user_stack_id;
+        sites.push_back(std::move(js));
+    }
+    J jl{{"key", l.key}, {"type", l.type}};
+    if (l.address)
+        jl["address"] = hexAddress(*l.address);
+    jl["instances"] = l.instances;
+    jl["aborted"] = l.aborted;
+    jl["wait"] = histToJson<J>(l.wait);
+    jl["hold"] = histToJson<J>(l.hold);
+    jl["sites"] = std::move(sites);
+    return jl;
+}
+
+template <class J>
+J buildJson(const Capture& c, bool withBig)
 {
     J doc = J::object();
     doc["format"] = kCaptureFormat;
@@ -723,34 +749,17 @@ J buildJson(const Capture& c)
                         {"unmatched", s.unmatched},
                         {"recursion_misses", s.recursion_misses}};
 
+    // The writer streams these two (the bulk of a capture) element by element.
     J stacks = J::array();
-    for (const auto& st : c.stacks) {
-        J frames = J::array();
-        for (const auto& f : st.frames)
-            frames.push_back(frameToJson<J>(f));
-        stacks.push_back(J{{"id", st.id}, {"kind", toString(st.kind)}, {"frames", std::move(frames)}});
-    }
+    if (withBig)
+        for (const auto& st : c.stacks)
+            stacks.push_back(stackToJson<J>(st));
     doc["stacks"] = std::move(stacks);
 
     J locks = J::array();
-    for (const auto& l : c.locks) {
-        J sites = J::array();
-        for (const auto& site : l.sites) {
-            J js{{"stack_id", site.stack_id}, {"wait", histToJson<J>(site.wait)}, {"hold", histToJson<J>(site.hold)}};
-            if (site.user_stack_id)
-                js["user_stack_id"] = *site.user_stack_id;
-            sites.push_back(std::move(js));
-        }
-        J jl{{"key", l.key}, {"type", l.type}};
-        if (l.address)
-            jl["address"] = hexAddress(*l.address);
-        jl["instances"] = l.instances;
-        jl["aborted"] = l.aborted;
-        jl["wait"] = histToJson<J>(l.wait);
-        jl["hold"] = histToJson<J>(l.hold);
-        jl["sites"] = std::move(sites);
-        locks.push_back(std::move(jl));
-    }
+    if (withBig)
+        for (const auto& l : c.locks)
+            locks.push_back(lockToJson<J>(l));
     doc["locks"] = std::move(locks);
 
     J syscalls = J::array();
@@ -789,15 +798,48 @@ J buildJson(const Capture& c)
 
 nlohmann::json toJson(const Capture& c)
 {
-    return buildJson<json>(c);
+    return buildJson<json>(c, true);
 }
 
-Capture fromJson(const nlohmann::json& doc)
+namespace {
+
+// Stacks and locks converted while parsing (see CaptureSax), so that their
+// DOM, ~10x the text in nlohmann's representation, never exists all at once.
+struct Streamed {
+    bool stacks = false; // stacks were converted during parsing
+    bool locks = false;
+    std::vector<Stack> stackList;
+    std::vector<Lock> lockList;
+    StackRefs refs;
+    std::unordered_map<uint32_t, size_t> stackAt;
+    std::unordered_map<std::string, size_t> lockAt;
+
+    void addStack(const json& j, size_t i)
+    {
+        const Path at = kRoot / "stacks";
+        stackList.push_back(stackFromJson(j, at[i]));
+        const Stack& st = stackList.back();
+        auto [it, fresh] = stackAt.emplace(st.id, i);
+        if (!fresh)
+            fail(at[i] / "id", "duplicate stack id " + std::to_string(st.id) + " (also at stacks[" +
+                                   std::to_string(it->second) + "])");
+        refs.kinds.emplace(st.id, st.kind);
+    }
+
+    void addLock(const json& j, size_t i)
+    {
+        const Path at = kRoot / "locks";
+        lockList.push_back(lockFromJson(j, at[i], refs));
+        auto [it, fresh] = lockAt.emplace(lockList.back().key, i);
+        if (!fresh)
+            fail(at[i] / "key", "duplicate lock key \"" + printable(lockList.back().key) + "\" (also at locks[" +
+                                    std::to_string(it->second) + "])");
+    }
+};
+
+void checkFormatAndVersion(const json& doc)
 {
     const Path& root = kRoot;
-    if (!doc.is_object())
-        fail(root, "expected a lockscope capture (a JSON object), got " + describe(doc));
-
     const json& format = member(doc, root, "format");
     if (!format.is_string() || format.get_ref<const std::string&>() != kCaptureFormat)
         fail(root / "format", std::string("expected \"") + kCaptureFormat + "\", got " + describe(format) +
@@ -814,6 +856,14 @@ Capture fromJson(const nlohmann::json& doc)
     if (version.get<int64_t>() != kCaptureVersion)
         fail(root / "version", "format version " + describe(version) + " is not valid (this lockscope reads " +
                                    std::to_string(kCaptureVersion) + ")");
+}
+
+Capture captureFromJson(const json& doc, Streamed& streamed)
+{
+    const Path& root = kRoot;
+    if (!doc.is_object())
+        fail(root, "expected a lockscope capture (a JSON object), got " + describe(doc));
+    checkFormatAndVersion(doc);
 
     Capture c;
     c.meta = metaFromJson(member(doc, root, "meta"), root / "meta");
@@ -833,39 +883,167 @@ Capture fromJson(const nlohmann::json& doc)
     c.stats = statsFromJson(member(doc, root, "stats"), root / "stats");
 
     const json& stacks = arrayAt(doc, root, "stacks");
-    const Path sp = root / "stacks";
-    StackRefs refs;
-    std::unordered_map<uint32_t, size_t> firstAt;
-    c.stacks.reserve(stacks.size());
-    refs.kinds.reserve(stacks.size());
-    firstAt.reserve(stacks.size());
-    for (size_t i = 0; i < stacks.size(); ++i) {
-        c.stacks.push_back(stackFromJson(stacks[i], sp[i]));
-        const Stack& st = c.stacks.back();
-        auto [it, fresh] = firstAt.emplace(st.id, i);
-        if (!fresh)
-            fail(sp[i] / "id", "duplicate stack id " + std::to_string(st.id) + " (also at stacks[" +
-                                   std::to_string(it->second) + "])");
-        refs.kinds.emplace(st.id, st.kind);
+    if (!streamed.stacks) {
+        streamed.stackList.reserve(stacks.size());
+        for (size_t i = 0; i < stacks.size(); ++i)
+            streamed.addStack(stacks[i], i);
     }
-
     const json& locks = arrayAt(doc, root, "locks");
-    const Path lp = root / "locks";
-    std::unordered_map<std::string, size_t> keys;
-    c.locks.reserve(locks.size());
-    for (size_t i = 0; i < locks.size(); ++i) {
-        c.locks.push_back(lockFromJson(locks[i], lp[i], refs));
-        auto [it, fresh] = keys.emplace(c.locks.back().key, i);
-        if (!fresh)
-            fail(lp[i] / "key", "duplicate lock key \"" + printable(c.locks.back().key) + "\" (also at locks[" +
-                                    std::to_string(it->second) + "])");
+    if (!streamed.locks) {
+        streamed.lockList.reserve(locks.size());
+        for (size_t i = 0; i < locks.size(); ++i)
+            streamed.addLock(locks[i], i);
     }
 
     c.syscalls = latenciesFromJson(member(doc, root, "syscalls"), root / "syscalls");
     c.functions = latenciesFromJson(member(doc, root, "functions"), root / "functions");
-    c.cpu = cpuFromJson(member(doc, root, "cpu"), root / "cpu", refs);
+    c.cpu = cpuFromJson(member(doc, root, "cpu"), root / "cpu", streamed.refs);
     c.workload = workloadFromJson(member(doc, root, "workload"), root / "workload");
+    c.stacks = std::move(streamed.stackList);
+    c.locks = std::move(streamed.lockList);
     return c;
+}
+
+// Thrown from the SAX handler to stop before a deep document is built.
+struct TooDeep {};
+
+// Builds the DOM like nlohmann's own SAX DOM builder, with two differences:
+// nesting is refused beyond max_depth as soon as a container opens, and once
+// "format"/"version" have been seen and are right, each element of the
+// top-level "stacks" and "locks" arrays is validated and converted as soon as
+// it closes, then dropped from the DOM. Documents in another order (hand
+// written) simply keep their DOM and are validated at the end.
+class CaptureSax {
+public:
+    using number_integer_t = json::number_integer_t;
+    using number_unsigned_t = json::number_unsigned_t;
+    using number_float_t = json::number_float_t;
+    using string_t = json::string_t;
+    using binary_t = json::binary_t;
+
+    CaptureSax(unsigned maxDepth, Streamed& streamed) : maxDepth_(maxDepth), streamed_(streamed) {}
+
+    json& root() { return root_; }
+
+    bool null() { return value(json(nullptr)); }
+    bool boolean(bool v) { return value(json(v)); }
+    bool number_integer(number_integer_t v) { return value(json(v)); }
+    bool number_unsigned(number_unsigned_t v) { return value(json(v)); }
+    bool number_float(number_float_t v, const string_t&) { return value(json(v)); }
+    bool string(string_t& v) { return value(json(std::move(v))); }
+    bool binary(binary_t& v) { return value(json::binary(std::move(v))); }
+    bool key(string_t& k)
+    {
+        key_ = std::move(k);
+        return true;
+    }
+    bool start_object(std::size_t) { return open(json::object()); }
+    bool start_array(std::size_t) { return open(json::array()); }
+    bool end_object() { return close(); }
+    bool end_array() { return close(); }
+
+    template <class Exception>
+    bool parse_error(std::size_t, const std::string&, const Exception& ex)
+    {
+        throw ex;
+    }
+
+private:
+    enum class Section { Other, Stacks, Locks };
+
+    json* place(json&& v)
+    {
+        if (open_.empty()) {
+            root_ = std::move(v);
+            return &root_;
+        }
+        json& top = *open_.back();
+        if (top.is_array()) {
+            top.push_back(std::move(v));
+            return &top.back();
+        }
+        json& slot = top[key_];
+        slot = std::move(v);
+        return &slot;
+    }
+
+    bool value(json&& v)
+    {
+        if (open_.size() == 1 && open_.back()->is_object()) {
+            if (key_ == "format")
+                formatOk_ = v.is_string() && v.get_ref<const std::string&>() == kCaptureFormat;
+            else if (key_ == "version")
+                versionOk_ = v.is_number_unsigned() && v.get<uint64_t>() == static_cast<uint64_t>(kCaptureVersion);
+        }
+        place(std::move(v));
+        return true;
+    }
+
+    bool open(json&& container)
+    {
+        if (open_.size() >= maxDepth_)
+            throw TooDeep{};
+        const bool array = container.is_array();
+        if (open_.size() == 1 && open_.back()->is_object() && array) {
+            section_ = Section::Other;
+            if (key_ == "stacks" || key_ == "locks") {
+                const bool isStacks = key_ == "stacks";
+                bool& done = isStacks ? streamed_.stacks : streamed_.locks;
+                bool& seen = isStacks ? seenStacks_ : seenLocks_;
+                if (seen) // a second "stacks" member: refuse rather than guess which one counts
+                    fail(kRoot / (isStacks ? "stacks" : "locks"), "appears twice in the document");
+                seen = true;
+                // Locks are only converted when every stack is known, for their references.
+                if (formatOk_ && versionOk_ && (isStacks || stacksClosed_)) {
+                    section_ = isStacks ? Section::Stacks : Section::Locks;
+                    done = true;
+                    converted_ = 0;
+                }
+            }
+        }
+        open_.push_back(place(std::move(container)));
+        return true;
+    }
+
+    bool close()
+    {
+        open_.pop_back();
+        if (open_.size() == 2 && section_ != Section::Other) {
+            json& array = *open_.back();
+            if (section_ == Section::Stacks)
+                streamed_.addStack(array.back(), converted_);
+            else
+                streamed_.addLock(array.back(), converted_);
+            ++converted_;
+            array.get_ref<json::array_t&>().pop_back();
+        } else if (open_.size() == 1) {
+            if (section_ == Section::Stacks)
+                stacksClosed_ = true;
+            section_ = Section::Other;
+        }
+        return true;
+    }
+
+    const size_t maxDepth_;
+    Streamed& streamed_;
+    json root_;
+    std::vector<json*> open_;
+    std::string key_;
+    bool formatOk_ = false;
+    bool versionOk_ = false;
+    bool stacksClosed_ = false;
+    bool seenStacks_ = false;
+    bool seenLocks_ = false;
+    Section section_ = Section::Other;
+    size_t converted_ = 0;
+};
+
+} // namespace
+
+Capture fromJson(const nlohmann::json& doc)
+{
+    Streamed none;
+    return captureFromJson(doc, none);
 }
 
 Capture parseCapture(std::string_view text, const ReadLimits& limits)
@@ -882,21 +1060,13 @@ Capture parseCapture(std::string_view text, const ReadLimits& limits)
     if (blank)
         throw CaptureError("empty input: expected a lockscope capture (JSON)");
 
-    const int maxDepth = static_cast<int>(std::min<unsigned>(limits.max_depth, INT_MAX / 2));
-    // The callback sees the depth before each container is opened, so a
-    // hostile document is stopped before it is built.
-    json::parser_callback_t depthGuard = [maxDepth](int depth, json::parse_event_t event, json&) {
-        if ((event == json::parse_event_t::object_start || event == json::parse_event_t::array_start) &&
-            depth >= maxDepth)
-            throw TooDeep{depth + 1};
-        return true;
-    };
-    json doc;
+    Streamed streamed;
+    CaptureSax sax(limits.max_depth, streamed);
     try {
-        doc = json::parse(text.begin(), text.end(), depthGuard, /*allow_exceptions=*/true,
-                          /*ignore_comments=*/false);
-    } catch (const TooDeep& t) {
-        throw CaptureError("JSON nested deeper than " + std::to_string(maxDepth) +
+        json::sax_parse(text.begin(), text.end(), &sax, json::input_format_t::json, /*strict=*/true,
+                        /*ignore_comments=*/false);
+    } catch (const TooDeep&) {
+        throw CaptureError("JSON nested deeper than " + std::to_string(limits.max_depth) +
                            " levels: not a lockscope capture (the format needs fewer than 10)");
     } catch (const json::exception& e) {
         // e.what() is "[json.exception.parse_error.N] parse error at line L, column C: detail".
@@ -906,7 +1076,7 @@ Capture parseCapture(std::string_view text, const ReadLimits& limits)
             what = what.substr(pos + 2);
         throw CaptureError("invalid JSON (" + printable(what, 200) + ")");
     }
-    return fromJson(doc);
+    return captureFromJson(sax.root(), streamed);
 }
 
 Capture readCapture(const std::string& path, const ReadLimits& limits)
@@ -1084,17 +1254,59 @@ void prettyPrint(const nlohmann::ordered_json& v, std::string& out, unsigned ind
     out += obj ? '}' : ']';
 }
 
+// The document text without ever holding the DOM of stacks and locks: the
+// small sections go through one ordered_json, the big arrays element by element.
+std::string serialize(const Capture& c, bool pretty)
+{
+    using OJ = nlohmann::ordered_json;
+    const OJ doc = buildJson<OJ>(c, false);
+    std::string out = pretty ? "{\n" : "{";
+    bool first = true;
+    auto element = [&](const OJ& e) {
+        if (pretty) {
+            out += "\n    ";
+            prettyPrint(e, out, 4);
+        } else {
+            out += e.dump(-1, ' ', false, json::error_handler_t::replace);
+        }
+    };
+    for (auto it = doc.begin(); it != doc.end(); ++it) {
+        if (!first)
+            out += pretty ? ",\n" : ",";
+        first = false;
+        if (pretty)
+            out += "  ";
+        out += scalarText(OJ(it.key()));
+        out += pretty ? ": " : ":";
+        const bool isStacks = it.key() == "stacks";
+        if (isStacks || it.key() == "locks") {
+            const size_t n = isStacks ? c.stacks.size() : c.locks.size();
+            out += '[';
+            for (size_t i = 0; i < n; ++i) {
+                if (i)
+                    out += ',';
+                element(isStacks ? stackToJson<OJ>(c.stacks[i]) : lockToJson<OJ>(c.locks[i]));
+            }
+            if (pretty && n)
+                out += "\n  ";
+            out += ']';
+        } else if (pretty) {
+            prettyPrint(it.value(), out, 2);
+        } else {
+            out += it.value().dump(-1, ' ', false, json::error_handler_t::replace);
+        }
+    }
+    out += pretty ? "\n}" : "}";
+    return out;
+}
+
 } // namespace
 
 void writeCapture(const Capture& capture, const std::string& path, bool pretty)
 {
     std::string text;
     try {
-        const auto doc = buildJson<nlohmann::ordered_json>(capture);
-        if (pretty)
-            prettyPrint(doc, text, 0);
-        else // replace: symbol names from a broken binary must not make the write fail.
-            text = doc.dump(-1, ' ', false, json::error_handler_t::replace);
+        text = serialize(capture, pretty);
     } catch (const json::exception& e) {
         throw CaptureError(printable(path, 4096) + ": cannot serialize the capture: " + e.what());
     }

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -103,6 +104,87 @@ TEST(CaptureRobustness, HugeAndOddNumbers)
         const auto end = m.find(',', at);
         m.replace(at, end - at, number);
         EXPECT_EQ(outcome(m), 1) << number;
+    }
+}
+
+// parseCapture converts stacks and locks while parsing; fromJson validates a
+// finished DOM. Both must agree on what is valid and on the result.
+TEST(CaptureRobustness, StreamingReaderAgreesWithDomReader)
+{
+    const std::string base = toJson(testing::makeSemopCapture(testing::SemopScenario::Baseline)).dump();
+    testing::Rng rng(1234);
+    int compared = 0;
+    for (int round = 0; round < 2000; ++round) {
+        std::string m = base;
+        const auto at = static_cast<size_t>(rng.below(m.size()));
+        m[at] = "0123456789-\"[]{},:ex"[rng.below(21)];
+        nlohmann::json doc;
+        try {
+            doc = nlohmann::json::parse(m);
+        } catch (const nlohmann::json::exception&) {
+            continue;
+        }
+        ++compared;
+        std::optional<Capture> a, b;
+        std::string ea, eb;
+        try {
+            a = parseCapture(m);
+        } catch (const CaptureError& e) {
+            ea = e.what();
+        }
+        try {
+            b = fromJson(doc);
+        } catch (const CaptureError& e) {
+            eb = e.what();
+        }
+        ASSERT_EQ(a.has_value(), b.has_value()) << "streaming: " << ea << " | dom: " << eb;
+        if (a)
+            EXPECT_EQ(*a, *b);
+        else
+            EXPECT_EQ(ea, eb); // one change, one error: both name the same path
+    }
+    EXPECT_GT(compared, 200);
+}
+
+TEST(CaptureRobustness, MemberOrderDoesNotMatter)
+{
+    const Capture c = testing::makeSemopCapture(testing::SemopScenario::Baseline);
+    const nlohmann::json doc = toJson(c);
+    // nlohmann::json sorts members: cpu, format, functions, locks, meta, ..., stacks, ..., version, so
+    // locks come before stacks and format/version are not first.
+    EXPECT_EQ(parseCapture(doc.dump()), c);
+    // The writer's order (format, version, ..., stacks, locks) takes the streaming path.
+    nlohmann::ordered_json ordered;
+    for (const char* k : {"format", "version", "meta", "probes", "stats", "stacks", "locks", "syscalls",
+                          "functions", "cpu", "workload"})
+        ordered[k] = doc.at(k);
+    EXPECT_EQ(parseCapture(ordered.dump()), c);
+    // Locks before stacks: stacks stream, locks wait for the end.
+    nlohmann::ordered_json locksFirst;
+    for (const char* k : {"format", "version", "locks", "stacks", "meta", "probes", "stats", "syscalls",
+                          "functions", "cpu", "workload"})
+        locksFirst[k] = doc.at(k);
+    EXPECT_EQ(parseCapture(locksFirst.dump()), c);
+    // A newer version with stacks the reader cannot read still says "newer".
+    ordered["version"] = 2;
+    ordered["stacks"][0]["frames"] = 7;
+    try {
+        parseCapture(ordered.dump());
+        FAIL() << "accepted";
+    } catch (const CaptureError& e) {
+        EXPECT_EQ(std::string(e.what()), "format version 2 is newer than this lockscope reads (1): upgrade lockscope");
+    }
+}
+
+TEST(CaptureRobustness, DuplicateSectionsAreRefused)
+{
+    std::string text = toJson(testing::makeSemopCapture(testing::SemopScenario::Baseline)).dump();
+    text.insert(1, "\"stacks\":[],");
+    try {
+        parseCapture(text);
+        FAIL() << "accepted";
+    } catch (const CaptureError& e) {
+        EXPECT_EQ(std::string(e.what()), "stacks: appears twice in the document");
     }
 }
 
