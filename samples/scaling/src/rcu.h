@@ -7,8 +7,6 @@
 // TSan the read-side unlock is published as a release and a completed grace
 // period as an acquire on one token: exactly the ordering RCU guarantees.
 
-#include <urcu/urcu-memb.h>
-
 #if defined(__SANITIZE_THREAD__)
 #define LOCKSCOPE_TSAN 1
 #elif defined(__has_feature)
@@ -16,6 +14,13 @@
 #define LOCKSCOPE_TSAN 1
 #endif
 #endif
+
+// Inline read-side primitives (as the kernel's are), except under TSan, where
+// the library calls keep liburcu's own bookkeeping out of the instrumented code.
+#if !defined(LOCKSCOPE_TSAN) && !defined(_LGPL_SOURCE)
+#define _LGPL_SOURCE
+#endif
+#include <urcu/urcu-memb.h>
 
 #ifdef LOCKSCOPE_TSAN
 extern "C" void __tsan_acquire(void* addr);
@@ -48,6 +53,37 @@ inline void synchronize()
 {
     ensureRegistered();
     urcu_memb_synchronize_rcu();
+#ifdef LOCKSCOPE_TSAN
+    __tsan_acquire(&gracePeriodToken);
+#endif
+}
+
+// Runs fn(head) on liburcu's call_rcu thread after a grace period, without
+// blocking the caller (the kernel's call_rcu()/kfree_rcu()).
+inline void deferFree(rcu_head* head, void (*fn)(rcu_head*))
+{
+    ensureRegistered();
+#ifdef LOCKSCOPE_TSAN
+    __tsan_release(head);
+#endif
+    urcu_memb_call_rcu(head, fn);
+}
+
+// First thing in a deferFree() callback: orders it after the grace period and
+// after the caller of deferFree().
+inline void deferredEntry([[maybe_unused]] rcu_head* head)
+{
+#ifdef LOCKSCOPE_TSAN
+    __tsan_acquire(&gracePeriodToken);
+    __tsan_acquire(head);
+#endif
+}
+
+// Waits for every callback queued so far.
+inline void barrier()
+{
+    ensureRegistered();
+    urcu_memb_barrier();
 #ifdef LOCKSCOPE_TSAN
     __tsan_acquire(&gracePeriodToken);
 #endif

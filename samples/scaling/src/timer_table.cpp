@@ -25,6 +25,7 @@ struct Timer {
     TimerValue value;
     // Chain link, published to RCU readers with release/acquire.
     Timer* next = nullptr;
+    rcu_head rcu{};
 };
 
 size_t bucketOf(int id)
@@ -156,9 +157,7 @@ public:
     RcuTable(LockProfile* tableLock, LockProfile* timerLock) : TableBase(timerLock), writer_(tableLock) {}
     ~RcuTable() override
     {
-        rcu::synchronize();
-        for (Timer* t : retired_)
-            delete t;
+        rcu::barrier();  // every deleted timer is freed before its profile goes
         for (Timer* head : buckets_)
             while (head) {
                 Timer* next = head->next;
@@ -181,10 +180,10 @@ public:
 
     bool remove(int id) override
     {
-        std::vector<Timer*> batch;
+        Timer* t = nullptr;
         {
             Guard g(writer_);
-            Timer* t = findIn(buckets_[bucketOf(id)], id);
+            t = findIn(buckets_[bucketOf(id)], id);
             if (!t)
                 return false;
             t->lock.lock();
@@ -192,18 +191,15 @@ public:
             t->lock.unlock();
             unlink(buckets_[bucketOf(id)], t);
             live_.fetch_sub(1, std::memory_order_relaxed);
-            retired_.push_back(t);
-            // Grace periods are expensive: free in batches.
-            if (retired_.size() >= kRetireBatch)
-                batch.swap(retired_);
         }
-        if (!batch.empty()) {
-            rcu::synchronize();
-            for (Timer* t : batch) {
-                t->magic = kDeadMagic;
-                delete t;
-            }
-        }
+        // Lookups may still hold a pointer to it: free after a grace period,
+        // without making the deleting task wait for one.
+        rcu::deferFree(&t->rcu, [](rcu_head* head) {
+            rcu::deferredEntry(head);
+            Timer* dead = caa_container_of(head, Timer, rcu);
+            dead->magic = kDeadMagic;
+            delete dead;
+        });
         return true;
     }
 
@@ -223,9 +219,7 @@ protected:
     }
 
 private:
-    static constexpr size_t kRetireBatch = 64;
     Instrumented<SpinLock> writer_;
-    std::vector<Timer*> retired_;
 };
 
 } // namespace
