@@ -133,7 +133,7 @@ std::string bzImageVersion(const std::string& path)
     std::ifstream in(path, std::ios::binary);
     if (!in)
         throw LabError("kernel image '" + path + "': cannot read it");
-    std::string head(0x4000, '\0');
+    std::string head(0x10000, '\0');
     in.read(head.data(), static_cast<std::streamsize>(head.size()));
     head.resize(static_cast<size_t>(in.gcount()));
     if (head.size() < 0x210 || head.compare(0x202, 4, "HdrS") != 0) {
