@@ -122,6 +122,10 @@ std::string CaptureAssembler::lockKey(uint64_t lockAddr, const std::string& type
 
 uint32_t CaptureAssembler::intern(StackKind kind, std::vector<Frame> frames, Capture& out)
 {
+    // The format wants at least one frame: a missing stack is a pseudo frame,
+    // named the way perf names what it cannot show.
+    if (frames.empty())
+        frames.push_back(Frame{kNoStackFrame, 0, "", std::nullopt});
     std::vector<std::string> sig;
     sig.reserve(frames.size());
     for (const auto& f : frames)
@@ -224,15 +228,15 @@ void CaptureAssembler::assembleCpu(const probes::Snapshot& snapshot, Capture& ou
         if (rec.kstack_id >= 0 && kernelStack_)
             for (uint64_t ip : kernelStack_(rec.kstack_id))
                 frames.push_back(kernelFrame(ip));
+        if (rec.kstack_id < 0)
+            frames.push_back(Frame{kUserModeFrame, 0, "", std::nullopt});
         std::string leaf = frames.empty() ? std::string() : frames[0].function;
         std::string module = frames.empty() ? std::string() : frames[0].module;
         if (!leaf.empty() && isSpinFunction(leaf))
             cpu.lock_samples += rec.count;
         if (!leaf.empty() && isIdleFunction(leaf))
             cpu.idle_samples += rec.count;
-        // The CPU probe keys user-mode samples (no kernel stack) as -1.
-        std::string name = rec.kstack_id < 0 ? "[user]" : leaf.empty() ? "[unknown]" : leaf;
-        leaves[{name, module}] += rec.count;
+        leaves[{leaf.empty() ? "[unknown]" : leaf, module}] += rec.count;
         perStack[intern(StackKind::Kernel, std::move(frames), out)] += rec.count;
     }
     cpu.samples = std::max(snapshot.cpu_samples, counted);

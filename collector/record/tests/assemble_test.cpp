@@ -190,7 +190,8 @@ TEST_F(Fixture, NoStackOrOnlyInternalsStillCounted)
     ASSERT_EQ(l->sites.size(), 1u);
     const Stack* s = c.findStack(l->sites[0].stack_id);
     ASSERT_TRUE(s);
-    EXPECT_TRUE(s->frames.empty());
+    ASSERT_EQ(s->frames.size(), 1u);
+    EXPECT_EQ(s->frames[0].function, kNoStackFrame);
 }
 
 TEST_F(Fixture, Filters)
@@ -263,6 +264,10 @@ TEST_F(Fixture, CpuShareAndLatencies)
         EXPECT_TRUE(c.findStack(s.stack_id));
     }
     EXPECT_EQ(stackTotal, 105u);
+    bool userLeaf = false;
+    for (const auto& l : c.cpu.top_leaves)
+        userLeaf |= l.function == kUserModeFrame && l.samples == 5;
+    EXPECT_TRUE(userLeaf) << "user-mode samples not shown as [user]";
 
     ASSERT_EQ(c.syscalls.size(), 1u);
     EXPECT_EQ(c.syscalls[0].name, "semtimedop");

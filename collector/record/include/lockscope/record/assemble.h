@@ -32,6 +32,11 @@ struct AssembleOptions {
     std::set<std::string> user_lock_functions;
 };
 
+// Pseudo frames: a lock event whose stack could not be taken, and a CPU
+// sample taken in user mode (the CPU probe keys those with no kernel stack).
+inline constexpr const char* kNoStackFrame = "[no stack]";
+inline constexpr const char* kUserModeFrame = "[user]";
+
 // "rwlock:R" -> "rwlock": a lock's type independent of the acquisition mode.
 std::string baseLockType(const std::string& type);
 
