@@ -12,9 +12,11 @@ struct Registration {
 
 } // namespace
 
-void ensureRegistered()
+void registerThread()
 {
+    // Its destructor unregisters the thread when it exits.
     thread_local Registration registration;
+    threadRegistered = true;
 }
 
 } // namespace lockscope::scaling::rcu

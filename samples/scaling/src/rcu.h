@@ -29,7 +29,14 @@ extern "C" void __tsan_release(void* addr);
 
 namespace lockscope::scaling::rcu {
 
-void ensureRegistered();
+void registerThread();
+// Constant-initialized, so the hot-path check is one TLS load with no guard.
+inline thread_local bool threadRegistered = false;
+inline void ensureRegistered()
+{
+    if (__builtin_expect(!threadRegistered, 0))
+        registerThread();
+}
 
 #ifdef LOCKSCOPE_TSAN
 inline char gracePeriodToken;
@@ -53,37 +60,6 @@ inline void synchronize()
 {
     ensureRegistered();
     urcu_memb_synchronize_rcu();
-#ifdef LOCKSCOPE_TSAN
-    __tsan_acquire(&gracePeriodToken);
-#endif
-}
-
-// Runs fn(head) on liburcu's call_rcu thread after a grace period, without
-// blocking the caller (the kernel's call_rcu()/kfree_rcu()).
-inline void deferFree(rcu_head* head, void (*fn)(rcu_head*))
-{
-    ensureRegistered();
-#ifdef LOCKSCOPE_TSAN
-    __tsan_release(head);
-#endif
-    urcu_memb_call_rcu(head, fn);
-}
-
-// First thing in a deferFree() callback: orders it after the grace period and
-// after the caller of deferFree().
-inline void deferredEntry([[maybe_unused]] rcu_head* head)
-{
-#ifdef LOCKSCOPE_TSAN
-    __tsan_acquire(&gracePeriodToken);
-    __tsan_acquire(head);
-#endif
-}
-
-// Waits for every callback queued so far.
-inline void barrier()
-{
-    ensureRegistered();
-    urcu_memb_barrier();
 #ifdef LOCKSCOPE_TSAN
     __tsan_acquire(&gracePeriodToken);
 #endif

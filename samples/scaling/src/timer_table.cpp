@@ -2,6 +2,9 @@
 #include "lockscope/scaling/timer_table.h"
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "lockscope/scaling/locks.h"
@@ -25,7 +28,6 @@ struct Timer {
     TimerValue value;
     // Chain link, published to RCU readers with release/acquire.
     Timer* next = nullptr;
-    rcu_head rcu{};
 };
 
 size_t bucketOf(int id)
@@ -152,12 +154,72 @@ private:
     Instrumented<SpinLock> lock_;
 };
 
+// Deleted timers go to a reclaimer thread that frees them in batches after a
+// grace period (the kernel's RCU callback processing), so a deleting task never
+// waits for readers. liburcu's own call_rcu() would do the same, but its
+// internals are invisible to ThreadSanitizer; this thread is not.
+class Reclaimer {
+public:
+    Reclaimer() : thread_([this] { run(); }) {}
+    ~Reclaimer()
+    {
+        {
+            std::lock_guard<std::mutex> g(mutex_);
+            stopping_ = true;
+        }
+        wake_.notify_one();
+        thread_.join();
+    }
+    void retire(Timer* t)
+    {
+        bool full = false;
+        {
+            std::lock_guard<std::mutex> g(mutex_);
+            pending_.push_back(t);
+            full = pending_.size() >= kBatch;
+        }
+        if (full)
+            wake_.notify_one();
+    }
+
+private:
+    // Kernel grace periods last milliseconds and retire thousands of objects
+    // each; batching as deeply keeps the grace-period cost per deletion small.
+    static constexpr size_t kBatch = 512;
+    void run()
+    {
+        std::unique_lock<std::mutex> g(mutex_);
+        for (;;) {
+            wake_.wait(g, [&] { return stopping_ || pending_.size() >= kBatch; });
+            std::vector<Timer*> batch;
+            batch.swap(pending_);
+            bool last = stopping_;
+            g.unlock();
+            if (!batch.empty()) {
+                rcu::synchronize();
+                for (Timer* t : batch) {
+                    t->magic = kDeadMagic;
+                    delete t;
+                }
+            }
+            g.lock();
+            if (last && pending_.empty())
+                return;
+        }
+    }
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::vector<Timer*> pending_;
+    bool stopping_ = false;
+    std::thread thread_;  // last: starts after the members it uses exist
+};
+
 class RcuTable final : public TableBase {
 public:
     RcuTable(LockProfile* tableLock, LockProfile* timerLock) : TableBase(timerLock), writer_(tableLock) {}
     ~RcuTable() override
     {
-        rcu::barrier();  // every deleted timer is freed before its profile goes
+        reclaimer_.reset();  // frees every retired timer after a last grace period
         for (Timer* head : buckets_)
             while (head) {
                 Timer* next = head->next;
@@ -192,14 +254,8 @@ public:
             unlink(buckets_[bucketOf(id)], t);
             live_.fetch_sub(1, std::memory_order_relaxed);
         }
-        // Lookups may still hold a pointer to it: free after a grace period,
-        // without making the deleting task wait for one.
-        rcu::deferFree(&t->rcu, [](rcu_head* head) {
-            rcu::deferredEntry(head);
-            Timer* dead = caa_container_of(head, Timer, rcu);
-            dead->magic = kDeadMagic;
-            delete dead;
-        });
+        // Lookups may still hold a pointer to it: freed after a grace period.
+        reclaimer_->retire(t);
         return true;
     }
 
@@ -220,6 +276,7 @@ protected:
 
 private:
     Instrumented<SpinLock> writer_;
+    std::unique_ptr<Reclaimer> reclaimer_ = std::make_unique<Reclaimer>();
 };
 
 } // namespace
