@@ -55,7 +55,8 @@ void printInfo(const std::string& file, const Capture& c, size_t topN)
     const Meta& m = c.meta;
     printRow("capture", file);
     printRow("label", orUnknown(m.label));
-    printRow("kernel", orUnknown(m.kernel_release) + (m.kernel_version.empty() ? "" : " (" + m.kernel_version + ")"));
+    printRow("kernel",
+        orUnknown(m.kernel_release) + (m.kernel_version.empty() ? "" : " (" + m.kernel_version + ")"));
     printRow("build id", orUnknown(m.kernel_build_id));
     printRow("cpu", orUnknown(m.cpu_model) + ", " + std::to_string(m.cpu_count) + " CPUs");
     if (!m.hostname.empty())
@@ -76,27 +77,29 @@ void printInfo(const std::string& file, const Capture& c, size_t topN)
     if (!w.results.empty()) {
         std::string r;
         for (const auto& [k, v] : w.results.items())
-            r += (r.empty() ? "" : ", ") + k + "=" + v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+            r += (r.empty() ? "" : ", ") + k + "="
+                + v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
         printRow("results", r);
     }
 
     size_t attached = 0;
     for (const auto& p : c.probes)
         attached += p.attached;
-    printRow("probes", std::to_string(attached) + " attached, " + std::to_string(c.probes.size() - attached) +
-                           " skipped");
+    printRow("probes",
+        std::to_string(attached) + " attached, " + std::to_string(c.probes.size() - attached) + " skipped");
     for (const auto& p : c.probes)
         if (!p.attached)
             std::printf("%-10s   skipped %s: %s\n", "", p.name.c_str(), p.reason.c_str());
 
     const Stats& s = c.stats;
-    printRow("events", std::to_string(s.events) + " seen, " + std::to_string(s.lost) + " lost, " +
-                           std::to_string(s.map_full) + " map-full drops, " + std::to_string(s.stack_failures) +
-                           " stack failures, " + std::to_string(s.unmatched) + " unmatched");
+    printRow("events",
+        std::to_string(s.events) + " seen, " + std::to_string(s.lost) + " lost, " + std::to_string(s.map_full)
+            + " map-full drops, " + std::to_string(s.stack_failures) + " stack failures, "
+            + std::to_string(s.unmatched) + " unmatched");
     if (c.cpu.samples) {
         char share[96];
         std::snprintf(share, sizeof share, "%.1f%% of %" PRIu64 " samples in lock functions (%u Hz)",
-                      100.0 * c.cpu.lockShare(), c.cpu.samples, c.cpu.frequency_hz);
+            100.0 * c.cpu.lockShare(), c.cpu.samples, c.cpu.frequency_hz);
         printRow("cpu time", share);
     } else {
         printRow("cpu time", "not sampled");
@@ -108,7 +111,7 @@ void printInfo(const std::string& file, const Capture& c, size_t topN)
     for (const auto& l : c.locks)
         locks.push_back(&l);
     std::stable_sort(locks.begin(), locks.end(),
-                     [](const Lock* a, const Lock* b) { return a->wait.total() > b->wait.total(); });
+        [](const Lock* a, const Lock* b) { return a->wait.total() > b->wait.total(); });
     if (locks.size() > topN)
         locks.resize(topN);
     if (locks.empty())
@@ -120,9 +123,9 @@ void printInfo(const std::string& file, const Capture& c, size_t topN)
     const int kw = static_cast<int>(std::min<size_t>(keyWidth, 60));
     std::printf("  %-*s  %-9s %12s %12s %12s %12s\n", kw, "lock", "type", "waits", "total", "max", "p99");
     for (const Lock* l : locks)
-        std::printf("  %-*s  %-9s %12" PRIu64 " %12s %12s %12s\n", kw, l->key.c_str(), l->type.c_str(), l->wait.count(),
-                    formatNs(l->wait.total()).c_str(), formatNs(l->wait.max()).c_str(),
-                    formatNs(l->wait.percentile(99)).c_str());
+        std::printf("  %-*s  %-9s %12" PRIu64 " %12s %12s %12s\n", kw, l->key.c_str(), l->type.c_str(),
+            l->wait.count(), formatNs(l->wait.total()).c_str(), formatNs(l->wait.max()).c_str(),
+            formatNs(l->wait.percentile(99)).c_str());
 }
 
 } // namespace
@@ -131,7 +134,8 @@ void addInfoCommand(CLI::App& app, Result& result)
 {
     auto file = std::make_shared<std::string>();
     auto top = std::make_shared<size_t>(5);
-    CLI::App* cmd = app.add_subcommand("info", "Summarize a capture: kernel, workload, probes, counters, top locks");
+    CLI::App* cmd
+        = app.add_subcommand("info", "Summarize a capture: kernel, workload, probes, counters, top locks");
     cmd->add_option("file", *file, "capture file (*.lockscope.json)")->required();
     cmd->add_option("--top", *top, "how many locks to list (by total wait)")->check(CLI::Range(1, 1000));
     cmd->callback([file, top, &result] {

@@ -34,7 +34,7 @@ constexpr const char* kChildEnv = "LOCKSCOPE_BENCH_RSS_CHILD";
 
 double maxRssMB()
 {
-    rusage ru{};
+    rusage ru {};
     getrusage(RUSAGE_SELF, &ru);
     return static_cast<double>(ru.ru_maxrss) / 1024.0;
 }
@@ -107,9 +107,9 @@ double childPeakMB(const std::string& mode, const std::string& path)
     posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
     posix_spawn_file_actions_addclose(&actions, fds[0]);
     const std::string env = std::string(kChildEnv) + "=" + mode + ":" + path;
-    char* childEnv[] = {const_cast<char*>(env.c_str()), nullptr};
+    char* childEnv[] = { const_cast<char*>(env.c_str()), nullptr };
     char self[] = "/proc/self/exe";
-    char* argv[] = {self, nullptr};
+    char* argv[] = { self, nullptr };
     pid_t pid = 0;
     const int rc = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv, childEnv);
     posix_spawn_file_actions_destroy(&actions);

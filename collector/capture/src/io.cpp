@@ -36,8 +36,8 @@ struct Path {
     const char* key = nullptr; // member name, or nullptr for an array index
     size_t index = 0;
 
-    Path operator/(const char* k) const { return Path{this, k, 0}; }
-    Path operator[](size_t i) const { return Path{this, nullptr, i}; }
+    Path operator/(const char* k) const { return Path { this, k, 0 }; }
+    Path operator[](size_t i) const { return Path { this, nullptr, i }; }
 
     std::string str() const
     {
@@ -65,7 +65,7 @@ private:
     }
 };
 
-const Path kRoot{nullptr, "", 0};
+const Path kRoot { nullptr, "", 0 };
 
 // Error text must stay one printable line whatever the file holds.
 std::string printable(std::string_view s, size_t maxLen = 80)
@@ -96,20 +96,29 @@ std::string printable(std::string_view s, size_t maxLen = 80)
 std::string describe(const json& v)
 {
     switch (v.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return v.get<bool>() ? "true" : "false";
-    case json::value_t::string: return "a string \"" + printable(v.get_ref<const std::string&>(), 40) + "\"";
-    case json::value_t::array: return "an array";
-    case json::value_t::object: return "an object";
-    case json::value_t::number_integer: return std::to_string(v.get<int64_t>());
-    case json::value_t::number_unsigned: return std::to_string(v.get<uint64_t>());
+    case json::value_t::null:
+        return "null";
+    case json::value_t::boolean:
+        return v.get<bool>() ? "true" : "false";
+    case json::value_t::string:
+        return "a string \"" + printable(v.get_ref<const std::string&>(), 40) + "\"";
+    case json::value_t::array:
+        return "an array";
+    case json::value_t::object:
+        return "an object";
+    case json::value_t::number_integer:
+        return std::to_string(v.get<int64_t>());
+    case json::value_t::number_unsigned:
+        return std::to_string(v.get<uint64_t>());
     case json::value_t::number_float: {
         char buf[40];
         std::snprintf(buf, sizeof buf, "%.17g", v.get<double>());
         return buf;
     }
-    case json::value_t::binary: return "binary data";
-    case json::value_t::discarded: return "a discarded value";
+    case json::value_t::binary:
+        return "binary data";
+    case json::value_t::discarded:
+        return "a discarded value";
     }
     return "an unknown value";
 }
@@ -192,7 +201,8 @@ uint64_t toU64(const json& v, const Path& at, uint64_t maxValue = UINT64_MAX)
     if (v.is_number_integer()) {
         if (!v.is_number_unsigned() && v.get<int64_t>() < 0)
             fail(at, "expected a non-negative integer, got " + describe(v));
-        const uint64_t u = v.is_number_unsigned() ? v.get<uint64_t>() : static_cast<uint64_t>(v.get<int64_t>());
+        const uint64_t u
+            = v.is_number_unsigned() ? v.get<uint64_t>() : static_cast<uint64_t>(v.get<int64_t>());
         if (u > maxValue)
             fail(at, "out of range: " + std::to_string(u) + " > " + std::to_string(maxValue));
         return u;
@@ -308,9 +318,9 @@ bool isRfc3339(const std::string& s)
                 return false;
         return true;
     };
-    if (!digits(0, 4) || s.size() < 20 || s[4] != '-' || !digits(5, 2) || s[7] != '-' || !digits(8, 2) ||
-        (s[10] != 'T' && s[10] != 't') || !digits(11, 2) || s[13] != ':' || !digits(14, 2) || s[16] != ':' ||
-        !digits(17, 2))
+    if (!digits(0, 4) || s.size() < 20 || s[4] != '-' || !digits(5, 2) || s[7] != '-' || !digits(8, 2)
+        || (s[10] != 'T' && s[10] != 't') || !digits(11, 2) || s[13] != ':' || !digits(14, 2) || s[16] != ':'
+        || !digits(17, 2))
         return false;
     size_t p = 19;
     if (s[p] == '.') {
@@ -325,35 +335,31 @@ bool isRfc3339(const std::string& s)
         return false;
     if ((s[p] == 'Z' || s[p] == 'z') && p + 1 == s.size())
         return true;
-    return (s[p] == '+' || s[p] == '-') && p + 6 == s.size() && digits(p + 1, 2) && s[p + 3] == ':' &&
-           digits(p + 4, 2);
+    return (s[p] == '+' || s[p] == '-') && p + 6 == s.size() && digits(p + 1, 2) && s[p + 3] == ':'
+        && digits(p + 4, 2);
 }
 
 // ----------------------------------------------------------- histograms ---
 
-template <class J>
-J histToJson(const Log2Hist& h)
+template <class J> J histToJson(const Log2Hist& h)
 {
     J buckets = J::array();
     for (uint64_t b : h.buckets())
         buckets.push_back(b);
-    return J{{"count", h.count()},
-                {"total_ns", h.total()},
-                {"min_ns", h.min()},
-                {"max_ns", h.max()},
-                {"hist", std::move(buckets)}};
+    return J { { "count", h.count() }, { "total_ns", h.total() }, { "min_ns", h.min() },
+        { "max_ns", h.max() }, { "hist", std::move(buckets) } };
 }
 
 std::string bucketRange(unsigned b)
 {
-    return "bucket " + std::to_string(b) + " = [" + std::to_string(Log2Hist::bucketLow(b)) + ", " +
-           std::to_string(Log2Hist::bucketHigh(b)) + "]";
+    return "bucket " + std::to_string(b) + " = [" + std::to_string(Log2Hist::bucketLow(b)) + ", "
+        + std::to_string(Log2Hist::bucketHigh(b)) + "]";
 }
 
 // Says which part of an inconsistent histogram is wrong, in the order a
 // reader would check it by hand.
 std::string histProblem(const std::array<uint64_t, Log2Hist::kBuckets>& b, uint64_t count, uint64_t total,
-                        uint64_t min, uint64_t max)
+    uint64_t min, uint64_t max)
 {
     uint64_t sum = 0;
     bool overflow = false;
@@ -394,7 +400,7 @@ Log2Hist histFromJson(const json& obj, const Path& at)
         fail(hp, "expected an array of 64 integers, got " + describe(hist));
     if (hist.size() != Log2Hist::kBuckets)
         fail(hp, "expected 64 integers, got " + std::to_string(hist.size()));
-    std::array<uint64_t, Log2Hist::kBuckets> buckets{};
+    std::array<uint64_t, Log2Hist::kBuckets> buckets {};
     for (unsigned i = 0; i < Log2Hist::kBuckets; ++i)
         buckets[i] = toU64(hist[i], hp[i]);
     const Log2Hist h = Log2Hist::fromParts(buckets, count, total, min, max);
@@ -405,19 +411,17 @@ Log2Hist histFromJson(const json& obj, const Path& at)
 
 // -------------------------------------------------------------- writers ---
 
-template <class J>
-J frameToJson(const Frame& f)
+template <class J> J frameToJson(const Frame& f)
 {
-    J j{{"function", f.function}, {"offset", f.offset}, {"module", f.module}};
+    J j { { "function", f.function }, { "offset", f.offset }, { "module", f.module } };
     if (f.address)
         j["address"] = hexAddress(*f.address);
     return j;
 }
 
-template <class J>
-J latencyToJson(const LatencyEntry& e)
+template <class J> J latencyToJson(const LatencyEntry& e)
 {
-    return J{{"name", e.name}, {"latency", histToJson<J>(e.latency)}, {"errors", e.errors}};
+    return J { { "name", e.name }, { "latency", histToJson<J>(e.latency) }, { "errors", e.errors } };
 }
 
 // ------------------------------------------------------------- readers ---
@@ -433,15 +437,16 @@ Meta metaFromJson(const json& j, const Path& at)
     m.kernel_build_id = strAt(j, at, "kernel_build_id");
     for (char c : m.kernel_build_id)
         if (!std::isxdigit(static_cast<unsigned char>(c)))
-            fail(at / "kernel_build_id", "expected hex digits or \"\", got \"" + printable(m.kernel_build_id) + "\"");
+            fail(at / "kernel_build_id",
+                "expected hex digits or \"\", got \"" + printable(m.kernel_build_id) + "\"");
     m.hostname = strAt(j, at, "hostname");
     m.cpu_model = strAt(j, at, "cpu_model");
     m.cpu_count = u32At(j, at, "cpu_count");
     m.start_time = strAt(j, at, "start_time");
     if (!m.start_time.empty() && !isRfc3339(m.start_time))
         fail(at / "start_time",
-             "expected an RFC 3339 time such as \"2024-05-01T12:00:00Z\" or \"\", got \"" +
-                 printable(m.start_time) + "\"");
+            "expected an RFC 3339 time such as \"2024-05-01T12:00:00Z\" or \"\", got \""
+                + printable(m.start_time) + "\"");
     m.duration_s = nonNegativeDoubleAt(j, at, "duration_s");
     m.command = stringListAt(j, at, "command");
     const json& filters = objectAt(j, at, "filters");
@@ -525,8 +530,9 @@ struct StackRefs {
         if (it == kinds.end())
             fail(at, "no stack with id " + std::to_string(id) + " in stacks");
         if (want && it->second != *want)
-            fail(at, "stack " + std::to_string(id) + " is a " + toString(it->second) + " stack, expected a " +
-                         toString(*want) + " stack");
+            fail(at,
+                "stack " + std::to_string(id) + " is a " + toString(it->second) + " stack, expected a "
+                    + toString(*want) + " stack");
     }
 };
 
@@ -576,13 +582,15 @@ std::vector<LatencyEntry> latenciesFromJson(const json& arr, const Path& at)
         e.name = nonEmptyStrAt(j, p, "name");
         auto [it, fresh] = seen.emplace(e.name, i);
         if (!fresh)
-            fail(p / "name", "duplicate name \"" + printable(e.name) + "\" (also at index " +
-                                 std::to_string(it->second) + ")");
+            fail(p / "name",
+                "duplicate name \"" + printable(e.name) + "\" (also at index " + std::to_string(it->second)
+                    + ")");
         e.latency = histFromJson(member(j, p, "latency"), p / "latency");
         e.errors = u64At(j, p, "errors");
         if (e.errors > e.latency.count())
-            fail(p / "errors", std::to_string(e.errors) + " errors but only " +
-                                   std::to_string(e.latency.count()) + " calls");
+            fail(p / "errors",
+                std::to_string(e.errors) + " errors but only " + std::to_string(e.latency.count())
+                    + " calls");
         out.push_back(std::move(e));
     }
     return out;
@@ -597,11 +605,12 @@ CpuProfile cpuFromJson(const json& j, const Path& at, const StackRefs& refs)
     c.lock_samples = u64At(j, at, "lock_samples");
     c.idle_samples = u64At(j, at, "idle_samples");
     if (c.lock_samples > c.samples)
-        fail(at / "lock_samples", std::to_string(c.lock_samples) + " exceeds samples (" +
-                                      std::to_string(c.samples) + ")");
+        fail(at / "lock_samples",
+            std::to_string(c.lock_samples) + " exceeds samples (" + std::to_string(c.samples) + ")");
     if (c.idle_samples > c.samples - c.lock_samples)
-        fail(at / "idle_samples", std::to_string(c.idle_samples) + " + lock_samples exceeds samples (" +
-                                      std::to_string(c.samples) + ")");
+        fail(at / "idle_samples",
+            std::to_string(c.idle_samples) + " + lock_samples exceeds samples (" + std::to_string(c.samples)
+                + ")");
     const json& leaves = arrayAt(j, at, "top_leaves");
     const Path lp = at / "top_leaves";
     c.top_leaves.reserve(leaves.size());
@@ -613,8 +622,8 @@ CpuProfile cpuFromJson(const json& j, const Path& at, const StackRefs& refs)
         s.module = strAt(l, p, "module");
         s.samples = u64At(l, p, "samples");
         if (s.samples > c.samples)
-            fail(p / "samples", std::to_string(s.samples) + " exceeds cpu.samples (" +
-                                    std::to_string(c.samples) + ")");
+            fail(p / "samples",
+                std::to_string(s.samples) + " exceeds cpu.samples (" + std::to_string(c.samples) + ")");
         if (i > 0 && s.samples > c.top_leaves.back().samples)
             fail(p / "samples", "top_leaves must be sorted by samples, descending");
         c.top_leaves.push_back(std::move(s));
@@ -638,7 +647,7 @@ CpuProfile cpuFromJson(const json& j, const Path& at, const StackRefs& refs)
 // (recursive in nlohmann) stays cheap even for documents not built by parse().
 void checkDepth(const json& root, const Path& at, unsigned maxDepth)
 {
-    std::vector<std::pair<const json*, unsigned>> todo{{&root, 0}};
+    std::vector<std::pair<const json*, unsigned>> todo { { &root, 0 } };
     while (!todo.empty()) {
         auto [v, depth] = todo.back();
         todo.pop_back();
@@ -663,11 +672,10 @@ Workload workloadFromJson(const json& j, const Path& at)
             fail(at / "signal", "expected a positive signal number, got " + std::to_string(*w.signal));
     }
     const json& results = objectAt(j, at, "results");
-    checkDepth(results, at / "results", ReadLimits{}.max_depth);
+    checkDepth(results, at / "results", ReadLimits {}.max_depth);
     w.results = results;
     return w;
 }
-
 
 } // namespace
 
@@ -677,26 +685,25 @@ namespace {
 
 // Built as ordered_json by the writer so that files read top-down (format and
 // version first); toJson() returns the plain J type of the API.
-template <class J>
-J stackToJson(const Stack& st)
+template <class J> J stackToJson(const Stack& st)
 {
     J frames = J::array();
     for (const auto& f : st.frames)
         frames.push_back(frameToJson<J>(f));
-    return J{{"id", st.id}, {"kind", toString(st.kind)}, {"frames", std::move(frames)}};
+    return J { { "id", st.id }, { "kind", toString(st.kind) }, { "frames", std::move(frames) } };
 }
 
-template <class J>
-J lockToJson(const Lock& l)
+template <class J> J lockToJson(const Lock& l)
 {
     J sites = J::array();
     for (const auto& site : l.sites) {
-        J js{{"stack_id", site.stack_id}, {"wait", histToJson<J>(site.wait)}, {"hold", histToJson<J>(site.hold)}};
+        J js { { "stack_id", site.stack_id }, { "wait", histToJson<J>(site.wait) },
+            { "hold", histToJson<J>(site.hold) } };
         if (site.user_stack_id)
             js["user_stack_id"] = *site.user_stack_id;
         sites.push_back(std::move(js));
     }
-    J jl{{"key", l.key}, {"type", l.type}};
+    J jl { { "key", l.key }, { "type", l.type } };
     if (l.address)
         jl["address"] = hexAddress(*l.address);
     jl["instances"] = l.instances;
@@ -707,8 +714,7 @@ J lockToJson(const Lock& l)
     return jl;
 }
 
-template <class J>
-J buildJson(const Capture& c, bool withBig)
+template <class J> J buildJson(const Capture& c, bool withBig)
 {
     J doc = J::object();
     doc["format"] = kCaptureFormat;
@@ -718,36 +724,22 @@ J buildJson(const Capture& c, bool withBig)
     J filters = J::object();
     for (const auto& [k, v] : m.filters)
         filters[k] = v;
-    doc["meta"] = J{{"tool_version", m.tool_version},
-                       {"label", m.label},
-                       {"kernel_release", m.kernel_release},
-                       {"kernel_version", m.kernel_version},
-                       {"kernel_build_id", m.kernel_build_id},
-                       {"hostname", m.hostname},
-                       {"cpu_model", m.cpu_model},
-                       {"cpu_count", m.cpu_count},
-                       {"start_time", m.start_time},
-                       {"duration_s", m.duration_s},
-                       {"command", m.command},
-                       {"filters", std::move(filters)}};
+    doc["meta"] = J { { "tool_version", m.tool_version }, { "label", m.label },
+        { "kernel_release", m.kernel_release }, { "kernel_version", m.kernel_version },
+        { "kernel_build_id", m.kernel_build_id }, { "hostname", m.hostname }, { "cpu_model", m.cpu_model },
+        { "cpu_count", m.cpu_count }, { "start_time", m.start_time }, { "duration_s", m.duration_s },
+        { "command", m.command }, { "filters", std::move(filters) } };
 
     J probes = J::array();
     for (const auto& p : c.probes)
-        probes.push_back(J{{"name", p.name},
-                              {"target", p.target},
-                              {"hook", p.hook},
-                              {"attached", p.attached},
-                              {"reason", p.reason}});
+        probes.push_back(J { { "name", p.name }, { "target", p.target }, { "hook", p.hook },
+            { "attached", p.attached }, { "reason", p.reason } });
     doc["probes"] = std::move(probes);
 
     const Stats& s = c.stats;
-    doc["stats"] = J{{"events", s.events},
-                        {"lost", s.lost},
-                        {"map_full", s.map_full},
-                        {"stack_failures", s.stack_failures},
-                        {"aborted_waits", s.aborted_waits},
-                        {"unmatched", s.unmatched},
-                        {"recursion_misses", s.recursion_misses}};
+    doc["stats"] = J { { "events", s.events }, { "lost", s.lost }, { "map_full", s.map_full },
+        { "stack_failures", s.stack_failures }, { "aborted_waits", s.aborted_waits },
+        { "unmatched", s.unmatched }, { "recursion_misses", s.recursion_misses } };
 
     // The writer streams these two (the bulk of a capture) element by element.
     J stacks = J::array();
@@ -773,18 +765,15 @@ J buildJson(const Capture& c, bool withBig)
 
     J leaves = J::array();
     for (const auto& l : c.cpu.top_leaves)
-        leaves.push_back(J{{"function", l.function}, {"module", l.module}, {"samples", l.samples}});
+        leaves.push_back(J { { "function", l.function }, { "module", l.module }, { "samples", l.samples } });
     J cpuStacks = J::array();
     for (const auto& sc : c.cpu.stacks)
-        cpuStacks.push_back(J{{"stack_id", sc.stack_id}, {"count", sc.count}});
-    doc["cpu"] = J{{"frequency_hz", c.cpu.frequency_hz},
-                      {"samples", c.cpu.samples},
-                      {"lock_samples", c.cpu.lock_samples},
-                      {"idle_samples", c.cpu.idle_samples},
-                      {"top_leaves", std::move(leaves)},
-                      {"stacks", std::move(cpuStacks)}};
+        cpuStacks.push_back(J { { "stack_id", sc.stack_id }, { "count", sc.count } });
+    doc["cpu"] = J { { "frequency_hz", c.cpu.frequency_hz }, { "samples", c.cpu.samples },
+        { "lock_samples", c.cpu.lock_samples }, { "idle_samples", c.cpu.idle_samples },
+        { "top_leaves", std::move(leaves) }, { "stacks", std::move(cpuStacks) } };
 
-    J w{{"command", c.workload.command}};
+    J w { { "command", c.workload.command } };
     if (c.workload.exit_status)
         w["exit_status"] = *c.workload.exit_status;
     if (c.workload.signal)
@@ -821,8 +810,9 @@ struct Streamed {
         const Stack& st = stackList.back();
         auto [it, fresh] = stackAt.emplace(st.id, i);
         if (!fresh)
-            fail(at[i] / "id", "duplicate stack id " + std::to_string(st.id) + " (also at stacks[" +
-                                   std::to_string(it->second) + "])");
+            fail(at[i] / "id",
+                "duplicate stack id " + std::to_string(st.id) + " (also at stacks["
+                    + std::to_string(it->second) + "])");
         refs.kinds.emplace(st.id, st.kind);
     }
 
@@ -832,8 +822,9 @@ struct Streamed {
         lockList.push_back(lockFromJson(j, at[i], refs));
         auto [it, fresh] = lockAt.emplace(lockList.back().key, i);
         if (!fresh)
-            fail(at[i] / "key", "duplicate lock key \"" + printable(lockList.back().key) + "\" (also at locks[" +
-                                    std::to_string(it->second) + "])");
+            fail(at[i] / "key",
+                "duplicate lock key \"" + printable(lockList.back().key) + "\" (also at locks["
+                    + std::to_string(it->second) + "])");
     }
 };
 
@@ -842,20 +833,22 @@ void checkFormatAndVersion(const json& doc)
     const Path& root = kRoot;
     const json& format = member(doc, root, "format");
     if (!format.is_string() || format.get_ref<const std::string&>() != kCaptureFormat)
-        fail(root / "format", std::string("expected \"") + kCaptureFormat + "\", got " + describe(format) +
-                                  ": not a lockscope capture");
+        fail(root / "format",
+            std::string("expected \"") + kCaptureFormat + "\", got " + describe(format)
+                + ": not a lockscope capture");
     const json& version = member(doc, root, "version");
     if (!version.is_number_integer())
         fail(root / "version", "expected an integer format version, got " + describe(version));
     const bool newer = version.is_number_unsigned()
-                           ? version.get<uint64_t>() > static_cast<uint64_t>(kCaptureVersion)
-                           : version.get<int64_t>() > kCaptureVersion;
+        ? version.get<uint64_t>() > static_cast<uint64_t>(kCaptureVersion)
+        : version.get<int64_t>() > kCaptureVersion;
     if (newer)
-        throw CaptureError("format version " + describe(version) + " is newer than this lockscope reads (" +
-                           std::to_string(kCaptureVersion) + "): upgrade lockscope");
+        throw CaptureError("format version " + describe(version) + " is newer than this lockscope reads ("
+            + std::to_string(kCaptureVersion) + "): upgrade lockscope");
     if (version.get<int64_t>() != kCaptureVersion)
-        fail(root / "version", "format version " + describe(version) + " is not valid (this lockscope reads " +
-                                   std::to_string(kCaptureVersion) + ")");
+        fail(root / "version",
+            "format version " + describe(version) + " is not valid (this lockscope reads "
+                + std::to_string(kCaptureVersion) + ")");
 }
 
 Capture captureFromJson(const json& doc, Streamed& streamed)
@@ -876,8 +869,9 @@ Capture captureFromJson(const json& doc, Streamed& streamed)
         c.probes.push_back(probeFromJson(probes[i], pp[i]));
         auto [it, fresh] = probeNames.emplace(c.probes.back().name, i);
         if (!fresh)
-            fail(pp[i] / "name", "duplicate probe \"" + printable(c.probes.back().name) + "\" (also at probes[" +
-                                     std::to_string(it->second) + "])");
+            fail(pp[i] / "name",
+                "duplicate probe \"" + printable(c.probes.back().name) + "\" (also at probes["
+                    + std::to_string(it->second) + "])");
     }
 
     c.stats = statsFromJson(member(doc, root, "stats"), root / "stats");
@@ -905,7 +899,7 @@ Capture captureFromJson(const json& doc, Streamed& streamed)
 }
 
 // Thrown from the SAX handler to stop before a deep document is built.
-struct TooDeep {};
+struct TooDeep { };
 
 // Builds the DOM like nlohmann's own SAX DOM builder, with two differences:
 // nesting is refused beyond max_depth as soon as a container opens, and once
@@ -921,7 +915,11 @@ public:
     using string_t = json::string_t;
     using binary_t = json::binary_t;
 
-    CaptureSax(unsigned maxDepth, Streamed& streamed) : maxDepth_(maxDepth), streamed_(streamed) {}
+    CaptureSax(unsigned maxDepth, Streamed& streamed)
+        : maxDepth_(maxDepth)
+        , streamed_(streamed)
+    {
+    }
 
     json& root() { return root_; }
 
@@ -942,8 +940,7 @@ public:
     bool end_object() { return close(); }
     bool end_array() { return close(); }
 
-    template <class Exception>
-    bool parse_error(std::size_t, const std::string&, const Exception& ex)
+    template <class Exception> bool parse_error(std::size_t, const std::string&, const Exception& ex)
     {
         throw ex;
     }
@@ -973,7 +970,8 @@ private:
             if (key_ == "format")
                 formatOk_ = v.is_string() && v.get_ref<const std::string&>() == kCaptureFormat;
             else if (key_ == "version")
-                versionOk_ = v.is_number_unsigned() && v.get<uint64_t>() == static_cast<uint64_t>(kCaptureVersion);
+                versionOk_
+                    = v.is_number_unsigned() && v.get<uint64_t>() == static_cast<uint64_t>(kCaptureVersion);
         }
         place(std::move(v));
         return true;
@@ -982,7 +980,7 @@ private:
     bool open(json&& container)
     {
         if (open_.size() >= maxDepth_)
-            throw TooDeep{};
+            throw TooDeep {};
         const bool array = container.is_array();
         if (open_.size() == 1 && open_.back()->is_object() && array) {
             section_ = Section::Other;
@@ -1049,8 +1047,8 @@ Capture fromJson(const nlohmann::json& doc)
 Capture parseCapture(std::string_view text, const ReadLimits& limits)
 {
     if (text.size() > limits.max_file_bytes)
-        throw CaptureError("input is " + std::to_string(text.size()) + " bytes, larger than the limit of " +
-                           std::to_string(limits.max_file_bytes) + " bytes");
+        throw CaptureError("input is " + std::to_string(text.size()) + " bytes, larger than the limit of "
+            + std::to_string(limits.max_file_bytes) + " bytes");
     bool blank = true;
     for (char ch : text)
         if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r') {
@@ -1064,10 +1062,10 @@ Capture parseCapture(std::string_view text, const ReadLimits& limits)
     CaptureSax sax(limits.max_depth, streamed);
     try {
         json::sax_parse(text.begin(), text.end(), &sax, json::input_format_t::json, /*strict=*/true,
-                        /*ignore_comments=*/false);
+            /*ignore_comments=*/false);
     } catch (const TooDeep&) {
-        throw CaptureError("JSON nested deeper than " + std::to_string(limits.max_depth) +
-                           " levels: not a lockscope capture (the format needs fewer than 10)");
+        throw CaptureError("JSON nested deeper than " + std::to_string(limits.max_depth)
+            + " levels: not a lockscope capture (the format needs fewer than 10)");
     } catch (const json::exception& e) {
         // e.what() is "[json.exception.parse_error.N] parse error at line L, column C: detail".
         std::string what = e.what();
@@ -1091,23 +1089,23 @@ Capture readCapture(const std::string& path, const ReadLimits& limits)
     struct Closer {
         int fd;
         ~Closer() { ::close(fd); }
-    } closer{fd};
-    struct stat st {};
+    } closer { fd };
+    struct stat st { };
     if (::fstat(fd, &st) != 0)
         throw err(std::string("cannot stat: ") + std::strerror(errno));
     if (!S_ISREG(st.st_mode)) {
-        const char* what = S_ISDIR(st.st_mode)    ? "a directory"
-                           : S_ISFIFO(st.st_mode) ? "a FIFO"
-                           : S_ISCHR(st.st_mode)  ? "a character device"
-                           : S_ISBLK(st.st_mode)  ? "a block device"
-                           : S_ISSOCK(st.st_mode) ? "a socket"
-                                                  : "not a regular file";
+        const char* what = S_ISDIR(st.st_mode) ? "a directory"
+            : S_ISFIFO(st.st_mode)             ? "a FIFO"
+            : S_ISCHR(st.st_mode)              ? "a character device"
+            : S_ISBLK(st.st_mode)              ? "a block device"
+            : S_ISSOCK(st.st_mode)             ? "a socket"
+                                               : "not a regular file";
         throw err(std::string("is ") + what + ", expected a capture file (*.lockscope.json)");
     }
     const auto size = static_cast<uint64_t>(st.st_size);
     if (size > limits.max_file_bytes)
-        throw err("file is " + std::to_string(size) + " bytes, larger than the limit of " +
-                  std::to_string(limits.max_file_bytes) + " bytes");
+        throw err("file is " + std::to_string(size) + " bytes, larger than the limit of "
+            + std::to_string(limits.max_file_bytes) + " bytes");
     if (size == 0)
         throw err("empty file: expected a lockscope capture (JSON)");
 

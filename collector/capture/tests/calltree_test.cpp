@@ -12,7 +12,7 @@ std::vector<Frame> frames(std::initializer_list<const char*> names)
 {
     std::vector<Frame> f;
     for (const char* n : names)
-        f.push_back(Frame{n, 0x10, "", std::nullopt});
+        f.push_back(Frame { n, 0x10, "", std::nullopt });
     return f;
 }
 
@@ -30,31 +30,32 @@ uint32_t path(const CallTree& t, std::initializer_list<const char*> names)
 // Two stacks sharing the syscall entry, one ending in the spin lock slow path.
 void addSample(CallTree& t)
 {
-    t.addStack(frames({"queued_spin_lock_slowpath", "_raw_spin_lock", "do_semtimedop", "do_syscall_64"}),
-               Weights{10, 1000, 50});
-    t.addStack(frames({"perform_atomic_semop", "do_semtimedop", "do_syscall_64"}), Weights{4, 0, 20});
-    t.addStack(frames({"_raw_spin_lock", "__lock_timer", "do_syscall_64"}), Weights{1, 30, 5});
+    t.addStack(frames({ "queued_spin_lock_slowpath", "_raw_spin_lock", "do_semtimedop", "do_syscall_64" }),
+        Weights { 10, 1000, 50 });
+    t.addStack(frames({ "perform_atomic_semop", "do_semtimedop", "do_syscall_64" }), Weights { 4, 0, 20 });
+    t.addStack(frames({ "_raw_spin_lock", "__lock_timer", "do_syscall_64" }), Weights { 1, 30, 5 });
 }
 
 TEST(CallTree, TopDownSelfAndTotal)
 {
     CallTree t(TreeDirection::TopDown);
     addSample(t);
-    EXPECT_EQ(t.root().total, (Weights{15, 1030, 75}));
-    const uint32_t sys = path(t, {"do_syscall_64"});
+    EXPECT_EQ(t.root().total, (Weights { 15, 1030, 75 }));
+    const uint32_t sys = path(t, { "do_syscall_64" });
     ASSERT_NE(sys, CallTree::kRoot);
-    EXPECT_EQ(t.node(sys).total, (Weights{15, 1030, 75}));
-    EXPECT_EQ(t.node(sys).self, Weights{});
-    const uint32_t sem = path(t, {"do_syscall_64", "do_semtimedop"});
-    EXPECT_EQ(t.node(sem).total, (Weights{14, 1000, 70}));
+    EXPECT_EQ(t.node(sys).total, (Weights { 15, 1030, 75 }));
+    EXPECT_EQ(t.node(sys).self, Weights {});
+    const uint32_t sem = path(t, { "do_syscall_64", "do_semtimedop" });
+    EXPECT_EQ(t.node(sem).total, (Weights { 14, 1000, 70 }));
     EXPECT_EQ(t.node(sem).children.size(), 2u);
-    const uint32_t slow = path(t, {"do_syscall_64", "do_semtimedop", "_raw_spin_lock", "queued_spin_lock_slowpath"});
+    const uint32_t slow
+        = path(t, { "do_syscall_64", "do_semtimedop", "_raw_spin_lock", "queued_spin_lock_slowpath" });
     ASSERT_NE(slow, CallTree::kRoot);
-    EXPECT_EQ(t.node(slow).self, (Weights{10, 1000, 50}));
+    EXPECT_EQ(t.node(slow).self, (Weights { 10, 1000, 50 }));
     EXPECT_EQ(t.node(slow).total, t.node(slow).self);
     // _raw_spin_lock under __lock_timer is a different node from the one under do_semtimedop.
-    const uint32_t timerSpin = path(t, {"do_syscall_64", "__lock_timer", "_raw_spin_lock"});
-    EXPECT_EQ(t.node(timerSpin).self, (Weights{1, 30, 5}));
+    const uint32_t timerSpin = path(t, { "do_syscall_64", "__lock_timer", "_raw_spin_lock" });
+    EXPECT_EQ(t.node(timerSpin).self, (Weights { 1, 30, 5 }));
     EXPECT_EQ(t.size(), 1u + 1 + 1 + 1 + 1 + 1 + 1 + 1); // root + 7 distinct nodes
 }
 
@@ -63,14 +64,14 @@ TEST(CallTree, BottomUpStartsAtLeaves)
     CallTree t(TreeDirection::BottomUp);
     addSample(t);
     EXPECT_EQ(t.root().children.size(), 3u); // three distinct leaf functions
-    const uint32_t slow = path(t, {"queued_spin_lock_slowpath"});
-    EXPECT_EQ(t.node(slow).total, (Weights{10, 1000, 50}));
-    const uint32_t spin = path(t, {"_raw_spin_lock"});
-    EXPECT_EQ(t.node(spin).total, (Weights{1, 30, 5}));
+    const uint32_t slow = path(t, { "queued_spin_lock_slowpath" });
+    EXPECT_EQ(t.node(slow).total, (Weights { 10, 1000, 50 }));
+    const uint32_t spin = path(t, { "_raw_spin_lock" });
+    EXPECT_EQ(t.node(spin).total, (Weights { 1, 30, 5 }));
     // Who calls _raw_spin_lock as a leaf: __lock_timer, then the syscall entry (self ends there).
-    const uint32_t caller = path(t, {"_raw_spin_lock", "__lock_timer", "do_syscall_64"});
+    const uint32_t caller = path(t, { "_raw_spin_lock", "__lock_timer", "do_syscall_64" });
     ASSERT_NE(caller, CallTree::kRoot);
-    EXPECT_EQ(t.node(caller).self, (Weights{1, 30, 5}));
+    EXPECT_EQ(t.node(caller).self, (Weights { 1, 30, 5 }));
     // Totals at the first level add up to the root's.
     Weights sum;
     for (uint32_t c : t.root().children)
@@ -80,14 +81,15 @@ TEST(CallTree, BottomUpStartsAtLeaves)
 
 TEST(CallTree, MergeEqualsBuildingFromAllStacks)
 {
-    for (auto dir : {TreeDirection::TopDown, TreeDirection::BottomUp}) {
+    for (auto dir : { TreeDirection::TopDown, TreeDirection::BottomUp }) {
         CallTree a(dir), b(dir), both(dir);
         addSample(a);
-        b.addStack(frames({"d_move", "vfs_rename", "do_syscall_64"}), Weights{2, 7, 1});
-        b.addStack(frames({"perform_atomic_semop", "do_semtimedop", "do_syscall_64"}), Weights{1, 0, 2});
+        b.addStack(frames({ "d_move", "vfs_rename", "do_syscall_64" }), Weights { 2, 7, 1 });
+        b.addStack(frames({ "perform_atomic_semop", "do_semtimedop", "do_syscall_64" }), Weights { 1, 0, 2 });
         addSample(both);
-        both.addStack(frames({"d_move", "vfs_rename", "do_syscall_64"}), Weights{2, 7, 1});
-        both.addStack(frames({"perform_atomic_semop", "do_semtimedop", "do_syscall_64"}), Weights{1, 0, 2});
+        both.addStack(frames({ "d_move", "vfs_rename", "do_syscall_64" }), Weights { 2, 7, 1 });
+        both.addStack(
+            frames({ "perform_atomic_semop", "do_semtimedop", "do_syscall_64" }), Weights { 1, 0, 2 });
         a.merge(b);
         ASSERT_EQ(a.size(), both.size());
         for (uint32_t i = 0; i < a.size(); ++i) {
@@ -103,8 +105,8 @@ TEST(CallTree, MergeEqualsBuildingFromAllStacks)
 TEST(CallTree, UnresolvedFramesStayApartByAddress)
 {
     CallTree t(TreeDirection::TopDown);
-    t.addStack({Frame{"", 0, "", 0xffffffff81001000ull}}, Weights{1, 1, 0});
-    t.addStack({Frame{"", 0, "", 0xffffffff81002000ull}}, Weights{1, 1, 0});
+    t.addStack({ Frame { "", 0, "", 0xffffffff81001000ull } }, Weights { 1, 1, 0 });
+    t.addStack({ Frame { "", 0, "", 0xffffffff81002000ull } }, Weights { 1, 1, 0 });
     EXPECT_EQ(t.root().children.size(), 2u);
     EXPECT_NE(t.findChild(CallTree::kRoot, "0xffffffff81001000", ""), CallTree::kRoot);
 }
@@ -129,9 +131,9 @@ TEST(CallTree, ForLockUsesSiteStacks)
 
 TEST(CallTree, FrameLabel)
 {
-    EXPECT_EQ(frameLabel(Frame{"sem_lock", 0, "", std::nullopt}), "sem_lock");
-    EXPECT_EQ(frameLabel(Frame{"xfs_ilock", 0, "xfs", std::nullopt}), "xfs_ilock [xfs]");
-    EXPECT_EQ(frameLabel(Frame{"", 0, "", std::nullopt}), "[unknown]");
+    EXPECT_EQ(frameLabel(Frame { "sem_lock", 0, "", std::nullopt }), "sem_lock");
+    EXPECT_EQ(frameLabel(Frame { "xfs_ilock", 0, "xfs", std::nullopt }), "xfs_ilock [xfs]");
+    EXPECT_EQ(frameLabel(Frame { "", 0, "", std::nullopt }), "[unknown]");
 }
 
 } // namespace

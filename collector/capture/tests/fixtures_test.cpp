@@ -16,9 +16,9 @@ TEST(CaptureFixtures, PairIsWhatTheGeneratorWrites)
     // If this fails after a deliberate change of the generator or the format,
     // regenerate: lockscope_capture_fixturegen collector/capture/tests/fixtures
     EXPECT_EQ(readCapture(kFixtures + "/baseline.lockscope.json"),
-              testing::makeSemopCapture(testing::SemopScenario::Baseline));
+        testing::makeSemopCapture(testing::SemopScenario::Baseline));
     EXPECT_EQ(readCapture(kFixtures + "/patched.lockscope.json"),
-              testing::makeSemopCapture(testing::SemopScenario::Patched));
+        testing::makeSemopCapture(testing::SemopScenario::Patched));
 }
 
 TEST(CaptureFixtures, PairTellsTheSemLockStory)
@@ -47,7 +47,7 @@ TEST(CaptureFixtures, PairTellsTheSemLockStory)
     for (const auto& l : base.locks)
         EXPECT_NO_THROW(find(fixed, l.key)) << l.key;
     EXPECT_GT(fixed.workload.results.at("ops_per_sec").get<double>(),
-              base.workload.results.at("ops_per_sec").get<double>());
+        base.workload.results.at("ops_per_sec").get<double>());
 }
 
 } // namespace

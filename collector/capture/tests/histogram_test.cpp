@@ -16,7 +16,7 @@ TEST(Log2Hist, BucketsAtEveryPowerOfTwoBoundary)
     EXPECT_EQ(Log2Hist::bucketOf(1), 0u);
     EXPECT_EQ(Log2Hist::bucketOf(UINT64_MAX), 63u);
     for (unsigned i = 1; i < 64; ++i) {
-        const uint64_t p = uint64_t{1} << i;
+        const uint64_t p = uint64_t { 1 } << i;
         SCOPED_TRACE(i);
         EXPECT_EQ(Log2Hist::bucketOf(p - 1), i - 1);
         EXPECT_EQ(Log2Hist::bucketOf(p), i);
@@ -106,7 +106,7 @@ TEST(Log2Hist, MergeWithEmptyIsIdentity)
     testing::Rng rng(7);
     const Log2Hist a = randomHist(rng, 20);
     Log2Hist m = a;
-    m.merge(Log2Hist{});
+    m.merge(Log2Hist {});
     EXPECT_EQ(m, a);
     Log2Hist e;
     e.merge(a);
@@ -122,7 +122,7 @@ void checkPercentiles(const std::vector<uint64_t>& values)
         h.add(v);
     std::vector<uint64_t> sorted = values;
     std::sort(sorted.begin(), sorted.end());
-    for (double p : {1.0, 5.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.9, 100.0}) {
+    for (double p : { 1.0, 5.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.9, 100.0 }) {
         SCOPED_TRACE(p);
         const auto rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
         const uint64_t exact = sorted[std::max<size_t>(rank, 1) - 1];
@@ -171,24 +171,24 @@ TEST(Log2Hist, PercentileWithinBoundBimodal)
 TEST(Log2Hist, PercentileWithinBoundConstantAndTiny)
 {
     checkPercentiles(std::vector<uint64_t>(100, 777));
-    checkPercentiles({0, 1, 1, 0, 1});
-    checkPercentiles({UINT64_MAX, 0, 1ull << 63});
-    checkPercentiles({42});
+    checkPercentiles({ 0, 1, 1, 0, 1 });
+    checkPercentiles({ UINT64_MAX, 0, 1ull << 63 });
+    checkPercentiles({ 42 });
 }
 
 TEST(Log2Hist, AddSummaryRejectsInconsistentParts)
 {
-    std::array<uint64_t, Log2Hist::kBuckets> b{};
+    std::array<uint64_t, Log2Hist::kBuckets> b {};
     b[3] = 2; // two values in [8, 15]
     Log2Hist h;
     EXPECT_TRUE(h.addSummary(b, 2, 20, 9, 11));
     EXPECT_EQ(h.count(), 2u);
-    EXPECT_FALSE(h.addSummary(b, 3, 20, 9, 11));  // buckets sum to 2
-    EXPECT_FALSE(h.addSummary(b, 2, 20, 4, 11));  // min in another bucket
-    EXPECT_FALSE(h.addSummary(b, 2, 20, 9, 16));  // max in another bucket
+    EXPECT_FALSE(h.addSummary(b, 3, 20, 9, 11)); // buckets sum to 2
+    EXPECT_FALSE(h.addSummary(b, 2, 20, 4, 11)); // min in another bucket
+    EXPECT_FALSE(h.addSummary(b, 2, 20, 9, 16)); // max in another bucket
     EXPECT_FALSE(h.addSummary(b, 2, 100, 9, 11)); // total > count*max
-    EXPECT_FALSE(h.addSummary(b, 2, 10, 9, 11));  // total < count*min
-    EXPECT_FALSE(h.addSummary(b, 2, 20, 11, 9));  // min > max
+    EXPECT_FALSE(h.addSummary(b, 2, 10, 9, 11)); // total < count*min
+    EXPECT_FALSE(h.addSummary(b, 2, 20, 11, 9)); // min > max
     EXPECT_EQ(h.count(), 2u) << "a rejected summary must leave the histogram untouched";
     EXPECT_TRUE(h.addSummary({}, 0, 0, 0, 0));
     EXPECT_FALSE(h.addSummary({}, 0, 5, 0, 0));

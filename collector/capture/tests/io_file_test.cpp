@@ -52,7 +52,7 @@ protected:
 
     size_t entries() const
     {
-        return static_cast<size_t>(std::distance(fs::directory_iterator(dir_), fs::directory_iterator{}));
+        return static_cast<size_t>(std::distance(fs::directory_iterator(dir_), fs::directory_iterator {}));
     }
 
     fs::path dir_;
@@ -61,11 +61,11 @@ protected:
 TEST_F(CaptureFiles, WriteThenReadRoundTripsWithMode0600)
 {
     const Capture c = testing::makeSemopCapture(testing::SemopScenario::Patched);
-    for (bool pretty : {false, true}) {
+    for (bool pretty : { false, true }) {
         const std::string p = path(pretty ? "pretty.lockscope.json" : "compact.lockscope.json");
         ::umask(022);
         writeCapture(c, p, pretty);
-        struct stat st {};
+        struct stat st { };
         ASSERT_EQ(::stat(p.c_str(), &st), 0);
         EXPECT_EQ(st.st_mode & 07777, 0600u) << "captures hold kernel addresses";
         EXPECT_EQ(readCapture(p), c);
@@ -81,7 +81,7 @@ TEST_F(CaptureFiles, OverwriteReplacesAndKeepsMode)
     ::chmod(p.c_str(), 0644);
     writeCapture(testing::makeSemopCapture(testing::SemopScenario::Patched), p);
     EXPECT_EQ(readCapture(p).meta.label, "patched");
-    struct stat st {};
+    struct stat st { };
     ASSERT_EQ(::stat(p.c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 07777, 0600u);
 }
@@ -90,7 +90,7 @@ TEST_F(CaptureFiles, WriteFileAtomicHonoursMode)
 {
     const std::string p = path("export.folded");
     writeFileAtomic(p, "a;b;c 3\n", 0640);
-    struct stat st {};
+    struct stat st { };
     ASSERT_EQ(::stat(p.c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 07777, 0640u);
     EXPECT_EQ(slurp(p), "a;b;c 3\n");
@@ -104,7 +104,7 @@ TEST_F(CaptureFiles, MissingDirectoryFailsWithPathAndReason)
         FAIL() << "write into a missing directory succeeded";
     } catch (const CaptureError& e) {
         EXPECT_EQ(std::string(e.what()),
-                  p + ": cannot create a temporary file in " + path("no/such/dir") + ": No such file or directory");
+            p + ": cannot create a temporary file in " + path("no/such/dir") + ": No such file or directory");
     }
 }
 
@@ -117,7 +117,7 @@ TEST_F(CaptureFiles, FailedWriteLeavesTheExistingFileIntact)
     writeCapture(old, p);
     const std::string before = slurp(p);
 
-    rlimit saved{};
+    rlimit saved {};
     ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
     auto* oldHandler = std::signal(SIGXFSZ, SIG_IGN);
     rlimit small = saved;
@@ -156,13 +156,15 @@ TEST_F(CaptureFiles, RenameOntoADirectoryFailsCleanly)
 TEST_F(CaptureFiles, RefusesNonRegularFiles)
 {
     EXPECT_EQ(errorOf(dir_.string()),
-              dir_.string() + ": is a directory, expected a capture file (*.lockscope.json)");
+        dir_.string() + ": is a directory, expected a capture file (*.lockscope.json)");
     const std::string fifo = path("fifo");
     ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
     // Must not block waiting for a writer.
     EXPECT_EQ(errorOf(fifo), fifo + ": is a FIFO, expected a capture file (*.lockscope.json)");
-    EXPECT_EQ(errorOf("/dev/null"), "/dev/null: is a character device, expected a capture file (*.lockscope.json)");
-    EXPECT_EQ(errorOf("/dev/zero"), "/dev/zero: is a character device, expected a capture file (*.lockscope.json)");
+    EXPECT_EQ(
+        errorOf("/dev/null"), "/dev/null: is a character device, expected a capture file (*.lockscope.json)");
+    EXPECT_EQ(
+        errorOf("/dev/zero"), "/dev/zero: is a character device, expected a capture file (*.lockscope.json)");
 }
 
 TEST_F(CaptureFiles, MissingFileAndSizeLimit)
@@ -171,9 +173,9 @@ TEST_F(CaptureFiles, MissingFileAndSizeLimit)
     const std::string p = path("big.lockscope.json");
     writeCapture(testing::makeSemopCapture(testing::SemopScenario::Baseline), p);
     const auto size = fs::file_size(p);
-    EXPECT_EQ(errorOf(p, ReadLimits{1000, 32}),
-              p + ": file is " + std::to_string(size) + " bytes, larger than the limit of 1000 bytes");
-    EXPECT_EQ(errorOf(p, ReadLimits{size, 32}), "(accepted)");
+    EXPECT_EQ(errorOf(p, ReadLimits { 1000, 32 }),
+        p + ": file is " + std::to_string(size) + " bytes, larger than the limit of 1000 bytes");
+    EXPECT_EQ(errorOf(p, ReadLimits { size, 32 }), "(accepted)");
     const std::string empty = path("empty.json");
     std::ofstream(empty).close();
     EXPECT_EQ(errorOf(empty), empty + ": empty file: expected a lockscope capture (JSON)");

@@ -30,13 +30,13 @@ std::vector<Expected> loadExpected()
             continue;
         const auto a = line.find('\t');
         const auto b = line.find('\t', a + 1);
-        out.push_back({line.substr(0, a), line.substr(a + 1, b - a - 1), line.substr(b + 1)});
+        out.push_back({ line.substr(0, a), line.substr(a + 1, b - a - 1), line.substr(b + 1) });
     }
     return out;
 }
 
 // One test per malformed-input class, each asserting the exact one-line message.
-class MalformedFixture : public ::testing::TestWithParam<Expected> {};
+class MalformedFixture : public ::testing::TestWithParam<Expected> { };
 
 TEST_P(MalformedFixture, ReaderGivesTheExactOneLineMessage)
 {
@@ -97,7 +97,7 @@ std::string errorOfText(std::string_view text, const ReadLimits& limits = {})
 TEST(CaptureValidation, UnknownFieldsAreIgnored)
 {
     auto doc = validDoc();
-    doc["future_section"] = {{"x", 1}};
+    doc["future_section"] = { { "x", 1 } };
     doc["locks"][0]["future_field"] = "y";
     doc["meta"]["future"] = nullptr;
     EXPECT_EQ(fromJson(doc), testing::makeSemopCapture(testing::SemopScenario::Baseline));
@@ -113,7 +113,8 @@ TEST(CaptureValidation, VersionAndFormat)
     doc["version"] = "1";
     EXPECT_EQ(errorOf(doc), "version: expected an integer format version, got a string \"1\"");
     doc["version"] = 1000000;
-    EXPECT_EQ(errorOf(doc), "format version 1000000 is newer than this lockscope reads (1): upgrade lockscope");
+    EXPECT_EQ(
+        errorOf(doc), "format version 1000000 is newer than this lockscope reads (1): upgrade lockscope");
     doc.erase("format");
     EXPECT_EQ(errorOf(doc), "format: missing (required field)");
 }
@@ -157,18 +158,21 @@ TEST(CaptureValidation, HistogramConsistency)
     EXPECT_NE(errorOf(doc).find("total_ns 1 is outside [count*min_ns, count*max_ns]"), std::string::npos);
     doc = validDoc();
     doc["locks"][3]["hold"]["min_ns"] = 5; // the empty hold histogram of rwsem@ipcget
-    EXPECT_EQ(errorOf(doc), "locks[3].hold: inconsistent histogram: an empty histogram (count 0) must have "
-                            "total_ns, min_ns and max_ns 0");
+    EXPECT_EQ(errorOf(doc),
+        "locks[3].hold: inconsistent histogram: an empty histogram (count 0) must have "
+        "total_ns, min_ns and max_ns 0");
     doc = validDoc();
     doc["syscalls"][0]["latency"]["hist"] = "lots";
-    EXPECT_EQ(errorOf(doc), "syscalls[0].latency.hist: expected an array of 64 integers, got a string \"lots\"");
+    EXPECT_EQ(
+        errorOf(doc), "syscalls[0].latency.hist: expected an array of 64 integers, got a string \"lots\"");
 }
 
 TEST(CaptureValidation, CrossReferences)
 {
     auto doc = validDoc();
     doc["locks"][0]["sites"][0]["user_stack_id"] = 12; // a kernel stack
-    EXPECT_EQ(errorOf(doc), "locks[0].sites[0].user_stack_id: stack 12 is a kernel stack, expected a user stack");
+    EXPECT_EQ(
+        errorOf(doc), "locks[0].sites[0].user_stack_id: stack 12 is a kernel stack, expected a user stack");
     doc = validDoc();
     doc["syscalls"][1]["name"] = "semop";
     EXPECT_EQ(errorOf(doc), "syscalls[1].name: duplicate name \"semop\" (also at index 0)");
@@ -194,7 +198,8 @@ TEST(CaptureValidation, StringsAndShapes)
     doc = validDoc();
     doc["meta"]["start_time"] = "yesterday";
     EXPECT_EQ(errorOf(doc),
-              "meta.start_time: expected an RFC 3339 time such as \"2024-05-01T12:00:00Z\" or \"\", got \"yesterday\"");
+        "meta.start_time: expected an RFC 3339 time such as \"2024-05-01T12:00:00Z\" or \"\", got "
+        "\"yesterday\"");
     doc["meta"]["start_time"] = "2025-03-14T09:26:53.123+01:00";
     EXPECT_EQ(errorOf(doc), "(accepted)");
     doc = validDoc();
@@ -205,8 +210,9 @@ TEST(CaptureValidation, StringsAndShapes)
     EXPECT_EQ(errorOf(doc), "stacks[1].frames: a stack needs at least one frame");
     doc = validDoc();
     doc["stacks"][1]["frames"][0]["address"] = "0xfffffffff81000000"; // 17 digits
-    EXPECT_EQ(errorOf(doc), "stacks[1].frames[0].address: expected a hex address \"0x\" + 1..16 hex digits, got a "
-                            "string \"0xfffffffff81000000\"");
+    EXPECT_EQ(errorOf(doc),
+        "stacks[1].frames[0].address: expected a hex address \"0x\" + 1..16 hex digits, got a "
+        "string \"0xfffffffff81000000\"");
     doc = validDoc();
     doc["meta"]["filters"]["x"] = 3;
     EXPECT_EQ(errorOf(doc), "meta.filters: filter \"x\": expected a string value, got 3");
@@ -229,13 +235,13 @@ TEST(CaptureValidation, TextLevelProblems)
 {
     EXPECT_EQ(errorOfText(""), "empty input: expected a lockscope capture (JSON)");
     EXPECT_EQ(errorOfText("{} trailing"),
-              "invalid JSON (parse error at line 1, column 6: syntax error while parsing value - invalid literal; "
-              "last read: '{} tra'; expected end of input)");
-    EXPECT_EQ(errorOfText("{\"a\": 1e999}"),
-              "invalid JSON (number overflow parsing '1e999')");
-    EXPECT_EQ(errorOfText("[[[[1]]]]", ReadLimits{1 << 20, 3}),
-              "JSON nested deeper than 3 levels: not a lockscope capture (the format needs fewer than 10)");
-    EXPECT_EQ(errorOfText("1234", ReadLimits{3, 32}), "input is 4 bytes, larger than the limit of 3 bytes");
+        "invalid JSON (parse error at line 1, column 6: syntax error while parsing value - invalid literal; "
+        "last read: '{} tra'; expected end of input)");
+    EXPECT_EQ(errorOfText("{\"a\": 1e999}"), "invalid JSON (number overflow parsing '1e999')");
+    EXPECT_EQ(errorOfText("[[[[1]]]]", ReadLimits { 1 << 20, 3 }),
+        "JSON nested deeper than 3 levels: not a lockscope capture (the format needs fewer than 10)");
+    EXPECT_EQ(
+        errorOfText("1234", ReadLimits { 3, 32 }), "input is 4 bytes, larger than the limit of 3 bytes");
     EXPECT_EQ(errorOfText("null"), "document: expected a lockscope capture (a JSON object), got null");
 }
 

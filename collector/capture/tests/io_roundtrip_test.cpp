@@ -12,7 +12,7 @@ using testing::SemopScenario;
 
 TEST(CaptureRoundTrip, RealisticCaptureSurvivesJson)
 {
-    for (auto scenario : {SemopScenario::Baseline, SemopScenario::Patched}) {
+    for (auto scenario : { SemopScenario::Baseline, SemopScenario::Patched }) {
         const Capture c = makeSemopCapture(scenario);
         const Capture back = fromJson(toJson(c));
         EXPECT_EQ(back, c);
@@ -48,13 +48,14 @@ TEST(CaptureRoundTrip, RealisticCaptureHasWhatTheFormatPromises)
     // Addresses are hex strings, histograms have 64 buckets, stacks say their kind.
     EXPECT_TRUE(j.at("locks").at(0).at("address").is_string());
     EXPECT_EQ(j.at("locks").at(0).at("address"), "0xffff8881047a3c40");
-    EXPECT_TRUE(j.at("stacks").at(0).at("frames").at(0).at("address").get<std::string>().starts_with("0xffffffff8"));
+    EXPECT_TRUE(
+        j.at("stacks").at(0).at("frames").at(0).at("address").get<std::string>().starts_with("0xffffffff8"));
     EXPECT_EQ(j.at("locks").at(0).at("wait").at("hist").size(), 64u);
     EXPECT_EQ(j.at("stacks").at(0).at("kind"), "kernel");
     EXPECT_EQ(j.at("stacks").at(0).at("frames").at(0).at("function"), "queued_spin_lock_slowpath");
     EXPECT_NEAR(c.cpu.lockShare(), 0.59, 0.005);
     EXPECT_GT(makeSemopCapture(SemopScenario::Patched).workload.results.at("ops_per_sec").get<double>(),
-              2 * c.workload.results.at("ops_per_sec").get<double>());
+        2 * c.workload.results.at("ops_per_sec").get<double>());
 }
 
 TEST(CaptureRoundTrip, OptionalFieldsAbsentStayAbsent)

@@ -34,7 +34,7 @@ std::vector<std::string> seeds()
 {
     std::vector<std::string> out;
     const fs::path root = LOCKSCOPE_CAPTURE_FIXTURES;
-    for (const auto& dir : {root, root / "malformed"})
+    for (const auto& dir : { root, root / "malformed" })
         for (const auto& entry : fs::directory_iterator(dir))
             if (entry.is_regular_file() && entry.path().extension() == ".json") {
                 std::ifstream in(entry.path(), std::ios::binary);
@@ -81,7 +81,7 @@ TEST(CaptureRobustness, ByteFlips)
 
 TEST(CaptureRobustness, DeepNestingIsStoppedEarly)
 {
-    for (const char* open : {"[", "{\"a\":"}) {
+    for (const char* open : { "[", "{\"a\":" }) {
         std::string deep;
         for (int i = 0; i < 100000; ++i)
             deep += open;
@@ -97,8 +97,8 @@ TEST(CaptureRobustness, DeepNestingIsStoppedEarly)
 TEST(CaptureRobustness, HugeAndOddNumbers)
 {
     std::string doc = toJson(testing::makeSemopCapture(testing::SemopScenario::Patched)).dump();
-    for (const char* number : {"1e400", "123456789012345678901234567890", "-99999999999999999999", "0.0",
-                               "1E2", "NaN", "Infinity", "0x10"}) {
+    for (const char* number : { "1e400", "123456789012345678901234567890", "-99999999999999999999", "0.0",
+             "1E2", "NaN", "Infinity", "0x10" }) {
         std::string m = doc;
         const auto at = m.find("\"events\":") + 9;
         const auto end = m.find(',', at);
@@ -155,14 +155,14 @@ TEST(CaptureRobustness, MemberOrderDoesNotMatter)
     EXPECT_EQ(parseCapture(doc.dump()), c);
     // The writer's order (format, version, ..., stacks, locks) takes the streaming path.
     nlohmann::ordered_json ordered;
-    for (const char* k : {"format", "version", "meta", "probes", "stats", "stacks", "locks", "syscalls",
-                          "functions", "cpu", "workload"})
+    for (const char* k : { "format", "version", "meta", "probes", "stats", "stacks", "locks", "syscalls",
+             "functions", "cpu", "workload" })
         ordered[k] = doc.at(k);
     EXPECT_EQ(parseCapture(ordered.dump()), c);
     // Locks before stacks: stacks stream, locks wait for the end.
     nlohmann::ordered_json locksFirst;
-    for (const char* k : {"format", "version", "locks", "stacks", "meta", "probes", "stats", "syscalls",
-                          "functions", "cpu", "workload"})
+    for (const char* k : { "format", "version", "locks", "stacks", "meta", "probes", "stats", "syscalls",
+             "functions", "cpu", "workload" })
         locksFirst[k] = doc.at(k);
     EXPECT_EQ(parseCapture(locksFirst.dump()), c);
     // A newer version with stacks the reader cannot read still says "newer".
@@ -172,7 +172,8 @@ TEST(CaptureRobustness, MemberOrderDoesNotMatter)
         parseCapture(ordered.dump());
         FAIL() << "accepted";
     } catch (const CaptureError& e) {
-        EXPECT_EQ(std::string(e.what()), "format version 2 is newer than this lockscope reads (1): upgrade lockscope");
+        EXPECT_EQ(std::string(e.what()),
+            "format version 2 is newer than this lockscope reads (1): upgrade lockscope");
     }
 }
 
@@ -194,7 +195,7 @@ TEST(CaptureRobustness, FromJsonBoundsFreeFormDepthToo)
     auto doc = toJson(testing::makeSemopCapture(testing::SemopScenario::Patched));
     nlohmann::json deep = nlohmann::json::array();
     for (int i = 0; i < 100; ++i)
-        deep = nlohmann::json::array({deep});
+        deep = nlohmann::json::array({ deep });
     doc["workload"]["results"]["deep"] = deep;
     try {
         fromJson(doc);

@@ -15,10 +15,10 @@ int main(int argc, char** argv)
     using namespace lockscope;
     const std::string dir = argv[1];
     try {
-        writeCapture(testing::makeSemopCapture(testing::SemopScenario::Baseline), dir + "/baseline.lockscope.json",
-                     true);
-        writeCapture(testing::makeSemopCapture(testing::SemopScenario::Patched), dir + "/patched.lockscope.json",
-                     true);
+        writeCapture(testing::makeSemopCapture(testing::SemopScenario::Baseline),
+            dir + "/baseline.lockscope.json", true);
+        writeCapture(testing::makeSemopCapture(testing::SemopScenario::Patched),
+            dir + "/patched.lockscope.json", true);
     } catch (const CaptureError& e) {
         std::fprintf(stderr, "%s\n", e.what());
         return 1;

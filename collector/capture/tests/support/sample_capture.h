@@ -12,7 +12,7 @@ namespace lockscope::testing {
 
 enum class SemopScenario {
     Baseline, // before the sem_lock scalability fix: heavy spinning on the array lock
-    Patched,  // after it: per-semaphore locks, far less contention, more ops/sec
+    Patched, // after it: per-semaphore locks, far less contention, more ops/sec
 };
 
 // A semop benchmark run as `lockscope record` would save it: locks
@@ -28,7 +28,10 @@ Capture makeSyntheticCapture(uint32_t stacks, uint32_t locks, uint64_t seed = 1)
 // Small deterministic PRNG (splitmix64): std distributions are not portable.
 class Rng {
 public:
-    explicit Rng(uint64_t seed) : state_(seed) {}
+    explicit Rng(uint64_t seed)
+        : state_(seed)
+    {
+    }
     uint64_t next() noexcept;
     uint64_t below(uint64_t n) noexcept { return n ? next() % n : 0; }
 
