@@ -974,7 +974,20 @@ private:
                     = v.is_number_unsigned() && v.get<uint64_t>() == static_cast<uint64_t>(kCaptureVersion);
         }
         place(std::move(v));
+        if (open_.size() == 2 && section_ != Section::Other)
+            convertLast(); // a scalar where a stack or lock should be: let the converter say so
         return true;
+    }
+
+    void convertLast()
+    {
+        json& array = *open_.back();
+        if (section_ == Section::Stacks)
+            streamed_.addStack(array.back(), converted_);
+        else
+            streamed_.addLock(array.back(), converted_);
+        ++converted_;
+        array.get_ref<json::array_t&>().pop_back();
     }
 
     bool open(json&& container)
@@ -1007,13 +1020,7 @@ private:
     {
         open_.pop_back();
         if (open_.size() == 2 && section_ != Section::Other) {
-            json& array = *open_.back();
-            if (section_ == Section::Stacks)
-                streamed_.addStack(array.back(), converted_);
-            else
-                streamed_.addLock(array.back(), converted_);
-            ++converted_;
-            array.get_ref<json::array_t&>().pop_back();
+            convertLast();
         } else if (open_.size() == 1) {
             if (section_ == Section::Stacks)
                 stacksClosed_ = true;

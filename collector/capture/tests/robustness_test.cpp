@@ -177,6 +177,30 @@ TEST(CaptureRobustness, MemberOrderDoesNotMatter)
     }
 }
 
+TEST(CaptureRobustness, StreamedSectionsCheckEveryElement)
+{
+    const nlohmann::json doc = toJson(testing::makeSemopCapture(testing::SemopScenario::Baseline));
+    nlohmann::ordered_json ordered;
+    for (const char* k : { "format", "version", "meta", "probes", "stats", "stacks", "locks", "syscalls",
+             "functions", "cpu", "workload" })
+        ordered[k] = doc.at(k);
+    const auto errorWith = [&](const char* section, size_t index, const nlohmann::ordered_json& value) {
+        nlohmann::ordered_json m = ordered;
+        m[section][index] = value;
+        try {
+            parseCapture(m.dump());
+        } catch (const CaptureError& e) {
+            return std::string(e.what());
+        }
+        return std::string("(accepted)");
+    };
+    EXPECT_EQ(errorWith("stacks", 2, 1), "stacks[2]: expected an object, got 1");
+    EXPECT_EQ(errorWith("stacks", 0, nullptr), "stacks[0]: expected an object, got null");
+    EXPECT_EQ(errorWith("locks", 3, "x"), "locks[3]: expected an object, got a string \"x\"");
+    EXPECT_EQ(
+        errorWith("locks", 1, nlohmann::ordered_json::array()), "locks[1]: expected an object, got an array");
+}
+
 TEST(CaptureRobustness, DuplicateSectionsAreRefused)
 {
     std::string text = toJson(testing::makeSemopCapture(testing::SemopScenario::Baseline)).dump();
