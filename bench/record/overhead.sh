@@ -65,20 +65,24 @@ for ((r = 0; r < rounds; r++)); do
 done
 
 median() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+# (max - min) / median: how far one run can be from another on this machine.
+spread() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; print (a[NR]-a[1])/m}'; }
 base=$(median "${results[alone]}")
 perf_m=$(median "${results[perf-lock]}")
 echo
 echo "semop-multi --multi --threads $threads --duration $duration, $rounds rounds, $(nproc) CPUs, $(uname -r)"
-printf '%-16s %14s %10s %10s\n' mode "median ops/s" "vs alone" "cost"
+printf '%-16s %14s %10s %10s %10s\n' mode "median ops/s" "vs alone" "cost" "spread"
 for m in "${modes[@]}"; do
     med=$(median "${results[$m]}")
-    awk -v m="$m" -v v="$med" -v b="$base" \
-        'BEGIN {printf "%-16s %14.0f %10.3f %9.1f%%\n", m, v, v/b, (1 - v/b) * 100}'
+    spr=$(spread "${results[$m]}")
+    awk -v m="$m" -v v="$med" -v b="$base" -v s="$spr" \
+        'BEGIN {printf "%-16s %14.0f %10.3f %9.1f%% %9.0f%%\n", m, v, v/b, (1 - v/b) * 100, s * 100}'
 done
 for m in lockscope lockscope-wait; do
     med=$(median "${results[$m]}")
     awk -v m="$m" -v v="$med" -v b="$base" -v p="$perf_m" 'BEGIN {
         c = 1 - v/b; pc = 1 - p/b;
-        if (c <= 0) printf "%s: no measurable cost (perf lock record costs %.1f%%)\n", m, pc * 100;
+        if (pc <= 0) printf "%s costs %.1f%%; perf lock record showed no cost (%.1f%%): no ratio\n", m, c * 100, pc * 100;
+        else if (c <= 0) printf "%s: no measurable cost (perf lock record costs %.1f%%)\n", m, pc * 100;
         else printf "%s: perf lock record costs %.1fx as much\n", m, pc / c }'
 done

@@ -328,7 +328,7 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
             double evRate = double(ev - lastEvents) / std::max(elapsed - lastTick, 1e-3);
             lastEvents = ev;
             lastTick = elapsed;
-            if (elapsed - lastSnap >= 2) {
+            if (elapsed - lastSnap >= 1) {
                 auto snap = session->snapshot();
                 std::set<uint64_t> addrs;
                 for (const auto& w : snap.waits)
@@ -362,7 +362,11 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
 
     probes::Snapshot snap = session->snapshot();
     AssembleOptions aopt = opt.assemble;
-    aopt.cpu_frequency_hz = popt.cpu_frequency_hz;
+    // A sampling probe that could not attach sampled nothing: say so with 0 Hz.
+    bool sampled = std::any_of(capture.probes.begin(), capture.probes.end(), [](const ProbeStatus& p) {
+        return p.attached && p.hook == "perf_event";
+    });
+    aopt.cpu_frequency_hz = sampled ? popt.cpu_frequency_hz : 0;
     aopt.stack_depth = popt.stack_depth;
     aopt.per_tgid = popt.per_tgid;
     for (const auto& u : popt.user_locks)

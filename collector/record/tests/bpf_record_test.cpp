@@ -302,3 +302,23 @@ TEST_F(RecordBpf, SystemWideWithDuration)
     EXPECT_EQ(c.meta.filters.at("all"), "true");
     EXPECT_FALSE(c.workload.exit_status);
 }
+
+TEST_F(RecordBpf, ExistingPidUntilItExits)
+{
+    auto w = semopWorkload("3");
+    Process workload(w, dir, "pidworkload");
+    ASSERT_GT(workload.pid(), 0);
+    std::string cap = dir + "/pid.lockscope.json";
+    // No -d: the recording ends when the watched process does.
+    Exit e = run({kBin, "record", "--no-cpu", "-p", std::to_string(workload.pid()), "-o", cap}, dir, "pid");
+    ASSERT_EQ(e.code, 0) << e.err;
+    Exit we = workload.wait();
+    EXPECT_EQ(we.code, 0) << we.err;
+    Capture c = lockscope::readCapture(cap);
+    EXPECT_EQ(c.meta.filters.at("pid"), std::to_string(workload.pid()));
+    EXPECT_LT(c.meta.duration_s, 60.0);
+    bool sem = false;
+    for (const auto& l : c.locks)
+        sem |= throughSemCode(c, l) && l.wait.count() > 0;
+    EXPECT_TRUE(sem) << "no semaphore-code contention seen for -p " << workload.pid();
+}
