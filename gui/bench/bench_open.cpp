@@ -17,6 +17,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "app/capturepage.h"
 #include "app/mainwindow.h"
 #include "lockscope/capture/io.h"
 
@@ -137,6 +138,31 @@ void BM_OpenToFirstPaint(benchmark::State& state)
     state.counters["read_peak_rss_MiB"] = static_cast<double>(readPeakKb) / 1024.0;
     state.counters["stacks"] = kStacks;
 }
+// The two halves of showing a read capture: the preparation the loader runs
+// on a worker thread (report, both all-lock call trees), and what is left for
+// the UI thread (models, flame graph, charts).
+void BM_PrepareOnWorker(benchmark::State& state)
+{
+    const auto capture = std::make_shared<const Capture>(readCapture(gPath.toStdString()));
+    for (auto _ : state) {
+        auto prepared = gui::prepareCapture(capture);
+        benchmark::DoNotOptimize(prepared.topDown.get());
+    }
+}
+BENCHMARK(BM_PrepareOnWorker)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+void BM_ShowOnUiThread(benchmark::State& state)
+{
+    const auto prepared = gui::prepareCapture(std::make_shared<const Capture>(readCapture(gPath.toStdString())));
+    gui::CapturePage page;
+    page.resize(1400, 900);
+    for (auto _ : state) {
+        page.setPrepared(prepared);
+        benchmark::DoNotOptimize(page.capture());
+    }
+}
+BENCHMARK(BM_ShowOnUiThread)->Unit(benchmark::kMillisecond)->Iterations(3);
+
 BENCHMARK(BM_OpenToFirstPaint)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(3);
 } // namespace
 

@@ -10,6 +10,20 @@
 
 namespace lockscope::gui {
 
+PreparedCapture prepareCapture(CapturePtr capture)
+{
+    PreparedCapture p;
+    p.capture = std::move(capture);
+    if (!p.capture)
+        return p;
+    reports::ReportOptions options;
+    options.top = 0;
+    p.report = std::make_shared<const reports::Report>(reports::buildReport(*p.capture, options));
+    p.topDown = std::make_shared<const CallTree>(CallTree::forCapture(*p.capture, TreeDirection::TopDown));
+    p.bottomUp = std::make_shared<const CallTree>(CallTree::forCapture(*p.capture, TreeDirection::BottomUp));
+    return p;
+}
+
 CaptureLoader::CaptureLoader(QObject* parent) : QObject(parent) {}
 
 CaptureLoader::~CaptureLoader()
@@ -35,10 +49,10 @@ void CaptureLoader::load(const QStringList& paths)
         });
         watcher->setFuture(QtConcurrent::run([path]() -> Result {
             try {
-                return {std::make_shared<const Capture>(readCapture(path)), {}};
+                return {prepareCapture(std::make_shared<const Capture>(readCapture(path))), {}};
             } catch (const std::exception& e) {
                 // readCapture's messages already name the file.
-                return {nullptr, QString::fromStdString(e.what())};
+                return {{}, QString::fromStdString(e.what())};
             }
         }));
     }
@@ -54,7 +68,7 @@ void CaptureLoader::finishOne(unsigned generation, int slot, Result result)
     emit progress(total - pending_, total, QFileInfo(paths_[slot]).fileName());
     if (pending_ > 0)
         return;
-    std::vector<CapturePtr> captures;
+    std::vector<PreparedCapture> captures;
     for (const auto& r : results_) {
         if (!r.error.isEmpty()) {
             emit failed(r.error);

@@ -7,14 +7,29 @@
 #include <QObject>
 #include <QStringList>
 
+#include "lockscope/capture/calltree.h"
 #include "lockscope/capture/capture.h"
+#include "lockscope/reports/report.h"
 
 namespace lockscope::gui {
 
 using CapturePtr = std::shared_ptr<const Capture>;
 
-// Reads capture files on the thread pool (lockscope::readCapture), all of a
-// request in parallel, and reports back on the UI thread. A newer request
+// A capture with what its views need for "all locks", computed on a worker
+// thread so a big capture does not freeze the window while it is shown.
+struct PreparedCapture {
+    CapturePtr capture;
+    std::shared_ptr<const reports::Report> report;  // all locks (top = 0)
+    std::shared_ptr<const CallTree> topDown;        // all locks
+    std::shared_ptr<const CallTree> bottomUp;
+};
+
+// Thread-safe; the heavy part of showing a capture.
+PreparedCapture prepareCapture(CapturePtr capture);
+
+// Reads capture files on the thread pool (lockscope::readCapture) and
+// prepares them, all of a request in parallel, and reports back on the UI
+// thread. A newer request
 // supersedes an older one still running: its results are dropped.
 class CaptureLoader final : public QObject {
     Q_OBJECT
@@ -28,13 +43,13 @@ public:
 signals:
     void progress(int done, int total, const QString& current);
     // captures are in the order of the request's paths.
-    void loaded(const QStringList& paths, const std::vector<lockscope::gui::CapturePtr>& captures);
+    void loaded(const QStringList& paths, const std::vector<lockscope::gui::PreparedCapture>& captures);
     // The reader's one-line message ("<path>: <problem>").
     void failed(const QString& message);
 
 private:
     struct Result {
-        CapturePtr capture;
+        PreparedCapture capture;
         QString error;
     };
     void finishOne(unsigned generation, int slot, Result result);

@@ -73,6 +73,7 @@ void expandHottest(QTreeView* view, int levels)
 
 CapturePage::CapturePage(QWidget* parent) : QWidget(parent)
 {
+    prepared_.report = std::make_shared<const reports::Report>();
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);
     auto* bar = new QHBoxLayout;
@@ -204,11 +205,16 @@ QWidget* CapturePage::buildHistogramTab()
 
 void CapturePage::setCapture(CapturePtr capture)
 {
-    capture_ = std::move(capture);
-    reports::ReportOptions options;
-    options.top = 0;
-    report_ = capture_ ? reports::buildReport(*capture_, options) : reports::Report{};
-    summary_->setHtml(capture_ ? summaryHtml(report_) : QString());
+    setPrepared(prepareCapture(std::move(capture)));
+}
+
+void CapturePage::setPrepared(PreparedCapture prepared)
+{
+    prepared_ = std::move(prepared);
+    if (!prepared_.report)
+        prepared_.report = std::make_shared<const reports::Report>();
+    capture_ = prepared_.capture;
+    summary_->setHtml(capture_ ? summaryHtml(*prepared_.report) : QString());
     lockModel_->setCapture(capture_);
     lockView_->resizeColumnsToContents();
     selected_ = -2; // force a refresh
@@ -239,13 +245,15 @@ void CapturePage::refreshSelection()
     const Lock* lock = selected_ >= 0 ? &capture_->locks[static_cast<size_t>(selected_)] : nullptr;
     selectionLabel_->setText(lock ? tr("Lock: <b>%1</b> (%2)").arg(fromStd(lock->key).toHtmlEscaped(), fromStd(lock->type))
                                   : tr("All %1 locks").arg(capture_->locks.size()));
-    auto build = [&](TreeDirection dir) {
-        return std::make_shared<const CallTree>(lock ? CallTree::forLock(*capture_, *lock, dir)
-                                                     : CallTree::forCapture(*capture_, dir));
-    };
-    topDownTree_ = build(TreeDirection::TopDown);
+    if (lock) {
+        topDownTree_ = std::make_shared<const CallTree>(CallTree::forLock(*capture_, *lock, TreeDirection::TopDown));
+        bottomUp_->setTree(
+            std::make_shared<const CallTree>(CallTree::forLock(*capture_, *lock, TreeDirection::BottomUp)));
+    } else {
+        topDownTree_ = prepared_.topDown;
+        bottomUp_->setTree(prepared_.bottomUp);
+    }
     topDown_->setTree(topDownTree_);
-    bottomUp_->setTree(build(TreeDirection::BottomUp));
     expandHottest(topDownView_, 6);
     expandHottest(bottomUpView_, 3);
     refreshFlame();

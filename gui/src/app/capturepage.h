@@ -33,9 +33,11 @@ class CapturePage final : public QWidget {
 public:
     explicit CapturePage(QWidget* parent = nullptr);
 
+    // Prepares on the calling thread; MainWindow passes captures the loader prepared.
     void setCapture(CapturePtr capture);
+    void setPrepared(PreparedCapture prepared);
     const Capture* capture() const noexcept { return capture_.get(); }
-    const reports::Report& report() const noexcept { return report_; }
+    const reports::Report& report() const noexcept { return *prepared_.report; }
     // -1 = all locks
     void selectLock(int lockIndex);
     int selectedLock() const noexcept { return selected_; }
@@ -56,7 +58,7 @@ private:
     void refreshFlame();
 
     CapturePtr capture_;
-    reports::Report report_;
+    PreparedCapture prepared_;
     int selected_ = -1;
     std::shared_ptr<const CallTree> topDownTree_;
 

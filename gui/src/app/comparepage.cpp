@@ -151,8 +151,8 @@ QWidget* ComparePage::buildFlamePanel()
     return w;
 }
 
-void ComparePage::setComparison(std::shared_ptr<const reports::Comparison> comparison, CapturePtr before,
-                                CapturePtr after)
+void ComparePage::setComparison(std::shared_ptr<const reports::Comparison> comparison, PreparedCapture before,
+                                PreparedCapture after)
 {
     comparison_ = std::move(comparison);
     deltaModel_->setComparison(comparison_);
@@ -160,8 +160,8 @@ void ComparePage::setComparison(std::shared_ptr<const reports::Comparison> compa
     headline_->setText(comparison_ ? QStringLiteral("<b>%1</b>").arg(headlineText(*comparison_).toHtmlEscaped())
                                    : QString());
     summary_->setHtml(comparison_ ? compareSummaryHtml(*comparison_) : QString());
-    beforePage_->setCapture(std::move(before));
-    afterPage_->setCapture(std::move(after));
+    beforePage_->setPrepared(std::move(before));
+    afterPage_->setPrepared(std::move(after));
     refreshFlame();
     selected_ = -2;
     selectLock(-1);

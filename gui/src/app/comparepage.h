@@ -33,7 +33,8 @@ class ComparePage final : public QWidget {
 public:
     explicit ComparePage(QWidget* parent = nullptr);
 
-    void setComparison(std::shared_ptr<const reports::Comparison> comparison, CapturePtr before, CapturePtr after);
+    void setComparison(std::shared_ptr<const reports::Comparison> comparison, PreparedCapture before,
+                       PreparedCapture after);
     const reports::Comparison* comparison() const noexcept { return comparison_.get(); }
     void selectLock(int row);
     int selectedLock() const noexcept { return selected_; }

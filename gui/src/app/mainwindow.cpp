@@ -152,18 +152,18 @@ void MainWindow::compareCaptures(const QString& before, const QString& after)
     loader_->load({before, after});
 }
 
-void MainWindow::onLoaded(const QStringList& paths, const std::vector<CapturePtr>& captures)
+void MainWindow::onLoaded(const QStringList& paths, const std::vector<PreparedCapture>& captures)
 {
     if (captures.size() == 1) {
-        capturePage_->setCapture(captures.front());
+        capturePage_->setPrepared(captures.front());
         stack_->setCurrentWidget(capturePage_);
         compareMode_ = false;
         setWindowTitle(QFileInfo(paths.front()).fileName() + QStringLiteral(" — lockscope"));
         addRecent(paths.front());
         setIdle(tr("%1: %2 locks, %3 stacks")
                     .arg(paths.front())
-                    .arg(captures.front()->locks.size())
-                    .arg(captures.front()->stacks.size()));
+                    .arg(captures.front().capture->locks.size())
+                    .arg(captures.front().capture->stacks.size()));
         emit captureShown();
         return;
     }
@@ -171,7 +171,7 @@ void MainWindow::onLoaded(const QStringList& paths, const std::vector<CapturePtr
     comparing_ = true;
     setBusy(tr("Comparing…"));
     progress_->setRange(0, 0);
-    CapturePtr before = captures[0], after = captures[1];
+    const PreparedCapture before = captures[0], after = captures[1];
     auto* watcher = new QFutureWatcher<CompareResult>(this);
     connect(watcher, &QFutureWatcher<CompareResult>::finished, this, [this, watcher, before, after, paths] {
         watcher->deleteLater();
@@ -195,7 +195,8 @@ void MainWindow::onLoaded(const QStringList& paths, const std::vector<CapturePtr
     });
     watcher->setFuture(QtConcurrent::run([before, after, paths]() -> CompareResult {
         try {
-            return {std::make_shared<const reports::Comparison>(reports::compare(*before, *after)), {}};
+            return {std::make_shared<const reports::Comparison>(reports::compare(*before.capture, *after.capture)),
+                    {}};
         } catch (const std::exception& e) {
             return {nullptr, tr("cannot compare %1 with %2: %3").arg(paths[0], paths[1], QString::fromStdString(e.what()))};
         }

@@ -51,7 +51,7 @@ protected:
 private:
     void buildMenus();
     void showError(const QString& message);
-    void onLoaded(const QStringList& paths, const std::vector<CapturePtr>& captures);
+    void onLoaded(const QStringList& paths, const std::vector<PreparedCapture>& captures);
     void addRecent(const QString& entry);
     void rebuildRecentMenu();
     void openRecent(const QString& entry);
