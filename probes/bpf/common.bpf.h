@@ -127,7 +127,15 @@ static __always_inline void hist_add(struct ls_hist *h, __u64 v)
 {
     __u32 b = log2_bucket(v);
 
-    __sync_fetch_and_add(&h->slots[b & (LS_HIST_SLOTS - 1)], 1);
+    /*
+     * The 6.1 verifier loses the bound of log2_bucket's OR chain, and clang
+     * folds the mask into the last OR operand only. The empty asm makes b
+     * opaque so the mask bounds the finished index (6.1 rejected wait_end
+     * with "math between map_value pointer and register with unbounded min").
+     */
+    asm volatile("" : "+r"(b));
+    b &= LS_HIST_SLOTS - 1;
+    __sync_fetch_and_add(&h->slots[b], 1);
     __sync_fetch_and_add(&h->total, v);
     __sync_fetch_and_add(&h->count, 1);
     for (int i = 0; i < 4; i++) {

@@ -9,31 +9,46 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+/*
+ * The lock argument as a number. The verifier types ctx[0] as a BTF pointer
+ * (raw_spinlock_t *), and 6.1 refuses the masking and hashing hold_add does
+ * on such a pointer ("math between ptr_ pointer and ... is not allowed").
+ * bpf_get_func_arg (5.17+) returns it as a scalar and is inlined by the
+ * verifier, so it costs no helper call.
+ */
+static __always_inline __u64 lock_arg(void *ctx)
+{
+    __u64 lock = 0;
+
+    bpf_get_func_arg(ctx, 0, &lock);
+    return lock;
+}
+
 SEC("fexit/_raw_spin_lock")
 int BPF_PROG(hold_lock, raw_spinlock_t *lock)
 {
-    on_acquired(ctx, (__u64)lock, LS_HOLD_SPIN);
+    on_acquired(ctx, lock_arg(ctx), LS_HOLD_SPIN);
     return 0;
 }
 
 SEC("fexit/_raw_spin_lock_irq")
 int BPF_PROG(hold_lock_irq, raw_spinlock_t *lock)
 {
-    on_acquired(ctx, (__u64)lock, LS_HOLD_SPIN_IRQ);
+    on_acquired(ctx, lock_arg(ctx), LS_HOLD_SPIN_IRQ);
     return 0;
 }
 
 SEC("fexit/_raw_spin_lock_irqsave")
 int BPF_PROG(hold_lock_irqsave, raw_spinlock_t *lock, unsigned long ret)
 {
-    on_acquired(ctx, (__u64)lock, LS_HOLD_SPIN_IRQSAVE);
+    on_acquired(ctx, lock_arg(ctx), LS_HOLD_SPIN_IRQSAVE);
     return 0;
 }
 
 SEC("fexit/_raw_spin_lock_bh")
 int BPF_PROG(hold_lock_bh, raw_spinlock_t *lock)
 {
-    on_acquired(ctx, (__u64)lock, LS_HOLD_SPIN_BH);
+    on_acquired(ctx, lock_arg(ctx), LS_HOLD_SPIN_BH);
     return 0;
 }
 
@@ -41,7 +56,7 @@ SEC("fexit/_raw_spin_trylock")
 int BPF_PROG(hold_trylock, raw_spinlock_t *lock, int ret)
 {
     if (ret)
-        on_acquired(ctx, (__u64)lock, LS_HOLD_TRYLOCK);
+        on_acquired(ctx, lock_arg(ctx), LS_HOLD_TRYLOCK);
     return 0;
 }
 
@@ -49,34 +64,34 @@ SEC("fexit/_raw_spin_trylock_bh")
 int BPF_PROG(hold_trylock_bh, raw_spinlock_t *lock, int ret)
 {
     if (ret)
-        on_acquired(ctx, (__u64)lock, LS_HOLD_TRYLOCK_BH);
+        on_acquired(ctx, lock_arg(ctx), LS_HOLD_TRYLOCK_BH);
     return 0;
 }
 
 SEC("fentry/_raw_spin_unlock")
 int BPF_PROG(hold_unlock, raw_spinlock_t *lock)
 {
-    on_release((__u64)lock);
+    on_release(lock_arg(ctx));
     return 0;
 }
 
 SEC("fentry/_raw_spin_unlock_irq")
 int BPF_PROG(hold_unlock_irq, raw_spinlock_t *lock)
 {
-    on_release((__u64)lock);
+    on_release(lock_arg(ctx));
     return 0;
 }
 
 SEC("fentry/_raw_spin_unlock_irqrestore")
 int BPF_PROG(hold_unlock_irqrestore, raw_spinlock_t *lock, unsigned long flags)
 {
-    on_release((__u64)lock);
+    on_release(lock_arg(ctx));
     return 0;
 }
 
 SEC("fentry/_raw_spin_unlock_bh")
 int BPF_PROG(hold_unlock_bh, raw_spinlock_t *lock)
 {
-    on_release((__u64)lock);
+    on_release(lock_arg(ctx));
     return 0;
 }
