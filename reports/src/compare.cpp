@@ -6,11 +6,11 @@
 #include <cmath>
 #include <map>
 #include <stdexcept>
-#include <unordered_map>
 
 #include "lockscope/capture/calltree.h"
 #include "lockscope/reports/report.h"
 #include "lockscope/reports/significance.h"
+#include "interned_stacks.h"
 #include "paths.h"
 #include "warnings.h"
 
@@ -74,40 +74,100 @@ HistVerdict judge(const Log2Hist& b, const Log2Hist& a, double bs, double as, co
     return h;
 }
 
-std::vector<PathDelta> diffPaths(const std::vector<FoldedPath>& before, const std::vector<FoldedPath>& after,
-                                 size_t keep)
+// One side's weight on a call path within one lock (lockPaths' sums, keyed by path id).
+struct PathWeight {
+    uint32_t path = 0;
+    uint64_t count = 0, wait_ns = 0, hold_ns = 0;
+};
+
+// Sorted by path id. Sums are order independent (wrapping count, saturating times).
+std::vector<PathWeight> lockPathWeights(const Lock& lock, InternedCapture& side)
 {
-    std::unordered_map<std::string, size_t> index;
-    std::vector<PathDelta> out;
-    auto add = [&](const FoldedPath& p, bool isAfter) {
-        auto [it, inserted] = index.try_emplace(joinPath(p.frames), out.size());
-        if (inserted) {
-            out.emplace_back();
-            out.back().frames = p.frames;
+    std::vector<PathWeight> w;
+    w.reserve(lock.sites.size());
+    for (const auto& site : lock.sites)
+        w.push_back(PathWeight{side.stack(site.stack_id).path, site.wait.count() ? site.wait.count() : site.hold.count(),
+                               site.wait.total(), site.hold.total()});
+    std::sort(w.begin(), w.end(), [](const PathWeight& a, const PathWeight& b) { return a.path < b.path; });
+    size_t out = 0;
+    for (size_t i = 0; i < w.size(); ++i) {
+        if (out && w[out - 1].path == w[i].path) {
+            PathWeight& m = w[out - 1];
+            m.count += w[i].count;
+            m.wait_ns = saturatingAdd(m.wait_ns, w[i].wait_ns);
+            m.hold_ns = saturatingAdd(m.hold_ns, w[i].hold_ns);
+        } else {
+            w[out++] = w[i];
         }
-        PathDelta& pd = out[it->second];
-        (isAfter ? pd.wait_ns.after : pd.wait_ns.before) += double(p.wait_ns);
-        (isAfter ? pd.hold_ns.after : pd.hold_ns.before) += double(p.hold_ns);
-        (isAfter ? pd.count.after : pd.count.before) += double(p.count);
-    };
-    for (const auto& p : before)
-        add(p, false);
-    for (const auto& p : after)
-        add(p, true);
-    auto magnitude = [](const PathDelta& p) {
+    }
+    w.resize(out);
+    return w;
+}
+
+struct PathAcc {
+    uint32_t path = 0;
+    Delta wait_ns, hold_ns, count;
+};
+
+void addWeight(PathAcc& a, const PathWeight& w, bool isAfter)
+{
+    (isAfter ? a.wait_ns.after : a.wait_ns.before) += double(w.wait_ns);
+    (isAfter ? a.hold_ns.after : a.hold_ns.before) += double(w.hold_ns);
+    (isAfter ? a.count.after : a.count.before) += double(w.count);
+}
+
+// The most changed paths first (|Δ wait|, then |Δ hold| where wait did not
+// change, then the labels); keep == 0 keeps all. Labels are built for the
+// kept rows only.
+std::vector<PathDelta> topPaths(std::vector<PathAcc>& acc, size_t keep, const FrameTable& table)
+{
+    auto magnitude = [](const PathAcc& p) {
         return std::fabs(p.wait_ns.delta()) + (p.wait_ns.delta() == 0.0 ? std::fabs(p.hold_ns.delta()) : 0.0);
     };
-    std::stable_sort(out.begin(), out.end(), [&](const PathDelta& a, const PathDelta& b) {
+    auto before = [&](const PathAcc& a, const PathAcc& b) {
         const double ma = magnitude(a), mb = magnitude(b);
-        return ma != mb ? ma > mb : a.frames < b.frames;
-    });
-    if (keep && out.size() > keep)
-        out.resize(keep);
+        return ma != mb ? ma > mb : table.pathLess(a.path, b.path);
+    };
+    if (keep && acc.size() > keep) {
+        std::partial_sort(acc.begin(), acc.begin() + ptrdiff_t(keep), acc.end(), before);
+        acc.resize(keep);
+    } else {
+        std::sort(acc.begin(), acc.end(), before);
+    }
+    std::vector<PathDelta> out;
+    out.reserve(acc.size());
+    for (const auto& a : acc)
+        out.push_back(PathDelta{table.pathLabels(a.path), a.wait_ns, a.hold_ns, a.count});
     return out;
 }
 
-LockDelta lockDelta(const Lock* b, const Lock* a, const StackIndex& bi, const StackIndex& ai, double bs,
-                    double as, const CompareOptions& o)
+std::vector<PathDelta> diffPaths(const std::vector<PathWeight>& before, const std::vector<PathWeight>& after,
+                                 size_t keep, const FrameTable& table)
+{
+    std::vector<PathAcc> acc;
+    acc.reserve(before.size() + after.size());
+    size_t i = 0, j = 0;
+    while (i < before.size() || j < after.size()) {
+        PathAcc a;
+        if (j == after.size() || (i < before.size() && before[i].path < after[j].path)) {
+            a.path = before[i].path;
+            addWeight(a, before[i++], false);
+        } else if (i == before.size() || after[j].path < before[i].path) {
+            a.path = after[j].path;
+            addWeight(a, after[j++], true);
+        } else {
+            a.path = before[i].path;
+            addWeight(a, before[i++], false);
+            addWeight(a, after[j++], true);
+        }
+        acc.push_back(a);
+    }
+    return topPaths(acc, keep, table);
+}
+
+LockDelta lockDelta(const Lock* b, const Lock* a, const std::vector<PathWeight>* bp,
+                    const std::vector<PathWeight>* ap, const FrameTable& table, double bs, double as,
+                    const CompareOptions& o)
 {
     static const Lock kNone;
     const Lock& lb = b ? *b : kNone;
@@ -144,8 +204,8 @@ LockDelta lockDelta(const Lock* b, const Lock* a, const StackIndex& bi, const St
     const Delta& basis = waitData ? r.total_wait_ns : r.total_hold_ns;
     if (r.presence == Presence::Both && o.threshold_pct > 0.0)
         r.hidden = std::fabs(effectPct(basis)) < o.threshold_pct;
-    r.paths = diffPaths(b ? lockPaths(*b, bi) : std::vector<FoldedPath>{},
-                        a ? lockPaths(*a, ai) : std::vector<FoldedPath>{}, o.paths_per_lock);
+    static const std::vector<PathWeight> kNoPaths;
+    r.paths = diffPaths(bp ? *bp : kNoPaths, ap ? *ap : kNoPaths, o.paths_per_lock, table);
     return r;
 }
 
@@ -240,27 +300,87 @@ std::optional<bool> higherIsBetter(const std::string& name)
     return std::nullopt;
 }
 
-void addTree(DiffTree& t, std::unordered_map<std::string, uint32_t>& index, const CallTree& src,
-             uint32_t srcId, uint32_t dst, bool isAfter)
+// One side's top-down call tree over interned frames, built in CallTree's
+// order (locks, their sites, frames outermost first) so the differential
+// tree gets the node numbering CallTree-based merging gave it.
+class SideTree {
+public:
+    static constexpr uint32_t kNone = UINT32_MAX;
+    struct Node {
+        uint32_t frame = kNone;
+        uint32_t firstChild = kNone, lastChild = kNone, next = kNone;
+        Weights total;
+    };
+
+    SideTree() { nodes_.emplace_back(); }
+
+    void add(const uint32_t* frames, uint32_t n, const Weights& w)
+    {
+        uint32_t cur = 0;
+        nodes_[0].total += w;
+        for (uint32_t i = 0; i < n; ++i) {
+            cur = child(cur, frames[i]);
+            nodes_[cur].total += w;
+        }
+    }
+    const Node& node(uint32_t id) const { return nodes_[id]; }
+    size_t size() const noexcept { return nodes_.size(); }
+
+private:
+    uint32_t child(uint32_t parent, uint32_t frame)
+    {
+        const auto [id, inserted] = index_.tryEmplace(uint64_t{parent} << 32 | frame, uint32_t(nodes_.size()));
+        if (inserted) {
+            Node n;
+            n.frame = frame;
+            nodes_.push_back(n);
+            Node& p = nodes_[parent];
+            if (p.lastChild == kNone)
+                p.firstChild = id;
+            else
+                nodes_[p.lastChild].next = id;
+            p.lastChild = id;
+        }
+        return id;
+    }
+
+    std::vector<Node> nodes_;
+    FlatIndex index_;
+};
+
+SideTree sideTree(const Capture& capture, InternedCapture& side)
 {
-    const CallTree::Node& n = src.node(srcId);
+    SideTree t;
+    for (const auto& lock : capture.locks)
+        for (const auto& site : lock.sites) {
+            const InternedCapture::Entry& e = side.stack(site.stack_id);
+            t.add(side.frames(e), e.size,
+                  Weights{site.wait.count() ? site.wait.count() : site.hold.count(), site.wait.total(),
+                          site.hold.total()});
+        }
+    return t;
+}
+
+void addTree(DiffTree& t, FlatIndex& index, const FrameTable& table, const SideTree& src, uint32_t srcId,
+             uint32_t dst, bool isAfter)
+{
+    const SideTree::Node& n = src.node(srcId);
     DiffNode& dn = t.nodes[dst];
     (isAfter ? dn.after_wait_ns : dn.before_wait_ns) += n.total.wait_ns;
     (isAfter ? dn.after_hold_ns : dn.before_hold_ns) += n.total.hold_ns;
     (isAfter ? dn.after_count : dn.before_count) += n.total.count;
-    for (uint32_t c : n.children) {
-        const CallTree::Node& child = src.node(c);
-        std::string key = std::to_string(dst) + '\x1f' + child.function + '\x1f' + child.module;
-        auto [it, inserted] = index.try_emplace(std::move(key), uint32_t(t.nodes.size()));
+    for (uint32_t c = n.firstChild; c != SideTree::kNone; c = src.node(c).next) {
+        const uint32_t frame = src.node(c).frame;
+        const auto [id, inserted] = index.tryEmplace(uint64_t{dst} << 32 | frame, uint32_t(t.nodes.size()));
         if (inserted) {
             DiffNode nn;
-            nn.function = child.function;
-            nn.module = child.module;
+            nn.function = table.frame(frame).name;
+            nn.module = table.frame(frame).module;
             nn.parent = dst;
             t.nodes.push_back(std::move(nn));
-            t.nodes[dst].children.push_back(it->second);
+            t.nodes[dst].children.push_back(id);
         }
-        addTree(t, index, src, c, it->second, isAfter);
+        addTree(t, index, table, src, c, id, isAfter);
     }
 }
 } // namespace
@@ -301,7 +421,16 @@ Comparison compare(const Capture& before, const Capture& after, const CompareOpt
         byKey[l.key].first = &l;
     for (const auto& l : after.locks)
         byKey[l.key].second = &l;
-    const StackIndex bi(before), ai(after);
+    FrameTable frames;
+    InternedCapture bi(before, frames), ai(after, frames);
+    std::vector<std::vector<PathWeight>> pathsB, pathsA;
+    pathsB.reserve(before.locks.size());
+    pathsA.reserve(after.locks.size());
+    for (const auto& l : before.locks)
+        pathsB.push_back(lockPathWeights(l, bi));
+    for (const auto& l : after.locks)
+        pathsA.push_back(lockPathWeights(l, ai));
+    frames.finishLabels();
     Log2Hist allWaitB, allWaitA, allHoldB, allHoldA;
     for (const auto& l : before.locks) {
         allWaitB.merge(l.wait);
@@ -312,8 +441,12 @@ Comparison compare(const Capture& before, const Capture& after, const CompareOpt
         allHoldA.merge(l.hold);
     }
     c.locks.reserve(byKey.size());
+    auto pathsOf = [](const Lock* l, const Capture& cap, const std::vector<std::vector<PathWeight>>& p) {
+        return l ? &p[size_t(l - cap.locks.data())] : nullptr;
+    };
     for (const auto& [key, pair] : byKey)
-        c.locks.push_back(lockDelta(pair.first, pair.second, bi, ai, bs, as, o));
+        c.locks.push_back(lockDelta(pair.first, pair.second, pathsOf(pair.first, before, pathsB),
+                                    pathsOf(pair.second, after, pathsA), frames, bs, as, o));
     std::stable_sort(c.locks.begin(), c.locks.end(), [](const LockDelta& x, const LockDelta& y) {
         const double mx = std::max(x.total_wait_ns.before, x.total_wait_ns.after);
         const double my = std::max(y.total_wait_ns.before, y.total_wait_ns.after);
@@ -386,20 +519,33 @@ Comparison compare(const Capture& before, const Capture& after, const CompareOpt
     c.syscalls = latencyDeltas(before.syscalls, after.syscalls, bs, as, o);
     c.functions = latencyDeltas(before.functions, after.functions, bs, as, o);
 
-    // Paths over all locks, and the differential tree.
-    std::vector<FoldedPath> pb, pa;
-    for (const auto& l : before.locks)
-        for (auto& p : lockPaths(l, bi))
-            pb.push_back(std::move(p));
-    for (const auto& l : after.locks)
-        for (auto& p : lockPaths(l, ai))
-            pa.push_back(std::move(p));
-    c.paths = diffPaths(pb, pa, o.top_paths);
+    // Paths over all locks (summed per lock in lock order, as lockPaths rows
+    // were), and the differential tree.
+    std::vector<PathAcc> all(frames.pathCount());
+    std::vector<bool> seen(frames.pathCount(), false);
+    auto addAll = [&](const std::vector<std::vector<PathWeight>>& side, bool isAfter) {
+        for (const auto& lockPathsOfSide : side)
+            for (const auto& w : lockPathsOfSide) {
+                all[w.path].path = w.path;
+                seen[w.path] = true;
+                addWeight(all[w.path], w, isAfter);
+            }
+    };
+    addAll(pathsB, false);
+    addAll(pathsA, true);
+    size_t used = 0;
+    for (size_t p = 0; p < all.size(); ++p)
+        if (seen[p])
+            all[used++] = all[p];
+    all.resize(used);
+    c.paths = topPaths(all, o.top_paths, frames);
 
+    const SideTree tb = sideTree(before, bi), ta = sideTree(after, ai);
+    c.tree.nodes.reserve(std::max(tb.size(), ta.size()));
     c.tree.nodes.emplace_back();
-    std::unordered_map<std::string, uint32_t> index;
-    addTree(c.tree, index, CallTree::forCapture(before, TreeDirection::TopDown), CallTree::kRoot, 0, false);
-    addTree(c.tree, index, CallTree::forCapture(after, TreeDirection::TopDown), CallTree::kRoot, 0, true);
+    FlatIndex index(std::max(tb.size(), ta.size()));
+    addTree(c.tree, index, frames, tb, 0, 0, false);
+    addTree(c.tree, index, frames, ta, 0, 0, true);
     return c;
 }
 

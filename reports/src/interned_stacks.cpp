@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "interned_stacks.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+
+#include "lockscope/capture/calltree.h"
+
+namespace lockscope::reports {
+
+namespace {
+uint64_t mix(uint64_t x) noexcept
+{
+    // splitmix64 finalizer: sequential ids must spread over the table.
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    return x;
+}
+
+// CallTree's name for a frame without a symbol.
+std::string unresolvedName(const Frame& f)
+{
+    if (!f.address)
+        return "[unknown]";
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(*f.address));
+    return buf;
+}
+} // namespace
+
+FlatIndex::FlatIndex(size_t expected)
+{
+    size_t cap = 16;
+    while (cap < expected * 2)
+        cap *= 2;
+    keys_.assign(cap, 0);
+    values_.assign(cap, kEmpty);
+}
+
+std::pair<uint32_t, bool> FlatIndex::tryEmplace(uint64_t key, uint32_t value)
+{
+    if ((size_ + 1) * 2 > keys_.size())
+        grow();
+    const size_t mask = keys_.size() - 1;
+    for (size_t i = mix(key) & mask;; i = (i + 1) & mask) {
+        if (values_[i] == kEmpty) {
+            keys_[i] = key;
+            values_[i] = value;
+            ++size_;
+            return {value, true};
+        }
+        if (keys_[i] == key)
+            return {values_[i], false};
+    }
+}
+
+void FlatIndex::grow()
+{
+    std::vector<uint64_t> keys(keys_.size() * 2, 0);
+    std::vector<uint32_t> values(keys.size(), kEmpty);
+    const size_t mask = keys.size() - 1;
+    for (size_t j = 0; j < keys_.size(); ++j) {
+        if (values_[j] == kEmpty)
+            continue;
+        size_t i = mix(keys_[j]) & mask;
+        while (values[i] != kEmpty)
+            i = (i + 1) & mask;
+        keys[i] = keys_[j];
+        values[i] = values_[j];
+    }
+    keys_.swap(keys);
+    values_.swap(values);
+}
+
+size_t FrameTable::PairHash::operator()(const std::pair<std::string_view, std::string_view>& k) const noexcept
+{
+    const std::hash<std::string_view> h;
+    return size_t(mix(h(k.first) * 31 + h(k.second)));
+}
+
+size_t FrameTable::PairHash::operator()(const std::pair<std::string, std::string>& k) const noexcept
+{
+    return (*this)(std::pair<std::string_view, std::string_view>(k.first, k.second));
+}
+
+FrameTable::FrameTable()
+{
+    noStackPath_ = pathId({labelId("[no stack]")});
+}
+
+FrameTable::FrameIds FrameTable::frameIds(std::string_view name, std::string_view module)
+{
+    auto it = byName_.find(std::pair<std::string_view, std::string_view>(name, module));
+    if (it != byName_.end())
+        return it->second;
+    const FrameIds ids{uint32_t(frames_.size()),
+                       labelId(frameLabel(Frame{std::string(name), 0, std::string(module), std::nullopt}))};
+    frames_.push_back(TreeFrame{std::string(name), std::string(module)});
+    byName_.emplace(std::pair<std::string, std::string>(name, module), ids);
+    return ids;
+}
+
+uint32_t FrameTable::labelId(std::string label)
+{
+    auto [it, inserted] = labelIndex_.try_emplace(std::move(label), uint32_t(labels_.size()));
+    if (inserted)
+        labels_.push_back(it->first);
+    return it->second;
+}
+
+uint32_t FrameTable::pathId(const std::vector<uint32_t>& labels)
+{
+    uint64_t h = labels.size();
+    for (uint32_t l : labels)
+        h = mix(h ^ l) + 0x9e3779b97f4a7c15ull;
+    if ((pathBegin_.size() + 1) * 2 > pathSlots_.size()) {
+        std::vector<uint32_t> slots(std::max<size_t>(64, pathSlots_.size() * 2), UINT32_MAX);
+        for (uint32_t p = 0; p < pathBegin_.size(); ++p) {
+            size_t i = pathHash_[p] & (slots.size() - 1);
+            while (slots[i] != UINT32_MAX)
+                i = (i + 1) & (slots.size() - 1);
+            slots[i] = p;
+        }
+        pathSlots_.swap(slots);
+    }
+    const size_t mask = pathSlots_.size() - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+        const uint32_t p = pathSlots_[i];
+        if (p == UINT32_MAX) {
+            const auto id = uint32_t(pathBegin_.size());
+            pathSlots_[i] = id;
+            pathBegin_.push_back(uint32_t(pathPool_.size()));
+            pathSize_.push_back(uint32_t(labels.size()));
+            pathHash_.push_back(h);
+            pathPool_.insert(pathPool_.end(), labels.begin(), labels.end());
+            return id;
+        }
+        if (pathHash_[p] == h && pathSize_[p] == labels.size() &&
+            std::equal(labels.begin(), labels.end(), pathPool_.begin() + pathBegin_[p]))
+            return p;
+    }
+}
+
+uint32_t FrameTable::intern(const Stack* stack, std::vector<uint32_t>& out)
+{
+    if (!stack || stack->frames.empty())
+        return noStackPath_;
+    std::vector<uint32_t> labels;
+    labels.reserve(stack->frames.size());
+    for (auto it = stack->frames.rbegin(); it != stack->frames.rend(); ++it) {
+        const Frame& f = *it;
+        if (!f.function.empty()) {
+            const FrameIds ids = frameIds(f.function, f.module);
+            out.push_back(ids.tree);
+            labels.push_back(ids.label);
+        } else {
+            // Unresolved: CallTree keeps the address apart, the path label does not.
+            out.push_back(frameIds(unresolvedName(f), f.module).tree);
+            labels.push_back(labelId(frameLabel(f)));
+        }
+    }
+    return pathId(labels);
+}
+
+std::vector<std::string> FrameTable::pathLabels(uint32_t path) const
+{
+    std::vector<std::string> out;
+    out.reserve(pathSize_[path]);
+    for (uint32_t i = 0; i < pathSize_[path]; ++i)
+        out.push_back(labels_[pathPool_[pathBegin_[path] + i]]);
+    return out;
+}
+
+void FrameTable::finishLabels()
+{
+    std::vector<uint32_t> order(labels_.size());
+    std::iota(order.begin(), order.end(), 0u);
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return labels_[a] < labels_[b]; });
+    labelRank_.assign(labels_.size(), 0);
+    for (uint32_t r = 0; r < order.size(); ++r)
+        labelRank_[order[r]] = r;
+}
+
+bool FrameTable::pathLess(uint32_t a, uint32_t b) const
+{
+    const uint32_t* pa = pathPool_.data() + pathBegin_[a];
+    const uint32_t* pb = pathPool_.data() + pathBegin_[b];
+    return std::lexicographical_compare(pa, pa + pathSize_[a], pb, pb + pathSize_[b],
+                                        [&](uint32_t x, uint32_t y) { return labelRank_[x] < labelRank_[y]; });
+}
+
+InternedCapture::InternedCapture(const Capture& capture, FrameTable& table)
+    : capture_(capture), table_(table), index_(capture), entries_(capture.stacks.size() + 1),
+      done_(capture.stacks.size() + 1, false)
+{
+}
+
+const InternedCapture::Entry& InternedCapture::stack(uint32_t stackId)
+{
+    const Stack* s = index_.find(stackId);
+    const size_t pos = s ? size_t(s - capture_.stacks.data()) : capture_.stacks.size();
+    if (!done_[pos]) {
+        Entry& e = entries_[pos];
+        e.begin = uint32_t(pool_.size());
+        e.path = table_.intern(s, pool_);
+        e.size = uint32_t(pool_.size() - e.begin);
+        done_[pos] = true;
+    }
+    return entries_[pos];
+}
+
+} // namespace lockscope::reports
