@@ -66,8 +66,13 @@ private:
     void (*oldPipe_)(int) = SIG_DFL;
 };
 
+// Move-only: a copied descriptor would be closed twice.
 struct ScopedFd {
     int fd = -1;
+    explicit ScopedFd(int f) : fd(f) {}
+    ScopedFd(ScopedFd&& o) noexcept : fd(o.fd) { o.fd = -1; }
+    ScopedFd& operator=(ScopedFd&&) = delete;
+    ScopedFd(const ScopedFd&) = delete;
     ~ScopedFd()
     {
         if (fd >= 0)
@@ -243,8 +248,11 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
     }
 
     std::vector<ScopedFd> targetFds;
-    for (pid_t p : opt.pids)
-        targetFds.push_back(ScopedFd{openPidFd(p)});
+    for (pid_t p : opt.pids) {
+        targetFds.emplace_back(openPidFd(p));
+        if (!processExists(p))
+            std::fprintf(log, "warning: process %d exited while the probes were being attached\n", int(p));
+    }
 
     StatusLine status(log, opt.status_line && isatty(fileno(log)));
     bool stop = false, stopping = false;

@@ -305,7 +305,8 @@ TEST_F(RecordBpf, SystemWideWithDuration)
 
 TEST_F(RecordBpf, ExistingPidUntilItExits)
 {
-    auto w = semopWorkload("3");
+    // Long enough to outlive attaching the probes (several seconds on a busy machine).
+    auto w = semopWorkload("10");
     Process workload(w, dir, "pidworkload");
     ASSERT_GT(workload.pid(), 0);
     std::string cap = dir + "/pid.lockscope.json";
