@@ -23,7 +23,7 @@ using namespace lockscope::lab;
 namespace {
 
 struct Args {
-    std::string cache, out, workload, lockscope, kernel = "debian:cloud";
+    std::string cache, out, workload, lockscope, bpf_dir, kernel = "debian:cloud";
     double timeout = 300;
 };
 
@@ -41,6 +41,8 @@ Args parseArgs(int argc, char** argv)
             a.workload = value;
         else if (flag == "--lockscope")
             a.lockscope = value;
+        else if (flag == "--bpf-objects")
+            a.bpf_dir = value;
         else if (flag == "--kernel")
             a.kernel = value;
         else if (flag == "--timeout")
@@ -49,7 +51,8 @@ Args parseArgs(int argc, char** argv)
             throw LabError("unknown option " + flag);
     }
     if (a.cache.empty() || a.out.empty() || a.workload.empty() || a.lockscope.empty())
-        throw LabError("usage: lab_guest_session --cache DIR --out DIR --workload BIN --lockscope BIN");
+        throw LabError("usage: lab_guest_session --cache DIR --out DIR --workload BIN --lockscope BIN "
+                       "[--bpf-objects DIR]");
     return a;
 }
 
@@ -72,6 +75,33 @@ int main(int argc, char** argv)
             // The workload alone: it runs and its exact counts are what the probes must see.
             {"workload_timers", {W, "timers", "--threads", "2", "--ops", "5000"}, {}},
         };
+        std::vector<GuestBinary> binaries = {{W, args.workload}, {"/usr/bin/lockscope", args.lockscope}};
+        // Every program of every skeleton through the guest kernel's verifier
+        // (what `record` loads depends on its choices; this loads them all).
+        // funcs is left out: its programs get their targets at run time, and
+        // rec_timers loads it for __lock_timer.
+        if (!args.bpf_dir.empty()) {
+            auto bpftool = findExecutable("bpftool");
+            if (bpftool.empty() && fs::exists("/usr/sbin/bpftool"))
+                bpftool = "/usr/sbin/bpftool";
+            if (bpftool.empty())
+                throw LabError("bpftool not found: apt-get install bpftool (needed to load the objects in the guest)");
+            binaries.push_back({"/usr/sbin/bpftool", bpftool});
+            for (const char* obj : {"wait", "follow", "hold_fentry", "hold_kprobe", "syscalls", "cpu", "ulock"}) {
+                auto host = fs::path(args.bpf_dir) / (std::string(obj) + ".linked.o");
+                if (!fs::exists(host))
+                    throw LabError("no BPF object " + host.string() + " (build lockscope_bpf_skeletons)");
+                std::string guest = std::string("/lab/bpf/") + obj + ".o";
+                std::string pin = std::string("/sys/fs/bpf/") + obj;
+                binaries.push_back({guest, host.string()});
+                steps.push_back({std::string("loadall_") + obj,
+                                 {"/bin/sh", "-c",
+                                  "/usr/sbin/bpftool prog loadall " + guest + " " + pin +
+                                      " && echo loadall=ok || echo loadall=failed; echo pinned=$(ls " + pin +
+                                      " 2>/dev/null | tr '\\n' ' '); rm -rf " + pin},
+                                 {}});
+            }
+        }
         bool has_record = runProcess({args.lockscope, "record", "--help"}, 30).ok();
         std::ofstream(fs::path(args.out) / "host.txt") << "record=" << (has_record ? "yes" : "no") << "\n";
         if (has_record) {
@@ -99,7 +129,6 @@ int main(int argc, char** argv)
             record("bench_full", {"--no-cpu"}, bench);
             record("bench_sample10", {"--no-cpu", "--hold-sample", "10"}, bench);
         }
-        std::vector<GuestBinary> binaries = {{W, args.workload}, {"/usr/bin/lockscope", args.lockscope}};
         BootOptions boot;
         boot.timeout_s = args.timeout;
         auto run = runInGuest(kernel, steps, binaries, boot, args.out, progress);

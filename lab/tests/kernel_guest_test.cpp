@@ -259,3 +259,16 @@ TEST(KernelGuest, WaitCaptureAgreesWithTheHostPath)
         }
     }
 }
+
+TEST(KernelGuest, EveryBpfProgramLoadsOnTheGuestKernel)
+{
+    REQUIRE_RECORD();
+    for (const char* obj : {"wait", "follow", "hold_fentry", "hold_kprobe", "syscalls", "cpu", "ulock"}) {
+        auto log_path = kSession / (std::string("loadall_") + obj + ".log");
+        ASSERT_TRUE(fs::exists(log_path)) << "the session did not load " << obj << " (built without BPF?)";
+        auto log = slurp(log_path);
+        auto kv = parseKeyValues(log);
+        EXPECT_EQ(kv["loadall"], "ok") << obj << " was rejected by the guest kernel:\n" << tailLines(log, 25);
+        EXPECT_FALSE(kv["pinned"].empty()) << obj << ": no program was loaded";
+    }
+}
