@@ -15,15 +15,7 @@ Weights& Weights::operator+=(const Weights& o) noexcept
 }
 
 namespace {
-std::string indexKey(uint32_t parent, std::string_view function, std::string_view module)
-{
-    std::string key = std::to_string(parent);
-    key += '\x1f';
-    key += function;
-    key += '\x1f';
-    key += module;
-    return key;
-}
+uint64_t childKey(uint32_t parent, uint32_t frame) noexcept { return uint64_t{parent} << 32 | frame; }
 
 std::string unresolvedName(const Frame& f)
 {
@@ -51,21 +43,40 @@ CallTree::CallTree(TreeDirection direction) : direction_(direction)
     nodes_.emplace_back(); // root
 }
 
+size_t CallTree::NameHash::operator()(const NameView& name) const noexcept
+{
+    const std::hash<std::string_view> h;
+    const size_t a = h(name.first);
+    return a ^ (h(name.second) + 0x9e3779b97f4a7c15ull + (a << 6) + (a >> 2));
+}
+
+size_t CallTree::NameHash::operator()(const std::pair<std::string, std::string>& name) const noexcept
+{
+    return (*this)(NameView(name.first, name.second));
+}
+
 uint32_t CallTree::findChild(uint32_t parent, std::string_view function, std::string_view module) const
 {
-    auto it = childIndex_.find(indexKey(parent, function, module));
+    const auto frame = frameIds_.find(NameView(function, module));
+    if (frame == frameIds_.end())
+        return kRoot;
+    const auto it = childIndex_.find(childKey(parent, frame->second));
     return it == childIndex_.end() ? kRoot : it->second;
 }
 
-uint32_t CallTree::childFor(uint32_t parent, const std::string& function, const std::string& module)
+uint32_t CallTree::childFor(uint32_t parent, std::string_view function, std::string_view module)
 {
-    auto [it, inserted] = childIndex_.try_emplace(indexKey(parent, function, module), 0);
+    auto frame = frameIds_.find(NameView(function, module));
+    if (frame == frameIds_.end())
+        frame = frameIds_.emplace(std::pair<std::string, std::string>(function, module), uint32_t(frameIds_.size()))
+                    .first;
+    auto [it, inserted] = childIndex_.try_emplace(childKey(parent, frame->second), 0);
     if (!inserted)
         return it->second;
     const auto id = static_cast<uint32_t>(nodes_.size());
     Node n;
-    n.function = function;
-    n.module = module;
+    n.function = frame->first.first;
+    n.module = frame->first.second;
     n.parent = parent;
     nodes_.push_back(std::move(n));
     nodes_[parent].children.push_back(id);
@@ -79,7 +90,10 @@ void CallTree::addStack(const std::vector<Frame>& frames, const Weights& w)
     nodes_[kRoot].total += w;
     auto step = [&](const Frame& f) {
         // Unresolved frames keep their address so distinct ones stay apart.
-        cur = childFor(cur, f.function.empty() ? unresolvedName(f) : f.function, f.module);
+        if (f.function.empty())
+            cur = childFor(cur, unresolvedName(f), f.module);
+        else
+            cur = childFor(cur, f.function, f.module);
         nodes_[cur].total += w;
     };
     if (direction_ == TreeDirection::TopDown) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "lockscope/capture/capture.h"
@@ -62,13 +63,32 @@ public:
     static CallTree forCapture(const Capture& capture, TreeDirection direction);
 
 private:
-    uint32_t childFor(uint32_t parent, const std::string& function, const std::string& module);
+    using NameView = std::pair<std::string_view, std::string_view>;
+    struct NameHash {
+        using is_transparent = void;
+        size_t operator()(const NameView& name) const noexcept;
+        size_t operator()(const std::pair<std::string, std::string>& name) const noexcept;
+    };
+    struct NameEq {
+        using is_transparent = void;
+        template <class A, class B>
+        bool operator()(const A& a, const B& b) const noexcept
+        {
+            return std::string_view(a.first) == std::string_view(b.first) &&
+                   std::string_view(a.second) == std::string_view(b.second);
+        }
+    };
+
+    uint32_t childFor(uint32_t parent, std::string_view function, std::string_view module);
     void mergeNode(const CallTree& other, uint32_t otherId, uint32_t mine);
 
     TreeDirection direction_;
     std::vector<Node> nodes_;
-    // (parent, function, module) -> child, so building is linear in frames.
-    std::unordered_map<std::string, uint32_t> childIndex_;
+    // Each distinct (function, module) is hashed as strings once; children are
+    // then found by (parent << 32 | frame id), so building is linear in frames
+    // without building a string key per frame.
+    std::unordered_map<std::pair<std::string, std::string>, uint32_t, NameHash, NameEq> frameIds_;
+    std::unordered_map<uint64_t, uint32_t> childIndex_;
 };
 
 // "function" or "function [module]" for display.
