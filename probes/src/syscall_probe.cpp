@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // IPC and POSIX-timer syscall latency from the syscalls:sys_enter_/sys_exit_ tracepoints.
+#include <algorithm>
 #include <cerrno>
+#include <vector>
 
 #include <bpf/bpf.h>
 
@@ -14,14 +16,35 @@ namespace {
 
 using SyscallSkel = SkelPtr<ls_syscalls, ls_syscalls__destroy>;
 
+// The kernel keeps one histogram per CPU (no shared cache line on the hot path);
+// a CPU whose count is 0 has no min yet.
+ls_lat_val mergeCpus(const std::vector<ls_lat_val>& cpus)
+{
+    ls_lat_val sum {};
+    sum.hist.min = ~0ULL;
+    for (const ls_lat_val& c : cpus) {
+        if (c.hist.count == 0)
+            continue;
+        sum.hist.count += c.hist.count;
+        sum.hist.total += c.hist.total;
+        sum.hist.min = std::min(sum.hist.min, c.hist.min);
+        sum.hist.max = std::max(sum.hist.max, c.hist.max);
+        for (size_t b = 0; b < LS_HIST_SLOTS; ++b)
+            sum.hist.slots[b] += c.hist.slots[b];
+        sum.errors += c.errors;
+    }
+    return sum;
+}
+
 // Index i matches SYSCALL_PAIR(name, i) in syscalls.bpf.c.
 constexpr const char* kSyscalls[] = { "semtimedop", "semop", "semget", "msgget", "shmget", "timer_gettime",
     "timer_settime", "timer_getoverrun", "timer_delete" };
 
 class SyscallFamily final : public Family {
 public:
-    explicit SyscallFamily(SyscallSkel skel)
+    SyscallFamily(SyscallSkel skel, int ncpus)
         : skel_(std::move(skel))
+        , ncpus_(ncpus)
     {
     }
 
@@ -65,16 +88,17 @@ public:
     void read(Snapshot& out) const override
     {
         const int fd = bpf_map__fd(skel_->maps.sc_lat);
+        std::vector<ls_lat_val> cpus(static_cast<size_t>(ncpus_));
         for (size_t idx : attached_) {
-            ls_lat_val v {};
             const uint32_t key = static_cast<uint32_t>(idx);
-            if (bpf_map_lookup_elem(fd, &key, &v) != 0)
+            if (bpf_map_lookup_elem(fd, &key, cpus.data()) != 0)
                 continue;
             LatencyRecord r;
             r.name = kSyscalls[idx];
             r.is_syscall = true;
-            r.hist = histFromKernel(v.hist);
-            r.errors = v.errors;
+            const ls_lat_val sum = mergeCpus(cpus);
+            r.hist = histFromKernel(sum.hist);
+            r.errors = sum.errors;
             out.latencies.push_back(std::move(r));
         }
     }
@@ -93,6 +117,7 @@ public:
 
 private:
     SyscallSkel skel_;
+    int ncpus_;
     Links links_;
     std::vector<size_t> attached_;
 };
@@ -120,14 +145,7 @@ std::unique_ptr<Family> openSyscalls(FamilyContext& ctx)
     clearLibbpfLog();
     if (int err = ls_syscalls__load(skel.get()); err)
         return skipAll("load failed: " + errnoText(err) + " [" + lastLibbpfError() + "]");
-    // Array slots start zeroed; a histogram's min must start above any value.
-    const int lat_fd = bpf_map__fd(skel->maps.sc_lat);
-    for (uint32_t i = 0; i < LS_MAX_SYSCALLS; ++i) {
-        ls_lat_val v {};
-        v.hist.min = ~0ULL;
-        bpf_map_update_elem(lat_fd, &i, &v, BPF_ANY);
-    }
-    auto family = std::make_unique<SyscallFamily>(std::move(skel));
+    auto family = std::make_unique<SyscallFamily>(std::move(skel), ctx.maps.ncpus());
     for (size_t i = 0; i < std::size(kSyscalls); ++i) {
         const std::string name = kSyscalls[i];
         std::string why = family->attach(i);
