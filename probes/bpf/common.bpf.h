@@ -167,11 +167,36 @@ static __always_inline struct ls_hist *hist_of(void *map, const void *key)
     return h;
 }
 
+/*
+ * bpf_get_stackid stores a new stack in a bucket popped from the stack map's
+ * per-CPU freelist under a raw spinlock (kernel/bpf/percpu_freelist.c, a
+ * plain raw_spin_lock before 6.4's rqspinlock work). When the hold probes are
+ * attached to _raw_spin_lock itself, that lock fires another hold program
+ * (fentry/fexit recursion protection is per program, so hold_lock_irqsave's
+ * stack walk fires hold_lock), which walks a stack and pops the same
+ * freelist again: an AA deadlock with interrupts off ("0 ticks this GP" RCU
+ * stalls on the Debian 6.1 guests). A per-CPU busy flag, in the shared
+ * counters map so every skeleton sees it, makes a nested walk give up the
+ * stack instead of the lock.
+ */
 static __always_inline __s32 stack_id(void *ctx, __u64 flags)
 {
+    __u32 busy_key = LS_C_STACK_BUSY;
+    __u64 *busy;
+    long id;
+
     if (!stacks_on)
         return -1;
-    long id = bpf_get_stackid(ctx, &stacks, flags);
+    busy = bpf_map_lookup_elem(&counters, &busy_key);
+    if (!busy)
+        return -1;
+    if (*busy) {
+        count(LS_C_STACK_NESTED);
+        return -1;
+    }
+    *busy = 1;
+    id = bpf_get_stackid(ctx, &stacks, flags);
+    *busy = 0;
 
     if (id < 0) {
         count(LS_C_STACK_FAIL);

@@ -12,9 +12,9 @@
  *    (lock address | (stack id + 1) << 48) claimed with cmpxchg, holding the
  *    log2 histogram. Userspace sums the CPUs.
  * Hash-map lookups (the filters) are lock-free and allowed; updates are not.
- * bpf_get_stackid may take the stack map's freelist lock: the kernel's
- * per-program recursion guard skips the nested run and counts it in
- * recursion_misses, which userspace reports.
+ * bpf_get_stackid takes the stack map's freelist lock for a new stack: that
+ * re-enters the hold programs, and stack_id (common.bpf.h) gives up the
+ * nested program's stack so it cannot deadlock on the same freelist.
  */
 #ifndef LOCKSCOPE_HOLD_COMMON_BPF_H
 #define LOCKSCOPE_HOLD_COMMON_BPF_H
@@ -46,8 +46,8 @@ struct {
 
 static __always_inline void on_acquired(void *ctx, __u64 lock, __u32 variant)
 {
-    __u64 ts = bpf_ktime_get_ns();
     __u32 zero = 0, d;
+    __u64 ts;
     struct ls_held_stack *s;
 
     if (hold_sample > 1) {
@@ -58,6 +58,8 @@ static __always_inline void on_acquired(void *ctx, __u64 lock, __u32 variant)
     }
     if (!lock_wanted(lock) || !task_wanted())
         return;
+    /* Sampling and filters first: most calls end above, before any clock read. */
+    ts = bpf_ktime_get_ns();
     s = bpf_map_lookup_elem(&held, &zero);
     if (!s)
         return;

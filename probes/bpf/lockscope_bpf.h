@@ -131,6 +131,13 @@ enum ls_counter {
     LS_C_ULOCK_EVENTS,
     LS_C_ULOCK_UNMATCHED,
     LS_C_FORKS_FOLLOWED,
+    LS_C_STACK_NESTED,   /* stack skipped: a stack walk was already running on this CPU */
+    /*
+     * Not a counter: per-CPU "a bpf_get_stackid is running" flag (see
+     * stack_id in common.bpf.h). It lives here because this map is the one
+     * per-CPU array every skeleton shares.
+     */
+    LS_C_STACK_BUSY,
     LS_C_NR
 };
 

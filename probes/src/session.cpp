@@ -97,7 +97,7 @@ public:
         s.stats.events = eventsSoFar();
         s.stats.lost = c(LS_C_NEST_OVERFLOW) + c(LS_C_HOLD_OVERFLOW) + c(LS_C_STALE);
         s.stats.map_full = c(LS_C_MAP_FULL);
-        s.stats.stack_failures = c(LS_C_STACK_FAIL);
+        s.stats.stack_failures = c(LS_C_STACK_FAIL) + c(LS_C_STACK_NESTED);
         s.stats.aborted_waits = c(LS_C_ABORTED);
         s.stats.unmatched = c(LS_C_UNMATCHED) + c(LS_C_HOLD_UNMATCHED) + c(LS_C_ULOCK_UNMATCHED);
         for (const auto& f : families_)
