@@ -4,6 +4,7 @@
 // permission error.
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <thread>
 
@@ -177,6 +178,84 @@ TEST(Session, SyscallLatencyCountsEveryCall)
     const LatencyRecord* busy = semop_rec->hist.count() ? semop_rec : semtimedop_rec;
     EXPECT_TRUE(busy->hist.consistent());
     EXPECT_GT(busy->hist.max(), 0u);
+}
+
+// semop() may reach the kernel as semop or semtimedop: the two summed.
+struct SemopTally {
+    uint64_t calls = 0;
+    uint64_t errors = 0;
+};
+
+SemopTally semopTally(const Snapshot& snap)
+{
+    SemopTally t;
+    for (const LatencyRecord& r : snap.latencies)
+        if (r.name == "semop" || r.name == "semtimedop") {
+            t.calls += r.hist.count();
+            t.errors += r.errors;
+        }
+    return t;
+}
+
+// Failing semop() calls: each is one enter/exit pair with ret < 0.
+void failingSemops(int n)
+{
+    sembuf op { 0, 1, 0 };
+    for (int i = 0; i < n; ++i)
+        semop(-1, &op, 1);
+}
+
+// The per-thread start slot pairs every enter with its exit exactly once, and
+// a process outside the tgid filter adds nothing, also after this process's
+// threads have cached their filter result.
+TEST(Session, SyscallLatencyPairsExactlyAndFollowsTheTgidFilter)
+{
+    LOCKSCOPE_REQUIRE_ROOT();
+    Options o = quiet();
+    o.syscalls = true;
+    o.follow_forks = false;
+    auto s = Session::open(o);
+    const SemopTally before = semopTally(s->snapshot());
+    failingSemops(250);
+    const SemopTally mine = semopTally(s->snapshot());
+    EXPECT_EQ(mine.calls - before.calls, 250u);
+    EXPECT_EQ(mine.errors - before.errors, 250u);
+
+    const pid_t child = fork();
+    ASSERT_GE(child, 0) << "fork: " << std::strerror(errno);
+    if (child == 0) {
+        failingSemops(500);
+        _exit(0);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    const SemopTally after = semopTally(s->snapshot());
+    EXPECT_EQ(after.calls, mine.calls) << "calls of a process outside the tgid filter were counted";
+    EXPECT_EQ(after.errors, mine.errors);
+}
+
+// The comm filter is checked on every call (a thread may rename itself).
+TEST(Session, SyscallLatencyFollowsTheCommFilter)
+{
+    LOCKSCOPE_REQUIRE_ROOT();
+    char comm[16] = {};
+    ASSERT_EQ(pthread_getname_np(pthread_self(), comm, sizeof(comm)), 0);
+    Options o = quiet();
+    o.syscalls = true;
+    o.comm = comm;
+    auto s = Session::open(o);
+    const SemopTally before = semopTally(s->snapshot());
+    failingSemops(100);
+    const SemopTally named = semopTally(s->snapshot());
+    EXPECT_EQ(named.errors - before.errors, 100u);
+
+    ASSERT_EQ(pthread_setname_np(pthread_self(), "ls-other-name"), 0);
+    failingSemops(100);
+    const SemopTally renamed = semopTally(s->snapshot());
+    ASSERT_EQ(pthread_setname_np(pthread_self(), comm), 0);
+    EXPECT_EQ(renamed.errors, named.errors) << "calls under another comm were counted";
+    EXPECT_EQ(renamed.calls, named.calls);
 }
 
 TEST(Session, CpuSamplingSeesKernelStacks)
