@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * Latency of the IPC and POSIX-timer system calls, enter -> exit per thread,
- * from the per-syscall tracepoints (cheaper than raw_syscalls, which fire for
- * every syscall). The syscall index (LS_SC_*) is the order userspace lists
- * them in.
+ * from raw_syscalls via raw_tp (preferred) or the per-syscall tracepoints
+ * (fallback). The syscall index is the order userspace lists them in.
  *
  * These fire on every call of a hot syscall (semtimedop: ~1M/s on 2 CPUs), so
  * the path takes no lock and touches no shared cache line:
@@ -18,6 +17,8 @@
 #include "common.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define LS_SC_NR_MAX 1024
 
 struct sc_task {
     __u64 ts;      /* 0: not inside a traced syscall */
@@ -121,12 +122,8 @@ static __always_inline void hist_add_cpu(struct ls_hist *h, __u64 v)
     h->count += 1;
 }
 
-static __always_inline int sc_exit(__u32 idx, long ret)
+static __always_inline int sc_finish(struct sc_task *t, __u32 idx, long ret)
 {
-    struct sc_task *t = bpf_task_storage_get(&sc_tasks, bpf_get_current_task_btf(), 0, 0);
-
-    if (!t || !t->ts)
-        return 0;
     __u64 delta = bpf_ktime_get_ns() - t->ts;
     __u32 start_idx = t->idx;
 
@@ -142,6 +139,54 @@ static __always_inline int sc_exit(__u32 idx, long ret)
         v->errors += 1;
     count(LS_C_SYSCALL_EVENTS);
     return 0;
+}
+
+static __always_inline int sc_exit(__u32 idx, long ret)
+{
+    struct sc_task *t = bpf_task_storage_get(&sc_tasks, bpf_get_current_task_btf(), 0, 0);
+
+    if (!t || !t->ts)
+        return 0;
+    return sc_finish(t, idx, ret);
+}
+
+/*
+ * Preferred backend: raw_syscalls through raw_tp. The per-syscall tracepoints
+ * go through perf's handler, which copies the arguments into a perf buffer on
+ * every call before the program runs; that, not the program, was most of the
+ * cost (see bench/record/README.md). Here every syscall runs the program, so
+ * the enter side filters on the number first, and the exit side needs no
+ * number: a thread with a start time pending is leaving that syscall.
+ */
+const volatile __u8 sc_of_nr[LS_SC_NR_MAX] = {}; /* syscall nr -> index + 1; 0: not traced */
+
+SEC("raw_tp/sys_enter")
+int raw_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+    __u64 nr = ctx->args[1];
+
+    if (nr >= LS_SC_NR_MAX)
+        return 0;
+    nr &= LS_SC_NR_MAX - 1;
+    __u32 i = sc_of_nr[nr];
+
+    if (!i)
+        return 0;
+    return sc_enter(i - 1);
+}
+
+SEC("raw_tp/sys_exit")
+int raw_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+    struct sc_task *t = bpf_task_storage_get(&sc_tasks, bpf_get_current_task_btf(), 0, 0);
+
+    if (!t || !t->ts)
+        return 0;
+    __u32 idx = t->idx;
+
+    if (idx >= LS_MAX_SYSCALLS)
+        return 0;
+    return sc_finish(t, idx, (long)ctx->args[1]);
 }
 
 #define SYSCALL_PAIR(name, idx)                                                        \

@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <vector>
 
+#include <sys/syscall.h>
+
 #include <bpf/bpf.h>
 
 #include "bpf_util.h"
@@ -40,6 +42,24 @@ ls_lat_val mergeCpus(const std::vector<ls_lat_val>& cpus)
 constexpr const char* kSyscalls[] = { "semtimedop", "semop", "semget", "msgget", "shmget", "timer_gettime",
     "timer_settime", "timer_getoverrun", "timer_delete" };
 
+// Native syscall numbers, index as kSyscalls; -1 where this architecture lacks one.
+constexpr long kNumbers[] = {
+#ifdef SYS_semtimedop
+    SYS_semtimedop,
+#else
+    -1,
+#endif
+#ifdef SYS_semop
+    SYS_semop,
+#else
+    -1,
+#endif
+    SYS_semget, SYS_msgget, SYS_shmget, SYS_timer_gettime, SYS_timer_settime, SYS_timer_getoverrun,
+    SYS_timer_delete };
+static_assert(std::size(kNumbers) == std::size(kSyscalls));
+// Syscall numbers the raw_tp filter table covers.
+constexpr long kNrMax = static_cast<long>(sizeof(ls_syscalls::ls_syscalls__rodata::sc_of_nr));
+
 class SyscallFamily final : public Family {
 public:
     SyscallFamily(SyscallSkel skel, int ncpus)
@@ -63,6 +83,26 @@ public:
             { p.enter_timer_delete, p.exit_timer_delete },
         };
         return { all[idx][0], all[idx][1] };
+    }
+
+    // raw_syscalls sys_enter/sys_exit for every syscall at once; empty on success, else why.
+    std::string attachRaw()
+    {
+        bpf_link* enter = bpf_program__attach(skel_->progs.raw_enter);
+        if (!enter)
+            return "attach failed: " + attachError();
+        bpf_link* exit = bpf_program__attach(skel_->progs.raw_exit);
+        if (!exit) {
+            const std::string err = attachError();
+            bpf_link__destroy(enter);
+            return "attach failed: " + err;
+        }
+        links_.add(enter);
+        links_.add(exit);
+        for (size_t i = 0; i < std::size(kSyscalls); ++i)
+            if (kNumbers[i] >= 0)
+                attached_.push_back(i);
+        return {};
     }
 
     // Empty on success, else why.
@@ -136,28 +176,63 @@ std::unique_ptr<Family> openSyscalls(FamilyContext& ctx)
         ctx.status.push_back({ "syscalls", "syscalls:sys_enter_*,sys_exit_*", "", false, "disabled" });
         return nullptr;
     }
-    SyscallSkel skel(ls_syscalls__open());
-    if (!skel)
-        return skipAll("open failed: " + errnoText(errno));
-    configureRodata(skel->rodata, ctx.options);
-    if (int err = ctx.maps.reuseIn(skel->obj); err)
-        return skipAll("map setup failed: " + errnoText(err));
-    clearLibbpfLog();
-    if (int err = ls_syscalls__load(skel.get()); err)
-        return skipAll("load failed: " + errnoText(err) + " [" + lastLibbpfError() + "]");
-    auto family = std::make_unique<SyscallFamily>(std::move(skel), ctx.maps.ncpus());
-    for (size_t i = 0; i < std::size(kSyscalls); ++i) {
-        const std::string name = kSyscalls[i];
-        std::string why = family->attach(i);
-        if (!why.empty() && errno == ENOENT)
-            why = "no tracepoint syscalls:sys_enter_" + name
-                + " in this kernel (CONFIG_FTRACE_SYSCALLS off?)";
-        ctx.status.push_back({ "syscall:" + name, "syscalls:sys_enter_" + name + ",sys_exit_" + name,
-            "tracepoint", why.empty(), why });
+    // raw_tp first (cheapest, see syscalls.bpf.c); a skeleton that cannot load
+    // or attach it is reopened with the per-syscall tracepoints only.
+    std::string raw_why;
+    for (const bool raw : { true, false }) {
+        SyscallSkel skel(ls_syscalls__open());
+        if (!skel)
+            return skipAll("open failed: " + errnoText(errno));
+        configureRodata(skel->rodata, ctx.options);
+        for (size_t i = 0; i < std::size(kSyscalls); ++i)
+            if (kNumbers[i] >= 0 && kNumbers[i] < kNrMax)
+                skel->rodata->sc_of_nr[kNumbers[i]] = static_cast<uint8_t>(i + 1);
+        bpf_program* p = nullptr;
+        while ((p = bpf_object__next_program(skel->obj, p))) {
+            const bool is_raw = p == skel->progs.raw_enter || p == skel->progs.raw_exit;
+            bpf_program__set_autoload(p, is_raw == raw);
+        }
+        if (int err = ctx.maps.reuseIn(skel->obj); err)
+            return skipAll("map setup failed: " + errnoText(err));
+        clearLibbpfLog();
+        if (int err = ls_syscalls__load(skel.get()); err) {
+            if (raw) {
+                raw_why = "raw_tp: load failed: " + errnoText(err) + " [" + lastLibbpfError() + "]";
+                continue;
+            }
+            return skipAll("load failed: " + errnoText(err) + " [" + lastLibbpfError() + "]");
+        }
+        auto family = std::make_unique<SyscallFamily>(std::move(skel), ctx.maps.ncpus());
+        if (raw) {
+            raw_why = family->attachRaw();
+            if (!raw_why.empty()) {
+                raw_why = "raw_tp: " + raw_why;
+                continue;
+            }
+            for (size_t i = 0; i < std::size(kSyscalls); ++i) {
+                const bool has = kNumbers[i] >= 0 && kNumbers[i] < kNrMax;
+                ctx.status.push_back({ std::string("syscall:") + kSyscalls[i],
+                    has ? "raw_syscalls:sys_enter,sys_exit nr " + std::to_string(kNumbers[i]) : "",
+                    "raw_tp", has, has ? "" : "no such syscall on this architecture" });
+            }
+            return family;
+        }
+        for (size_t i = 0; i < std::size(kSyscalls); ++i) {
+            const std::string name = kSyscalls[i];
+            std::string why = family->attach(i);
+            if (!why.empty() && errno == ENOENT)
+                why = "no tracepoint syscalls:sys_enter_" + name
+                    + " in this kernel (CONFIG_FTRACE_SYSCALLS off?)";
+            if (!why.empty())
+                why += "; " + raw_why;
+            ctx.status.push_back({ "syscall:" + name, "syscalls:sys_enter_" + name + ",sys_exit_" + name,
+                "tracepoint", why.empty(), why });
+        }
+        if (!family->any())
+            return nullptr;
+        return family;
     }
-    if (!family->any())
-        return nullptr;
-    return family;
+    return nullptr;
 }
 
 } // namespace lockscope::probes::detail
