@@ -261,6 +261,13 @@ std::string hexAddress(uint64_t a)
     return buf;
 }
 
+// strerror is not thread-safe and the GUI reads captures on worker threads.
+std::string errnoText(int e)
+{
+    char buf[128];
+    return strerror_r(e, buf, sizeof buf); // GNU variant: returns the message
+}
+
 // Addresses are strings because JavaScript (the GUI's web views, jq) loses
 // precision on integers above 2^53, and kernel addresses are all above it.
 uint64_t toAddress(const json& v, const Path& at)
@@ -1092,14 +1099,14 @@ Capture readCapture(const std::string& path, const ReadLimits& limits)
     // O_NONBLOCK so that opening a FIFO does not wait for a writer.
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0)
-        throw err(std::string("cannot open: ") + std::strerror(errno));
+        throw err(std::string("cannot open: ") + errnoText(errno));
     struct Closer {
         int fd;
         ~Closer() { ::close(fd); }
     } closer { fd };
     struct stat st { };
     if (::fstat(fd, &st) != 0)
-        throw err(std::string("cannot stat: ") + std::strerror(errno));
+        throw err(std::string("cannot stat: ") + errnoText(errno));
     if (!S_ISREG(st.st_mode)) {
         const char* what = S_ISDIR(st.st_mode) ? "a directory"
             : S_ISFIFO(st.st_mode)             ? "a FIFO"
@@ -1124,7 +1131,7 @@ Capture readCapture(const std::string& path, const ReadLimits& limits)
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            throw err(std::string("read error: ") + std::strerror(errno));
+            throw err(std::string("read error: ") + errnoText(errno));
         }
         if (n == 0)
             break; // shrank while reading: parse what is there, it will say if it is cut
@@ -1142,7 +1149,7 @@ void writeFileAtomic(const std::string& path, std::string_view content, unsigned
 {
     const std::string where = printable(path, 4096);
     auto err = [&](const std::string& what, int e) {
-        return CaptureError(where + ": " + what + ": " + std::strerror(e));
+        return CaptureError(where + ": " + what + ": " + errnoText(e));
     };
     const auto slash = path.rfind('/');
     const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
