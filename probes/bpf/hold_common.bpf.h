@@ -23,6 +23,11 @@
 
 const volatile __u32 hold_sample = 1; /* record 1 in N acquisitions */
 
+/* Frames of our own above the lock function in a stack walk (see hold_fentry). */
+#ifndef LS_HOLD_STACK_SKIP
+#define LS_HOLD_STACK_SKIP 0
+#endif
+
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
     __type(key, __u32);
@@ -73,7 +78,7 @@ static __always_inline void on_acquired(void *ctx, __u64 lock, __u32 variant)
     s->depth = d + 1;
     s->e[d].ts = ts;
     s->e[d].variant = variant;
-    s->e[d].kstack = stack_id(ctx, 0);
+    s->e[d].kstack = stack_id(ctx, LS_HOLD_STACK_SKIP & BPF_F_SKIP_FIELD_MASK);
     s->e[d].lock = lock;
 }
 

@@ -9,10 +9,21 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
+/*
+ * The saved arguments, a ring indexed by a free-running depth. Each entry
+ * also keeps the stack pointer at entry, and the return finds its entry by
+ * stack pointer instead of trusting the depth: an entry whose return never
+ * runs its program (the kretprobe missed it, or the program was skipped for
+ * re-entry) would otherwise shift every later pop by one, and on the Debian
+ * 6.1 guests the depth drifted by ~100 within seconds, so every pop read a
+ * wrong slot and no hold was recorded at all. Entries left over by such
+ * misses are dropped when a return matches an entry below them.
+ */
 struct ls_arg_stack {
     __u32 depth;
     __u32 pad;
     __u64 lock[LS_HOLD_NEST];
+    __u64 sp[LS_HOLD_NEST];
 };
 
 struct {
@@ -22,48 +33,65 @@ struct {
     __uint(max_entries, 1);
 } lock_args SEC(".maps");
 
-static __always_inline void push_arg(__u64 lock)
+/*
+ * At the entry kprobe sp points at the return address; the return handler
+ * sees it one word higher or so, depending on the trampoline. Calls nested in
+ * one context have their own, lower stack pointers; irqs run on another stack.
+ */
+#define LS_SP_SLACK 32
+
+static __always_inline void push_arg(__u64 lock, __u64 sp)
 {
-    __u32 zero = 0;
+    __u32 zero = 0, d, i;
     struct ls_arg_stack *s = bpf_map_lookup_elem(&lock_args, &zero);
 
     if (!s)
         return;
-    __u32 d = s->depth;
-    if (d >= LS_HOLD_NEST) {
-        /* Still count the depth so the matching return pops the right slot. */
-        s->depth = d + 1;
-        return;
-    }
-    s->lock[d] = 0;
+    d = s->depth;
+    i = d & (LS_HOLD_NEST - 1);
+    /* Reserve first: an irq that pushes and pops meanwhile stays above us. */
+    s->sp[i] = 0;
     s->depth = d + 1;
-    s->lock[d] = lock;
+    s->lock[i] = lock;
+    s->sp[i] = sp;
 }
 
-static __always_inline __u64 pop_arg(void)
+static __always_inline __u64 pop_arg(__u64 sp)
 {
-    __u32 zero = 0;
+    __u32 zero = 0, d;
     struct ls_arg_stack *s = bpf_map_lookup_elem(&lock_args, &zero);
 
-    if (!s || s->depth == 0)
+    if (!s)
         return 0;
-    __u32 d = s->depth - 1;
-    __u64 lock = d < LS_HOLD_NEST ? s->lock[d & (LS_HOLD_NEST - 1)] : 0;
-    s->depth = d;
-    return lock;
+    d = s->depth;
+    for (__u32 k = 0; k < LS_HOLD_NEST; k++) {
+        __u32 i = (d - 1 - k) & (LS_HOLD_NEST - 1);
+        __u64 at = s->sp[i];
+
+        if (k >= d)
+            break;
+        if (at && at - sp + LS_SP_SLACK <= 2 * LS_SP_SLACK) {
+            __u64 lock = s->lock[i];
+
+            s->sp[i] = 0;
+            s->depth = d - 1 - k;
+            return lock;
+        }
+    }
+    return 0;
 }
 
 #define LOCK_PAIR(fn, variant, needs_ret)                                      \
     SEC("kprobe/" #fn)                                                         \
     int BPF_KPROBE(enter_##fn, void *lock)                                     \
     {                                                                          \
-        push_arg((__u64)lock);                                                 \
+        push_arg((__u64)lock, PT_REGS_SP(ctx));                                \
         return 0;                                                              \
     }                                                                          \
     SEC("kretprobe/" #fn)                                                      \
     int BPF_KRETPROBE(exit_##fn, long ret)                                     \
     {                                                                          \
-        __u64 lock = pop_arg();                                                \
+        __u64 lock = pop_arg(PT_REGS_SP(ctx));                                 \
         if (lock && (!(needs_ret) || ret))                                     \
             on_acquired(ctx, lock, variant);                                   \
         return 0;                                                              \
