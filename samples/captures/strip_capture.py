@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Shrink a lockscope capture to its top locks so an example pair stays small.
+
+Keeps the LOCKS locks with the most hold + wait time, each with its SITES
+busiest call sites, and only the stacks those sites reference; everything
+else (meta, probes, stats, syscalls, functions, workload) is kept as is.
+Stats still describe the whole recording, which is why the README says the
+files were stripped. Validate the result with `lockscope check`.
+
+usage: strip_capture.py IN OUT [--locks 25] [--sites 6]
+"""
+import argparse
+import json
+import sys
+
+
+def busy(entry):
+    return sum(entry.get(k, {}).get("total_ns", 0) for k in ("hold", "wait"))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("input")
+    ap.add_argument("output")
+    ap.add_argument("--locks", type=int, default=25)
+    ap.add_argument("--sites", type=int, default=6)
+    a = ap.parse_args()
+    try:
+        with open(a.input) as f:
+            cap = json.load(f)
+    except (OSError, ValueError) as e:
+        sys.exit(f"strip_capture: cannot read {a.input}: {e}")
+    if cap.get("format") != "lockscope-capture":
+        sys.exit(f"strip_capture: {a.input} is not a lockscope capture (format {cap.get('format')!r})")
+    locks = sorted(cap.get("locks", []), key=busy, reverse=True)[: a.locks]
+    keep = set()
+    for lock in locks:
+        lock["sites"] = sorted(lock.get("sites", []), key=busy, reverse=True)[: a.sites]
+        keep.update(s["stack_id"] for s in lock["sites"])
+    for section in ("cpu",):
+        for entry in cap.get(section) or []:
+            if isinstance(entry, dict) and "stack_id" in entry:
+                keep.add(entry["stack_id"])
+    cap["locks"] = locks
+    cap["stacks"] = [s for s in cap.get("stacks", []) if s["id"] in keep]
+    with open(a.output, "w") as f:
+        json.dump(cap, f, separators=(",", ":"))
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
