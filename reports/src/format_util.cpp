@@ -121,8 +121,7 @@ std::string bucketLabel(unsigned bucket)
     return std::to_string(x) + kSuffix[s];
 }
 
-namespace {
-std::pair<unsigned, unsigned> range(const Log2Hist& a, const Log2Hist* b)
+std::pair<unsigned, unsigned> bucketRange(const Log2Hist& a, const Log2Hist* b)
 {
     unsigned lo = Log2Hist::kBuckets, hi = 0;
     auto scan = [&](const Log2Hist& h) {
@@ -138,6 +137,7 @@ std::pair<unsigned, unsigned> range(const Log2Hist& a, const Log2Hist* b)
     return {lo, hi};
 }
 
+namespace {
 std::string bar(double fraction, size_t width)
 {
     const auto n = size_t(std::lround(std::clamp(fraction, 0.0, 1.0) * double(width)));
@@ -151,7 +151,7 @@ std::string textHistogram(const Log2Hist& h, const std::string& indent, const ch
 {
     if (h.empty())
         return indent + "(no events)\n";
-    const auto [lo, hi] = range(h, nullptr);
+    const auto [lo, hi] = bucketRange(h, nullptr);
     uint64_t peak = 0;
     for (unsigned i = lo; i <= hi; ++i)
         peak = std::max(peak, h.buckets()[i]);
@@ -169,7 +169,7 @@ std::string textHistogramPair(const Log2Hist& before, const Log2Hist& after, con
 {
     if (before.empty() && after.empty())
         return indent + "(no events)\n";
-    const auto [lo, hi] = range(before, &after);
+    const auto [lo, hi] = bucketRange(before, &after);
     auto peak = [&](const Log2Hist& h) {
         uint64_t p = 0;
         for (unsigned i = lo; i <= hi; ++i)

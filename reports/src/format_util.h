@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lockscope/capture/histogram.h"
@@ -31,6 +32,8 @@ std::string htmlEscape(const std::string& s);
 std::string mdEscape(const std::string& s);
 // Short bucket label: "512", "1K", "2M" ... of a bucket's low bound (ns).
 std::string bucketLabel(unsigned bucket);
+// First and last non-empty bucket over one or two histograms (lo > hi when both are empty).
+std::pair<unsigned, unsigned> bucketRange(const Log2Hist& a, const Log2Hist* b);
 
 // The `value ---- distribution ---- count` histogram with @ bars.
 std::string textHistogram(const Log2Hist& h, const std::string& indent, const char* unit = "ns");

@@ -28,17 +28,7 @@ std::string rgb(double r, double g, double b)
 
 std::string histogram(const Log2Hist& before, const Log2Hist* after, const std::string& title)
 {
-    unsigned lo = Log2Hist::kBuckets, hi = 0;
-    auto scan = [&](const Log2Hist& h) {
-        for (unsigned i = 0; i < Log2Hist::kBuckets; ++i)
-            if (h.buckets()[i]) {
-                lo = std::min(lo, i);
-                hi = std::max(hi, i);
-            }
-    };
-    scan(before);
-    if (after)
-        scan(*after);
+    const auto [lo, hi] = fmt::bucketRange(before, after);
     const double W = 520, H = 150, left = 50, bottom = 30, top = 18;
     std::string s = "<svg class=\"hist\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(W) + "\" height=\"" +
                     num(H) + "\" viewBox=\"0 0 " + num(W) + " " + num(H) + "\" role=\"img\"><title>" +
