@@ -79,6 +79,22 @@ static __always_inline void count(enum ls_counter c)
         __sync_fetch_and_add(v, 1);
 }
 
+/* The current task's comm equals filter_comm (a thread can rename itself, so
+ * callers check this on every event). */
+static __always_inline bool comm_wanted(void)
+{
+    char comm[LS_COMM_LEN];
+
+    bpf_get_current_comm(comm, sizeof(comm));
+    for (int i = 0; i < LS_COMM_LEN; i++) {
+        if (comm[i] != filter_comm[i])
+            return false;
+        if (!comm[i])
+            break;
+    }
+    return true;
+}
+
 static __always_inline bool task_wanted(void)
 {
     if (tgid_filter_on()) {
@@ -87,18 +103,7 @@ static __always_inline bool task_wanted(void)
         if (!bpf_map_lookup_elem(&filter_tgids, &tgid))
             return false;
     }
-    if (filter_comm_on) {
-        char comm[LS_COMM_LEN];
-
-        bpf_get_current_comm(comm, sizeof(comm));
-        for (int i = 0; i < LS_COMM_LEN; i++) {
-            if (comm[i] != filter_comm[i])
-                return false;
-            if (!comm[i])
-                break;
-        }
-    }
-    return true;
+    return !filter_comm_on || comm_wanted();
 }
 
 static __always_inline bool lock_wanted(__u64 lock)

@@ -41,20 +41,6 @@ struct {
     __uint(max_entries, LS_MAX_SYSCALLS);
 } sc_lat SEC(".maps");
 
-static __always_inline bool comm_wanted(void)
-{
-    char comm[LS_COMM_LEN];
-
-    bpf_get_current_comm(comm, sizeof(comm));
-    for (int i = 0; i < LS_COMM_LEN; i++) {
-        if (comm[i] != filter_comm[i])
-            return false;
-        if (!comm[i])
-            break;
-    }
-    return true;
-}
-
 /*
  * The thread's slot, or NULL when the thread is filtered out. With the tgid
  * filter on, a thread's first call pays the filter's hash lookup and marks
