@@ -62,7 +62,9 @@ std::string makeInitScript(const std::vector<GuestStep>& steps)
          "mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null\n"
          "mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null\n"
          "mount -t bpf bpf /sys/fs/bpf 2>/dev/null\n"
-         "mount -t tmpfs tmpfs /tmp\n"
+         // The initramfs root is already writable; a tmpfs on /tmp would hide
+         // host files the lab put at their host paths under /tmp.
+         "mkdir -p /tmp\n"
          "mkdir -p /lab/out\n"
          "ulimit -l unlimited 2>/dev/null\n"
          "stty -F /dev/ttyS1 raw -echo 2>/dev/null\n"
