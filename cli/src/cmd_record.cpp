@@ -35,7 +35,6 @@ struct RecordArgs {
     bool user_locks = false;
     std::vector<std::string> user_lock_specs;
     bool user_stacks = false;
-    bool holder_stacks = false;
     std::string wait_backend = "auto";
     std::string hold_backend = "auto";
     std::string label;
@@ -110,7 +109,6 @@ record::RecordOptions buildOptions(const RecordArgs& a, const std::vector<std::s
     p.per_tgid = a.per_tgid;
     p.comm = a.comm;
     p.hold_sample = a.hold_sample;
-    p.holder_stacks = a.holder_stacks;
     p.syscalls = !a.no_syscalls;
     p.cpu_frequency_hz = a.no_cpu ? 0 : a.freq;
     p.user_stacks = a.user_stacks;
@@ -220,7 +218,6 @@ void addRecordCommand(CLI::App& app, Result& result)
     cmd->add_flag("--user-locks", args->user_locks, "also probe pthread_mutex_lock/unlock (uprobes)");
     cmd->add_option("--user-lock", args->user_lock_specs, "probe a user lock: BINARY:LOCK_FN:UNLOCK_FN[:TYPE]");
     cmd->add_flag("--user-stacks", args->user_stacks, "take user stacks as well");
-    cmd->add_flag("--holder-stacks", args->holder_stacks, "record the stacks of lock holders");
     cmd->add_option("--wait-backend", args->wait_backend, "force the wait hook: auto, tp_btf, raw_tp, tracepoint");
     cmd->add_option("--hold-backend", args->hold_backend, "force the hold hook: auto, fentry, kprobe, off");
     cmd->add_option("--label", args->label, "a name for this capture (baseline, patched, ...)");

@@ -48,7 +48,6 @@ struct Options {
     Backend wait = Backend::Auto;       // Auto: tp_btf -> raw_tp -> tracepoint
     Backend hold = Backend::Auto;       // Auto: fentry -> kprobe; Off disables
     uint32_t hold_sample = 1;           // record 1 in N acquisitions
-    bool holder_stacks = false;
     bool syscalls = true;               // IPC and timer syscall latency
     Backend functions = Backend::Auto;  // __lock_timer, ipc_lock, ...: fentry -> kprobe
     uint32_t cpu_frequency_hz = 997;    // 0 disables CPU sampling
