@@ -53,20 +53,25 @@ struct {
     __uint(max_entries, LS_C_NR);
 } counters SEC(".maps");
 
-/* Runtime switches userspace flips after load: [0] = tgid filter on. */
+/* Runtime switches userspace flips after load, indexed by enum ls_runtime_slot. */
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);
     __type(key, __u32);
     __type(value, __u32);
-    __uint(max_entries, 1);
+    __uint(max_entries, LS_RT_NR);
 } runtime SEC(".maps");
+
+static __always_inline bool runtime_on(enum ls_runtime_slot slot)
+{
+    __u32 key = slot;
+    __u32 *on = bpf_map_lookup_elem(&runtime, &key);
+
+    return on && *on;
+}
 
 static __always_inline bool tgid_filter_on(void)
 {
-    __u32 zero = 0;
-    __u32 *on = bpf_map_lookup_elem(&runtime, &zero);
-
-    return on && *on;
+    return runtime_on(LS_RT_TGID_FILTER);
 }
 
 static __always_inline void count(enum ls_counter c)

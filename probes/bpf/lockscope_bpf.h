@@ -19,6 +19,7 @@
 #define LS_MAX_FUNCS 8     /* function-latency probe slots */
 #define LS_MAX_SYSCALLS 16
 #define LS_COMM_LEN 16
+#define LS_HOLDER_MAX_CPUS 128 /* CPUs a contention_begin scans for the holder */
 
 /* contention_begin flags, include/trace/events/lock.h */
 #define LS_LCB_F_SPIN (1U << 0)
@@ -61,6 +62,25 @@ struct ls_pending {
     __u64 ts;
     __s32 kstack;
     __u32 flags;
+    __s32 holder;  /* holder's stack id (-1: none taken), valid when holder_found */
+    __u32 holder_found;
+};
+
+/*
+ * Holder stacks (--holder-stacks): contended spinlock waits attributed to the
+ * stack that held the lock when the wait began.
+ */
+struct ls_holder_key {
+    __u64 lock;
+    __s32 wait_kstack;   /* the waiter's stack, as in ls_wait_key */
+    __s32 holder_kstack; /* the holder's acquire stack; -1: the holder's stack walk failed */
+    __u32 tgid;          /* the waiter's tgid, 0 unless per-tgid keying is on */
+    __u32 pad;
+};
+
+struct ls_holder_val {
+    __u64 count;
+    __u64 wait_ns;
 };
 
 struct ls_wait_stack {
@@ -132,6 +152,7 @@ enum ls_counter {
     LS_C_ULOCK_UNMATCHED,
     LS_C_FORKS_FOLLOWED,
     LS_C_STACK_NESTED,   /* stack skipped: a stack walk was already running on this CPU */
+    LS_C_HOLDER_MISSING, /* holder scan found no CPU holding the lock (see wait.bpf.c) */
     /*
      * Not a counter: per-CPU "a bpf_get_stackid is running" flag (see
      * stack_id in common.bpf.h). It lives here because this map is the one
@@ -139,6 +160,13 @@ enum ls_counter {
      */
     LS_C_STACK_BUSY,
     LS_C_NR
+};
+
+/* Slots of the shared runtime array: switches userspace flips after load. */
+enum ls_runtime_slot {
+    LS_RT_TGID_FILTER = 0, /* the tgid filter is on */
+    LS_RT_HOLDER_SCAN,     /* the hold probe is attached: scan its held stacks */
+    LS_RT_NR
 };
 
 #endif /* LOCKSCOPE_BPF_H */

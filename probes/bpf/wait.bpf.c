@@ -37,11 +37,88 @@ struct {
     __uint(max_entries, 16384);
 } waits SEC(".maps");
 
+/*
+ * Holder stacks. held is the hold probe's per-CPU stack of spinlocks held
+ * (hold_common.bpf.h); userspace creates it once and hands it to both objects
+ * (SharedMaps), so this declaration only fixes the type. holder_scan prunes
+ * the whole scan unless --holder-stacks asked for it; the runtime switch
+ * LS_RT_HOLDER_SCAN turns it on only once the hold probe is attached (it is
+ * opened after this object), so an empty held map never counts as "missing".
+ */
+const volatile bool holder_scan = false;
+const volatile __u32 holder_nr_cpus = 0; /* possible CPUs, at most LS_HOLDER_MAX_CPUS */
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __type(key, __u32);
+    __type(value, struct ls_held_stack);
+    __uint(max_entries, 1);
+} held SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __type(key, struct ls_holder_key);
+    __type(value, struct ls_holder_val);
+    __uint(max_entries, 16384);
+} holders SEC(".maps");
+
 /* Mutexes report LCB_F_SPIN while optimistically spinning, then may sleep
  * under the same lock: only pure spinning locks belong to the CPU. */
 static __always_inline bool per_cpu_wait(__u32 flags)
 {
     return (flags & LS_LCB_F_SPIN) && !(flags & LS_LCB_F_MUTEX);
+}
+
+/* The hold probe covers raw spinlocks only: rwlocks, mutexes, rwsems and
+ * rtmutexes have no held entries to find. */
+static __always_inline bool plain_spinlock(__u32 flags)
+{
+    return flags == LS_LCB_F_SPIN;
+}
+
+struct holder_scan_ctx {
+    __u64 lock;
+    __u32 self;
+    __s32 holder;
+    bool found;
+};
+
+/*
+ * Looks for lock in every other CPU's held stack. This reads another CPU's
+ * per-CPU slots while that CPU keeps running, without any synchronisation:
+ * the answer is approximate by nature. The holder may release the lock (and
+ * even take another one into the same slot) between our read of the depth
+ * and of the entry, so a wait can be attributed to a holder that let go a
+ * moment before, or find no holder at all; a slot being written is never
+ * mistaken for another lock, because on_acquired writes the lock word last.
+ * The current CPU is skipped: it cannot hold the spinlock it is waiting for.
+ */
+static __always_inline void find_holder(struct holder_scan_ctx *c)
+{
+    __u32 zero = 0;
+
+    for (__u32 cpu = 0; cpu < LS_HOLDER_MAX_CPUS; cpu++) {
+        struct ls_held_stack *s;
+        __u32 d;
+
+        if (cpu >= holder_nr_cpus)
+            break;
+        if (cpu == c->self)
+            continue;
+        s = bpf_map_lookup_percpu_elem(&held, &zero, cpu);
+        if (!s)
+            continue;
+        d = s->depth;
+        for (__u32 i = 0; i < LS_HOLD_NEST; i++) {
+            if (i >= d)
+                break;
+            if (s->e[i].lock == c->lock) {
+                c->holder = s->e[i].kstack;
+                c->found = true;
+                return;
+            }
+        }
+    }
 }
 
 static __always_inline struct ls_wait_stack *task_stack(__u32 tid, bool create)
@@ -99,8 +176,42 @@ static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags, __u64 sk
     s->e[d].ts = ts;
     s->e[d].flags = flags;
     s->e[d].kstack = stack_id(ctx, skip & BPF_F_SKIP_FIELD_MASK);
+    s->e[d].holder = -1;
+    s->e[d].holder_found = 0;
+    if (holder_scan && plain_spinlock(flags) && runtime_on(LS_RT_HOLDER_SCAN)) {
+        struct holder_scan_ctx c = { .lock = lock, .self = bpf_get_smp_processor_id(), .holder = -1 };
+
+        find_holder(&c);
+        s->e[d].holder = c.holder;
+        s->e[d].holder_found = c.found;
+        if (!c.found)
+            count(LS_C_HOLDER_MISSING);
+    }
     s->e[d].lock = lock;
     return 0;
+}
+
+/* Called from contention_end, outside the spinlock functions: hash-map updates are safe here. */
+static __always_inline void holder_add(const struct ls_pending *p, __u32 tgid, __u64 delta)
+{
+    struct ls_holder_key key = {
+        .lock = p->lock,
+        .wait_kstack = p->kstack,
+        .holder_kstack = p->holder,
+        .tgid = tgid,
+    };
+    struct ls_holder_val zero = {}, *v = bpf_map_lookup_elem(&holders, &key);
+
+    if (!v) {
+        bpf_map_update_elem(&holders, &key, &zero, BPF_NOEXIST);
+        v = bpf_map_lookup_elem(&holders, &key);
+        if (!v) {
+            count(LS_C_MAP_FULL);
+            return;
+        }
+    }
+    __sync_fetch_and_add(&v->count, 1);
+    __sync_fetch_and_add(&v->wait_ns, delta);
 }
 
 /* Pops the newest pending wait on lock; returns false if there is none. */
@@ -164,6 +275,8 @@ static __always_inline int on_end(void *ctx, __u64 lock, int ret)
         return 0;
     hist_add(h, now - p.ts);
     count(LS_C_WAIT_EVENTS);
+    if (holder_scan && p.holder_found)
+        holder_add(&p, key.tgid, now - p.ts);
     return 0;
 }
 

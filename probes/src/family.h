@@ -67,5 +67,8 @@ std::unique_ptr<Family> openSyscalls(FamilyContext& ctx);
 std::unique_ptr<Family> openFunctions(FamilyContext& ctx);
 std::unique_ptr<Family> openCpu(FamilyContext& ctx);
 std::unique_ptr<Family> openUserLocks(FamilyContext& ctx);
+// After every family is open: turns the holder scan on if the hold and wait
+// probes both attached, and records a "holder_stacks" status either way.
+void settleHolderStacks(FamilyContext& ctx);
 
 } // namespace lockscope::probes::detail

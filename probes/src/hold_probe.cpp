@@ -93,7 +93,8 @@ std::unique_ptr<Family> tryBackend(FamilyContext& ctx, const char* hook, Skel* r
         return nullptr;
     };
     configureRodata(raw->rodata, ctx.options);
-    raw->rodata->hold_sample = std::max(ctx.options.hold_sample, 1u);
+    // A holder found by the wait probe must be in held: every acquisition counts.
+    raw->rodata->hold_sample = ctx.options.holder_stacks ? 1u : std::max(ctx.options.hold_sample, 1u);
     std::vector<bpf_program*> used;
     std::string missing;
     bool have_lock = false, have_unlock = false;

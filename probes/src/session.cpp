@@ -48,6 +48,7 @@ public:
             if (auto family = f(ctx))
                 families_.push_back(std::move(family));
         }
+        settleHolderStacks(ctx);
         if (!tracefs.empty())
             for (ProbeStatus& s : status_)
                 if (s.hook == "tracepoint")
@@ -100,6 +101,7 @@ public:
         s.stats.stack_failures = c(LS_C_STACK_FAIL) + c(LS_C_STACK_NESTED);
         s.stats.aborted_waits = c(LS_C_ABORTED);
         s.stats.unmatched = c(LS_C_UNMATCHED) + c(LS_C_HOLD_UNMATCHED) + c(LS_C_ULOCK_UNMATCHED);
+        s.stats.holder_not_found = c(LS_C_HOLDER_MISSING);
         for (const auto& f : families_)
             s.stats.recursion_misses += f->recursionMisses();
         return s;

@@ -46,7 +46,9 @@ SharedMaps::SharedMaps(const Options& options)
     addrs_ = createMap(BPF_MAP_TYPE_HASH, "ls_addrs", sizeof(uint64_t), sizeof(uint8_t), 1024);
     counters_
         = createMap(BPF_MAP_TYPE_PERCPU_ARRAY, "ls_counters", sizeof(uint32_t), sizeof(uint64_t), LS_C_NR);
-    runtime_ = createMap(BPF_MAP_TYPE_ARRAY, "ls_runtime", sizeof(uint32_t), sizeof(uint32_t), 1);
+    runtime_ = createMap(BPF_MAP_TYPE_ARRAY, "ls_runtime", sizeof(uint32_t), sizeof(uint32_t), LS_RT_NR);
+    if (options.holder_stacks)
+        held_ = createMap(BPF_MAP_TYPE_PERCPU_ARRAY, "ls_held", sizeof(uint32_t), sizeof(ls_held_stack), 1);
     for (uint32_t t : options.tgids)
         addTgid(t);
     const uint8_t one = 1;
@@ -57,7 +59,7 @@ SharedMaps::SharedMaps(const Options& options)
 
 SharedMaps::~SharedMaps()
 {
-    for (int fd : { stacks_, tgids_, addrs_, counters_, runtime_ })
+    for (int fd : { stacks_, tgids_, addrs_, counters_, runtime_, held_ })
         if (fd >= 0)
             close(fd);
 }
@@ -65,10 +67,10 @@ SharedMaps::~SharedMaps()
 int SharedMaps::reuseIn(bpf_object* obj) const
 {
     const std::pair<const char*, int> maps[] = { { "stacks", stacks_ }, { "filter_tgids", tgids_ },
-        { "filter_addrs", addrs_ }, { "counters", counters_ }, { "runtime", runtime_ } };
+        { "filter_addrs", addrs_ }, { "counters", counters_ }, { "runtime", runtime_ }, { "held", held_ } };
     for (const auto& [name, fd] : maps) {
         bpf_map* m = bpf_object__find_map_by_name(obj, name);
-        if (!m)
+        if (!m || fd < 0)
             continue;
         if (int err = bpf_map__reuse_fd(m, fd); err)
             return err;
@@ -82,8 +84,17 @@ void SharedMaps::addTgid(uint32_t tgid) const
     if (bpf_map_update_elem(tgids_, &tgid, &one, BPF_ANY) != 0)
         throw ProbeError(
             "lockscope: cannot add pid " + std::to_string(tgid) + " to the filter: " + errnoText(errno));
-    const uint32_t zero = 0, on = 1;
-    bpf_map_update_elem(runtime_, &zero, &on, BPF_ANY);
+    const uint32_t slot = LS_RT_TGID_FILTER, on = 1;
+    bpf_map_update_elem(runtime_, &slot, &on, BPF_ANY);
+}
+
+void SharedMaps::enableHolderScan() const
+{
+    const uint32_t slot = LS_RT_HOLDER_SCAN, on = 1;
+    if (held_ < 0)
+        throw ProbeError("lockscope: holder scan without the shared held map (Options::holder_stacks off)");
+    if (bpf_map_update_elem(runtime_, &slot, &on, BPF_ANY) != 0)
+        throw ProbeError("lockscope: cannot turn on the holder scan: " + errnoText(errno));
 }
 
 uint64_t SharedMaps::counter(ls_counter c) const

@@ -24,12 +24,14 @@ public:
     SharedMaps(const SharedMaps&) = delete;
     SharedMaps& operator=(const SharedMaps&) = delete;
 
-    // Points the skeleton's stacks/filter_tgids/filter_addrs/counters/runtime at ours.
-    // Returns a negative errno on failure.
+    // Points the skeleton's stacks/filter_tgids/filter_addrs/counters/runtime
+    // (and, with holder stacks, held) at ours. Returns a negative errno on failure.
     int reuseIn(bpf_object* obj) const;
 
     // Adds tgid to the filter and turns the filter on.
     void addTgid(uint32_t tgid) const;
+    // Lets contention_begin scan the hold probe's held stacks (once it is attached).
+    void enableHolderScan() const;
     uint64_t counter(ls_counter c) const;
     std::vector<uint64_t> stack(int64_t id) const;
 
@@ -43,6 +45,7 @@ private:
     int addrs_ = -1;
     int counters_ = -1;
     int runtime_ = -1;
+    int held_ = -1; // the hold probe's per-CPU held stacks, read by the wait probe; -1 unless holder stacks
     int ncpus_ = 1;
     uint32_t depth_ = 0;
 };

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // lock:contention_begin/end: tp_btf, then raw_tp, then tracepoint.
+#include <algorithm>
 #include <cerrno>
 
 #include <bpf/bpf.h>
@@ -57,6 +58,7 @@ public:
             if (!r.hist.empty())
                 out.waits.push_back(std::move(r));
         }
+        readHolders(out);
     }
 
     uint64_t recursionMisses() const override
@@ -67,6 +69,22 @@ public:
     std::vector<int> progFds() const override { return { bpf_program__fd(begin_), bpf_program__fd(end_) }; }
 
 private:
+    void readHolders(Snapshot& out) const
+    {
+        const int fd = bpf_map__fd(skel_->maps.holders);
+        ls_holder_key key {}, next {};
+        ls_holder_val value {};
+        const void* prev = nullptr;
+        while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+            key = next;
+            prev = &key;
+            if (bpf_map_lookup_elem(fd, &key, &value) != 0 || value.count == 0)
+                continue;
+            out.holders.push_back(
+                HolderRecord { key.lock, key.wait_kstack, key.holder_kstack, key.tgid, value.count, value.wait_ns });
+        }
+    }
+
     WaitSkel skel_;
     bpf_program* begin_;
     bpf_program* end_;
@@ -105,6 +123,9 @@ std::unique_ptr<Family> openWait(FamilyContext& ctx)
             continue;
         }
         configureRodata(skel->rodata, o);
+        skel->rodata->holder_scan = o.holder_stacks;
+        skel->rodata->holder_nr_cpus
+            = static_cast<uint32_t>(std::min(ctx.maps.ncpus(), int { LS_HOLDER_MAX_CPUS }));
         auto& p = skel->progs;
         bpf_program* begin = b == Backend::TpBtf ? p.wait_begin_btf
             : b == Backend::RawTp                ? p.wait_begin_raw

@@ -428,7 +428,10 @@ template <class J> J frameToJson(const Frame& f)
 
 template <class J> J latencyToJson(const LatencyEntry& e)
 {
-    return J { { "name", e.name }, { "latency", histToJson<J>(e.latency) }, { "errors", e.errors } };
+    J j { { "name", e.name }, { "latency", histToJson<J>(e.latency) }, { "errors", e.errors } };
+    if (e.sample_period != 1)
+        j["sample_period"] = e.sample_period;
+    return j;
 }
 
 // ------------------------------------------------------------- readers ---
@@ -493,6 +496,9 @@ Stats statsFromJson(const json& j, const Path& at)
     s.aborted_waits = u64At(j, at, "aborted_waits");
     s.unmatched = u64At(j, at, "unmatched");
     s.recursion_misses = u64At(j, at, "recursion_misses");
+    // Written only by holder-stack captures (absent = 0).
+    if (optionalMember(j, "holder_not_found"))
+        s.holder_not_found = u64At(j, at, "holder_not_found");
     return s;
 }
 
@@ -543,6 +549,26 @@ struct StackRefs {
     }
 };
 
+// Optional (record --holder-stacks): who held the lock while this site waited.
+std::vector<Holder> holdersFromJson(const json& arr, const Path& at, const StackRefs& refs)
+{
+    std::vector<Holder> out;
+    out.reserve(arr.size());
+    for (size_t i = 0; i < arr.size(); ++i) {
+        const Path p = at[i];
+        const json& j = expectObject(arr[i], p);
+        Holder h;
+        h.stack_id = u32At(j, p, "stack_id");
+        refs.check(h.stack_id, p / "stack_id", StackKind::Kernel);
+        h.count = u64At(j, p, "count");
+        if (h.count == 0)
+            fail(p / "count", "must be at least 1 (a holder is listed because waits found it)");
+        h.wait_ns = u64At(j, p, "wait_ns");
+        out.push_back(h);
+    }
+    return out;
+}
+
 Lock lockFromJson(const json& j, const Path& at, const StackRefs& refs)
 {
     expectObject(j, at);
@@ -571,6 +597,8 @@ Lock lockFromJson(const json& j, const Path& at, const StackRefs& refs)
         }
         site.wait = histFromJson(member(s, p, "wait"), p / "wait");
         site.hold = histFromJson(member(s, p, "hold"), p / "hold");
+        if (optionalMember(s, "holders"))
+            site.holders = holdersFromJson(arrayAt(s, p, "holders"), p / "holders", refs);
         l.sites.push_back(std::move(site));
     }
     return l;
@@ -594,6 +622,12 @@ std::vector<LatencyEntry> latenciesFromJson(const json& arr, const Path& at)
                     + ")");
         e.latency = histFromJson(member(j, p, "latency"), p / "latency");
         e.errors = u64At(j, p, "errors");
+        if (j.contains("sample_period")) {
+            const uint64_t period = u64At(j, p, "sample_period");
+            if (period < 1 || period > 1000000)
+                fail(p / "sample_period", std::to_string(period) + " is not a sampling period (1..1000000)");
+            e.sample_period = static_cast<uint32_t>(period);
+        }
         if (e.errors > e.latency.count())
             fail(p / "errors",
                 std::to_string(e.errors) + " errors but only " + std::to_string(e.latency.count())
@@ -708,6 +742,12 @@ template <class J> J lockToJson(const Lock& l)
             { "hold", histToJson<J>(site.hold) } };
         if (site.user_stack_id)
             js["user_stack_id"] = *site.user_stack_id;
+        if (!site.holders.empty()) {
+            J hs = J::array();
+            for (const Holder& h : site.holders)
+                hs.push_back(J { { "stack_id", h.stack_id }, { "count", h.count }, { "wait_ns", h.wait_ns } });
+            js["holders"] = std::move(hs);
+        }
         sites.push_back(std::move(js));
     }
     J jl { { "key", l.key }, { "type", l.type } };
@@ -747,6 +787,8 @@ template <class J> J buildJson(const Capture& c, bool withBig)
     doc["stats"] = J { { "events", s.events }, { "lost", s.lost }, { "map_full", s.map_full },
         { "stack_failures", s.stack_failures }, { "aborted_waits", s.aborted_waits },
         { "unmatched", s.unmatched }, { "recursion_misses", s.recursion_misses } };
+    if (s.holder_not_found)
+        doc["stats"]["holder_not_found"] = s.holder_not_found;
 
     // The writer streams these two (the bulk of a capture) element by element.
     J stacks = J::array();

@@ -48,7 +48,11 @@ struct Options {
     Backend wait = Backend::Auto;       // Auto: tp_btf -> raw_tp -> tracepoint
     Backend hold = Backend::Auto;       // Auto: fentry -> kprobe; Off disables
     uint32_t hold_sample = 1;           // record 1 in N acquisitions
+    bool holder_stacks = false;         // attribute contended spinlock waits to the holder's stack;
+                                        // needs the hold probe, which then records every acquisition
     bool syscalls = true;               // IPC and timer syscall latency
+    Backend syscall_backend = Backend::Auto; // Auto: fentry -> raw_tp -> tracepoint
+    uint32_t syscall_sample = 1;        // time 1 in N calls per thread
     Backend functions = Backend::Auto;  // __lock_timer, ipc_lock, ...: fentry -> kprobe
     uint32_t cpu_frequency_hz = 997;    // 0 disables CPU sampling
     std::vector<UserLockSpec> user_locks;
@@ -69,11 +73,24 @@ struct LockRecord {
     Log2Hist hist;
 };
 
+// Contended spinlock waits on one lock from one waiter stack, while the
+// holder had taken the lock from holder_kstack_id (Options::holder_stacks).
+// Approximate: the holder is read racily from another CPU's state.
+struct HolderRecord {
+    uint64_t lock_addr = 0;
+    int64_t wait_kstack_id = -1;   // as LockRecord::kstack_id of the wait
+    int64_t holder_kstack_id = -1; // -1: the holder's stack could not be taken
+    uint32_t tgid = 0;             // 0 unless per_tgid
+    uint64_t count = 0;
+    uint64_t wait_ns = 0;          // total wait time of these waits
+};
+
 struct LatencyRecord {
     std::string name;         // "semtimedop", "__lock_timer"
     bool is_syscall = true;
     Log2Hist hist;
     uint64_t errors = 0;
+    uint32_t sample_period = 1; // 1 in N calls timed; hist and errors count timed calls only
 };
 
 struct CpuRecord {
@@ -86,6 +103,7 @@ struct Snapshot {
     std::vector<LockRecord> holds;
     std::vector<LockRecord> user_waits;
     std::vector<LockRecord> user_holds;
+    std::vector<HolderRecord> holders;
     std::vector<LatencyRecord> latencies;
     std::vector<CpuRecord> cpu;
     uint64_t cpu_samples = 0;

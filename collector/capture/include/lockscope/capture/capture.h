@@ -57,6 +57,7 @@ struct Stats {
     uint64_t aborted_waits = 0;   // contention_end with ret < 0
     uint64_t unmatched = 0;       // end/unlock with no matching begin/lock
     uint64_t recursion_misses = 0;// programs the kernel skipped (re-entry)
+    uint64_t holder_not_found = 0;// holder stacks: contended spinlock waits whose holder no CPU showed
     bool operator==(const Stats&) const = default;
 };
 
@@ -79,12 +80,23 @@ struct Stack {
     bool operator==(const Stack&) const = default;
 };
 
+// Who held the lock while a site waited (record --holder-stacks): the
+// holder's acquire stack, with the waits that found it holding. Approximate:
+// the holder is read racily from another CPU at the start of the wait.
+struct Holder {
+    uint32_t stack_id = 0;   // kernel stack that took the lock
+    uint64_t count = 0;      // waits attributed to it
+    uint64_t wait_ns = 0;    // their total wait time
+    bool operator==(const Holder&) const = default;
+};
+
 // Wait and hold statistics of one lock seen from one call stack.
 struct LockSite {
     uint32_t stack_id = 0;                  // kernel (or user, for user locks) stack
     std::optional<uint32_t> user_stack_id;  // optional user stack of the same event
     Log2Hist wait;
     Log2Hist hold;
+    std::vector<Holder> holders;            // by wait_ns, descending; empty unless holder stacks ran
     bool operator==(const LockSite&) const = default;
 };
 
@@ -108,6 +120,9 @@ struct LatencyEntry {
     std::string name;   // "semtimedop", "__lock_timer"
     Log2Hist latency;
     uint64_t errors = 0;// calls that returned an error
+    uint32_t sample_period = 1; // 1 in N calls was timed; latency and errors count timed calls
+    // Estimated calls in all: every call when not sampled.
+    uint64_t calls() const { return latency.count() * sample_period; }
     bool operator==(const LatencyEntry&) const = default;
 };
 
