@@ -97,6 +97,17 @@ TEST(Workloads, SemPostwait)
     expectSane(j, "sem-postwait");
     EXPECT_GT(j.at("cycles").get<uint64_t>(), 0u);
     EXPECT_EQ(j.at("ops").get<uint64_t>(), 4 * j.at("cycles").get<uint64_t>());
+    EXPECT_EQ(j.at("sleepers"), 0);
+
+    // Idle sleepers block on their own semaphores until the set is removed;
+    // a grant to one of them is an error exit, a missed removal a hang.
+    r = run("sem-postwait --pairs 1 --sleepers 16 --duration 0.3");
+    ASSERT_EQ(r.status, 0) << r.out;
+    j = resultOf(r);
+    expectSane(j, "sem-postwait");
+    EXPECT_EQ(j.at("sleepers"), 16);
+    EXPECT_EQ(j.at("semaphores"), 18);
+    EXPECT_EQ(j.at("threads"), 18);
 }
 
 TEST(Workloads, TimerStress)
@@ -142,8 +153,8 @@ TEST(Workloads, DpathStress)
 
 TEST(Workloads, BadArgumentsAreOneLineAndExitTwo)
 {
-    for (const char* args : {"semop-multi --threads 0", "sem-postwait --pairs x", "timer-stress --bogus",
-                             "semget-keys --keys 1,,2", "dpath-stress --duration", "semop-multi --multi --sems 1",
+    for (const char* args : {"semop-multi --threads 0", "sem-postwait --pairs x", "sem-postwait --sleepers -1",
+                             "timer-stress --bogus", "semget-keys --keys 1,,2", "dpath-stress --duration", "semop-multi --multi --sems 1",
                              "semop-multi extra"}) {
         Outcome r = run(args);
         EXPECT_EQ(r.status, 2) << args;

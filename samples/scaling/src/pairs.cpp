@@ -2,6 +2,7 @@
 // The five scenarios: what each worker does per operation, on which structure.
 #include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "lockscope/scaling/id_table.h"
@@ -53,42 +54,121 @@ private:
     std::atomic<uint64_t> failures_{0};
 };
 
-// A ring: worker t posts to semaphore t+1 and sleeps on semaphore t until its
-// predecessor posts, so every operation is a wakeup of another thread.
+// N pairs on one array of 2N + idle semaphores, after the post/wait benchmark
+// of the change (Chris Mason's sembench: 2048 threads, 1900 of them asleep on
+// the array). Worker t posts semaphore 2t and sleeps on
+// 2t+1; its partner, a thread of the scenario, sleeps on 2t and then posts
+// 2t+1. One op is a round trip: two posts, two blocking waits, two wakeups.
+// The idle sleepers wait on semaphores nobody posts: every "before" post
+// re-tries them (one pending list for the array) under the array lock; the
+// "after" array never looks at them.
 class SemPostWait final : public Scenario {
 public:
-    SemPostWait(Variant v, unsigned threads, bool profiled)
-        : threads_(threads),
-          array_(makeSemArray(v, static_cast<int>(threads),
-                              profile(profiled, v == Variant::Before ? "sem_array.lock" : "sem.lock", "spinlock")))
+    SemPostWait(Variant v, unsigned threads, unsigned idleSleepers, bool profiled)
+        : pairs_(threads),
+          idle_(idleSleepers),
+          array_(makeSemArray(v, static_cast<int>(2 * threads + idleSleepers),
+                              profile(profiled, v == Variant::Before ? "sem_array.lock" : "sem.lock", "spinlock"))),
+          workerWaits_(threads),
+          partnerWaits_(threads)
     {
+        try {
+            start();
+        } catch (...) {
+            shutdown();  // e.g. thread creation failed: release and join the ones that started
+            throw;
+        }
     }
+    ~SemPostWait() override { shutdown(); }
+
     bool op(unsigned t, uint64_t&) override
     {
-        array_->post(static_cast<int>((t + 1) % threads_));
-        return array_->wait(static_cast<int>(t));
+        array_->post(static_cast<int>(2 * t));
+        if (!array_->wait(static_cast<int>(2 * t + 1)))
+            return false;
+        ++workerWaits_[t].n;
+        return true;
     }
-    void shutdown() override { array_->remove(); }
+    void shutdown() override
+    {
+        if (stopped_)
+            return;
+        stopped_ = true;
+        array_->remove();  // releases the partners and the idle sleepers
+        for (auto& f : fixtures_)
+            f.join();
+    }
     std::string check() override
     {
-        array_->remove();  // idempotent; every sleeper must be gone afterwards
-        for (unsigned i = 0; i < threads_; ++i) {
-            auto a = array_->audit(static_cast<int>(i));
-            if (a.value < 0)
-                return "semaphore " + std::to_string(i) + " is negative: " + std::to_string(a.value);
-            if (a.posted != a.taken + static_cast<unsigned long long>(a.value))
-                return "semaphore " + std::to_string(i) + ": posted " + std::to_string(a.posted) + " != taken " +
-                       std::to_string(a.taken) + " + value " + std::to_string(a.value);
-            if (a.sleepers != 0)
-                return "semaphore " + std::to_string(i) + " still has " + std::to_string(a.sleepers) +
-                       " sleepers after removal";
+        shutdown();
+        const auto nsems = static_cast<int>(2 * pairs_ + idle_);
+        std::vector<SemArray::Audit> a;
+        for (int i = 0; i < nsems; ++i) {
+            a.push_back(array_->audit(i));
+            const auto& s = a.back();
+            auto name = "semaphore " + std::to_string(i);
+            if (s.value < 0)
+                return name + " is negative: " + std::to_string(s.value);
+            if (s.posted != s.taken + static_cast<unsigned long long>(s.value))
+                return name + ": posted " + std::to_string(s.posted) + " != taken " + std::to_string(s.taken) +
+                       " + value " + std::to_string(s.value);
+            if (s.sleepers != 0)
+                return name + " still has " + std::to_string(s.sleepers) + " sleepers after removal";
         }
+        for (unsigned p = 0; p < pairs_; ++p) {
+            const auto& ping = a[2 * p];
+            const auto& pong = a[2 * p + 1];
+            auto name = "pair " + std::to_string(p);
+            if (ping.taken != partnerWaits_[p].n || pong.taken != workerWaits_[p].n)
+                return name + ": the array granted " + std::to_string(ping.taken) + "/" +
+                       std::to_string(pong.taken) + " waits but the threads returned from " +
+                       std::to_string(partnerWaits_[p].n) + "/" + std::to_string(workerWaits_[p].n);
+            // One token circulates: worker posts ping, partner takes it and
+            // posts pong, worker takes that. Posts after removal are no-ops.
+            if (ping.posted < pong.taken || ping.posted > pong.taken + 1 || pong.posted > ping.taken ||
+                pong.posted + 1 < ping.taken)
+                return name + ": more than one token in flight (ping posted " + std::to_string(ping.posted) +
+                       " taken " + std::to_string(ping.taken) + ", pong posted " + std::to_string(pong.posted) +
+                       " taken " + std::to_string(pong.taken) + ")";
+        }
+        for (unsigned i = 0; i < idle_; ++i)
+            if (a[2 * pairs_ + i].posted != 0)
+                return "idle semaphore " + std::to_string(2 * pairs_ + i) + " was posted";
+        if (idleGranted_.load() != 0)
+            return std::to_string(idleGranted_.load()) + " idle sleepers were granted a never-posted semaphore";
         return {};
     }
 
 private:
-    unsigned threads_;
+    void start()
+    {
+        for (unsigned p = 0; p < pairs_; ++p)
+            fixtures_.emplace_back([this, p] {
+                while (array_->wait(static_cast<int>(2 * p))) {
+                    ++partnerWaits_[p].n;
+                    array_->post(static_cast<int>(2 * p + 1));
+                }
+            });
+        for (unsigned i = 0; i < idle_; ++i)
+            fixtures_.emplace_back([this, i] {
+                if (array_->wait(static_cast<int>(2 * pairs_ + i)))
+                    idleGranted_.fetch_add(1);
+            });
+        // Every measurement starts with all idle sleepers queued.
+        for (unsigned i = 0; i < idle_; ++i)
+            while (array_->audit(static_cast<int>(2 * pairs_ + i)).sleepers == 0)
+                std::this_thread::yield();
+    }
+
+    struct alignas(64) Count {
+        uint64_t n = 0;  // written by one thread, read after it is joined
+    };
+    unsigned pairs_, idle_;
     std::unique_ptr<SemArray> array_;
+    std::vector<Count> workerWaits_, partnerWaits_;
+    std::atomic<unsigned> idleGranted_{0};
+    std::vector<std::thread> fixtures_;
+    bool stopped_ = false;
 };
 
 // semget(key, IPC_CREAT) on existing keys, with occasional IPC_RMID and
@@ -214,6 +294,11 @@ private:
 
 } // namespace
 
+std::unique_ptr<Scenario> makeSemPostWait(Variant v, unsigned pairs, unsigned idleSleepers, bool profiled)
+{
+    return std::make_unique<SemPostWait>(v, pairs, idleSleepers, profiled);
+}
+
 const std::vector<PairInfo>& pairs()
 {
     static const std::vector<PairInfo> all = {
@@ -224,9 +309,13 @@ const std::vector<PairInfo>& pairs()
          [](Variant v, unsigned, bool p) { return std::unique_ptr<Scenario>(new SemLockScope(v, p)); }},
         {"sem-postwait", "semtimedop: one lock and pending list vs per-semaphore",
          "ipc/sem.c: optimize semtimedop", "sem-postwait",
-         "one array lock and one global pending list scanned on every post",
-         "a lock and a pending list per semaphore",
-         [](Variant v, unsigned t, bool p) { return std::unique_ptr<Scenario>(new SemPostWait(v, t, p)); }},
+         "N pairs on one array of 2N + " + std::to_string(kSemPostWaitIdleSleepers) + " semaphores (" +
+             std::to_string(kSemPostWaitIdleSleepers) +
+             " idle sleepers): one array lock, one pending list; every post re-tries all sleepers and wakes"
+             " them with the lock held",
+         "a lock and a pending list per semaphore; a post looks only at its semaphore's sleepers and wakes"
+         " them after dropping the lock (wake_q)",
+         [](Variant v, unsigned t, bool p) { return makeSemPostWait(v, t, kSemPostWaitIdleSleepers, p); }},
         {"ipc-key-lookup", "ipc key lookup: linear id scan vs hash table", "ipc: rhashtable for ipc keys",
          "semget-keys", "semget() scans every allocated id for the key under the ids rwsem",
          "semget() finds the key in a hash table under the ids rwsem",

@@ -11,17 +11,20 @@ namespace lockscope::scaling {
 
 namespace {
 
-// A sleeping task. It lives on the sleeper's stack; the waker flips its state
-// and signals while holding the sleeper's own mutex, so the sleeper cannot
-// return (and free it) before the waker is done with it.
+// A sleeping task, like the kernel's struct sem_queue it lives on the
+// sleeper's stack. The waker flips its state and signals while holding the
+// sleeper's own mutex, so the sleeper cannot return (and free it) before the
+// waker is done with it — the role of the old kernel's IN_WAKEUP status.
+// List links and the semaphore number come first: they are what a pending
+// list scan reads.
 struct Sleeper {
     enum State { Pending, Granted, Removed };
+    Sleeper* prev = nullptr;
+    Sleeper* next = nullptr;
     int num = 0;
     State state = Pending;
     std::mutex m;
     std::condition_variable cv;
-    Sleeper* prev = nullptr;
-    Sleeper* next = nullptr;
 
     void wake(State s)
     {
@@ -64,23 +67,11 @@ struct SemState {
     unsigned long long posted = 0, taken = 0;
 };
 
-// Grants what the current values allow, in FIFO order, collecting the sleepers
-// to wake after the lock is dropped (the kernel's wake_q).
-void grant(SleeperList& list, std::vector<SemState>& sems, std::vector<Sleeper*>& woken)
-{
-    for (Sleeper* s = list.head; s;) {
-        Sleeper* next = s->next;
-        SemState& sem = sems[static_cast<size_t>(s->num)];
-        if (sem.value > 0) {
-            --sem.value;
-            ++sem.taken;
-            list.unlink(s);
-            woken.push_back(s);
-        }
-        s = next;
-    }
-}
-
+// One lock, one pending list and one wakeup policy for the whole array, as
+// before the change: a post re-tries every pending operation of the array
+// (update_queue() over all sleepers, whatever semaphore they wait on), and the
+// granted sleepers are woken right there, with the array lock still held, so
+// a woken thread that wants to post next finds the lock taken by its waker.
 class GlobalSemArray final : public SemArray {
 public:
     GlobalSemArray(int n, LockProfile* p) : sems_(static_cast<size_t>(n)), lock_(p) {}
@@ -89,18 +80,13 @@ public:
 
     void post(int num, int n) override
     {
-        std::vector<Sleeper*> woken;
-        {
-            Guard g(lock_);
-            if (removed_)
-                return;
-            auto& sem = sems_[static_cast<size_t>(num)];
-            sem.value += n;
-            sem.posted += static_cast<unsigned long long>(n);
-            grant(pending_, sems_, woken);
-        }
-        for (Sleeper* s : woken)
-            s->wake(Sleeper::Granted);
+        Guard g(lock_);
+        if (removed_)
+            return;
+        auto& sem = sems_[static_cast<size_t>(num)];
+        sem.value += n;
+        sem.posted += static_cast<unsigned long long>(n);
+        updateQueue();
     }
 
     bool wait(int num) override
@@ -135,17 +121,12 @@ public:
 
     void remove() override
     {
-        std::vector<Sleeper*> woken;
-        {
-            Guard g(lock_);
-            removed_ = true;
-            while (Sleeper* s = pending_.head) {
-                pending_.unlink(s);
-                woken.push_back(s);
-            }
-        }
-        for (Sleeper* s : woken)
+        Guard g(lock_);
+        removed_ = true;
+        while (Sleeper* s = pending_.head) {
+            pending_.unlink(s);
             s->wake(Sleeper::Removed);
+        }
     }
 
     Audit audit(int num) const override
@@ -159,12 +140,32 @@ public:
     }
 
 private:
+    // Caller holds lock_.
+    void updateQueue()
+    {
+        for (Sleeper* s = pending_.head; s;) {
+            Sleeper* next = s->next;
+            SemState& sem = sems_[static_cast<size_t>(s->num)];
+            if (sem.value > 0) {
+                --sem.value;
+                ++sem.taken;
+                pending_.unlink(s);
+                s->wake(Sleeper::Granted);
+            }
+            s = next;
+        }
+    }
+
     std::vector<SemState> sems_;
     SleeperList pending_;
     bool removed_ = false;
     mutable Instrumented<SpinLock> lock_;
 };
 
+// After the change: each semaphore has its own lock and its own pending list,
+// a post looks only at that semaphore's sleepers (and stops once its value is
+// used up), and wakeups are collected and done after the lock is dropped
+// (the kernel's wake_q).
 class PerSemArray final : public SemArray {
 public:
     PerSemArray(int n, LockProfile* p) : slots_(static_cast<size_t>(n))
@@ -177,32 +178,47 @@ public:
 
     void post(int num, int n) override
     {
-        std::vector<Sleeper*> woken;
+        // The granted sleepers are chained through their own (now unused)
+        // list links, like the kernel's wake_q: nothing is allocated under
+        // the lock. Read a sleeper's link before waking it: once woken it may
+        // return and its node is gone.
+        Sleeper* wakeHead = nullptr;
+        Sleeper** wakeTail = &wakeHead;
         Slot& s = *slots_[static_cast<size_t>(num)];
         {
             Guard g(s.lock);
             if (s.removed)
                 return;
-            s.sem[0].value += n;
-            s.sem[0].posted += static_cast<unsigned long long>(n);
-            grant(s.pending, s.sem, woken);
+            s.sem.value += n;
+            s.sem.posted += static_cast<unsigned long long>(n);
+            while (s.sem.value > 0 && s.pending.head) {
+                Sleeper* w = s.pending.head;
+                s.pending.unlink(w);
+                --s.sem.value;
+                ++s.sem.taken;
+                w->next = nullptr;
+                *wakeTail = w;
+                wakeTail = &w->next;
+            }
         }
-        for (Sleeper* w : woken)
+        while (Sleeper* w = wakeHead) {
+            wakeHead = w->next;
             w->wake(Sleeper::Granted);
+        }
     }
 
     bool wait(int num) override
     {
         Sleeper self;
-        self.num = 0;  // index into the slot's own one-element state
+        self.num = num;
         Slot& s = *slots_[static_cast<size_t>(num)];
         {
             Guard g(s.lock);
             if (s.removed)
                 return false;
-            if (s.sem[0].value > 0) {
-                --s.sem[0].value;
-                ++s.sem[0].taken;
+            if (s.sem.value > 0) {
+                --s.sem.value;
+                ++s.sem.taken;
                 return true;
             }
             s.pending.push(&self);
@@ -214,10 +230,10 @@ public:
     {
         Slot& s = *slots_[static_cast<size_t>(num)];
         Guard g(s.lock);
-        if (s.removed || s.sem[0].value <= 0)
+        if (s.removed || s.sem.value <= 0)
             return false;
-        --s.sem[0].value;
-        ++s.sem[0].taken;
+        --s.sem.value;
+        ++s.sem.taken;
         return true;
     }
 
@@ -244,14 +260,14 @@ public:
     {
         Slot& s = *slots_[static_cast<size_t>(num)];
         Guard g(s.lock);
-        return {s.sem[0].value, s.sem[0].posted, s.sem[0].taken, s.pending.length};
+        return {s.sem.value, s.sem.posted, s.sem.taken, s.pending.length};
     }
 
 private:
     struct alignas(64) Slot {
         explicit Slot(LockProfile* p) : lock(p) {}
         Instrumented<SpinLock> lock;
-        std::vector<SemState> sem{1};
+        SemState sem;
         SleeperList pending;
         bool removed = false;
     };

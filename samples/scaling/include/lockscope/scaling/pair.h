@@ -58,6 +58,14 @@ struct PairInfo {
 };
 
 const std::vector<PairInfo>& pairs();
+
+// The sem-postwait scenario: `pairs` worker/partner pairs ping-ponging on one
+// array of 2 * pairs + idleSleepers semaphores, idleSleepers more threads
+// asleep on semaphores nobody posts. The pair runs it with
+// kSemPostWaitIdleSleepers; benchmarks vary it to separate the cost of
+// re-trying every sleeper from the cost of waking under the lock.
+constexpr unsigned kSemPostWaitIdleSleepers = 256;
+std::unique_ptr<Scenario> makeSemPostWait(Variant v, unsigned pairs, unsigned idleSleepers, bool profiled);
 const PairInfo* findPair(const std::string& id);
 
 inline uint64_t nextRandom(uint64_t& state) noexcept

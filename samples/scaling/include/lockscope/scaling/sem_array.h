@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
-// Semaphore array with blocking waits ("ipc/sem.c: optimize semtimedop"):
-// before = one lock and one pending list for the whole array, so every post
-// scans every sleeper of every semaphore; after = a lock and a pending list per
-// semaphore, so single-semaphore operations touch only their own.
+// Semaphore array with blocking waits ("ipc/sem.c: optimize semtimedop" /
+// "ipc semaphores: reduce ipc_lock contention in semtimedop"):
+// before = one lock and one pending list for the whole array: every post
+// re-tries every sleeper of every semaphore (update_queue()) and wakes the
+// granted ones while still holding the array lock;
+// after = a lock and a pending list per semaphore: a post looks only at its
+// own semaphore's sleepers and wakes them after dropping the lock (wake_q).
 
 #include <memory>
 
