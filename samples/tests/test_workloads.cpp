@@ -153,17 +153,19 @@ TEST(Workloads, DpathStress)
 
 TEST(Workloads, BadArgumentsAreOneLineAndExitTwo)
 {
-    for (const char* args : {"semop-multi --threads 0", "sem-postwait --pairs x", "sem-postwait --sleepers -1",
-                             "timer-stress --bogus", "semget-keys --keys 1,,2", "dpath-stress --duration", "semop-multi --multi --sems 1",
-                             "semop-multi extra"}) {
+    for (const char* args :
+         {"semop-multi --threads 0", "sem-postwait --pairs x", "sem-postwait --sleepers -1", "timer-stress --bogus",
+          "semget-keys --keys 1,,2", "dpath-stress --duration", "semop-multi --multi --sems 1", "semop-multi extra"}) {
         Outcome r = run(args);
         EXPECT_EQ(r.status, 2) << args;
         EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << args << ": " << r.out;
         EXPECT_NE(r.out.find("--help"), std::string::npos) << r.out;
     }
-    Outcome help = run("timer-stress --help");
-    EXPECT_EQ(help.status, 0);
-    EXPECT_NE(help.out.find("--duration"), std::string::npos);
+    for (const char* program : {"semop-multi", "sem-postwait", "timer-stress", "semget-keys", "dpath-stress"}) {
+        Outcome help = run(std::string(program) + " --help");
+        EXPECT_EQ(help.status, 0) << program;
+        EXPECT_NE(help.out.find("--duration"), std::string::npos) << program << ": " << help.out;
+    }
 }
 
 // SIGTERM mid-run: the workload reports what it did and removes its IPC set.
