@@ -21,6 +21,7 @@ const volatile char filter_comm[LS_COMM_LEN] = {};
 const volatile __u32 filter_flags_mask = 0;
 const volatile bool per_tgid = false;
 const volatile bool stacks_on = true; /* Options::stack_depth > 0 */
+const volatile bool user_stacks_on = false; /* Options::user_stacks: kernel events take user stacks too */
 
 /* The initial value of a fresh histogram: min must start above any value. */
 const volatile struct ls_hist hist_template = { .min = ~0ULL };
@@ -213,6 +214,25 @@ static __always_inline __s32 stack_id(void *ctx, __u64 flags)
         return -1;
     }
     return (__s32)id;
+}
+
+#define LS_PF_KTHREAD 0x00200000 /* include/linux/sched.h; macros are not in vmlinux.h */
+
+/*
+ * The user stack of the task a kernel event happens in (Options::user_stacks),
+ * walked from the registers it entered the kernel with. Kernel threads have
+ * none: asking would only count a stack failure.
+ */
+static __always_inline __s32 user_stack_id(void *ctx)
+{
+    struct task_struct *task;
+
+    if (!user_stacks_on)
+        return -1;
+    task = (struct task_struct *)bpf_get_current_task();
+    if (BPF_CORE_READ(task, flags) & LS_PF_KTHREAD)
+        return -1;
+    return stack_id(ctx, BPF_F_USER_STACK);
 }
 
 #endif /* LOCKSCOPE_COMMON_BPF_H */

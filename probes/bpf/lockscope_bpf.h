@@ -52,8 +52,8 @@ struct ls_wait_key {
     __u64 lock;
     __s32 kstack;  /* -1: no stack */
     __u32 flags;   /* LCB_F_* */
-    __u32 tgid;    /* 0 unless per-tgid keying is on */
-    __u32 pad;
+    __u32 tgid;    /* 0 unless per-tgid keying is on or a user stack was taken */
+    __s32 ustack;  /* user stack of the waiter (--user-stacks); -1: none */
 };
 
 /* One contended wait that has begun and not ended yet. */
@@ -64,6 +64,8 @@ struct ls_pending {
     __u32 flags;
     __s32 holder;  /* holder's stack id (-1: none taken), valid when holder_found */
     __u32 holder_found;
+    __s32 ustack;  /* -1: none */
+    __u32 pad;
 };
 
 /*
@@ -123,7 +125,7 @@ struct ls_ulock_key {
     __u64 lock;
     __s32 ustack;
     __u32 spec;    /* index into Options::user_locks */
-    __u32 tgid;
+    __u32 tgid;    /* always set: a user stack is symbolized in its process */
     __u32 pad;
 };
 

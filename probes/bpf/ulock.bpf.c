@@ -86,7 +86,7 @@ int BPF_KRETPROBE(ulock_return, long ret)
     __s32 ustack = stack_id(ctx, BPF_F_USER_STACK);
     struct ls_ulock_key key = {
         .lock = pend.lock, .ustack = ustack, .spec = spec,
-        .tgid = per_tgid ? (__u32)(id >> 32) : 0,
+        .tgid = (__u32)(id >> 32),
     };
     struct ls_hist *h = hist_of(&ul_waits, &key);
     if (h)
@@ -115,7 +115,7 @@ int BPF_KPROBE(uunlock_enter, void *lock)
     }
     struct ls_ulock_key key = {
         .lock = (__u64)lock, .ustack = hv->ustack, .spec = hv->spec,
-        .tgid = per_tgid ? (__u32)(id >> 32) : 0,
+        .tgid = (__u32)(id >> 32),
     };
     __u64 delta = now - hv->ts;
     bpf_map_delete_elem(&ul_holding, &hk);

@@ -176,6 +176,7 @@ static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags, __u64 sk
     s->e[d].ts = ts;
     s->e[d].flags = flags;
     s->e[d].kstack = stack_id(ctx, skip & BPF_F_SKIP_FIELD_MASK);
+    s->e[d].ustack = user_stack_id(ctx);
     s->e[d].holder = -1;
     s->e[d].holder_found = 0;
     if (holder_scan && plain_spinlock(flags) && runtime_on(LS_RT_HOLDER_SCAN)) {
@@ -268,7 +269,9 @@ static __always_inline int on_end(void *ctx, __u64 lock, int ret)
         .lock = lock,
         .kstack = p.kstack,
         .flags = p.flags,
-        .tgid = per_tgid ? (__u32)(id >> 32) : 0,
+        /* A user stack means nothing outside its process: record symbolizes it there. */
+        .tgid = per_tgid || p.ustack >= 0 ? (__u32)(id >> 32) : 0,
+        .ustack = p.ustack,
     };
     struct ls_hist *h = hist_of(&waits, &key);
     if (!h)

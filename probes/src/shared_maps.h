@@ -61,6 +61,7 @@ template <class Rodata> void configureRodata(Rodata* ro, const Options& o)
     ro->filter_flags_mask = o.lock_flags_mask;
     ro->per_tgid = o.per_tgid;
     ro->stacks_on = o.stack_depth > 0;
+    ro->user_stacks_on = o.user_stacks && o.stack_depth > 0;
 }
 
 // Lock-internal frames (the contention tracepoint's own callers, queued

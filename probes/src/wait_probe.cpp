@@ -51,6 +51,7 @@ public:
             LockRecord r;
             r.lock_addr = key.lock;
             r.kstack_id = key.kstack;
+            r.ustack_id = key.ustack;
             r.flags = key.flags;
             r.tgid = key.tgid;
             r.type = lockTypeName(key.flags);

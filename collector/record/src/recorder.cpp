@@ -257,7 +257,12 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
     StatusLine status(log, opt.status_line && isatty(fileno(log)));
     bool stop = false, stopping = false;
     Clock::time_point killAt{};
+    // User stacks (--user-stacks, and every user-lock event) are symbolized
+    // from /proc/PID/maps, which is gone once a process exits: read it while
+    // the process lives, for the workload and for every process seen with one.
+    const bool wantUserSymbols = popt.user_stacks || !popt.user_locks.empty();
     bool userStacksPrepared = false;
+    std::set<uint32_t> symbolizedTgids;
     double lastTick = 0;
     uint64_t lastEvents = 0, locksSeen = 0, drops = 0;
     double lastSnap = -10;
@@ -327,8 +332,9 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
         double elapsed = secondsSince(start);
         if (opt.duration_s > 0 && elapsed >= opt.duration_s)
             stop = true;
-        if (workload && popt.user_stacks && !userStacksPrepared && elapsed > 0.2 && !workload->exited()) {
+        if (workload && wantUserSymbols && !userStacksPrepared && elapsed > 0.2 && !workload->exited()) {
             userSymbols.prepare(workload->pid());
+            symbolizedTgids.insert(uint32_t(workload->pid()));
             userStacksPrepared = true;
         }
         if (!stop && elapsed - lastTick >= 0.5) {
@@ -342,6 +348,11 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
                 for (const auto& w : snap.waits)
                     addrs.insert(w.lock_addr);
                 locksSeen = addrs.size();
+                if (wantUserSymbols)
+                    for (const auto* records : {&snap.waits, &snap.user_waits})
+                        for (const auto& r : *records)
+                            if (r.ustack_id >= 0 && r.tgid && symbolizedTgids.insert(r.tgid).second)
+                                userSymbols.prepare(pid_t(r.tgid));
                 drops = snap.stats.lost + snap.stats.map_full;
                 lastSnap = elapsed;
             }
