@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// A contention workload for the end-to-end tests whose user stacks can be
+// walked and named: built with frame pointers, every function the tests look
+// for is extern "C" and noinline, and the semop mode enters the kernel from
+// its own worker (inline syscall) rather than from libc's wrapper, which has
+// no frame pointer and would hide its caller from a frame-pointer unwinder.
+//
+//   contend-workload mutex THREADS SECONDS  threads hammer one pthread mutex
+//   contend-workload spin  THREADS SECONDS  threads hammer ls_test_spin_lock/unlock
+//   contend-workload semop THREADS SECONDS  threads issue 2-sop semop() on one set,
+//                                           which the kernel serializes on the array lock
+//
+// Prints one line {"lockscope_result": {"ops": N, ...}} like the samples.
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <pthread.h>
+#include <sched.h>
+#include <string>
+#include <sys/ipc.h>
+#include <sys/sem.h>
+#include <sys/syscall.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+pthread_mutex_t g_mutex = PTHREAD_MUTEX_INITIALIZER;
+uint64_t g_shared = 0;  // what the locks protect
+
+// Inlined into the worker, so the user-mode instruction pointer the kernel
+// sees is in ls_test_semop_worker itself.
+__attribute__((always_inline)) inline long rawSemop(int semid, sembuf* sops, size_t nsops)
+{
+#if defined(__x86_64__)
+    long ret;
+    register long r10 __asm__("r10") = 0;
+    __asm__ volatile("syscall"
+                     : "=a"(ret)
+                     : "0"(long(SYS_semop)), "D"(long(semid)), "S"(sops), "d"(nsops), "r"(r10)
+                     : "rcx", "r11", "memory");
+    return ret;
+#elif defined(__aarch64__)
+    register long x8 __asm__("x8") = SYS_semop;
+    register long x0 __asm__("x0") = semid;
+    register long x1 __asm__("x1") = long(sops);
+    register long x2 __asm__("x2") = long(nsops);
+    __asm__ volatile("svc #0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2) : "memory");
+    return x0;
+#else
+    return syscall(SYS_semop, semid, sops, nsops);
+#endif
+}
+
+} // namespace
+
+extern "C" {
+
+// A test-and-set lock with the calling convention the uprobe lock specs
+// expect: lock returns 0 once acquired.
+struct ls_test_spin {
+    std::atomic<int> locked{0};
+};
+ls_test_spin g_spin;
+
+__attribute__((noinline)) int ls_test_spin_lock(ls_test_spin* l)
+{
+    for (unsigned tries = 0; l->locked.exchange(1, std::memory_order_acquire); ++tries)
+        if (tries % 64 == 63)
+            sched_yield();  // two CPUs: let a preempted holder run
+    return 0;
+}
+
+__attribute__((noinline)) void ls_test_spin_unlock(ls_test_spin* l)
+{
+    l->locked.store(0, std::memory_order_release);
+}
+
+__attribute__((noinline)) uint64_t ls_test_mutex_worker()
+{
+    uint64_t ops = 0;
+    while (!g_stop.load(std::memory_order_relaxed)) {
+        pthread_mutex_lock(&g_mutex);
+        for (int i = 0; i < 200; ++i)
+            __atomic_fetch_add(&g_shared, 1, __ATOMIC_RELAXED);
+        pthread_mutex_unlock(&g_mutex);
+        ++ops;
+    }
+    return ops;
+}
+
+__attribute__((noinline)) uint64_t ls_test_spin_worker()
+{
+    uint64_t ops = 0;
+    while (!g_stop.load(std::memory_order_relaxed)) {
+        ls_test_spin_lock(&g_spin);
+        for (int i = 0; i < 200; ++i)
+            __atomic_fetch_add(&g_shared, 1, __ATOMIC_RELAXED);
+        ls_test_spin_unlock(&g_spin);
+        ++ops;
+    }
+    return ops;
+}
+
+// +1 then -1 on two semaphores: never blocks, always a complex operation.
+__attribute__((noinline)) uint64_t ls_test_semop_worker(int semid, unsigned index)
+{
+    uint64_t ops = 0;
+    auto a = static_cast<unsigned short>(index % 8), b = static_cast<unsigned short>((index + 1) % 8);
+    sembuf up[2] = {{a, 1, 0}, {b, 1, 0}}, down[2] = {{a, -1, 0}, {b, -1, 0}};
+    while (!g_stop.load(std::memory_order_relaxed)) {
+        if (rawSemop(semid, up, 2) < 0 || rawSemop(semid, down, 2) < 0)
+            return ops;
+        ops += 2;
+    }
+    return ops;
+}
+
+} // extern "C"
+
+int main(int argc, char** argv)
+{
+    if (argc != 4) {
+        std::fprintf(stderr, "usage: %s mutex|spin|semop THREADS SECONDS\n", argv[0]);
+        return 2;
+    }
+    const std::string mode = argv[1];
+    const int threads = std::atoi(argv[2]);
+    const double seconds = std::atof(argv[3]);
+    if ((mode != "mutex" && mode != "spin" && mode != "semop") || threads < 1 || threads > 256 ||
+        !(seconds > 0)) {
+        std::fprintf(stderr, "%s: bad arguments (mode mutex|spin|semop, THREADS 1..256, SECONDS > 0)\n",
+                     argv[0]);
+        return 2;
+    }
+    int semid = -1;
+    if (mode == "semop") {
+        semid = semget(IPC_PRIVATE, 8, IPC_CREAT | 0600);
+        if (semid < 0) {
+            std::fprintf(stderr, "%s: semget: %s\n", argv[0], std::strerror(errno));
+            return 1;
+        }
+    }
+    std::vector<uint64_t> ops(static_cast<size_t>(threads));
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+        pool.emplace_back([&, t] {
+            auto& n = ops[static_cast<size_t>(t)];
+            if (mode == "mutex")
+                n = ls_test_mutex_worker();
+            else if (mode == "spin")
+                n = ls_test_spin_worker();
+            else
+                n = ls_test_semop_worker(semid, static_cast<unsigned>(t));
+        });
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    g_stop = true;
+    for (auto& th : pool)
+        th.join();
+    if (semid >= 0)
+        semctl(semid, 0, IPC_RMID);
+    uint64_t total = 0;
+    for (uint64_t n : ops)
+        total += n;
+    std::printf("{\"lockscope_result\": {\"benchmark\": \"contend-%s\", \"ops\": %llu, \"threads\": %d}}\n",
+                mode.c_str(), static_cast<unsigned long long>(total), threads);
+    return total > 0 ? 0 : 1;
+}
