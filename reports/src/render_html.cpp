@@ -147,7 +147,16 @@ std::string htmlReport(const Report& r, const RenderExtras& x)
         for (const auto& p : l.paths)
             b += "<tr><td>" + fmt::percent(p.wait_share) + "</td><td>" + std::to_string(p.count) + "</td><td>" +
                  duration(double(p.wait_ns)) + "</td>" + pathCell(p.frames) + "</tr>";
-        b += "</table></div>";
+        b += "</table>";
+        if (!l.holders.empty()) {
+            b += "<h4>Held by <span class=\"muted\">(share of wait time; approximate)</span></h4><table>" +
+                 row({"share", "waits", "wait", "holder path (innermost first)"}, true);
+            for (const auto& h : l.holders)
+                b += "<tr><td>" + fmt::percent(h.wait_share) + "</td><td>" + std::to_string(h.count) +
+                     "</td><td>" + duration(double(h.wait_ns)) + "</td>" + pathCell(h.frames) + "</tr>";
+            b += "</table>";
+        }
+        b += "</div>";
     }
     if (!r.syscalls.empty()) {
         b += "<h2>Syscall latency</h2><table>" + row({"syscall", "calls", "avg", "p50", "p99", "max", "errors"}, true);

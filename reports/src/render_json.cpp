@@ -153,6 +153,13 @@ std::string jsonReport(const Report& r, const RenderExtras& x)
                          {"p50_wait_ns", l.p50_wait_ns}, {"p99_wait_ns", l.p99_wait_ns},
                          {"p50_hold_ns", l.p50_hold_ns}, {"p99_hold_ns", l.p99_hold_ns},
                          {"wait_share", l.wait_share}, {"paths", paths}});
+        if (!l.holders.empty()) { // holder-stack captures only: older report readers never see the key
+            json holders = json::array();
+            for (const auto& h : l.holders)
+                holders.push_back({{"frames", h.frames}, {"count", h.count}, {"wait_ns", h.wait_ns},
+                                   {"wait_share", h.wait_share}});
+            locks.back()["holders"] = std::move(holders);
+        }
     }
     j["locks"] = locks;
     j["syscalls"] = latencyRows(r.syscalls);

@@ -84,6 +84,11 @@ std::string markdownReport(const Report& r, const RenderExtras& x)
                "```\n" + fmt::textHistogram(l.wait, "") + "\n";
         for (const auto& p : l.paths)
             out += fmt::percent(p.wait_share) + "  " + fmt::pathText(p.frames) + "\n";
+        if (!l.holders.empty()) {
+            out += "\nheld by (share of wait time; approximate):\n";
+            for (const auto& h : l.holders)
+                out += fmt::percent(h.wait_share) + "  " + fmt::pathText(h.frames) + "\n";
+        }
         out += "```\n</details>\n";
     }
     if (!r.syscalls.empty()) {

@@ -134,6 +134,12 @@ std::string textReport(const Report& r, const RenderExtras& x)
                 out += padLeft(fmt::percent(p.wait_share), 9) + padLeft(std::to_string(p.count), 9) +
                        padLeft(duration(double(p.wait_ns)), 12) + "  " + fmt::pathText(p.frames) + "\n";
         }
+        if (!l.holders.empty()) {
+            out += "held by (share of wait time while this stack held the lock; approximate):\n";
+            for (const auto& h : l.holders)
+                out += padLeft(fmt::percent(h.wait_share), 9) + padLeft(std::to_string(h.count), 9) +
+                       padLeft(duration(double(h.wait_ns)), 12) + "  " + fmt::pathText(h.frames) + "\n";
+        }
     }
     out += latencyTable(r.syscalls, "syscall latency");
     out += latencyTable(r.functions, "function latency");

@@ -98,6 +98,36 @@ std::vector<LatencyRow> latencyRows(const std::vector<LatencyEntry>& entries)
 } // namespace
 
 Report buildReport(const Capture& capture, const ReportOptions& options)
+namespace {
+
+// Holders summed over the lock's sites by frame labels (the same holder path
+// reached from several waiter sites is one row), top `keep` by wait time.
+std::vector<HolderRow> lockHolders(const Lock& lock, const StackIndex& index, size_t keep)
+{
+    std::map<std::string, HolderRow> byPath;
+    for (const auto& site : lock.sites)
+        for (const auto& h : site.holders) {
+            std::vector<std::string> frames = pathLabels(index.find(h.stack_id));
+            HolderRow& row = byPath[joinPath(frames)];
+            if (row.frames.empty())
+                row.frames = std::move(frames);
+            row.count += h.count;
+            row.wait_ns = saturatingAdd(row.wait_ns, h.wait_ns);
+        }
+    std::vector<HolderRow> rows;
+    for (auto& [path, row] : byPath) {
+        row.wait_share = lock.wait.total() ? double(row.wait_ns) / double(lock.wait.total()) : 0.0;
+        rows.push_back(std::move(row));
+    }
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const HolderRow& a, const HolderRow& b) { return a.wait_ns > b.wait_ns; });
+    if (keep && rows.size() > keep)
+        rows.resize(keep);
+    return rows;
+}
+
+} // namespace
+
 {
     Report r;
     r.meta = capture.meta;
@@ -148,6 +178,7 @@ Report buildReport(const Capture& capture, const ReportOptions& options)
         }
         row.caller = callerOf(lock, index);
         if (options.paths_per_lock && row.paths.size() > options.paths_per_lock)
+        row.holders = lockHolders(lock, index, options.paths_per_lock);
             row.paths.resize(options.paths_per_lock);
         r.locks.push_back(std::move(row));
     }

@@ -35,6 +35,15 @@ struct PathRow {
     double wait_share = 0.0;      // of the lock's total wait, 0..1
 };
 
+// A stack that held the lock while others waited (record --holder-stacks),
+// summed over the lock's sites; frames outermost first.
+struct HolderRow {
+    std::vector<std::string> frames;
+    uint64_t count = 0;           // waits that found it holding
+    uint64_t wait_ns = 0;         // their wait time
+    double wait_share = 0.0;      // of the lock's total wait, 0..1 (the rest: holder not seen)
+};
+
 struct LockRow {
     std::string key;
     std::string type;
@@ -48,6 +57,7 @@ struct LockRow {
     uint64_t p50_hold_ns = 0, p99_hold_ns = 0;
     double wait_share = 0.0;      // of all locks' wait, 0..1
     std::vector<PathRow> paths;
+    std::vector<HolderRow> holders; // top holders by wait_ns; empty without holder stacks
 };
 
 struct LatencyRow {
