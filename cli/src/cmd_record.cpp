@@ -29,6 +29,7 @@ struct RecordArgs {
     unsigned stack_depth = 16;
     unsigned hold_sample = 1;
     bool no_hold = false;
+    bool holder_stacks = false;
     bool no_cpu = false;
     bool no_syscalls = false;
     unsigned freq = 997;
@@ -109,6 +110,13 @@ record::RecordOptions buildOptions(const RecordArgs& a, const std::vector<std::s
     p.per_tgid = a.per_tgid;
     p.comm = a.comm;
     p.hold_sample = a.hold_sample;
+    p.holder_stacks = a.holder_stacks;
+    // The wait probe names a holder by finding the lock among the hold probe's held locks.
+    if (a.holder_stacks && a.no_hold)
+        throw CLI::ValidationError("--holder-stacks", "needs the hold probe: drop --no-hold");
+    if (a.holder_stacks && a.hold_sample > 1)
+        throw CLI::ValidationError("--holder-stacks",
+                                   "needs every spin-lock acquisition seen: drop --hold-sample");
     p.syscalls = !a.no_syscalls;
     p.cpu_frequency_hz = a.no_cpu ? 0 : a.freq;
     p.user_stacks = a.user_stacks;
@@ -181,6 +189,8 @@ record::RecordOptions buildOptions(const RecordArgs& a, const std::vector<std::s
         o.filters["per_tgid"] = "true";
     o.filters["stack_depth"] = std::to_string(a.stack_depth);
     o.filters["hold_sample"] = a.no_hold ? "off" : std::to_string(a.hold_sample);
+    if (a.holder_stacks)
+        o.filters["holder_stacks"] = "true";
     o.filters["cpu_frequency_hz"] = std::to_string(p.cpu_frequency_hz);
     if (a.duration > 0)
         o.filters["duration_s"] = std::to_string(a.duration);
@@ -212,6 +222,8 @@ void addRecordCommand(CLI::App& app, Result& result)
     cmd->add_option("--hold-sample", args->hold_sample, "time 1 in N spin-lock holds")
         ->check(CLI::Range(1u, 1000000u));
     cmd->add_flag("--no-hold", args->no_hold, "do not probe hold times");
+    cmd->add_flag("--holder-stacks", args->holder_stacks,
+                  "name the stack holding a spinlock while others waited (needs the hold probe)");
     cmd->add_flag("--no-cpu", args->no_cpu, "do not sample on-CPU stacks");
     cmd->add_flag("--no-syscalls", args->no_syscalls, "do not time IPC/timer syscalls");
     cmd->add_option("--freq", args->freq, "CPU sampling frequency in Hz")->check(CLI::Range(1u, 100000u));

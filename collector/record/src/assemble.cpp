@@ -212,7 +212,36 @@ void CaptureAssembler::addLockRecords(const std::vector<probes::LockRecord>& rec
         }
         LockSite& site = lock.sites[si->second];
         (hold ? site.hold : site.wait).merge(r.hist);
+        if (!hold && !user && r.type == "spinlock")
+            spinWaitSite_[{r.lock_addr, r.kstack_id, r.tgid}] = {li->second, si->second};
     }
+}
+
+void CaptureAssembler::addHolders(const std::vector<probes::HolderRecord>& records, Capture& out)
+{
+    // A holder record whose wait was filtered out (or never read) has no site: dropped with it.
+    for (const auto& r : records) {
+        auto it = spinWaitSite_.find({r.lock_addr, r.wait_kstack_id, r.tgid});
+        if (it == spinWaitSite_.end())
+            continue;
+        std::vector<Frame> frames;
+        if (r.holder_kstack_id >= 0 && kernelStack_)
+            frames = callerFrames(kernelStack_(r.holder_kstack_id));
+        const uint32_t stackId = intern(StackKind::Kernel, std::move(frames), out);
+        auto& holders = out.locks[it->second.first].sites[it->second.second].holders;
+        auto h = std::find_if(holders.begin(), holders.end(),
+                              [&](const Holder& x) { return x.stack_id == stackId; });
+        if (h == holders.end())
+            holders.push_back(Holder{stackId, r.count, r.wait_ns});
+        else {
+            h->count += r.count;
+            h->wait_ns += r.wait_ns;
+        }
+    }
+    for (auto& lock : out.locks)
+        for (auto& site : lock.sites)
+            std::stable_sort(site.holders.begin(), site.holders.end(),
+                             [](const Holder& a, const Holder& b) { return a.wait_ns > b.wait_ns; });
 }
 
 void CaptureAssembler::assembleCpu(const probes::Snapshot& snapshot, Capture& out)
@@ -256,6 +285,7 @@ void CaptureAssembler::assemble(const probes::Snapshot& snapshot, Capture& out)
     addLockRecords(snapshot.holds, true, false, out);
     addLockRecords(snapshot.user_waits, false, true, out);
     addLockRecords(snapshot.user_holds, true, true, out);
+    addHolders(snapshot.holders, out);
     // Most contended first (total wait, then hold), the order reports start from.
     std::stable_sort(out.locks.begin(), out.locks.end(), [](const Lock& a, const Lock& b) {
         if (a.wait.total() != b.wait.total())

@@ -306,3 +306,68 @@ TEST_F(Fixture, UserLocksSkipPthreadFrames)
     EXPECT_EQ(s->kind, StackKind::User);
     EXPECT_EQ(s->frames.size(), 2u);
 }
+
+// Holder stacks: each (lock, waiter stack) holder record lands on the wait
+// site it belongs to, with the holder's stack interned like any other.
+TEST_F(Fixture, HoldersJoinTheWaitersSiteSortedByWaitTime)
+{
+    constexpr uint64_t A = 0xffff888000001000, B = 0xffff888000002000;
+    stacks[13] = {kProg, kSlow, kRawLock, kSemop}; // the same caller as 11 once lock internals are skipped
+    probes::Snapshot snap;
+    snap.waits.push_back(rec(A, 1, "spinlock", {100, 200, 300}));
+    snap.waits.push_back(rec(A, 4, "spinlock", {50}));
+    auto holder = [](uint64_t lock, int64_t wait, int64_t held, uint64_t n, uint64_t ns) {
+        probes::HolderRecord h;
+        h.lock_addr = lock;
+        h.wait_kstack_id = wait;
+        h.holder_kstack_id = held;
+        h.count = n;
+        h.wait_ns = ns;
+        return h;
+    };
+    snap.holders = {
+        holder(A, 1, -1, 1, 100),  // the holder's stack walk failed
+        holder(A, 1, 11, 1, 200),
+        holder(A, 1, 13, 1, 50),   // folds into 11's stack
+        holder(A, 4, 4, 1, 50),
+        holder(B, 1, 11, 9, 9000), // no recorded wait on B: dropped with it
+    };
+    Capture c = run(snap);
+    // No data symbols: one lock key per waiter caller.
+    ASSERT_EQ(c.locks.size(), 2u);
+    const Lock* semopLock = findLock(c, "spinlock@do_semtimedop");
+    const Lock* timerLock = findLock(c, "spinlock@__lock_timer");
+    ASSERT_TRUE(semopLock && timerLock);
+    ASSERT_EQ(semopLock->sites.size(), 1u);
+    const LockSite& semop = semopLock->sites[0];
+    const LockSite& timer = timerLock->sites[0];
+    ASSERT_EQ(semop.holders.size(), 2u);
+    EXPECT_EQ(semop.holders[0].count, 2u);
+    EXPECT_EQ(semop.holders[0].wait_ns, 250u) << "sorted by wait time, equal stacks merged";
+    const Stack* held = c.findStack(semop.holders[0].stack_id);
+    ASSERT_TRUE(held);
+    EXPECT_EQ(held->kind, StackKind::Kernel);
+    EXPECT_EQ(held->frames.at(0).function, "do_semtimedop") << "lock internals skipped as for waits";
+    const Stack* none = c.findStack(semop.holders[1].stack_id);
+    ASSERT_TRUE(none);
+    EXPECT_EQ(none->frames.at(0).function, kNoStackFrame);
+    ASSERT_EQ(timer.holders.size(), 1u);
+    EXPECT_EQ(c.findStack(timer.holders[0].stack_id)->frames.at(0).function, "__lock_timer");
+}
+
+TEST_F(Fixture, HoldersOnlyAttachToSpinlockWaits)
+{
+    constexpr uint64_t M = 0xffff888000003000;
+    probes::Snapshot snap;
+    snap.waits.push_back(rec(M, 3, "mutex", {1000}));
+    probes::HolderRecord h;
+    h.lock_addr = M;
+    h.wait_kstack_id = 3;
+    h.holder_kstack_id = 11;
+    h.count = 1;
+    h.wait_ns = 1000;
+    snap.holders.push_back(h);
+    Capture c = run(snap);
+    ASSERT_EQ(c.locks.size(), 1u);
+    EXPECT_TRUE(c.locks[0].sites[0].holders.empty());
+}

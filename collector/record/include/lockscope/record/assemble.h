@@ -66,6 +66,7 @@ private:
     void addLockRecords(const std::vector<probes::LockRecord>& records, bool hold, bool user,
                         Capture& out);
     void assembleCpu(const probes::Snapshot& snapshot, Capture& out);
+    void addHolders(const std::vector<probes::HolderRecord>& records, Capture& out);
 
     const KernelSymbols& symbols_;
     KernelStackFn kernelStack_;
@@ -76,6 +77,8 @@ private:
     std::map<std::string, size_t> lockIndex_;                  // key -> out.locks index
     std::map<std::string, std::set<uint64_t>> lockAddrs_;      // key -> distinct addresses
     std::map<std::tuple<std::string, uint32_t, int64_t>, size_t> siteIndex_;
+    // Spinlock wait (address, kernel stack id, tgid) -> (out.locks index, site index), for holders.
+    std::map<std::tuple<uint64_t, int64_t, uint32_t>, std::pair<size_t, size_t>> spinWaitSite_;
 };
 
 } // namespace lockscope::record
