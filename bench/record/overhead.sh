@@ -3,7 +3,8 @@
 #
 # Throughput cost of recording: a contention-heavy workload (semop-multi
 # --multi: 8 threads on one System V semaphore array lock) run alone, under
-# `lockscope record` (all probes, and contention only), and under
+# `lockscope record` (all probes; all probes timing 1 in 16 syscalls; and
+# contention only), and under
 # `perf lock record`, alternating in each round so drift hits every mode alike.
 # Prints median ops/s per mode and the ratios. Needs root (BPF, perf).
 #
@@ -44,6 +45,7 @@ run_mode() {
     case $1 in
         alone) out=$("${wl[@]}" 2>/dev/null) ;;
         lockscope) out=$("$lockscope" record -o "$tmp/a.json" -- "${wl[@]}" 2>/dev/null) ;;
+        lockscope-s16) out=$("$lockscope" record --syscall-sample 16 -o "$tmp/c.json" -- "${wl[@]}" 2>/dev/null) ;;
         lockscope-wait) out=$("$lockscope" record --no-cpu --no-hold --no-syscalls -o "$tmp/b.json" \
                                 -- "${wl[@]}" 2>/dev/null) ;;
         perf-lock) out=$(perf lock record -o "$tmp/perf.data" -- "${wl[@]}" 2>/dev/null) ;;
@@ -51,7 +53,7 @@ run_mode() {
     sed -n 's/.*"ops_per_sec":\([0-9.e+]*\).*/\1/p' <<<"$out" | tail -n1
 }
 
-modes=(alone lockscope lockscope-wait perf-lock)
+modes=(alone lockscope lockscope-s16 lockscope-wait perf-lock)
 declare -A results
 for ((r = 0; r < rounds; r++)); do
     # Rotate the order each round.
@@ -78,7 +80,7 @@ for m in "${modes[@]}"; do
     awk -v m="$m" -v v="$med" -v b="$base" -v s="$spr" \
         'BEGIN {printf "%-16s %14.0f %10.3f %9.1f%% %9.0f%%\n", m, v, v/b, (1 - v/b) * 100, s * 100}'
 done
-for m in lockscope lockscope-wait; do
+for m in lockscope lockscope-s16 lockscope-wait; do
     med=$(median "${results[$m]}")
     awk -v m="$m" -v v="$med" -v b="$base" -v p="$perf_m" 'BEGIN {
         c = 1 - v/b; pc = 1 - p/b;

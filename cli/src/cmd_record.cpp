@@ -32,6 +32,8 @@ struct RecordArgs {
     bool holder_stacks = false;
     bool no_cpu = false;
     bool no_syscalls = false;
+    unsigned syscall_sample = 1;
+    std::string syscall_backend = "auto";
     unsigned freq = 997;
     bool user_locks = false;
     std::vector<std::string> user_lock_specs;
@@ -118,6 +120,11 @@ record::RecordOptions buildOptions(const RecordArgs& a, const std::vector<std::s
         throw CLI::ValidationError("--holder-stacks",
                                    "needs every spin-lock acquisition seen: drop --hold-sample");
     p.syscalls = !a.no_syscalls;
+    p.syscall_sample = a.syscall_sample;
+    p.syscall_backend = parseBackend("--syscall-backend", a.syscall_backend);
+    if (p.syscall_backend != probes::Backend::Auto && p.syscall_backend != probes::Backend::Fentry &&
+        p.syscall_backend != probes::Backend::RawTp && p.syscall_backend != probes::Backend::Tracepoint)
+        throw CLI::ValidationError("--syscall-backend", "must be auto, fentry, raw_tp or tracepoint");
     p.cpu_frequency_hz = a.no_cpu ? 0 : a.freq;
     p.user_stacks = a.user_stacks;
     p.wait = parseBackend("--wait-backend", a.wait_backend);
@@ -191,6 +198,7 @@ record::RecordOptions buildOptions(const RecordArgs& a, const std::vector<std::s
     o.filters["hold_sample"] = a.no_hold ? "off" : std::to_string(a.hold_sample);
     if (a.holder_stacks)
         o.filters["holder_stacks"] = "true";
+    o.filters["syscall_sample"] = a.no_syscalls ? "off" : std::to_string(a.syscall_sample);
     o.filters["cpu_frequency_hz"] = std::to_string(p.cpu_frequency_hz);
     if (a.duration > 0)
         o.filters["duration_s"] = std::to_string(a.duration);
@@ -226,6 +234,11 @@ void addRecordCommand(CLI::App& app, Result& result)
                   "name the stack holding a spinlock while others waited (needs the hold probe)");
     cmd->add_flag("--no-cpu", args->no_cpu, "do not sample on-CPU stacks");
     cmd->add_flag("--no-syscalls", args->no_syscalls, "do not time IPC/timer syscalls");
+    cmd->add_option("--syscall-sample", args->syscall_sample,
+                    "time 1 in N IPC/timer syscalls per thread (cuts the cost on syscall-bound workloads)")
+        ->check(CLI::Range(1u, 1000000u));
+    cmd->add_option("--syscall-backend", args->syscall_backend,
+                    "force the syscall hook: auto, fentry, raw_tp, tracepoint");
     cmd->add_option("--freq", args->freq, "CPU sampling frequency in Hz")->check(CLI::Range(1u, 100000u));
     cmd->add_flag("--user-locks", args->user_locks, "also probe pthread_mutex_lock/unlock (uprobes)");
     cmd->add_option("--user-lock", args->user_lock_specs, "probe a user lock: BINARY:LOCK_FN:UNLOCK_FN[:TYPE]");

@@ -119,6 +119,7 @@ struct ls_held_stack {
 struct ls_lat_val {
     struct ls_hist hist;
     __u64 errors;
+    __u64 calls; /* syscalls: every traced call, timed or sampled out */
 };
 
 struct ls_ulock_key {

@@ -160,10 +160,15 @@ std::string ensureTracefs()
     return "tracefs not mounted and mounting it failed: " + errnoText(errno);
 }
 
-bool kernelHasFunction(const std::string& name, std::string* reason)
+bool btfHasFunction(const std::string& name)
 {
     static btf* vmlinux = btf__load_vmlinux_btf();
-    if (vmlinux && btf__find_by_name_kind(vmlinux, name.c_str(), BTF_KIND_FUNC) >= 0)
+    return vmlinux && btf__find_by_name_kind(vmlinux, name.c_str(), BTF_KIND_FUNC) >= 0;
+}
+
+bool kernelHasFunction(const std::string& name, std::string* reason)
+{
+    if (btfHasFunction(name))
         return true;
     // Not in BTF: it may still be a text symbol (kprobes only need that).
     std::ifstream kallsyms("/proc/kallsyms");

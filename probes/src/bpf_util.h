@@ -33,6 +33,8 @@ std::string ensureTracefs();
 
 // Whether the running kernel has a traceable function called name; reason set when not.
 bool kernelHasFunction(const std::string& name, std::string* reason);
+// In the running kernel's BTF as a function (what fentry/fexit can attach to).
+bool btfHasFunction(const std::string& name);
 // Empty when kprobes can be attached at all, else why not.
 std::string kprobeUnavailableReason();
 

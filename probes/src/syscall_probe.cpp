@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// IPC and POSIX-timer syscall latency from the syscalls:sys_enter_/sys_exit_ tracepoints.
+// IPC and POSIX-timer syscall latency: fentry/fexit on the syscall functions, else raw_syscalls
+// via raw_tp, else the syscalls:sys_enter_/sys_exit_ tracepoints.
 #include <algorithm>
 #include <cerrno>
 #include <vector>
@@ -25,6 +26,7 @@ ls_lat_val mergeCpus(const std::vector<ls_lat_val>& cpus)
     ls_lat_val sum {};
     sum.hist.min = ~0ULL;
     for (const ls_lat_val& c : cpus) {
+        sum.calls += c.calls;
         if (c.hist.count == 0)
             continue;
         sum.hist.count += c.hist.count;
@@ -60,18 +62,58 @@ static_assert(std::size(kNumbers) == std::size(kSyscalls));
 // Syscall numbers the raw_tp filter table covers.
 constexpr long kNrMax = static_cast<long>(sizeof(ls_syscalls::ls_syscalls__rodata::sc_of_nr));
 
+enum class Hook { Fentry, RawTp, Tracepoint };
+
+const char* hookName(Hook h)
+{
+    switch (h) {
+    case Hook::Fentry:
+        return "fentry";
+    case Hook::RawTp:
+        return "raw_tp";
+    case Hook::Tracepoint:
+        return "tracepoint";
+    }
+    return "?";
+}
+
+// The function behind a syscall on this architecture ("__x64_sys_semtimedop"),
+// or empty when BTF has none (fentry needs BTF).
+std::string syscallFunction(const char* name)
+{
+    for (const char* prefix :
+        { "__x64_sys_", "__arm64_sys_", "__riscv_sys_", "__s390x_sys_", "__powerpc_sys_", "sys_" }) {
+        const std::string fn = std::string(prefix) + name;
+        if (btfHasFunction(fn))
+            return fn;
+    }
+    return {};
+}
+
 class SyscallFamily final : public Family {
 public:
-    SyscallFamily(SyscallSkel skel, int ncpus)
+    SyscallFamily(SyscallSkel skel, int ncpus, uint32_t sample)
         : skel_(std::move(skel))
         , ncpus_(ncpus)
+        , sample_(sample)
     {
     }
 
-    std::vector<bpf_program*> programs(size_t idx)
+    static std::pair<bpf_program*, bpf_program*> programs(ls_syscalls* skel, size_t idx, Hook hook)
     {
-        auto& p = skel_->progs;
-        bpf_program* all[][2] = {
+        auto& p = skel->progs;
+        bpf_program* fentry[][2] = {
+            { p.fentry_0, p.fexit_0 },
+            { p.fentry_1, p.fexit_1 },
+            { p.fentry_2, p.fexit_2 },
+            { p.fentry_3, p.fexit_3 },
+            { p.fentry_4, p.fexit_4 },
+            { p.fentry_5, p.fexit_5 },
+            { p.fentry_6, p.fexit_6 },
+            { p.fentry_7, p.fexit_7 },
+            { p.fentry_8, p.fexit_8 },
+        };
+        bpf_program* tracepoint[][2] = {
             { p.enter_semtimedop, p.exit_semtimedop },
             { p.enter_semop, p.exit_semop },
             { p.enter_semget, p.exit_semget },
@@ -82,16 +124,20 @@ public:
             { p.enter_timer_getoverrun, p.exit_timer_getoverrun },
             { p.enter_timer_delete, p.exit_timer_delete },
         };
-        return { all[idx][0], all[idx][1] };
+        static_assert(std::size(fentry) == std::size(kSyscalls) && std::size(tracepoint) == std::size(kSyscalls));
+        if (hook == Hook::RawTp)
+            return { p.raw_enter, p.raw_exit };
+        auto& row = hook == Hook::Fentry ? fentry[idx] : tracepoint[idx];
+        return { row[0], row[1] };
     }
 
-    // raw_syscalls sys_enter/sys_exit for every syscall at once; empty on success, else why.
-    std::string attachRaw()
+    // Attaches an enter/exit pair; empty on success, else why.
+    std::string attachPair(std::pair<bpf_program*, bpf_program*> pair)
     {
-        bpf_link* enter = bpf_program__attach(skel_->progs.raw_enter);
+        bpf_link* enter = bpf_program__attach(pair.first);
         if (!enter)
             return "attach failed: " + attachError();
-        bpf_link* exit = bpf_program__attach(skel_->progs.raw_exit);
+        bpf_link* exit = bpf_program__attach(pair.second);
         if (!exit) {
             const std::string err = attachError();
             bpf_link__destroy(enter);
@@ -99,31 +145,11 @@ public:
         }
         links_.add(enter);
         links_.add(exit);
-        for (size_t i = 0; i < std::size(kSyscalls); ++i)
-            if (kNumbers[i] >= 0)
-                attached_.push_back(i);
         return {};
     }
 
-    // Empty on success, else why.
-    std::string attach(size_t idx)
-    {
-        std::vector<bpf_link*> got;
-        for (bpf_program* prog : programs(idx)) {
-            bpf_link* l = bpf_program__attach(prog);
-            if (!l) {
-                const std::string err = attachError();
-                for (bpf_link* g : got)
-                    bpf_link__destroy(g);
-                return "attach failed: " + err;
-            }
-            got.push_back(l);
-        }
-        for (bpf_link* l : got)
-            links_.add(l);
-        attached_.push_back(idx);
-        return {};
-    }
+    ls_syscalls* skel() const { return skel_.get(); }
+    void attached(size_t idx) { attached_.push_back(idx); }
 
     void read(Snapshot& out) const override
     {
@@ -139,18 +165,23 @@ public:
             const ls_lat_val sum = mergeCpus(cpus);
             r.hist = histFromKernel(sum.hist);
             r.errors = sum.errors;
+            r.sample_period = sample_;
+            // A read while attached can see a call timed on one CPU before its
+            // count on another: never fewer calls than timed ones.
+            r.all_calls = sample_ > 1 ? std::max<uint64_t>(sum.calls, r.hist.count()) : 0;
             out.latencies.push_back(std::move(r));
         }
     }
 
-    uint64_t recursionMisses() const override { return 0; } // tracepoint programs have no recursion guard
+    uint64_t recursionMisses() const override { return 0; } // runs at most once per syscall per thread
     void detach() override { links_.clear(); }
     std::vector<int> progFds() const override
     {
         std::vector<int> fds;
         bpf_program* p = nullptr;
         while ((p = bpf_object__next_program(skel_->obj, p)))
-            fds.push_back(bpf_program__fd(p));
+            if (bpf_program__fd(p) >= 0)
+                fds.push_back(bpf_program__fd(p));
         return fds;
     }
     bool any() const { return !attached_.empty(); }
@@ -158,80 +189,184 @@ public:
 private:
     SyscallSkel skel_;
     int ncpus_;
+    uint32_t sample_;
     Links links_;
     std::vector<size_t> attached_;
 };
+
+bool nativeNumber(size_t idx) { return kNumbers[idx] >= 0 && kNumbers[idx] < kNrMax; }
+
+// Opens and loads the skeleton with only `hook`'s programs. Null and *why set
+// when the kernel refuses; `functions` (fentry) gives each syscall's target,
+// empty where BTF has none.
+std::unique_ptr<SyscallFamily> loadHook(
+    FamilyContext& ctx, Hook hook, const std::vector<std::string>& functions, std::string* why)
+{
+    SyscallSkel skel(ls_syscalls__open());
+    if (!skel) {
+        *why = "open failed: " + errnoText(errno);
+        return nullptr;
+    }
+    configureRodata(skel->rodata, ctx.options);
+    skel->rodata->sc_sample = std::max<uint32_t>(1, ctx.options.syscall_sample);
+    for (size_t i = 0; i < std::size(kSyscalls); ++i)
+        if (nativeNumber(i))
+            skel->rodata->sc_of_nr[kNumbers[i]] = static_cast<uint8_t>(i + 1);
+    bpf_program* p = nullptr;
+    while ((p = bpf_object__next_program(skel->obj, p)))
+        bpf_program__set_autoload(p, false);
+    for (size_t i = 0; i < std::size(kSyscalls); ++i) {
+        if (hook == Hook::Fentry && functions[i].empty())
+            continue;
+        auto [enter, exit] = SyscallFamily::programs(skel.get(), i, hook);
+        bpf_program__set_autoload(enter, true);
+        bpf_program__set_autoload(exit, true);
+        if (hook == Hook::Fentry) {
+            bpf_program__set_attach_target(enter, 0, functions[i].c_str());
+            bpf_program__set_attach_target(exit, 0, functions[i].c_str());
+        }
+    }
+    if (int err = ctx.maps.reuseIn(skel->obj); err) {
+        *why = "map setup failed: " + errnoText(err);
+        return nullptr;
+    }
+    clearLibbpfLog();
+    if (int err = ls_syscalls__load(skel.get()); err) {
+        std::string log = lastLibbpfError();
+        if (log.rfind("failed to load", 0) == 0)
+            log.clear(); // says nothing errno does not
+        *why = "load failed: " + errnoText(err) + (log.empty() ? "" : " [" + log + "]");
+        return nullptr;
+    }
+    return std::make_unique<SyscallFamily>(std::move(skel), ctx.maps.ncpus(), skel->rodata->sc_sample);
+}
+
+std::vector<Hook> hooksToTry(Backend b)
+{
+    switch (b) {
+    case Backend::Fentry:
+        return { Hook::Fentry };
+    case Backend::RawTp:
+        return { Hook::RawTp };
+    case Backend::Tracepoint:
+        return { Hook::Tracepoint };
+    case Backend::Auto:
+        return { Hook::Fentry, Hook::RawTp, Hook::Tracepoint };
+    default:
+        return {};
+    }
+}
+
+std::string target(Hook hook, size_t idx, const std::vector<std::string>& functions)
+{
+    const std::string name = kSyscalls[idx];
+    switch (hook) {
+    case Hook::Fentry:
+        return functions[idx];
+    case Hook::RawTp:
+        return nativeNumber(idx) ? "raw_syscalls:sys_enter,sys_exit nr " + std::to_string(kNumbers[idx]) : "";
+    case Hook::Tracepoint:
+        return "syscalls:sys_enter_" + name + ",sys_exit_" + name;
+    }
+    return {};
+}
 
 } // namespace
 
 std::unique_ptr<Family> openSyscalls(FamilyContext& ctx)
 {
-    auto skipAll = [&](const std::string& why) {
-        for (const char* name : kSyscalls)
-            ctx.status.push_back({ std::string("syscall:") + name,
-                std::string("syscalls:sys_enter_") + name + ",sys_exit_" + name, "tracepoint", false, why });
-        return nullptr;
-    };
     if (!ctx.options.syscalls) {
-        ctx.status.push_back({ "syscalls", "syscalls:sys_enter_*,sys_exit_*", "", false, "disabled" });
+        ctx.status.push_back({ "syscalls", "IPC and timer syscalls", "", false, "disabled" });
         return nullptr;
     }
-    // raw_tp first (cheapest, see syscalls.bpf.c); a skeleton that cannot load
-    // or attach it is reopened with the per-syscall tracepoints only.
-    std::string raw_why;
-    for (const bool raw : { true, false }) {
-        SyscallSkel skel(ls_syscalls__open());
-        if (!skel)
-            return skipAll("open failed: " + errnoText(errno));
-        configureRodata(skel->rodata, ctx.options);
-        for (size_t i = 0; i < std::size(kSyscalls); ++i)
-            if (kNumbers[i] >= 0 && kNumbers[i] < kNrMax)
-                skel->rodata->sc_of_nr[kNumbers[i]] = static_cast<uint8_t>(i + 1);
-        bpf_program* p = nullptr;
-        while ((p = bpf_object__next_program(skel->obj, p))) {
-            const bool is_raw = p == skel->progs.raw_enter || p == skel->progs.raw_exit;
-            bpf_program__set_autoload(p, is_raw == raw);
-        }
-        if (int err = ctx.maps.reuseIn(skel->obj); err)
-            return skipAll("map setup failed: " + errnoText(err));
-        clearLibbpfLog();
-        if (int err = ls_syscalls__load(skel.get()); err) {
-            if (raw) {
-                raw_why = "raw_tp: load failed: " + errnoText(err) + " [" + lastLibbpfError() + "]";
-                continue;
+    const std::vector<Hook> hooks = hooksToTry(ctx.options.syscall_backend);
+    if (hooks.empty()) {
+        ctx.status.push_back({ "syscalls", "IPC and timer syscalls", "", false,
+            std::string("backend ") + backendName(ctx.options.syscall_backend)
+                + " is not one of auto, fentry, raw_tp, tracepoint" });
+        return nullptr;
+    }
+    std::vector<std::string> functions;
+    for (const char* name : kSyscalls)
+        functions.push_back(syscallFunction(name));
+    const uint32_t sample = std::max<uint32_t>(1, ctx.options.syscall_sample);
+    const std::string sampled
+        = sample > 1 ? "timing 1 in " + std::to_string(sample) + " calls per thread" : std::string();
+    // Why each earlier hook was not used, per syscall, carried into the next one's status.
+    std::vector<std::string> notes(std::size(kSyscalls));
+    auto addNote = [&](size_t i, Hook hook, const std::string& why) {
+        notes[i] += (notes[i].empty() ? "" : "; ") + std::string(hookName(hook)) + ": " + why;
+    };
+    std::vector<bool> done(std::size(kSyscalls), false);
+    std::unique_ptr<SyscallFamily> kept;
+    Hook last = hooks.back();
+    for (Hook hook : hooks) {
+        last = hook;
+        if (hook == Hook::Fentry) {
+            bool anyFn = false;
+            for (size_t i = 0; i < std::size(kSyscalls); ++i) {
+                if (functions[i].empty())
+                    addNote(i, hook, "no function for it in BTF");
+                anyFn = anyFn || !functions[i].empty();
             }
-            return skipAll("load failed: " + errnoText(err) + " [" + lastLibbpfError() + "]");
+            if (!anyFn)
+                continue;
         }
-        auto family = std::make_unique<SyscallFamily>(std::move(skel), ctx.maps.ncpus());
-        if (raw) {
-            raw_why = family->attachRaw();
-            if (!raw_why.empty()) {
-                raw_why = "raw_tp: " + raw_why;
+        std::string why;
+        auto family = loadHook(ctx, hook, functions, &why);
+        if (!family) {
+            for (size_t i = 0; i < std::size(kSyscalls); ++i)
+                if (hook != Hook::Fentry || !functions[i].empty())
+                    addNote(i, hook, why);
+            continue;
+        }
+        if (hook == Hook::RawTp) {
+            // One pair of programs serves every syscall.
+            if (why = family->attachPair(SyscallFamily::programs(family->skel(), 0, hook)); !why.empty()) {
+                for (size_t i = 0; i < std::size(kSyscalls); ++i)
+                    addNote(i, hook, why);
                 continue;
             }
             for (size_t i = 0; i < std::size(kSyscalls); ++i) {
-                const bool has = kNumbers[i] >= 0 && kNumbers[i] < kNrMax;
-                ctx.status.push_back({ std::string("syscall:") + kSyscalls[i],
-                    has ? "raw_syscalls:sys_enter,sys_exit nr " + std::to_string(kNumbers[i]) : "",
-                    "raw_tp", has, has ? "" : "no such syscall on this architecture" });
+                if (nativeNumber(i)) {
+                    family->attached(i);
+                    done[i] = true;
+                } else {
+                    addNote(i, hook, "no such syscall on this architecture");
+                }
+            }
+        } else {
+            for (size_t i = 0; i < std::size(kSyscalls); ++i) {
+                if (hook == Hook::Fentry && functions[i].empty())
+                    continue;
+                why = family->attachPair(SyscallFamily::programs(family->skel(), i, hook));
+                if (why.empty()) {
+                    family->attached(i);
+                    done[i] = true;
+                    continue;
+                }
+                if (hook == Hook::Tracepoint && errno == ENOENT)
+                    why = "no tracepoint syscalls:sys_enter_" + std::string(kSyscalls[i])
+                        + " in this kernel (CONFIG_FTRACE_SYSCALLS off?)";
+                addNote(i, hook, why);
+            }
+        }
+        // One hook for all: mixing them would time some calls twice over a
+        // later fallback, and one backend per probe is what the status says.
+        if (family->any()) {
+            for (size_t i = 0; i < std::size(kSyscalls); ++i) {
+                std::string note = notes[i];
+                if (done[i] && !sampled.empty())
+                    note += (note.empty() ? "" : "; ") + sampled;
+                ctx.status.push_back({ std::string("syscall:") + kSyscalls[i], target(hook, i, functions),
+                    hookName(hook), done[i], note });
             }
             return family;
         }
-        for (size_t i = 0; i < std::size(kSyscalls); ++i) {
-            const std::string name = kSyscalls[i];
-            std::string why = family->attach(i);
-            if (!why.empty() && errno == ENOENT)
-                why = "no tracepoint syscalls:sys_enter_" + name
-                    + " in this kernel (CONFIG_FTRACE_SYSCALLS off?)";
-            if (!why.empty())
-                why += "; " + raw_why;
-            ctx.status.push_back({ "syscall:" + name, "syscalls:sys_enter_" + name + ",sys_exit_" + name,
-                "tracepoint", why.empty(), why });
-        }
-        if (!family->any())
-            return nullptr;
-        return family;
     }
+    for (size_t i = 0; i < std::size(kSyscalls); ++i)
+        ctx.status.push_back(
+            { std::string("syscall:") + kSyscalls[i], target(last, i, functions), hookName(last), false, notes[i] });
     return nullptr;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 
@@ -233,6 +234,86 @@ TEST(Session, SyscallLatencyPairsExactlyAndFollowsTheTgidFilter)
     const SemopTally after = semopTally(s->snapshot());
     EXPECT_EQ(after.calls, mine.calls) << "calls of a process outside the tgid filter were counted";
     EXPECT_EQ(after.errors, mine.errors);
+}
+
+// --syscall-sample N: a thread times its 1st, (N+1)th, ... call; every call is
+// still counted, exactly.
+TEST(Session, SyscallSamplingTimesOneInNAndCountsEveryCall)
+{
+    LOCKSCOPE_REQUIRE_ROOT();
+    Options o = quiet();
+    o.syscalls = true;
+    o.syscall_sample = 4;
+    auto s = Session::open(o);
+    failingSemops(1002);
+    uint64_t timed = 0, errors = 0, all = 0;
+    for (const LatencyRecord& r : s->snapshot().latencies) {
+        if (r.name != "semop" && r.name != "semtimedop")
+            continue;
+        EXPECT_EQ(r.sample_period, 4u) << r.name;
+        timed += r.hist.count();
+        errors += r.errors;
+        all += r.all_calls;
+    }
+    EXPECT_EQ(all, 1002u);
+    EXPECT_EQ(timed, 251u) << "calls 0, 4, ..., 1000 of this thread";
+    EXPECT_EQ(errors, 251u);
+    const ProbeStatus* st = findStatus(*s, "syscall:semtimedop");
+    ASSERT_NE(st, nullptr);
+    EXPECT_TRUE(contains(st->reason, "1 in 4")) << st->reason;
+}
+
+// Auto prefers fentry on the syscall functions; where the kernel refuses it,
+// the probe falls back and its status says why fentry was not used.
+TEST(Session, SyscallBackendFallsBackFromFentryWithTheReason)
+{
+    LOCKSCOPE_REQUIRE_ROOT();
+    Options o = quiet();
+    o.syscalls = true;
+    o.syscall_backend = Backend::Fentry;
+    std::string fentry_refused;
+    std::unique_ptr<Session> forced;
+    try {
+        forced = Session::open(o);
+    } catch (const ProbeError& e) {
+        // The only probe asked for could not attach: one line naming it and why.
+        EXPECT_TRUE(contains(e.what(), "syscall:semtimedop: fentry: ")) << e.what();
+        fentry_refused = e.what();
+        fentry_refused = fentry_refused.substr(fentry_refused.find("fentry: "));
+        fentry_refused.pop_back(); // the closing parenthesis
+    }
+    if (forced) {
+        const ProbeStatus* st = findStatus(*forced, "syscall:semtimedop");
+        ASSERT_NE(st, nullptr);
+        if (st->attached) {
+            EXPECT_EQ(st->hook, "fentry");
+            EXPECT_TRUE(contains(st->target, "sys_semtimedop")) << st->target;
+            const SemopTally before = semopTally(forced->snapshot());
+            failingSemops(300);
+            const SemopTally after = semopTally(forced->snapshot());
+            EXPECT_EQ(after.calls - before.calls, 300u);
+            EXPECT_EQ(after.errors - before.errors, 300u);
+        } else {
+            EXPECT_TRUE(contains(st->reason, "fentry: ")) << st->reason;
+            fentry_refused = st->reason;
+        }
+        forced.reset();
+    }
+    o.syscall_backend = Backend::Auto;
+    auto s = Session::open(o);
+    const ProbeStatus* st = findStatus(*s, "syscall:semtimedop");
+    ASSERT_NE(st, nullptr);
+    ASSERT_TRUE(st->attached) << st->reason;
+    if (fentry_refused.empty()) {
+        EXPECT_EQ(st->hook, "fentry");
+    } else {
+        EXPECT_NE(st->hook, "fentry");
+        EXPECT_TRUE(contains(st->reason, fentry_refused)) << "fell back without saying why: " << st->reason;
+        std::printf("syscall probe: fentry refused here (%s); attached via %s\n", fentry_refused.c_str(),
+                    st->hook.c_str());
+    }
+    failingSemops(50);
+    EXPECT_EQ(semopTally(s->snapshot()).errors, 50u);
 }
 
 // The comm filter is checked on every call (a thread may rename itself).

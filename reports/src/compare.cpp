@@ -227,7 +227,7 @@ std::vector<LatencyDelta> latencyDeltas(const std::vector<LatencyEntry>& before,
         r.name = name;
         r.presence = pair.first && pair.second ? Presence::Both
                                                : (pair.first ? Presence::OnlyBefore : Presence::OnlyAfter);
-        r.calls = d(b.latency.count(), a.latency.count());
+        r.calls = d(b.calls(), a.calls());
         r.avg_ns = d(b.latency.mean(), a.latency.mean());
         r.p99_ns = d(b.latency.percentile(99), a.latency.percentile(99));
         r.errors = d(b.errors, a.errors);

@@ -161,7 +161,7 @@ std::string htmlReport(const Report& r, const RenderExtras& x)
     if (!r.syscalls.empty()) {
         b += "<h2>Syscall latency</h2><table>" + row({"syscall", "calls", "avg", "p50", "p99", "max", "errors"}, true);
         for (const auto& s : r.syscalls)
-            b += row({htmlEscape(s.name), std::to_string(s.latency.count()), duration(double(s.latency.mean())),
+            b += row({htmlEscape(s.label()), std::to_string(s.calls), duration(double(s.latency.mean())),
                       duration(double(s.p50_ns)), duration(double(s.p99_ns)), duration(double(s.latency.max())),
                       std::to_string(s.errors)});
         b += "</table>";

@@ -80,7 +80,7 @@ json latencyRows(const std::vector<LatencyRow>& rows)
     json a = json::array();
     for (const auto& r : rows)
         a.push_back({{"name", r.name}, {"latency", hist(r.latency)}, {"p50_ns", r.p50_ns}, {"p99_ns", r.p99_ns},
-                     {"errors", r.errors}});
+                     {"errors", r.errors}, {"calls", r.calls}, {"sample_period", r.sample_period}});
     return a;
 }
 

@@ -94,7 +94,8 @@ std::string markdownReport(const Report& r, const RenderExtras& x)
     if (!r.syscalls.empty()) {
         out += "\n| syscall | calls | avg | p99 | errors |\n|---|---:|---:|---:|---:|\n";
         for (const auto& s : r.syscalls)
-            out += "| " + code(s.name) + " | " + std::to_string(s.latency.count()) + " | " +
+            out += "| " + code(s.name) + (s.sample_period > 1 ? " (1 in " + std::to_string(s.sample_period) + " timed)" : "") +
+                   " | " + std::to_string(s.calls) + " | " +
                    duration(double(s.latency.mean())) + " | " + duration(double(s.p99_ns)) + " | " +
                    std::to_string(s.errors) + " |\n";
     }

@@ -54,7 +54,7 @@ std::string latencyTable(const std::vector<LatencyRow>& rows, const char* title)
                       padLeft("avg", 12) + padLeft("p50", 12) + padLeft("p99", 12) + padLeft("max", 12) +
                       padLeft("errors", 8) + "\n";
     for (const auto& r : rows)
-        out += padRight("  " + r.name, 24) + padLeft(std::to_string(r.latency.count()), 10) +
+        out += padRight("  " + r.label(), 24) + padLeft(std::to_string(r.calls), 10) +
                padLeft(duration(double(r.latency.mean())), 12) + padLeft(duration(double(r.p50_ns)), 12) +
                padLeft(duration(double(r.p99_ns)), 12) + padLeft(duration(double(r.latency.max())), 12) +
                padLeft(std::to_string(r.errors), 8) + "\n";

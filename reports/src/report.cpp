@@ -89,7 +89,8 @@ std::vector<LatencyRow> latencyRows(const std::vector<LatencyEntry>& entries)
 {
     std::vector<LatencyRow> rows;
     for (const auto& e : entries)
-        rows.push_back({e.name, e.latency, e.latency.percentile(50), e.latency.percentile(99), e.errors});
+        rows.push_back({e.name, e.latency, e.latency.percentile(50), e.latency.percentile(99), e.errors, e.calls(),
+                        e.sample_period});
     std::stable_sort(rows.begin(), rows.end(),
                      [](const LatencyRow& a, const LatencyRow& b) { return a.latency.total() > b.latency.total(); });
     return rows;
@@ -97,7 +98,6 @@ std::vector<LatencyRow> latencyRows(const std::vector<LatencyEntry>& entries)
 
 } // namespace
 
-Report buildReport(const Capture& capture, const ReportOptions& options)
 namespace {
 
 // Holders summed over the lock's sites by frame labels (the same holder path
@@ -128,6 +128,7 @@ std::vector<HolderRow> lockHolders(const Lock& lock, const StackIndex& index, si
 
 } // namespace
 
+Report buildReport(const Capture& capture, const ReportOptions& options)
 {
     Report r;
     r.meta = capture.meta;
@@ -177,8 +178,8 @@ std::vector<HolderRow> lockHolders(const Lock& lock, const StackIndex& index, si
             row.paths.push_back(std::move(pr));
         }
         row.caller = callerOf(lock, index);
-        if (options.paths_per_lock && row.paths.size() > options.paths_per_lock)
         row.holders = lockHolders(lock, index, options.paths_per_lock);
+        if (options.paths_per_lock && row.paths.size() > options.paths_per_lock)
             row.paths.resize(options.paths_per_lock);
         r.locks.push_back(std::move(row));
     }

@@ -429,8 +429,10 @@ template <class J> J frameToJson(const Frame& f)
 template <class J> J latencyToJson(const LatencyEntry& e)
 {
     J j { { "name", e.name }, { "latency", histToJson<J>(e.latency) }, { "errors", e.errors } };
-    if (e.sample_period != 1)
+    if (e.sample_period != 1) {
         j["sample_period"] = e.sample_period;
+        j["calls"] = e.all_calls;
+    }
     return j;
 }
 
@@ -627,6 +629,13 @@ std::vector<LatencyEntry> latenciesFromJson(const json& arr, const Path& at)
             if (period < 1 || period > 1000000)
                 fail(p / "sample_period", std::to_string(period) + " is not a sampling period (1..1000000)");
             e.sample_period = static_cast<uint32_t>(period);
+        }
+        if (j.contains("calls")) {
+            e.all_calls = u64At(j, p, "calls");
+            if (e.all_calls < e.latency.count())
+                fail(p / "calls",
+                    std::to_string(e.all_calls) + " calls but " + std::to_string(e.latency.count())
+                        + " of them timed");
         }
         if (e.errors > e.latency.count())
             fail(p / "errors",

@@ -296,7 +296,7 @@ void CaptureAssembler::assemble(const probes::Snapshot& snapshot, Capture& out)
     for (size_t i = 0; i < out.locks.size(); ++i)
         lockIndex_[out.locks[i].key] = i;
     for (const auto& l : snapshot.latencies) {
-        LatencyEntry e{l.name, l.hist, l.errors};
+        LatencyEntry e{l.name, l.hist, l.errors, l.sample_period, l.all_calls};
         (l.is_syscall ? out.syscalls : out.functions).push_back(std::move(e));
     }
     if (options_.cpu_frequency_hz || !snapshot.cpu.empty())

@@ -91,6 +91,7 @@ struct LatencyRecord {
     Log2Hist hist;
     uint64_t errors = 0;
     uint32_t sample_period = 1; // 1 in N calls timed; hist and errors count timed calls only
+    uint64_t all_calls = 0;     // when sampled: every call, counted exactly
 };
 
 struct CpuRecord {

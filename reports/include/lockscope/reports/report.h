@@ -65,6 +65,13 @@ struct LatencyRow {
     Log2Hist latency;
     uint64_t p50_ns = 0, p99_ns = 0;
     uint64_t errors = 0;
+    uint64_t calls = 0;          // estimated when sampled: latency.count() * sample_period
+    uint32_t sample_period = 1;  // 1 in N calls timed
+    // "semtimedop", or "semtimedop (1 in 16 timed)" when sampled.
+    std::string label() const
+    {
+        return sample_period > 1 ? name + " (1 in " + std::to_string(sample_period) + " timed)" : name;
+    }
 };
 
 // A numeric workload result, flattened: {"a": {"b": 3}} → "a.b" = 3.

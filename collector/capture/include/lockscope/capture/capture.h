@@ -120,9 +120,13 @@ struct LatencyEntry {
     std::string name;   // "semtimedop", "__lock_timer"
     Log2Hist latency;
     uint64_t errors = 0;// calls that returned an error
-    uint32_t sample_period = 1; // 1 in N calls was timed; latency and errors count timed calls
-    // Estimated calls in all: every call when not sampled.
-    uint64_t calls() const { return latency.count() * sample_period; }
+    uint32_t sample_period = 1; // 1 in N calls per thread timed; latency and errors count timed calls
+    uint64_t all_calls = 0;     // when sampled: every call, counted exactly (0: not counted)
+    // Calls in all: exact unless sampled without a count.
+    uint64_t calls() const
+    {
+        return sample_period == 1 ? latency.count() : (all_calls ? all_calls : latency.count() * sample_period);
+    }
     bool operator==(const LatencyEntry&) const = default;
 };
 
