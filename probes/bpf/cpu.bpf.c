@@ -15,6 +15,21 @@ struct {
     __uint(max_entries, 16384);
 } cpu_counts SEC(".maps");
 
+/*
+ * The interrupted code segment, by a direct context load, which the verifier
+ * rewrites into a read of the sample's real registers. BPF_CORE_READ(ctx, ...)
+ * would read memory past the kernel's context (it holds a pointer to the
+ * registers, not the registers): garbage that sent most user-mode samples into
+ * a kernel stack walk failing with EFAULT. The verifier takes only 8-byte
+ * loads of the registers, and kernels with FRED made cs a 2-byte member of a
+ * union at the same offset: load the whole word.
+ */
+static __always_inline __u64 sample_cs(struct bpf_perf_event_data *ctx)
+{
+    return *(__u64 *)((char *)ctx + __builtin_offsetof(struct bpf_perf_event_data, regs)
+        + __builtin_offsetof(struct pt_regs, cs));
+}
+
 SEC("perf_event")
 int cpu_sample(struct bpf_perf_event_data *ctx)
 {
@@ -23,7 +38,7 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 
     count(LS_C_CPU_SAMPLES);
     /* Ring 3 in the interrupted context: user mode. */
-    if ((BPF_CORE_READ(ctx, regs.cs) & 3) != 0)
+    if ((sample_cs(ctx) & 3) != 0)
         count(LS_C_CPU_USER);
     else
         key.kstack = stack_id(ctx, 0);

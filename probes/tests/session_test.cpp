@@ -366,6 +366,33 @@ TEST(Session, CpuSamplingSeesKernelStacks)
     EXPECT_LE(sum, s->snapshot().cpu_samples) << "every sample is counted once";
 }
 
+// Samples that interrupt user code have no kernel stack and are counted as
+// user time, not sent into a kernel stack walk that fails: a user-mode spin
+// must leave the stack-failure count near zero.
+TEST(Session, CpuSamplesInUserModeAreNotStackFailures)
+{
+    LOCKSCOPE_REQUIRE_ROOT();
+    Options o = quiet();
+    o.cpu_frequency_hz = 997;
+    auto s = Session::open(o);
+    volatile uint64_t sink = 0;
+    Snapshot snap;
+    // Spin in user mode until a few hundred samples exist (bounded, no clock).
+    for (int round = 0; round < 400 && snap.cpu_samples < 300; ++round) {
+        for (uint64_t i = 0; i < 2'000'000; ++i)
+            sink = sink + i;
+        snap = s->snapshot();
+    }
+    ASSERT_GE(snap.cpu_samples, 100u) << "the CPU sampler saw almost nothing";
+    uint64_t user = 0;
+    for (const CpuRecord& r : snap.cpu)
+        if (r.kstack_id < 0)
+            user += r.count;
+    EXPECT_GE(user * 4, snap.cpu_samples) << "a user-mode spin on one of the CPUs, yet few user samples";
+    EXPECT_LE(snap.stats.stack_failures * 20, snap.cpu_samples)
+        << snap.stats.stack_failures << " of " << snap.cpu_samples << " samples lost their stack";
+}
+
 TEST(Session, UserLocksMeasureWaitAndHoldOfPthreadMutexes)
 {
     LOCKSCOPE_REQUIRE_ROOT();
