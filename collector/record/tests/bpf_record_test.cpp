@@ -6,8 +6,10 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <regex>
+#include <sstream>
 #include <thread>
 #include <unistd.h>
 
@@ -181,20 +183,83 @@ TEST_F(RecordBpf, HoldProbeOrVisibleSkip)
     EXPECT_GT(holds, 0u);
 }
 
-// perf lock record on the same run: lockscope follows perf and the workload
-// perf spawns, so both observe exactly the same contention events. The
-// tolerance is 10% (+20 events) per caller function: both count every
-// contention_begin/end pair of the workload's tasks, but perf's ring buffer
-// may lose events (it reports them) and a wait in flight when either side
-// starts or stops is seen by one only; anything beyond that is a real
-// disagreement about callers or counts.
+namespace {
+
+// [start, end) of the kernel's scheduler and lock text sections, from
+// /proc/kallsyms; empty when the symbols are not there.
+struct TextRanges {
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;
+    bool contains(uint64_t a) const
+    {
+        for (const auto& [lo, hi] : ranges)
+            if (a >= lo && a < hi)
+                return true;
+        return false;
+    }
+};
+
+TextRanges schedAndLockText()
+{
+    std::map<std::string, uint64_t> marks;
+    std::ifstream in("/proc/kallsyms");
+    for (std::string line; std::getline(in, line);) {
+        std::istringstream ls(line);
+        std::string addr, type, name;
+        ls >> addr >> type >> name;
+        if (name == "__sched_text_start" || name == "__sched_text_end" || name == "__lock_text_start" ||
+            name == "__lock_text_end")
+            marks[name] = std::stoull(addr, nullptr, 16);
+    }
+    TextRanges t;
+    for (const char* sec : {"__sched_text", "__lock_text"}) {
+        std::string a = std::string(sec) + "_start", b = std::string(sec) + "_end";
+        if (marks.count(a) && marks.count(b) && marks[a] && marks[a] < marks[b])
+            t.ranges.emplace_back(marks[a], marks[b]);
+    }
+    return t;
+}
+
+} // namespace
+
+// perf lock record on the same run, as the reference. What makes the two
+// tools count the same events, and what the test does about each difference
+// (it flaked once under load 12 with a flat 10%+20 tolerance):
+// - Population: lockscope follows perf and everything perf spawns, perf
+//   records only the workload. Under load perf's own threads contend
+//   (run-queue locks), which only lockscope would count: --comm semop-multi
+//   restricts lockscope to the workload's tasks, which is what perf records.
+// - Window: perf enables its events when the workload execs and stops when it
+//   exits; lockscope's comm filter matches from that same exec, and it
+//   detaches after perf exits. No event is in one window only.
+// - Lost events: perf's ring buffer overflows when perf is starved of CPU
+//   (it then reports "lost N chunks"); lockscope aggregates in the kernel and
+//   loses nothing. perf gets 16 MiB per CPU (a 2 s run at the highest
+//   contention seen here, 83k waits, writes ~14 MiB per CPU), and if it still
+//   reports losses its counts are no reference: the test skips, saying so.
+// - Caller: perf names the first frame outside the kernel's lock and
+//   scheduler text sections (rq-lock waits under __schedule become
+//   exit_to_user_mode_loop, ...), lockscope the first frame outside the lock
+//   functions. The test maps lockscope's stacks with perf's rule (section
+//   bounds from /proc/kallsyms), so rq-lock callers, which pass the 200-event
+//   bar only on a loaded machine, are compared like for like.
+// - Waits without a stack (counted by lockscope, caller unknown) may belong
+//   to any caller: they are added to every caller's tolerance, and must stay
+//   a small share of all waits (~2% seen under heavy contention), so a run
+//   that lost the stacks of a whole caller fails instead of passing.
+// - A loaded machine can leave the workload barely contending (both tools
+//   then see almost nothing): with no caller at 200 events, the test skips,
+//   saying how many perf saw.
+// Left over is the two tools' pairing of nested begin/end events (per CPU and
+// task in lockscope, per task in perf), which differs only for waits in irq
+// context: 2% + 10 events per caller. On an idle machine the semaphore caller
+// agrees exactly (e.g. 12611 vs 12611).
 TEST_F(RecordBpf, AgreesWithPerfLockPerCaller)
 {
     if (access("/usr/bin/perf", X_OK) != 0)
         GTEST_SKIP() << "skipped: perf (linux-perf) is not installed";
     std::string cap = dir + "/both.lockscope.json", pdata = dir + "/perf.data";
-    std::vector<std::string> argv{kBin, "record", "--no-cpu", "-o", cap, "--", "perf", "lock", "record",
-                                  "-o", pdata, "--"};
+    std::vector<std::string> argv{kBin, "record", "--no-cpu", "--comm", "semop-multi", "-o", cap, "--",
+                                  "perf", "lock", "record", "-m", "4096", "-o", pdata, "--"};
     auto w = semopWorkload("2");
     argv.insert(argv.end(), w.begin(), w.end());
     Exit e = run(argv, dir, "both");
@@ -202,6 +267,12 @@ TEST_F(RecordBpf, AgreesWithPerfLockPerCaller)
     Exit rep = run({"perf", "lock", "contention", "-i", pdata, "-E", "50", "-F", "contended,wait_total"}, dir,
                    "perfreport");
     ASSERT_EQ(rep.code, 0) << rep.err;
+    // perf record and perf report both print "Processed N events and lost M chunks!"
+    std::smatch lost;
+    std::string perfOut = e.err + rep.out + rep.err;
+    if (std::regex_search(perfOut, lost, std::regex(R"(lost (\d+) chunks|lost ([\d.]+)%)")))
+        GTEST_SKIP() << "skipped: perf lost events (" << lost[0]
+                     << ") even with 16 MiB buffers per CPU: its counts are no reference";
 
     // "     27269     83.63 ms     spinlock   do_semtimedop+0x16a"
     std::map<std::string, uint64_t> perfByCaller;
@@ -212,35 +283,55 @@ TEST_F(RecordBpf, AgreesWithPerfLockPerCaller)
         if (std::regex_match(l, m, line))
             perfByCaller[m[3].str()] += std::stoull(m[1].str());
     }
-    ASSERT_FALSE(perfByCaller.empty()) << rep.out << rep.err;
+    // An empty table is possible (no contention at all); no table is not.
+    ASSERT_NE((rep.out + rep.err).find("contended"), std::string::npos) << rep.out << rep.err;
+
     Capture c = lockscope::readCapture(cap);
+    const TextRanges skip = schedAndLockText();
     std::map<std::string, uint64_t> oursByCaller;
+    uint64_t noStack = 0;
     for (const auto& l : c.locks)
         for (const auto& s : l.sites) {
             const auto* st = c.findStack(s.stack_id);
-            if (st && !st->frames.empty())
-                oursByCaller[st->frames[0].function] += s.wait.count();
+            if (!st || st->frames.empty() || st->frames[0].function == "[no stack]") {
+                noStack += s.wait.count();
+                continue;
+            }
+            const lockscope::Frame* caller = &st->frames[0];
+            for (const auto& f : st->frames)
+                if (!f.address || !skip.contains(*f.address)) {
+                    caller = &f;
+                    break;
+                }
+            oursByCaller[caller->function] += s.wait.count();
         }
 
-    uint64_t perfTotal = 0;
-    for (auto& [k, n] : perfByCaller)
+    uint64_t perfTotal = 0, oursTotal = noStack;
+    for (const auto& [k, n] : perfByCaller)
         perfTotal += n;
+    for (const auto& [k, n] : oursByCaller)
+        oursTotal += n;
+    EXPECT_LE(double(noStack), 0.05 * double(oursTotal) + 10)
+        << noStack << " of " << oursTotal << " lockscope waits have no stack (stats.stack_failures "
+        << c.stats.stack_failures << ")";
     size_t compared = 0;
     for (const auto& [caller, n] : perfByCaller) {
         if (n < 200)
             continue;  // too few events for a ratio to mean anything
         ++compared;
         uint64_t ours = oursByCaller.count(caller) ? oursByCaller[caller] : 0;
-        double tol = 0.10 * double(std::max(n, ours)) + 20;
-        std::fprintf(stderr, "caller %s: lockscope %llu, perf %llu contentions\n", caller.c_str(),
-                     static_cast<unsigned long long>(ours), static_cast<unsigned long long>(n));
+        double tol = 0.02 * double(std::max(n, ours)) + 10 + double(noStack);
+        std::fprintf(stderr, "caller %s: lockscope %llu, perf %llu contentions (tolerance %.0f)\n",
+                     caller.c_str(), static_cast<unsigned long long>(ours), static_cast<unsigned long long>(n),
+                     tol);
         EXPECT_LE(std::fabs(double(ours) - double(n)), tol)
-            << caller << ": lockscope " << ours << " vs perf " << n << "\nperf:\n"
+            << caller << ": lockscope " << ours << " vs perf " << n << " (" << noStack
+            << " lockscope waits without a stack)\nperf:\n"
             << rep.out << rep.err;
     }
-    EXPECT_GE(compared, 1u) << "perf saw no caller with >= 200 contentions:\n" << rep.out << rep.err;
-    std::fprintf(stderr, "perf total %llu contentions over %zu callers\n",
-                 static_cast<unsigned long long>(perfTotal), perfByCaller.size());
+    if (compared == 0)
+        GTEST_SKIP() << "skipped: the workload contended too little to compare (perf saw " << perfTotal
+                     << " contentions, none of its callers reached 200; machine loaded?)";
 }
 
 TEST_F(RecordBpf, SigintMidCaptureStillWritesCapture)
