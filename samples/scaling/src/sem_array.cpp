@@ -67,11 +67,11 @@ struct SemState {
     unsigned long long posted = 0, taken = 0;
 };
 
-// One lock, one pending list and one wakeup policy for the whole array, as
-// before the change: a post re-tries every pending operation of the array
-// (update_queue() over all sleepers, whatever semaphore they wait on), and the
-// granted sleepers are woken right there, with the array lock still held, so
-// a woken thread that wants to post next finds the lock taken by its waker.
+// One lock and one pending list for the whole array, as before the change: a
+// post re-tries every pending operation of the array (update_queue() over all
+// sleepers, whatever semaphore they wait on), and the granted sleepers are
+// woken right there, with the array lock still held, so a woken thread that
+// wants to post next finds the lock taken by its waker.
 class GlobalSemArray final : public SemArray {
 public:
     GlobalSemArray(int n, LockProfile* p) : sems_(static_cast<size_t>(n)), lock_(p) {}
