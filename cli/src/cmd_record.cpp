@@ -241,8 +241,11 @@ void addRecordCommand(CLI::App& app, Result& result)
                     "force the syscall hook: auto, fentry, raw_tp, tracepoint");
     cmd->add_option("--freq", args->freq, "CPU sampling frequency in Hz")->check(CLI::Range(1u, 100000u));
     cmd->add_flag("--user-locks", args->user_locks, "also probe pthread_mutex_lock/unlock (uprobes)");
-    cmd->add_option("--user-lock", args->user_lock_specs, "probe a user lock: BINARY:LOCK_FN:UNLOCK_FN[:TYPE]");
-    cmd->add_flag("--user-stacks", args->user_stacks, "take user stacks as well");
+    cmd->add_option("--user-lock", args->user_lock_specs,
+                    "probe a user lock: BINARY:LOCK_FN:UNLOCK_FN[:TYPE] (a wait counts when LOCK_FN returns 0)");
+    cmd->add_flag("--user-stacks", args->user_stacks,
+                  "take the waiter's user stack too (walked by frame pointers: a binary built without them "
+                  "shows its innermost frame only)");
     cmd->add_option("--wait-backend", args->wait_backend, "force the wait hook: auto, tp_btf, raw_tp, tracepoint");
     cmd->add_option("--hold-backend", args->hold_backend, "force the hold hook: auto, fentry, kprobe, off");
     cmd->add_option("--label", args->label, "a name for this capture (baseline, patched, ...)");
