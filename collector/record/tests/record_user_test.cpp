@@ -295,3 +295,22 @@ TEST_F(RecordE2e, NoUserStacksUnlessAsked)
     for (const auto& s : c.stacks)
         EXPECT_EQ(s.kind, lockscope::StackKind::Kernel);
 }
+
+// User locks of a process found by --comm (not spawned by record): its stacks
+// are symbolized in that process, not in record's "default" one.
+TEST_F(RecordE2e, UserLocksOfACommTargetAreSymbolized)
+{
+    const std::string named = dir + "/ls-ulock-comm";
+    std::filesystem::create_symlink(kContend, named);
+    Process w({named, "mutex", "2", "120"}, dir, "ulock-comm-workload");
+    ASSERT_GT(w.pid(), 0);
+    Capture c = record({"--comm", "ls-ulock-comm", "--user-locks", "--no-cpu", "-d", "2"}, "ulock-comm");
+    w.signal(SIGKILL);
+    w.wait();
+    if (HasFailure())
+        return;
+    const lockscope::Lock* l = findLock(c, "pthread-mutex@ls_test_mutex_worker");
+    ASSERT_TRUE(l) << "user-lock stacks of the --comm process not symbolized:\n" << lockKeys(c);
+    EXPECT_GT(l->wait.count(), 0u);
+    EXPECT_GT(l->hold.count(), 0u);
+}
