@@ -22,6 +22,8 @@
 #include "common.bpf.h"
 
 const volatile __u32 hold_sample = 1; /* record 1 in N acquisitions */
+/* --holder-stacks: the wait probe reads held and released from other CPUs. */
+const volatile bool holder_track = false;
 
 /* Frames of our own above the lock function in a stack walk (see hold_fentry). */
 #ifndef LS_HOLD_STACK_SKIP
@@ -48,6 +50,13 @@ struct {
     __type(value, __u64);
     __uint(max_entries, 1);
 } sample_tick SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __type(key, __u32);
+    __type(value, struct ls_released_ring);
+    __uint(max_entries, 1);
+} released SEC(".maps");
 
 static __always_inline void on_acquired(void *ctx, __u64 lock, __u32 variant)
 {
@@ -78,8 +87,33 @@ static __always_inline void on_acquired(void *ctx, __u64 lock, __u32 variant)
     s->depth = d + 1;
     s->e[d].ts = ts;
     s->e[d].variant = variant;
+    if (holder_track) {
+        /*
+         * Publish the lock before the stack walk: the walk is most of this
+         * program's time and runs inside the critical section, so a waiter
+         * on another CPU would otherwise mostly find a half-written slot.
+         * Nothing on this CPU can release this lock meanwhile (an irq cannot
+         * unlock what the code it interrupted is taking).
+         */
+        s->e[d].kstack = LS_STACK_PENDING;
+        s->e[d].lock = lock;
+    }
     s->e[d].kstack = stack_id(ctx, LS_HOLD_STACK_SKIP & BPF_F_SKIP_FIELD_MASK);
     s->e[d].lock = lock;
+}
+
+/* Remembers who released lock, for a waiter that found the holder mid-walk. */
+static __always_inline void note_release(__u64 lock, __s32 kstack)
+{
+    __u32 zero = 0, i;
+    struct ls_released_ring *r = bpf_map_lookup_elem(&released, &zero);
+
+    if (!r)
+        return;
+    i = r->next++ & (LS_RELEASED - 1);
+    r->e[i].lock = 0;
+    r->e[i].kstack = kstack;
+    r->e[i].lock = lock;
 }
 
 static __always_inline void hold_add(__u64 lock, __s32 kstack, __u32 variant, __u64 delta)
@@ -136,13 +170,23 @@ static __always_inline void on_release(__u64 lock)
         return;
     }
     e = s->e[found & (LS_HOLD_NEST - 1)];
+    if (holder_track) {
+        /*
+         * The lock stays held while this program runs: keep its entry
+         * visible to waiters scanning from other CPUs until the end (an irq
+         * here pushes and pops above d, leaving d as it was).
+         */
+        note_release(lock, e.kstack);
+        hold_add(lock, e.kstack, e.variant, now - e.ts);
+    }
     /* Out-of-order release (lock A, lock B, unlock A): close the gap. */
     for (int j = 0; j < LS_HOLD_NEST - 1; j++) {
         if (j >= found && (__u32)j + 1 < d)
             s->e[j] = s->e[j + 1];
     }
     s->depth = d - 1;
-    hold_add(lock, e.kstack, e.variant, now - e.ts);
+    if (!holder_track)
+        hold_add(lock, e.kstack, e.variant, now - e.ts);
 }
 
 #endif /* LOCKSCOPE_HOLD_COMMON_BPF_H */

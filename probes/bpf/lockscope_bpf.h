@@ -20,6 +20,8 @@
 #define LS_MAX_SYSCALLS 16
 #define LS_COMM_LEN 16
 #define LS_HOLDER_MAX_CPUS 128 /* CPUs a contention_begin scans for the holder */
+#define LS_RELEASED 8          /* per-CPU ring of recent releases (holder stacks; power of two) */
+#define LS_STACK_PENDING (-2)  /* held entry published, its stack walk still running */
 
 /* contention_begin flags, include/trace/events/lock.h */
 #define LS_LCB_F_SPIN (1U << 0)
@@ -62,10 +64,34 @@ struct ls_pending {
     __u64 ts;
     __s32 kstack;
     __u32 flags;
-    __s32 holder;  /* holder's stack id (-1: none taken), valid when holder_found */
-    __u32 holder_found;
+    __s32 holder;  /* LS_HOLDER_FOUND: the holder's stack id (-1: none taken);
+                      LS_HOLDER_PENDING: the holder's CPU */
+    __u32 holder_state;
     __s32 ustack;  /* -1: none */
     __u32 pad;
+};
+
+enum ls_holder_state {
+    LS_HOLDER_NONE = 0,  /* not scanned, or no CPU held the lock */
+    LS_HOLDER_FOUND,
+    LS_HOLDER_PENDING,   /* a CPU held it, its stack walk still running: look in its releases at the end */
+};
+
+/*
+ * The last few spinlocks a CPU released, with the stack that had taken them
+ * (hold probe, --holder-stacks only): where a wait whose holder was still
+ * walking its stack at contention_begin finds that stack at contention_end.
+ */
+struct ls_released {
+    __u64 lock;
+    __s32 kstack;
+    __u32 pad;
+};
+
+struct ls_released_ring {
+    __u32 next;
+    __u32 pad;
+    struct ls_released e[LS_RELEASED];
 };
 
 /*

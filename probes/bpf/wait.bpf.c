@@ -55,6 +55,14 @@ struct {
     __uint(max_entries, 1);
 } held SEC(".maps");
 
+/* The hold probe's per-CPU rings of recent releases, shared like held. */
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __type(key, __u32);
+    __type(value, struct ls_released_ring);
+    __uint(max_entries, 1);
+} released SEC(".maps");
+
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
     __type(key, struct ls_holder_key);
@@ -80,7 +88,7 @@ struct holder_scan_ctx {
     __u64 lock;
     __u32 self;
     __s32 holder;
-    bool found;
+    __u32 state; /* enum ls_holder_state */
 };
 
 /*
@@ -90,8 +98,11 @@ struct holder_scan_ctx {
  * even take another one into the same slot) between our read of the depth
  * and of the entry, so a wait can be attributed to a holder that let go a
  * moment before, or find no holder at all; a slot being written is never
- * mistaken for another lock, because on_acquired writes the lock word last.
- * The current CPU is skipped: it cannot hold the spinlock it is waiting for.
+ * mistaken for another lock: on_acquired writes the lock word after the
+ * rest, except the stack id, which is LS_STACK_PENDING until the holder's
+ * stack walk ends; such a wait looks for the stack in the holder's releases
+ * when it ends (resolve_pending_holder). The current CPU is skipped: it
+ * cannot hold the spinlock it is waiting for.
  */
 static __always_inline void find_holder(struct holder_scan_ctx *c)
 {
@@ -113,8 +124,10 @@ static __always_inline void find_holder(struct holder_scan_ctx *c)
             if (i >= d)
                 break;
             if (s->e[i].lock == c->lock) {
-                c->holder = s->e[i].kstack;
-                c->found = true;
+                __s32 k = s->e[i].kstack;
+
+                c->state = k == LS_STACK_PENDING ? LS_HOLDER_PENDING : LS_HOLDER_FOUND;
+                c->holder = k == LS_STACK_PENDING ? (__s32)cpu : k;
                 return;
             }
         }
@@ -178,18 +191,45 @@ static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags, __u64 sk
     s->e[d].kstack = stack_id(ctx, skip & BPF_F_SKIP_FIELD_MASK);
     s->e[d].ustack = user_stack_id(ctx);
     s->e[d].holder = -1;
-    s->e[d].holder_found = 0;
+    s->e[d].holder_state = LS_HOLDER_NONE;
     if (holder_scan && plain_spinlock(flags) && runtime_on(LS_RT_HOLDER_SCAN)) {
         struct holder_scan_ctx c = { .lock = lock, .self = bpf_get_smp_processor_id(), .holder = -1 };
 
         find_holder(&c);
         s->e[d].holder = c.holder;
-        s->e[d].holder_found = c.found;
-        if (!c.found)
+        s->e[d].holder_state = c.state;
+        if (c.state == LS_HOLDER_NONE)
             count(LS_C_HOLDER_MISSING);
     }
     s->e[d].lock = lock;
     return 0;
+}
+
+/*
+ * The holder was still walking its stack at contention_begin; by now (this
+ * wait has got the lock) it has released it, so its stack is in its ring of
+ * releases, unless it released LS_RELEASED more locks since (then: not found).
+ */
+static __always_inline void resolve_pending_holder(struct ls_pending *p)
+{
+    __u32 zero = 0;
+    struct ls_released_ring *r = bpf_map_lookup_percpu_elem(&released, &zero, (__u32)p->holder);
+
+    if (r) {
+        __u32 next = r->next;
+
+        for (__u32 k = 1; k <= LS_RELEASED; k++) {
+            __u32 i = (next - k) & (LS_RELEASED - 1);
+
+            if (r->e[i].lock == p->lock) {
+                p->holder = r->e[i].kstack;
+                p->holder_state = LS_HOLDER_FOUND;
+                return;
+            }
+        }
+    }
+    p->holder_state = LS_HOLDER_NONE;
+    count(LS_C_HOLDER_MISSING);
 }
 
 /* Called from contention_end, outside the spinlock functions: hash-map updates are safe here. */
@@ -278,7 +318,9 @@ static __always_inline int on_end(void *ctx, __u64 lock, int ret)
         return 0;
     hist_add(h, now - p.ts);
     count(LS_C_WAIT_EVENTS);
-    if (holder_scan && p.holder_found)
+    if (holder_scan && p.holder_state == LS_HOLDER_PENDING)
+        resolve_pending_holder(&p);
+    if (holder_scan && p.holder_state == LS_HOLDER_FOUND)
         holder_add(&p, key.tgid, now - p.ts);
     return 0;
 }

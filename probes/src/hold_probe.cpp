@@ -95,6 +95,7 @@ std::unique_ptr<Family> tryBackend(FamilyContext& ctx, const char* hook, Skel* r
     configureRodata(raw->rodata, ctx.options);
     // A holder found by the wait probe must be in held: every acquisition counts.
     raw->rodata->hold_sample = ctx.options.holder_stacks ? 1u : std::max(ctx.options.hold_sample, 1u);
+    raw->rodata->holder_track = ctx.options.holder_stacks;
     std::vector<bpf_program*> used;
     std::string missing;
     bool have_lock = false, have_unlock = false;

@@ -47,8 +47,11 @@ SharedMaps::SharedMaps(const Options& options)
     counters_
         = createMap(BPF_MAP_TYPE_PERCPU_ARRAY, "ls_counters", sizeof(uint32_t), sizeof(uint64_t), LS_C_NR);
     runtime_ = createMap(BPF_MAP_TYPE_ARRAY, "ls_runtime", sizeof(uint32_t), sizeof(uint32_t), LS_RT_NR);
-    if (options.holder_stacks)
+    if (options.holder_stacks) {
         held_ = createMap(BPF_MAP_TYPE_PERCPU_ARRAY, "ls_held", sizeof(uint32_t), sizeof(ls_held_stack), 1);
+        released_ = createMap(
+            BPF_MAP_TYPE_PERCPU_ARRAY, "ls_released", sizeof(uint32_t), sizeof(ls_released_ring), 1);
+    }
     for (uint32_t t : options.tgids)
         addTgid(t);
     const uint8_t one = 1;
@@ -59,7 +62,7 @@ SharedMaps::SharedMaps(const Options& options)
 
 SharedMaps::~SharedMaps()
 {
-    for (int fd : { stacks_, tgids_, addrs_, counters_, runtime_, held_ })
+    for (int fd : { stacks_, tgids_, addrs_, counters_, runtime_, held_, released_ })
         if (fd >= 0)
             close(fd);
 }
@@ -67,7 +70,8 @@ SharedMaps::~SharedMaps()
 int SharedMaps::reuseIn(bpf_object* obj) const
 {
     const std::pair<const char*, int> maps[] = { { "stacks", stacks_ }, { "filter_tgids", tgids_ },
-        { "filter_addrs", addrs_ }, { "counters", counters_ }, { "runtime", runtime_ }, { "held", held_ } };
+        { "filter_addrs", addrs_ }, { "counters", counters_ }, { "runtime", runtime_ }, { "held", held_ },
+        { "released", released_ } };
     for (const auto& [name, fd] : maps) {
         bpf_map* m = bpf_object__find_map_by_name(obj, name);
         if (!m || fd < 0)

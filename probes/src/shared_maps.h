@@ -45,7 +45,8 @@ private:
     int addrs_ = -1;
     int counters_ = -1;
     int runtime_ = -1;
-    int held_ = -1; // the hold probe's per-CPU held stacks, read by the wait probe; -1 unless holder stacks
+    int held_ = -1;     // the hold probe's per-CPU held stacks, read by the wait probe; -1 unless holder stacks
+    int released_ = -1; // the hold probe's per-CPU rings of recent releases; likewise
     int ncpus_ = 1;
     uint32_t depth_ = 0;
 };

@@ -64,16 +64,19 @@ protected:
         stacks_.fd = bpf_map_create(BPF_MAP_TYPE_STACK_TRACE, "t_stacks", 4, 127 * 8, 1024, nullptr);
         held_.fd = bpf_map_create(
             BPF_MAP_TYPE_PERCPU_ARRAY, "t_held", 4, sizeof(ls_held_stack), 1, nullptr);
+        released_.fd = bpf_map_create(
+            BPF_MAP_TYPE_PERCPU_ARRAY, "t_released", 4, sizeof(ls_released_ring), 1, nullptr);
         counters_.fd = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, "t_counters", 4, 8, LS_C_NR, nullptr);
         ASSERT_GE(stacks_.fd, 0);
         ASSERT_GE(held_.fd, 0);
+        ASSERT_GE(released_.fd, 0);
         ASSERT_GE(counters_.fd, 0);
     }
 
     void share(bpf_object* obj)
     {
         for (auto [name, fd] : { std::pair { "stacks", stacks_.fd }, std::pair { "held", held_.fd },
-                 std::pair { "counters", counters_.fd } })
+                 std::pair { "released", released_.fd }, std::pair { "counters", counters_.fd } })
             ASSERT_EQ(bpf_map__reuse_fd(bpf_object__find_map_by_name(obj, name), fd), 0) << name;
     }
 
@@ -83,6 +86,7 @@ protected:
     {
         hold_.reset(ls_hold_testrun__open());
         ASSERT_TRUE(hold_);
+        hold_->rodata->holder_track = scan;
         share(hold_->obj);
         ASSERT_EQ(ls_hold_testrun__load(hold_.get()), 0);
 
@@ -125,6 +129,15 @@ protected:
         EXPECT_EQ(bpf_map_lookup_elem(held_.fd, &key, v.data()), 0);
         EXPECT_GT(v[cpu].depth, i);
         return v[cpu].e[i].kstack;
+    }
+    // Overwrites that stack id, as if the holder's stack walk were still running (or had just ended).
+    void setHeldStack(uint32_t cpu, uint32_t i, int32_t kstack)
+    {
+        std::vector<ls_held_stack> v(static_cast<size_t>(ncpus_));
+        const uint32_t key = 0;
+        ASSERT_EQ(bpf_map_lookup_elem(held_.fd, &key, v.data()), 0);
+        v[cpu].e[i].kstack = kstack;
+        ASSERT_EQ(bpf_map_update_elem(held_.fd, &key, v.data(), BPF_ANY), 0);
     }
 
     std::map<std::tuple<uint64_t, int32_t, int32_t>, ls_holder_val> holders() const
@@ -181,7 +194,7 @@ protected:
         void operator()(ls_wait* s) const { ls_wait__destroy(s); }
     };
     int ncpus_ = 0;
-    Fd stacks_, held_, counters_;
+    Fd stacks_, held_, released_, counters_;
     std::unique_ptr<ls_hold_testrun, DestroyHold> hold_;
     std::unique_ptr<ls_wait, DestroyWait> wait_;
 };
@@ -207,6 +220,45 @@ TEST_F(HolderScan, WaitOnAnotherCpuIsAttributedToTheHoldersStack)
     EXPECT_EQ(count, 1u);
     EXPECT_EQ(val.wait_ns, total) << "the holder's wait time is the wait's own";
     EXPECT_EQ(counter(LS_C_HOLDER_MISSING), 0u);
+}
+
+// The holder publishes the lock before its stack walk (the walk is most of
+// the critical section when the hold probe runs); a wait that begins during
+// the walk finds the stack in the holder's releases when it ends.
+TEST_F(HolderScan, HolderStillWalkingItsStackIsResolvedAtTheEnd)
+{
+    load();
+    lock(kHolderCpu, A);
+    const int32_t holderStack = heldStack(kHolderCpu, 0);
+    ASSERT_GE(holderStack, 0);
+    setHeldStack(kHolderCpu, 0, LS_STACK_PENDING);
+    begin(kWaiterCpu, A);
+    setHeldStack(kHolderCpu, 0, holderStack); // the walk ends
+    lock(kHolderCpu, B);                      // other locks come and go on the holder's CPU
+    unlock(kHolderCpu, B);
+    unlock(kHolderCpu, A);                    // then the waiter gets A
+    end(kWaiterCpu, A);
+    const auto h = holders();
+    ASSERT_EQ(h.size(), 1u);
+    EXPECT_EQ(std::get<0>(h.begin()->first), A);
+    EXPECT_EQ(std::get<2>(h.begin()->first), holderStack);
+    EXPECT_EQ(counter(LS_C_HOLDER_MISSING), 0u);
+}
+
+TEST_F(HolderScan, PendingHolderWhoseReleaseScrolledAwayIsCountedMissing)
+{
+    load();
+    lock(kHolderCpu, A);
+    setHeldStack(kHolderCpu, 0, LS_STACK_PENDING);
+    begin(kWaiterCpu, A);
+    unlock(kHolderCpu, A);
+    for (uint64_t i = 1; i <= LS_RELEASED; ++i) { // more releases than the ring keeps
+        lock(kHolderCpu, B + i * 64);
+        unlock(kHolderCpu, B + i * 64);
+    }
+    end(kWaiterCpu, A);
+    EXPECT_TRUE(holders().empty());
+    EXPECT_EQ(counter(LS_C_HOLDER_MISSING), 1u);
 }
 
 TEST_F(HolderScan, HolderDeeperInTheHeldStackIsFound)
