@@ -54,7 +54,10 @@ void addLabCommand(CLI::App& app, Result& result)
         ->check(CLI::Range(256u, 65536u))
         ->capture_default_str();
     cmd->add_option("--cpus", args->cpus, "guest CPUs")->check(CLI::Range(1u, 64u))->capture_default_str();
-    cmd->add_option("--accel", args->accel, "auto, kvm or tcg (auto: KVM when usable)")->capture_default_str();
+    cmd->add_option("--accel", args->accel,
+                    "auto, kvm, tcg or tcg-multi (auto: KVM when usable; tcg-multi: a host thread per vCPU and "
+                    "native spinlocks, so spinlock contention shows)")
+        ->capture_default_str();
     cmd->add_option("--append", args->append, "extra guest kernel command line");
     cmd->add_option("--add", args->add, "another host file for the guest, at the same path (with its libraries)");
     cmd->add_option("--record-args", args->record_args, "options for `lockscope record` in the guest, one string");

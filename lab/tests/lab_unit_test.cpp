@@ -299,4 +299,8 @@ TEST(LabQemu, AccelerationChoice)
     // TCG is always single-threaded: MTTCG hung with probes on spin-lock functions.
     EXPECT_EQ(chooseAccel(Accel::Tcg).args.back(), "tcg,thread=single");
     EXPECT_THROW(parseAccel("hvf"), LabError);
+    // Opt-in MTTCG with native spinlocks (no hypervisor bit), for spinlock contention in the guest.
+    const auto multi = chooseAccel(parseAccel("tcg-multi"));
+    EXPECT_EQ(multi.name, "tcg-multi");
+    EXPECT_EQ(multi.args, (std::vector<std::string> { "-accel", "tcg,thread=multi", "-cpu", "qemu64,-hypervisor" }));
 }

@@ -7,7 +7,10 @@
 
 namespace lockscope::lab {
 
-enum class Accel { Auto, Kvm, Tcg };
+// TcgMulti: one host thread per vCPU (MTTCG). Plain Tcg runs every vCPU on
+// one host thread, which practically never switches vCPUs inside a spinlock
+// critical section, so a guest sees no spinlock contention at all.
+enum class Accel { Auto, Kvm, Tcg, TcgMulti };
 
 struct AccelChoice {
     std::vector<std::string> args;  // qemu arguments
