@@ -23,7 +23,7 @@ using namespace lockscope::lab;
 namespace {
 
 struct Args {
-    std::string cache, out, workload, lockscope, bpf_dir, kernel = "debian:cloud";
+    std::string cache, out, workload, lockscope, bpf_dir, semop_multi, kernel = "debian:cloud";
     double timeout = 300;
 };
 
@@ -45,6 +45,8 @@ Args parseArgs(int argc, char** argv)
             a.bpf_dir = value;
         else if (flag == "--kernel")
             a.kernel = value;
+        else if (flag == "--semop-multi")
+            a.semop_multi = value;
         else if (flag == "--timeout")
             a.timeout = std::stod(value);
         else
@@ -52,7 +54,7 @@ Args parseArgs(int argc, char** argv)
     }
     if (a.cache.empty() || a.out.empty() || a.workload.empty() || a.lockscope.empty())
         throw LabError("usage: lab_guest_session --cache DIR --out DIR --workload BIN --lockscope BIN "
-                       "[--bpf-objects DIR]");
+                       "[--bpf-objects DIR] [--semop-multi BIN]");
     return a;
 }
 
@@ -128,6 +130,15 @@ int main(int argc, char** argv)
             record("bench_nohold", {"--no-cpu", "--no-hold"}, bench);
             record("bench_full", {"--no-cpu"}, bench);
             record("bench_sample10", {"--no-cpu", "--hold-sample", "10"}, bench);
+            // Holder stacks on the samples' whole-array semaphore workload: the
+            // scan must load and attach on the 6.1 verifier. (This single-threaded
+            // TCG guest shows no spinlock contention at all: see docs/kernel-lab.md.)
+            if (!args.semop_multi.empty()) {
+                const std::string M = "/usr/bin/semop-multi";
+                binaries.push_back({M, args.semop_multi});
+                record("rec_holders", {"--no-cpu", "--holder-stacks"},
+                       {M, "--multi", "--threads", "4", "--sems", "16", "--duration", "2"});
+            }
         }
         BootOptions boot;
         boot.timeout_s = args.timeout;
