@@ -322,8 +322,8 @@ TEST_F(RecordBpf, AgreesWithPerfLockPerCaller)
         uint64_t ours = oursByCaller.count(caller) ? oursByCaller[caller] : 0;
         double tol = 0.02 * double(std::max(n, ours)) + 10 + double(noStack);
         std::fprintf(stderr, "caller %s: lockscope %llu, perf %llu contentions (tolerance %.0f)\n",
-                     caller.c_str(), static_cast<unsigned long long>(ours), static_cast<unsigned long long>(n),
-                     tol);
+                     caller.c_str(), static_cast<unsigned long long>(ours),
+                     static_cast<unsigned long long>(n), tol);
         EXPECT_LE(std::fabs(double(ours) - double(n)), tol)
             << caller << ": lockscope " << ours << " vs perf " << n << " (" << noStack
             << " lockscope waits without a stack)\nperf:\n"
