@@ -123,6 +123,8 @@ int main(int argc, char** argv)
             record("rec_kprobe", {"--no-cpu", "--hold-backend", "kprobe"}, sem);
             // Function probes (__lock_timer) and timer syscall latency with exact counts.
             record("rec_timers", {"--no-cpu"}, timers);
+            // Syscall latency timing 1 in 4 calls per thread, every call still counted.
+            record("rec_sc_sample", {"--no-cpu", "--no-hold", "--syscall-sample", "4"}, sem);
             // Hold-probe cost: the same workload bare, recorded without hold
             // probes, with them at full rate, and sampled 1 in 10 (same boot).
             const std::vector<std::string> bench = {W, "sem", "--threads", "2", "--ops", "5000"};

@@ -209,6 +209,31 @@ TEST(KernelGuest, FunctionProbesAttachWhereTheSymbolExistsAndSayWhyNot)
     EXPECT_EQ(latencyCount(c.syscalls, "timer_delete"), 1u);
 }
 
+// Stock kernels allow fentry: the syscall probe hooks only the syscall
+// functions instead of raw_syscalls (this host refuses fentry and falls back).
+TEST(KernelGuest, SyscallLatencyAttachesViaFentryAndSamplesPerThread)
+{
+    REQUIRE_RECORD();
+    auto c = guestCapture("rec_auto");
+    const auto* st = probe(c, "syscall:semtimedop");
+    ASSERT_NE(st, nullptr);
+    EXPECT_TRUE(st->attached) << st->reason;
+    EXPECT_EQ(st->hook, "fentry") << st->reason;
+    EXPECT_NE(st->target.find("sys_semtimedop"), std::string::npos) << st->target;
+    EXPECT_EQ(semCalls(c), 8000u) << "every call timed once through fentry/fexit";
+
+    auto s = guestCapture("rec_sc_sample");
+    uint64_t timed = 0, calls = 0;
+    for (const auto& e : s.syscalls)
+        if (e.name == "semop" || e.name == "semtimedop") {
+            EXPECT_EQ(e.sample_period, 4u) << e.name;
+            timed += e.latency.count();
+            calls += e.calls();
+        }
+    EXPECT_EQ(calls, 8000u) << "sampled-out calls must still be counted";
+    EXPECT_EQ(timed, 2000u) << "2 threads x 4000 calls, each timing its calls 0, 4, 8, ...";
+}
+
 // --holder-stacks on a kernel that allows the hold probe (fentry here): the
 // holder scan passes the 6.1 verifier and attaches, every contended spinlock
 // wait is either attributed or counted as holder_not_found, and attributed
