@@ -21,6 +21,7 @@ const volatile char filter_comm[LS_COMM_LEN] = {};
 const volatile __u32 filter_flags_mask = 0;
 const volatile bool per_tgid = false;
 const volatile bool stacks_on = true; /* Options::stack_depth > 0 */
+const volatile __u32 stack_tag = LS_STACKS_WAIT; /* which shared stack map "stacks" is here */
 const volatile bool user_stacks_on = false; /* Options::user_stacks: kernel events take user stacks too */
 
 /* The initial value of a fresh histogram: min must start above any value. */
@@ -213,7 +214,7 @@ static __always_inline __s32 stack_id(void *ctx, __u64 flags)
         count(LS_C_STACK_FAIL);
         return -1;
     }
-    return (__s32)id;
+    return (__s32)((__u32)id | (stack_tag << LS_STACK_TAG_SHIFT));
 }
 
 #define LS_PF_KTHREAD 0x00200000 /* include/linux/sched.h; macros are not in vmlinux.h */

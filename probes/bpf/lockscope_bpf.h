@@ -23,6 +23,22 @@
 #define LS_RELEASED 8          /* per-CPU ring of recent releases (holder stacks; power of two) */
 #define LS_STACK_PENDING (-2)  /* held entry published, its stack walk still running */
 
+/*
+ * Each family walks stacks into its own stack map, named by the top bits of
+ * every stack id it hands out. bpf_get_stackid fails (EEXIST) for a stack
+ * whose hash bucket already holds a different stack, for good: with one map
+ * for all, the thousands of distinct stacks of the CPU sampler and the hold
+ * probe took buckets that a few contention stacks then could never get.
+ */
+#define LS_STACK_TAG_SHIFT 28
+#define LS_STACK_ID_MASK ((1U << LS_STACK_TAG_SHIFT) - 1)
+enum ls_stack_map {
+    LS_STACKS_WAIT = 0, /* contention waits, user locks, everything else */
+    LS_STACKS_HOLD = 1,
+    LS_STACKS_CPU = 2,
+    LS_STACKS_NR
+};
+
 /* contention_begin flags, include/trace/events/lock.h */
 #define LS_LCB_F_SPIN (1U << 0)
 #define LS_LCB_F_READ (1U << 1)

@@ -94,7 +94,7 @@ std::unique_ptr<Family> openCpu(FamilyContext& ctx)
     if (!skel)
         return fail("open failed: " + errnoText(errno));
     configureRodata(skel->rodata, ctx.options);
-    if (int err = ctx.maps.reuseIn(skel->obj); err)
+    if (int err = useStackMap(skel.get(), ctx.maps, LS_STACKS_CPU); err)
         return fail("map setup failed: " + errnoText(err));
     clearLibbpfLog();
     if (int err = ls_cpu__load(skel.get()); err)

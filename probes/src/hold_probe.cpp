@@ -46,7 +46,9 @@ public:
                     continue;
                 LockRecord& r = merged[{ s.key, s.variant }];
                 r.lock_addr = (s.key & 0xffffffffffffULL) | 0xffff000000000000ULL;
-                r.kstack_id = static_cast<int64_t>(s.key >> 48) - 1;
+                // The table keeps 16 bits of the id; its map tag goes back on.
+                const int64_t id = static_cast<int64_t>(s.key >> 48) - 1;
+                r.kstack_id = id < 0 ? id : id | (int64_t { LS_STACKS_HOLD } << LS_STACK_TAG_SHIFT);
                 r.flags = s.variant;
                 r.type = "spinlock";
                 r.hist.merge(histFromKernel(s.hist));
@@ -113,7 +115,7 @@ std::unique_ptr<Family> tryBackend(FamilyContext& ctx, const char* hook, Skel* r
     }
     if (!have_lock || !have_unlock)
         return fail("no traceable spin lock/unlock functions in this kernel (" + missing + ")");
-    if (int err = ctx.maps.reuseIn(raw->obj); err)
+    if (int err = useStackMap(raw, ctx.maps, LS_STACKS_HOLD); err)
         return fail("map setup failed: " + errnoText(err));
     clearLibbpfLog();
     if (int err = bpf_object__load(raw->obj); err) {

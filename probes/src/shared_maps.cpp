@@ -39,9 +39,13 @@ SharedMaps::SharedMaps(const Options& options)
 {
     ncpus_ = possibleCpus();
     depth_ = std::min(std::max(options.stack_depth, 1u) + kInternalFrames, maxStackDepth());
-    // Ids must fit the 16 bits the hold table packs them into.
-    stacks_ = createMap(BPF_MAP_TYPE_STACK_TRACE, "ls_stacks", sizeof(uint32_t),
-        depth_ * static_cast<uint32_t>(sizeof(uint64_t)), 16384);
+    // Ids must fit the 16 bits the hold table packs them into (the hold tag is
+    // added back when the table is read). The hold probe and the CPU sampler
+    // see every kernel path that takes a spinlock or runs: more room.
+    const uint32_t value = depth_ * static_cast<uint32_t>(sizeof(uint64_t));
+    stacks_[LS_STACKS_WAIT] = createMap(BPF_MAP_TYPE_STACK_TRACE, "ls_stacks", sizeof(uint32_t), value, 16384);
+    stacks_[LS_STACKS_HOLD] = createMap(BPF_MAP_TYPE_STACK_TRACE, "ls_hold_stacks", sizeof(uint32_t), value, 32768);
+    stacks_[LS_STACKS_CPU] = createMap(BPF_MAP_TYPE_STACK_TRACE, "ls_cpu_stacks", sizeof(uint32_t), value, 32768);
     tgids_ = createMap(BPF_MAP_TYPE_HASH, "ls_tgids", sizeof(uint32_t), sizeof(uint8_t), 8192);
     addrs_ = createMap(BPF_MAP_TYPE_HASH, "ls_addrs", sizeof(uint64_t), sizeof(uint8_t), 1024);
     counters_
@@ -62,14 +66,14 @@ SharedMaps::SharedMaps(const Options& options)
 
 SharedMaps::~SharedMaps()
 {
-    for (int fd : { stacks_, tgids_, addrs_, counters_, runtime_, held_, released_ })
+    for (int fd : { stacks_[0], stacks_[1], stacks_[2], tgids_, addrs_, counters_, runtime_, held_, released_ })
         if (fd >= 0)
             close(fd);
 }
 
-int SharedMaps::reuseIn(bpf_object* obj) const
+int SharedMaps::reuseIn(bpf_object* obj, ls_stack_map stacks) const
 {
-    const std::pair<const char*, int> maps[] = { { "stacks", stacks_ }, { "filter_tgids", tgids_ },
+    const std::pair<const char*, int> maps[] = { { "stacks", stacks_[stacks] }, { "filter_tgids", tgids_ },
         { "filter_addrs", addrs_ }, { "counters", counters_ }, { "runtime", runtime_ }, { "held", held_ },
         { "released", released_ } };
     for (const auto& [name, fd] : maps) {
@@ -110,9 +114,12 @@ std::vector<uint64_t> SharedMaps::stack(int64_t id) const
 {
     if (id < 0 || id > UINT32_MAX)
         return {};
+    const uint32_t tag = static_cast<uint32_t>(id) >> LS_STACK_TAG_SHIFT;
+    if (tag >= LS_STACKS_NR)
+        return {};
     std::vector<uint64_t> ips(depth_);
-    const uint32_t key = static_cast<uint32_t>(id);
-    if (bpf_map_lookup_elem(stacks_, &key, ips.data()) != 0)
+    const uint32_t key = static_cast<uint32_t>(id) & LS_STACK_ID_MASK;
+    if (bpf_map_lookup_elem(stacks_[tag], &key, ips.data()) != 0)
         return {};
     auto end = std::find(ips.begin(), ips.end(), 0u);
     ips.erase(end, ips.end());

@@ -24,23 +24,24 @@ public:
     SharedMaps(const SharedMaps&) = delete;
     SharedMaps& operator=(const SharedMaps&) = delete;
 
-    // Points the skeleton's stacks/filter_tgids/filter_addrs/counters/runtime
-    // (and, with holder stacks, held) at ours. Returns a negative errno on failure.
-    int reuseIn(bpf_object* obj) const;
+    // Points the skeleton's stacks (the family's own stack map, see
+    // ls_stack_map)/filter_tgids/filter_addrs/counters/runtime (and, with
+    // holder stacks, held) at ours. Returns a negative errno on failure.
+    int reuseIn(bpf_object* obj, ls_stack_map stacks = LS_STACKS_WAIT) const;
 
     // Adds tgid to the filter and turns the filter on.
     void addTgid(uint32_t tgid) const;
     // Lets contention_begin scan the hold probe's held stacks (once it is attached).
     void enableHolderScan() const;
     uint64_t counter(ls_counter c) const;
+    // The frames of a stack id from any family's map (the id names its map).
     std::vector<uint64_t> stack(int64_t id) const;
 
-    int stacksFd() const { return stacks_; }
     int ncpus() const { return ncpus_; }
     uint32_t stackDepth() const { return depth_; }
 
 private:
-    int stacks_ = -1;
+    int stacks_[LS_STACKS_NR] = { -1, -1, -1 };
     int tgids_ = -1;
     int addrs_ = -1;
     int counters_ = -1;
@@ -63,6 +64,13 @@ template <class Rodata> void configureRodata(Rodata* ro, const Options& o)
     ro->per_tgid = o.per_tgid;
     ro->stacks_on = o.stack_depth > 0;
     ro->user_stacks_on = o.user_stacks && o.stack_depth > 0;
+}
+
+// A family with its own stack map: the tag its stack ids carry, and the map.
+template <class Skel> int useStackMap(Skel* skel, const SharedMaps& maps, ls_stack_map which)
+{
+    skel->rodata->stack_tag = which;
+    return maps.reuseIn(skel->obj, which);
 }
 
 // Lock-internal frames (the contention tracepoint's own callers, queued

@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "contention_gen.h"
+#include "lockscope_bpf.h"
 #include "lockscope/probes/probes.h"
 #include "test_support.h"
 
@@ -361,6 +362,8 @@ TEST(Session, CpuSamplingSeesKernelStacks)
         sum += r.count;
         if (r.kstack_id >= 0) {
             EXPECT_FALSE(s->kernelStack(r.kstack_id).empty());
+            // Its own stack map, so its many stacks leave the contention stacks' buckets alone.
+            EXPECT_EQ(r.kstack_id >> LS_STACK_TAG_SHIFT, LS_STACKS_CPU) << r.kstack_id;
         }
     }
     EXPECT_LE(sum, s->snapshot().cpu_samples) << "every sample is counted once";

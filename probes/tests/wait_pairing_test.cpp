@@ -5,6 +5,8 @@
 #include <memory>
 #include <tuple>
 
+#include <sched.h>
+
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <gtest/gtest.h>
@@ -26,6 +28,14 @@ protected:
     void SetUp() override
     {
         LOCKSCOPE_REQUIRE_ROOT();
+        // A run on CPU 0 from another CPU executes in an IPI there, where the
+        // current task (the key of the per-task pending stack for sleeping
+        // locks) is whatever CPU 0 was running: the test thread must be it.
+        ASSERT_EQ(sched_getaffinity(0, sizeof saved_, &saved_), 0);
+        cpu_set_t zero;
+        CPU_ZERO(&zero);
+        CPU_SET(0, &zero);
+        ASSERT_EQ(sched_setaffinity(0, sizeof zero, &zero), 0);
         skel_.reset(ls_wait__open());
         ASSERT_TRUE(skel_);
         auto& p = skel_->progs;
@@ -33,6 +43,8 @@ protected:
             bpf_program__set_autoload(prog, false);
         ASSERT_EQ(ls_wait__load(skel_.get()), 0);
     }
+
+    void TearDown() override { sched_setaffinity(0, sizeof saved_, &saved_); }
 
     // Runs on CPU 0 so the per-CPU pending stack is one stack.
     void run(bpf_program* prog, uint64_t a0, uint64_t a1)
@@ -103,6 +115,7 @@ protected:
         void operator()(ls_wait* s) const { ls_wait__destroy(s); }
     };
     std::unique_ptr<ls_wait, Destroy> skel_;
+    cpu_set_t saved_ {};
 };
 
 TEST_F(Pairing, NestedSpinWaitsOnOneCpuKeepBothWaits)
