@@ -75,17 +75,28 @@ Frame CaptureAssembler::kernelFrame(uint64_t ip) const
 std::vector<Frame> CaptureAssembler::callerFrames(const std::vector<uint64_t>& ips) const
 {
     std::vector<Frame> frames;
-    size_t i = 0;
     // Only the innermost run is skipped: a lock function further out (a
-    // caller that itself takes a lock) is part of the call path.
+    // caller that itself takes a lock) is part of the call path. Inside the
+    // run, a frame with no symbol is a BPF trampoline: with the hold probe's
+    // fexit on _raw_spin_lock, the lock function is called from one, and
+    // kallsyms may not name it. It is skipped when a named caller follows, so
+    // the lock is keyed by that caller and not by the trampoline's address.
+    size_t i = 0, unnamed = ips.size();
+    bool in_lock = false;
     for (; i < ips.size(); ++i) {
-        Frame f = kernelFrame(ips[i]);
-        if (f.function.empty() || !isLockInternalFrame(f.function)) {
-            frames.push_back(std::move(f));
-            ++i;
-            break;
+        const Frame f = kernelFrame(ips[i]);
+        if (!f.function.empty() && isLockInternalFrame(f.function)) {
+            in_lock = true;
+            continue;
         }
+        if (f.function.empty() && in_lock) {
+            unnamed = std::min(unnamed, i);
+            continue;
+        }
+        break;
     }
+    if (i == ips.size())
+        i = unnamed; // no named caller after all: keep the unnamed frames rather than nothing
     for (; i < ips.size() && frames.size() < options_.stack_depth; ++i)
         frames.push_back(kernelFrame(ips[i]));
     if (frames.size() > options_.stack_depth)

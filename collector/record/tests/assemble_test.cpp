@@ -104,6 +104,27 @@ TEST_F(Fixture, LockInternalFramesFurtherOutAreKept)
     EXPECT_EQ(frames[1].function, "mutex_lock");
 }
 
+// fexit on _raw_spin_lock (the hold probe on stock kernels) puts a BPF
+// trampoline, which kallsyms may not name, between the lock function and its
+// caller: the caller is still the first named frame after the lock run.
+TEST_F(Fixture, UnnamedTrampolineInsideTheLockRunIsSkipped)
+{
+    constexpr uint64_t kTrampoline = 0xffffffff80fff000; // resolves to nothing
+    CaptureAssembler a(symbols, nullptr, nullptr, opts);
+    auto frames = a.callerFrames({kProg, kSlow, kRawLock, kTrampoline, kSemop, kSys});
+    ASSERT_EQ(frames.size(), 2u);
+    EXPECT_EQ(frames[0].function, "do_semtimedop");
+    EXPECT_EQ(a.lockKey(0xffff888000001000, "spinlock", frames), "spinlock@do_semtimedop");
+    // An unnamed frame before any lock frame is a caller we cannot name: kept.
+    frames = a.callerFrames({kTrampoline, kSemop});
+    ASSERT_EQ(frames.size(), 2u);
+    EXPECT_TRUE(frames[0].function.empty());
+    // Nothing named after the lock run: the unnamed frames are all there is.
+    frames = a.callerFrames({kSlow, kRawLock, kTrampoline});
+    ASSERT_EQ(frames.size(), 1u);
+    EXPECT_EQ(frames[0].address, kTrampoline);
+}
+
 TEST_F(Fixture, StackDepthAppliesAfterSkipping)
 {
     opts.stack_depth = 2;
