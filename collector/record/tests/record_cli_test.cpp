@@ -26,7 +26,9 @@ TEST(RecordCli, BadValuesAreExit2OneLine)
 {
     auto dir = tempDir();
     for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-             {"--stack-depth", "0", "--", "true"},
+             {"--stack-depth", "128", "--", "true"},
+             {"--syscall-sample", "0", "--", "true"},
+             {"--syscall-backend", "kprobe", "--", "true"},
              {"--hold-sample", "x", "--", "true"},
              {"-d", "-3", "-a"},
              {"--wait-backend", "fentry", "--", "true"},
