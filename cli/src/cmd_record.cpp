@@ -33,6 +33,7 @@ struct RecordArgs {
     bool no_cpu = false;
     bool no_syscalls = false;
     unsigned syscall_sample = 1;
+    unsigned stack_sample = 1;
     std::string syscall_backend = "auto";
     unsigned freq = 997;
     bool user_locks = false;
@@ -121,6 +122,7 @@ record::RecordOptions buildOptions(const RecordArgs& a, const std::vector<std::s
                                    "needs every spin-lock acquisition seen: drop --hold-sample");
     p.syscalls = !a.no_syscalls;
     p.syscall_sample = a.syscall_sample;
+    p.stack_sample = a.stack_sample;
     p.syscall_backend = parseBackend("--syscall-backend", a.syscall_backend);
     if (p.syscall_backend != probes::Backend::Auto && p.syscall_backend != probes::Backend::Fentry &&
         p.syscall_backend != probes::Backend::RawTp && p.syscall_backend != probes::Backend::Tracepoint)
@@ -199,6 +201,8 @@ record::RecordOptions buildOptions(const RecordArgs& a, const std::vector<std::s
     if (a.holder_stacks)
         o.filters["holder_stacks"] = "true";
     o.filters["syscall_sample"] = a.no_syscalls ? "off" : std::to_string(a.syscall_sample);
+    if (a.stack_sample > 1)
+        o.filters["stack_sample"] = std::to_string(a.stack_sample);
     o.filters["cpu_frequency_hz"] = std::to_string(p.cpu_frequency_hz);
     if (a.duration > 0)
         o.filters["duration_s"] = std::to_string(a.duration);
@@ -229,6 +233,10 @@ void addRecordCommand(CLI::App& app, Result& result)
                     "frames kept after the lock internals; 0: no stacks (cheapest: a stack walk costs ~2 us "
                     "per contended wait, whatever the depth; locks of one type then share one key, <type>@unknown)")
         ->check(CLI::Range(0u, 127u));
+    cmd->add_option("--stack-sample", args->stack_sample,
+                    "walk the stack of 1 in N contended waits per CPU; every wait is still counted and timed, "
+                    "the rest under a '[stack not sampled]' path of their lock")
+        ->check(CLI::Range(1u, 1000000u));
     cmd->add_option("--hold-sample", args->hold_sample, "time 1 in N spin-lock holds")
         ->check(CLI::Range(1u, 1000000u));
     cmd->add_flag("--no-hold", args->no_hold, "do not probe hold times");

@@ -22,6 +22,7 @@
 #define LS_HOLDER_MAX_CPUS 128 /* CPUs a contention_begin scans for the holder */
 #define LS_RELEASED 8          /* per-CPU ring of recent releases (holder stacks; power of two) */
 #define LS_STACK_PENDING (-2)  /* held entry published, its stack walk still running */
+#define LS_STACK_UNSAMPLED (-3) /* wait whose stack was not walked (Options::stack_sample) */
 
 /*
  * Each family walks stacks into its own stack map, named by the top bits of

@@ -46,6 +46,33 @@ struct {
  * opened after this object), so an empty held map never counts as "missing".
  */
 const volatile bool holder_scan = false;
+
+/*
+ * Walk the stack of 1 in N waits per CPU. The walk is nearly all of a begin's
+ * cost (1.96 us against 0.17 us without, whatever the depth: the unwinder's
+ * fixed part); waits not walked keep their lock, flags and time under
+ * LS_STACK_UNSAMPLED, so per-lock counts and histograms stay exact and only
+ * the call paths are sampled.
+ */
+const volatile __u32 stack_sample = 1;
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __type(key, __u32);
+    __type(value, __u64);
+    __uint(max_entries, 1);
+} stack_tick SEC(".maps");
+
+static __always_inline bool walk_this_stack(void)
+{
+    __u32 zero = 0;
+    __u64 *tick;
+
+    if (stack_sample <= 1)
+        return true;
+    tick = bpf_map_lookup_elem(&stack_tick, &zero);
+    return tick && (*tick)++ % stack_sample == 0;
+}
 const volatile __u32 holder_nr_cpus = 0; /* possible CPUs, at most LS_HOLDER_MAX_CPUS */
 
 struct {
@@ -188,8 +215,13 @@ static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags, __u64 sk
     s->depth = d + 1;
     s->e[d].ts = ts;
     s->e[d].flags = flags;
-    s->e[d].kstack = stack_id(ctx, skip & BPF_F_SKIP_FIELD_MASK);
-    s->e[d].ustack = user_stack_id(ctx);
+    if (walk_this_stack()) {
+        s->e[d].kstack = stack_id(ctx, skip & BPF_F_SKIP_FIELD_MASK);
+        s->e[d].ustack = user_stack_id(ctx);
+    } else {
+        s->e[d].kstack = LS_STACK_UNSAMPLED;
+        s->e[d].ustack = -1;
+    }
     s->e[d].holder = -1;
     s->e[d].holder_state = LS_HOLDER_NONE;
     if (holder_scan && plain_spinlock(flags) && runtime_on(LS_RT_HOLDER_SCAN)) {

@@ -166,6 +166,40 @@ TEST(WaitProbe, DetachStopsCounting)
     EXPECT_EQ(session->snapshot().stats.events, before);
 }
 
+// --stack-sample N: 1 in N waits per CPU walks its stack; the others are
+// still counted and timed, under kStackUnsampled.
+TEST(WaitProbe, StackSampleWalksOneInNWaits)
+{
+    LOCKSCOPE_REQUIRE_ROOT();
+    Options o;
+    o.hold = Backend::Off;
+    o.functions = Backend::Off;
+    o.syscalls = false;
+    o.cpu_frequency_hz = 0;
+    o.tgids = { static_cast<uint32_t>(getpid()) };
+    o.stack_sample = 4;
+    auto session = Session::open(o);
+    Snapshot snap;
+    uint64_t walked = 0, unwalked = 0;
+    for (int round = 0; round < 20 && walked + unwalked < 200; ++round) {
+        test::semopContention(4, 20000);
+        snap = session->snapshot();
+        walked = unwalked = 0;
+        for (const LockRecord& r : snap.waits)
+            (r.kstack_id == kStackUnsampled ? unwalked : walked) += r.hist.count();
+    }
+    ASSERT_GE(walked + unwalked, 200u) << "too little contention to check the sampling";
+    // Per CPU, waits 0, 4, 8, ... walk: about a quarter of all (+1 per CPU, and
+    // a failed walk still counts as walked).
+    EXPECT_GE(walked * 5, walked + unwalked) << walked << " walked of " << walked + unwalked;
+    EXPECT_LE(walked * 3, walked + unwalked) << walked << " walked of " << walked + unwalked;
+    for (const LockRecord& r : snap.waits) {
+        if (r.kstack_id >= 0) {
+            EXPECT_FALSE(session->kernelStack(r.kstack_id).empty());
+        }
+    }
+}
+
 } // namespace
 } // namespace lockscope::probes
 

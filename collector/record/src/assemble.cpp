@@ -172,10 +172,25 @@ bool CaptureAssembler::passesFilters(const probes::LockRecord& r, const std::str
 void CaptureAssembler::addLockRecords(const std::vector<probes::LockRecord>& records, bool hold,
                                       bool user, Capture& out)
 {
-    for (const auto& r : records) {
+    // Waits whose stack was not walked (--stack-sample N) come last: they join
+    // the lock their address was keyed to by a walked wait, under a pseudo
+    // stack, so per-lock totals stay exact and only call paths are sampled.
+    std::vector<const probes::LockRecord*> ordered;
+    ordered.reserve(records.size());
+    for (const auto& r : records)
+        if (user || r.kstack_id != probes::kStackUnsampled)
+            ordered.push_back(&r);
+    for (const auto& r : records)
+        if (!user && r.kstack_id == probes::kStackUnsampled)
+            ordered.push_back(&r);
+    for (const probes::LockRecord* rp : ordered) {
+        const probes::LockRecord& r = *rp;
+        const bool unsampled = !user && r.kstack_id == probes::kStackUnsampled;
         std::vector<Frame> frames;
         std::optional<uint32_t> userStackId;
-        if (user) {
+        if (unsampled) {
+            frames.push_back(Frame{kNotSampledFrame, 0, "", std::nullopt});
+        } else if (user) {
             if (r.ustack_id >= 0 && userStack_)
                 frames = userCallerFrames(userStack_(r.ustack_id, r.tgid));
         } else {
@@ -188,11 +203,27 @@ void CaptureAssembler::addLockRecords(const std::vector<probes::LockRecord>& rec
                 userStackId = intern(StackKind::User, std::move(uframes), out);
             }
         }
-        std::string key = lockKey(user ? 0 : r.lock_addr, r.type, frames);
-        if (options_.per_tgid && r.tgid)
-            key += "#" + std::to_string(r.tgid);
-        if (!passesFilters(r, key, frames))
-            continue;
+        std::string key;
+        if (unsampled) {
+            auto known = sampledKey_.find({r.lock_addr, r.tgid});
+            if (known != sampledKey_.end()) {
+                key = known->second; // passed the filters with a walked stack
+            } else {
+                key = lockKey(r.lock_addr, r.type, {});
+                if (options_.per_tgid && r.tgid)
+                    key += "#" + std::to_string(r.tgid);
+                if (!options_.stack_contains.empty() || !passesFilters(r, key, {}))
+                    continue; // no stack to test the filter on
+            }
+        } else {
+            key = lockKey(user ? 0 : r.lock_addr, r.type, frames);
+            if (options_.per_tgid && r.tgid)
+                key += "#" + std::to_string(r.tgid);
+            if (!passesFilters(r, key, frames))
+                continue;
+            if (!user && !hold)
+                sampledKey_.emplace(std::make_pair(r.lock_addr, r.tgid), key);
+        }
         uint32_t stackId = intern(user ? StackKind::User : StackKind::Kernel, std::move(frames), out);
 
         auto [li, newLock] = lockIndex_.try_emplace(key, out.locks.size());

@@ -135,6 +135,44 @@ TEST_F(Fixture, StackDepthAppliesAfterSkipping)
     EXPECT_EQ(frames[1].function, "__x64_sys_semtimedop");
 }
 
+// --stack-sample N: waits whose stack was not walked join the lock their
+// address got from a walked wait, under one pseudo path; per-lock totals stay
+// exact. An address never walked has no caller: "<type>@unknown", and it cannot
+// pass a stack filter.
+TEST_F(Fixture, UnsampledWaitsJoinTheLockTheirAddressWasKeyedTo)
+{
+    probes::Snapshot snap;
+    // Listed before the walked wait of the same address: the order must not matter.
+    snap.waits.push_back(rec(0xffff888000001000, probes::kStackUnsampled, "spinlock", {300, 400, 500}));
+    snap.waits.push_back(rec(0xffff888000001000, 1, "spinlock", {100}));
+    snap.waits.push_back(rec(0xffff888000009000, probes::kStackUnsampled, "spinlock", {7}));
+    Capture c = run(snap);
+    const Lock* sem = findLock(c, "spinlock@do_semtimedop");
+    ASSERT_TRUE(sem);
+    EXPECT_EQ(sem->wait.count(), 4u);
+    EXPECT_EQ(sem->wait.total(), 1300u);
+    ASSERT_EQ(sem->sites.size(), 2u);
+    bool pseudo = false;
+    for (const LockSite& site : sem->sites) {
+        const Stack* st = c.findStack(site.stack_id);
+        ASSERT_TRUE(st);
+        if (st->frames.at(0).function == kNotSampledFrame) {
+            pseudo = true;
+            EXPECT_EQ(site.wait.count(), 3u);
+        }
+    }
+    EXPECT_TRUE(pseudo) << "no [stack not sampled] site";
+    const Lock* unknown = findLock(c, "spinlock@unknown");
+    ASSERT_TRUE(unknown);
+    EXPECT_EQ(unknown->wait.count(), 1u);
+
+    opts.stack_contains = {"semtimedop"};
+    Capture filtered = run(snap);
+    ASSERT_TRUE(findLock(filtered, "spinlock@do_semtimedop"));
+    EXPECT_EQ(findLock(filtered, "spinlock@do_semtimedop")->wait.count(), 4u);
+    EXPECT_FALSE(findLock(filtered, "spinlock@unknown")) << "an unwalked wait cannot match a stack filter";
+}
+
 TEST_F(Fixture, LocksKeyedByCallerWithMergedSitesAndDedupedStacks)
 {
     probes::Snapshot snap;

@@ -38,6 +38,8 @@ std::vector<UserLockSpec> defaultUserLocks();
 struct Options {
     unsigned stack_depth = 16;          // frames kept after the lock-internal ones; 0 = no stacks
                                         // (ids -1): stack capture dominates per-event cost
+    uint32_t stack_sample = 1;          // walk the stack of 1 in N waits per CPU; the others
+                                        // get kstack_id LS_STACK_UNSAMPLED (-3)
     bool per_tgid = false;              // key waits by tgid as well
     std::vector<uint32_t> tgids;        // in-kernel filter; empty = every process
     bool follow_forks = true;           // children of filtered tgids join the filter
@@ -63,9 +65,12 @@ struct Options {
 // "spinlock", "rwlock:R", "mutex", "rwsem:W", "rtmutex", "percpu-rwsem", ...
 std::string lockTypeName(uint32_t flags);
 
+// kstack_id of waits whose stack was not walked (Options::stack_sample).
+inline constexpr int64_t kStackUnsampled = -3;
+
 struct LockRecord {
     uint64_t lock_addr = 0;
-    int64_t kstack_id = -1;   // -1 when the stack could not be taken
+    int64_t kstack_id = -1;   // -1 when the stack could not be taken; kStackUnsampled
     int64_t ustack_id = -1;
     uint32_t flags = 0;       // LCB_F_* for waits; the hold probe's variant for holds
     uint32_t tgid = 0;        // 0 unless per_tgid

@@ -36,6 +36,8 @@ struct AssembleOptions {
 // sample taken in user mode (the CPU probe keys those with no kernel stack).
 inline constexpr const char* kNoStackFrame = "[no stack]";
 inline constexpr const char* kUserModeFrame = "[user]";
+// The call path of waits whose stack was not walked (record --stack-sample N).
+inline constexpr const char* kNotSampledFrame = "[stack not sampled]";
 
 // "rwlock:R" -> "rwlock": a lock's type independent of the acquisition mode.
 std::string baseLockType(const std::string& type);
@@ -79,6 +81,8 @@ private:
     std::map<std::tuple<std::string, uint32_t, int64_t>, size_t> siteIndex_;
     // Spinlock wait (address, kernel stack id, tgid) -> (out.locks index, site index), for holders.
     std::map<std::tuple<uint64_t, int64_t, uint32_t>, std::pair<size_t, size_t>> spinWaitSite_;
+    // Kernel wait (address, tgid) -> the key its walked stacks gave it, for the waits not walked.
+    std::map<std::pair<uint64_t, uint32_t>, std::string> sampledKey_;
 };
 
 } // namespace lockscope::record
