@@ -238,7 +238,8 @@ std::unique_ptr<SyscallFamily> loadHook(
         *why = "load failed: " + errnoText(err) + (log.empty() ? "" : " [" + log + "]");
         return nullptr;
     }
-    return std::make_unique<SyscallFamily>(std::move(skel), ctx.maps.ncpus(), skel->rodata->sc_sample);
+    const uint32_t sample = skel->rodata->sc_sample;
+    return std::make_unique<SyscallFamily>(std::move(skel), ctx.maps.ncpus(), sample);
 }
 
 std::vector<Hook> hooksToTry(Backend b)
