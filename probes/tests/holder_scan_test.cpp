@@ -12,6 +12,7 @@
 #include <tuple>
 #include <vector>
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -61,6 +62,15 @@ protected:
             GTEST_SKIP() << "skipped: holder attribution needs a second online CPU (the holder and the "
                             "waiter must run on different CPUs), this machine has "
                          << ncpus_;
+        // The waiter's runs execute on this thread, not in an IPI on the
+        // waiter CPU: an IPI's stack depends on what that CPU was doing, and
+        // the waiter's stack is part of the holder key.
+        ASSERT_EQ(sched_getaffinity(0, sizeof saved_, &saved_), 0);
+        cpu_set_t waiter;
+        CPU_ZERO(&waiter);
+        CPU_SET(kWaiterCpu, &waiter);
+        ASSERT_EQ(sched_setaffinity(0, sizeof waiter, &waiter), 0);
+        pinned_ = true;
         stacks_.fd = bpf_map_create(BPF_MAP_TYPE_STACK_TRACE, "t_stacks", 4, 127 * 8, 1024, nullptr);
         held_.fd = bpf_map_create(
             BPF_MAP_TYPE_PERCPU_ARRAY, "t_held", 4, sizeof(ls_held_stack), 1, nullptr);
@@ -194,7 +204,15 @@ protected:
         void operator()(ls_wait* s) const { ls_wait__destroy(s); }
     };
     int ncpus_ = 0;
+    void TearDown() override
+    {
+        if (pinned_)
+            sched_setaffinity(0, sizeof saved_, &saved_);
+    }
+
     Fd stacks_, held_, released_, counters_;
+    cpu_set_t saved_ {};
+    bool pinned_ = false;
     std::unique_ptr<ls_hold_testrun, DestroyHold> hold_;
     std::unique_ptr<ls_wait, DestroyWait> wait_;
 };
