@@ -171,12 +171,7 @@ TEST(WaitProbe, DetachStopsCounting)
 TEST(WaitProbe, StackSampleWalksOneInNWaits)
 {
     LOCKSCOPE_REQUIRE_ROOT();
-    Options o;
-    o.hold = Backend::Off;
-    o.functions = Backend::Off;
-    o.syscalls = false;
-    o.cpu_frequency_hz = 0;
-    o.tgids = { static_cast<uint32_t>(getpid()) };
+    Options o = waitOnly(Backend::Auto);
     o.stack_sample = 4;
     auto session = Session::open(o);
     Snapshot snap;
