@@ -85,7 +85,8 @@ struct ls_pending {
                       LS_HOLDER_PENDING: the holder's CPU */
     __u32 holder_state;
     __s32 ustack;  /* -1: none */
-    __u32 pad;
+    __u32 tid;     /* the waiter: a spinning task never leaves its CPU, so a
+                      per-CPU entry another task ends is stale, not its wait */
 };
 
 enum ls_holder_state {

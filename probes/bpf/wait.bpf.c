@@ -215,6 +215,7 @@ static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags, __u64 sk
     s->depth = d + 1;
     s->e[d].ts = ts;
     s->e[d].flags = flags;
+    s->e[d].tid = (__u32)bpf_get_current_pid_tgid();
     if (walk_this_stack()) {
         s->e[d].kstack = stack_id(ctx, skip & BPF_F_SKIP_FIELD_MASK);
         s->e[d].ustack = user_stack_id(ctx);
@@ -320,6 +321,13 @@ static __always_inline int on_end(void *ctx, __u64 lock, int ret)
     s = bpf_map_lookup_elem(&cpu_pending, &zero);
     if (s && s->depth)
         found = pop(s, lock, &p);
+    if (found && p.tid != tid) {
+        /* Its end was never seen (it began before the end program attached,
+         * or ran while that program was busy on this CPU); the current task
+         * began no wait here, or was filtered out. */
+        count(LS_C_STALE);
+        return 0;
+    }
     if (!found) {
         s = task_stack(tid, false);
         if (!s)

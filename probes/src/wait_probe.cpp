@@ -24,9 +24,11 @@ public:
     {
     }
 
+    // End first: a wait that began before its end could be seen would stay
+    // pending and be taken for the next wait on that lock.
     void attach()
     {
-        for (bpf_program* p : { begin_, end_ }) {
+        for (bpf_program* p : { end_, begin_ }) {
             bpf_link* l = bpf_program__attach(p);
             if (!l) {
                 const std::string err = attachError();

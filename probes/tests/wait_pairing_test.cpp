@@ -3,6 +3,7 @@
 // raw_tp programs with BPF_PROG_TEST_RUN and synthetic event sequences.
 #include <map>
 #include <memory>
+#include <thread>
 #include <tuple>
 
 #include <sched.h>
@@ -195,6 +196,31 @@ TEST_F(Pairing, MissedEndDropsTheStaleInnerWait)
     auto w = waits();
     ASSERT_EQ(w.size(), 1u);
     EXPECT_EQ((w[{ A, LS_LCB_F_SPIN }].count()), 1u);
+}
+
+// A spin wait another task began on this CPU and never ended (it began just
+// before the end program attached) is not the wait of the next task to end
+// that lock here: the rq lock of a CPU is exactly such a lock, and its stale
+// entry used to be filed under the process of whichever task ended it next.
+TEST_F(Pairing, SpinWaitBegunByAnotherTaskIsStaleNotOurs)
+{
+    std::thread other([this] {
+        cpu_set_t zero;
+        CPU_ZERO(&zero);
+        CPU_SET(0, &zero);
+        ASSERT_EQ(sched_setaffinity(0, sizeof zero, &zero), 0);
+        begin(A, LS_LCB_F_SPIN);
+    });
+    other.join();
+    EXPECT_EQ(cpuDepth(), 1u);
+    end(A, 0);
+    EXPECT_TRUE(waits().empty());
+    EXPECT_EQ(counter(LS_C_STALE), 1u);
+    EXPECT_EQ(counter(LS_C_WAIT_EVENTS), 0u);
+    EXPECT_EQ(cpuDepth(), 0u);
+    begin(A, LS_LCB_F_SPIN);
+    end(A, 0);
+    EXPECT_EQ((waits()[{ A, LS_LCB_F_SPIN }].count()), 1u);
 }
 
 TEST_F(Pairing, NestingDeeperThanTheStackIsCountedNotCorrupted)
