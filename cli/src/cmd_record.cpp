@@ -34,6 +34,8 @@ struct RecordArgs {
     bool no_syscalls = false;
     unsigned syscall_sample = 1;
     unsigned stack_sample = 1;
+    // 2 us per walk: at most ~2% of each CPU goes to stack walks.
+    unsigned stack_budget = 10000;
     std::string syscall_backend = "auto";
     unsigned freq = 997;
     bool user_locks = false;
@@ -123,6 +125,7 @@ record::RecordOptions buildOptions(const RecordArgs& a, const std::vector<std::s
     p.syscalls = !a.no_syscalls;
     p.syscall_sample = a.syscall_sample;
     p.stack_sample = a.stack_sample;
+    p.stack_budget = a.stack_sample > 1 ? 0 : a.stack_budget;
     p.syscall_backend = parseBackend("--syscall-backend", a.syscall_backend);
     if (p.syscall_backend != probes::Backend::Auto && p.syscall_backend != probes::Backend::Fentry &&
         p.syscall_backend != probes::Backend::RawTp && p.syscall_backend != probes::Backend::Tracepoint)
@@ -203,6 +206,8 @@ record::RecordOptions buildOptions(const RecordArgs& a, const std::vector<std::s
     o.filters["syscall_sample"] = a.no_syscalls ? "off" : std::to_string(a.syscall_sample);
     if (a.stack_sample > 1)
         o.filters["stack_sample"] = std::to_string(a.stack_sample);
+    else if (a.stack_depth > 0)
+        o.filters["stack_budget"] = std::to_string(a.stack_budget);
     o.filters["cpu_frequency_hz"] = std::to_string(p.cpu_frequency_hz);
     if (a.duration > 0)
         o.filters["duration_s"] = std::to_string(a.duration);
@@ -233,10 +238,15 @@ void addRecordCommand(CLI::App& app, Result& result)
                     "frames kept after the lock internals; 0: no stacks (cheapest: a stack walk costs ~2 us "
                     "per contended wait, whatever the depth; locks of one type then share one key, <type>@unknown)")
         ->check(CLI::Range(0u, 127u));
+    auto* budget = cmd->add_option("--stack-budget", args->stack_budget,
+                    "walk at most N stacks per second per CPU (default 10000, ~2% of a CPU); above that, an even "
+                    "sample of the waits is walked. Every wait is still counted and timed, the rest under a "
+                    "'[stack not sampled]' path of their lock. 0: walk every stack")
+        ->check(CLI::Range(0u, 100000000u));
     cmd->add_option("--stack-sample", args->stack_sample,
-                    "walk the stack of 1 in N contended waits per CPU; every wait is still counted and timed, "
-                    "the rest under a '[stack not sampled]' path of their lock")
-        ->check(CLI::Range(1u, 1000000u));
+                    "walk the stack of exactly 1 in N contended waits per CPU instead of a budget")
+        ->check(CLI::Range(1u, 1000000u))
+        ->excludes(budget);
     cmd->add_option("--hold-sample", args->hold_sample, "time 1 in N spin-lock holds")
         ->check(CLI::Range(1u, 1000000u));
     cmd->add_flag("--no-hold", args->no_hold, "do not probe hold times");

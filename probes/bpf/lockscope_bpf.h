@@ -31,6 +31,9 @@
  * for all, the thousands of distinct stacks of the CPU sampler and the hold
  * probe took buckets that a few contention stacks then could never get.
  */
+/* The stack budget's window (Options::stack_budget is per second). */
+#define LS_STACK_WINDOW_NS 10000000ULL
+
 #define LS_STACK_TAG_SHIFT 28
 #define LS_STACK_ID_MASK ((1U << LS_STACK_TAG_SHIFT) - 1)
 enum ls_stack_map {
@@ -200,6 +203,7 @@ enum ls_counter {
     LS_C_FORKS_FOLLOWED,
     LS_C_STACK_NESTED,   /* stack skipped: a stack walk was already running on this CPU */
     LS_C_HOLDER_MISSING, /* holder scan found no CPU holding the lock (see wait.bpf.c) */
+    LS_C_STACK_UNSAMPLED, /* waits whose stack was not walked (stack sampling or budget) */
     /*
      * Not a counter: per-CPU "a bpf_get_stackid is running" flag (see
      * stack_id in common.bpf.h). It lives here because this map is the one

@@ -48,31 +48,65 @@ struct {
 const volatile bool holder_scan = false;
 
 /*
- * Walk the stack of 1 in N waits per CPU. The walk is nearly all of a begin's
- * cost (1.96 us against 0.17 us without, whatever the depth: the unwinder's
- * fixed part); waits not walked keep their lock, flags and time under
+ * Stack walks are nearly all of a begin's cost (1.96 us against 0.17 us
+ * without, whatever the depth: the unwinder's fixed part), and the rate of
+ * contended waits is the workload's: a hot lock can contend 10^5-10^6 times a
+ * second. A wait not walked keeps its lock, flags and time under
  * LS_STACK_UNSAMPLED, so per-lock counts and histograms stay exact and only
  * the call paths are sampled.
+ *
+ * stack_sample > 1: walk 1 in N waits per CPU. Otherwise, with
+ * stack_window_walks set, a budget: each CPU walks at most that many stacks
+ * per LS_STACK_WINDOW_NS, every wait while the previous window stayed within
+ * it, else 1 in (its waits / budget) so the walks spread over the window
+ * rather than bunch at its start; the cap bounds a burst.
  */
 const volatile __u32 stack_sample = 1;
+const volatile __u32 stack_window_walks = 0;
+
+struct ls_stack_tick {
+    __u64 tick;
+    __u64 window_start;
+    __u32 waits;   /* this window */
+    __u32 walks;   /* this window */
+    __u32 period;  /* from the previous window; 0, 1: every wait */
+    __u32 pad;
+};
 
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
     __type(key, __u32);
-    __type(value, __u64);
+    __type(value, struct ls_stack_tick);
     __uint(max_entries, 1);
 } stack_tick SEC(".maps");
 
-static __always_inline bool walk_this_stack(void)
+static __always_inline bool walk_this_stack(__u64 now)
 {
     __u32 zero = 0;
-    __u64 *tick;
+    struct ls_stack_tick *t;
 
-    if (stack_sample <= 1)
+    if (stack_sample <= 1 && !stack_window_walks)
         return true;
-    tick = bpf_map_lookup_elem(&stack_tick, &zero);
-    return tick && (*tick)++ % stack_sample == 0;
+    t = bpf_map_lookup_elem(&stack_tick, &zero);
+    if (!t)
+        return true;
+    if (stack_sample > 1)
+        return t->tick++ % stack_sample == 0;
+    if (now - t->window_start >= LS_STACK_WINDOW_NS) {
+        t->period = (t->waits + stack_window_walks - 1) / stack_window_walks;
+        t->window_start = now;
+        t->waits = 0;
+        t->walks = 0;
+    }
+    t->waits++;
+    if (t->walks >= stack_window_walks)
+        return false;
+    if (t->period > 1 && t->tick++ % t->period != 0)
+        return false;
+    t->walks++;
+    return true;
 }
+
 const volatile __u32 holder_nr_cpus = 0; /* possible CPUs, at most LS_HOLDER_MAX_CPUS */
 
 struct {
@@ -216,12 +250,13 @@ static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags, __u64 sk
     s->e[d].ts = ts;
     s->e[d].flags = flags;
     s->e[d].tid = (__u32)bpf_get_current_pid_tgid();
-    if (walk_this_stack()) {
+    if (walk_this_stack(ts)) {
         s->e[d].kstack = stack_id(ctx, skip & BPF_F_SKIP_FIELD_MASK);
         s->e[d].ustack = user_stack_id(ctx);
     } else {
         s->e[d].kstack = LS_STACK_UNSAMPLED;
         s->e[d].ustack = -1;
+        count(LS_C_STACK_UNSAMPLED);
     }
     s->e[d].holder = -1;
     s->e[d].holder_state = LS_HOLDER_NONE;

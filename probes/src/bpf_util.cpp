@@ -231,6 +231,15 @@ uint64_t recursionMisses(const bpf_program* prog)
     return recursionMisses(bpf_program__fd(prog));
 }
 
+uint32_t stackWindowWalks(uint32_t per_second)
+{
+    if (per_second == 0)
+        return 0;
+    constexpr uint64_t kNsPerSecond = 1000000000ULL;
+    const uint64_t walks = (uint64_t { per_second } * LS_STACK_WINDOW_NS + kNsPerSecond - 1) / kNsPerSecond;
+    return static_cast<uint32_t>(std::max<uint64_t>(walks, 1));
+}
+
 Log2Hist histFromKernel(const ls_hist& h)
 {
     std::array<uint64_t, Log2Hist::kBuckets> buckets {};

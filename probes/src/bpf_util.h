@@ -50,6 +50,10 @@ uint64_t recursionMisses(int prog_fd);
 // result is always consistent().
 Log2Hist histFromKernel(const ls_hist& h);
 
+// A budget of stack walks per second as walks per LS_STACK_WINDOW_NS window
+// (rounded up, at least 1); 0 stays 0, no budget.
+uint32_t stackWindowWalks(uint32_t per_second);
+
 // libbpf 1.x returns NULL and sets errno on failed attach.
 std::string attachError();
 

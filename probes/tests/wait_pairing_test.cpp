@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The begin/end pairing of wait.bpf.c, exercised on the real (unattached)
 // raw_tp programs with BPF_PROG_TEST_RUN and synthetic event sequences.
+#include <chrono>
 #include <map>
 #include <memory>
 #include <thread>
@@ -42,10 +43,13 @@ protected:
         auto& p = skel_->progs;
         for (bpf_program* prog : { p.wait_begin_btf, p.wait_end_btf, p.wait_begin_tp, p.wait_end_tp })
             bpf_program__set_autoload(prog, false);
+        configure(*skel_);
         ASSERT_EQ(ls_wait__load(skel_.get()), 0);
     }
 
     void TearDown() override { sched_setaffinity(0, sizeof saved_, &saved_); }
+
+    virtual void configure(ls_wait&) { }
 
     // Runs on CPU 0 so the per-CPU pending stack is one stack.
     void run(bpf_program* prog, uint64_t a0, uint64_t a1)
@@ -250,3 +254,59 @@ TEST_F(Pairing, BucketsMatchLog2Hist)
 }
 
 } // namespace
+
+// The stack budget (record --stack-budget): 3 walks per 10 ms window per CPU.
+class StackBudget : public Pairing {
+protected:
+    void configure(ls_wait& w) override { w.rodata->stack_window_walks = 3; }
+
+    // n spin waits on A; returns how many of them had their stack walked.
+    uint64_t waitsWalked(unsigned n)
+    {
+        const uint64_t before = counter(LS_C_STACK_UNSAMPLED);
+        for (unsigned i = 0; i < n; ++i) {
+            begin(A, LS_LCB_F_SPIN);
+            end(A, 0);
+        }
+        done_ += n;
+        return n - (counter(LS_C_STACK_UNSAMPLED) - before);
+    }
+
+    uint64_t done_ = 0;
+};
+
+TEST_F(StackBudget, WalksAtMostTheBudgetPerWindowAndSpreadsThemOnceExceeded)
+{
+    using Clock = std::chrono::steady_clock;
+    using std::chrono::milliseconds;
+    // Windows are 10 ms of real time: an attempt whose waits did not fit in
+    // one window (a preempted test) is retried.
+    bool measured = false;
+    for (int attempt = 0; attempt < 5 && !measured; ++attempt) {
+        // A window with one wait, so the next one opens walking every wait.
+        std::this_thread::sleep_for(milliseconds(12));
+        waitsWalked(1);
+        std::this_thread::sleep_for(milliseconds(12));
+        const auto t0 = Clock::now();
+        const uint64_t first = waitsWalked(3);
+        const uint64_t rest = waitsWalked(17);
+        const bool oneWindow = Clock::now() - t0 < milliseconds(9);
+        std::this_thread::sleep_for(milliseconds(12));
+        const auto t1 = Clock::now();
+        // 20 waits last window: 1 in ceil(20 / 3) = 7 now, exactly one of any 7.
+        const uint64_t spread = waitsWalked(7);
+        const bool secondWindow = Clock::now() - t1 < milliseconds(9);
+        if (!oneWindow || !secondWindow)
+            continue;
+        measured = true;
+        EXPECT_EQ(first, 3u) << "a window after a quiet one walks every wait up to the budget";
+        EXPECT_EQ(rest, 0u) << "the budget of 3 per window was exceeded";
+        EXPECT_EQ(spread, 1u) << "after a busy window the walks are spread, not the first 3 in a row";
+    }
+    ASSERT_TRUE(measured) << "no attempt fitted its waits into one 10 ms window";
+    uint64_t timed = 0;
+    for (const auto& [k, h] : waits())
+        timed += h.count();
+    EXPECT_EQ(timed, done_) << "every wait is counted and timed, walked or not";
+    EXPECT_EQ(counter(LS_C_WAIT_EVENTS), done_);
+}

@@ -62,10 +62,16 @@ std::vector<FoldedPath> lockPaths(const Lock& lock, const StackIndex& index)
 
 std::string callerOf(const Lock& lock, const StackIndex& index)
 {
+    // The hottest site with a call path: under stack sampling the waits not
+    // walked can outweigh every walked path, and name no caller.
     const LockSite* hottest = nullptr;
-    for (const auto& site : lock.sites)
+    for (const auto& site : lock.sites) {
+        const Stack* st = index.find(site.stack_id);
+        if (st && st->frames.size() == 1 && st->frames[0].function == kNotSampledFrame)
+            continue;
         if (!hottest || site.wait.total() + site.hold.total() > hottest->wait.total() + hottest->hold.total())
             hottest = &site;
+    }
     if (!hottest)
         return "";
     const Stack* stack = index.find(hottest->stack_id);

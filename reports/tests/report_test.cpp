@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "lockscope/capture/io.h"
@@ -32,6 +34,39 @@ TEST(Report, SortsCutsAndFiltersLocks)
     EXPECT_EQ(one.locks[0].key, "rename_lock");
     o.lock_key = "no_such_lock";
     EXPECT_THROW(buildReport(c, o), std::invalid_argument);
+}
+
+// Under stack sampling most waits of a hot lock sit under the one-frame
+// "not sampled" stack: they count in every total and path list, but the
+// caller column names the hottest walked path.
+TEST(Report, CallerIsAWalkedPathWhenUnsampledWaitsDominate)
+{
+    Capture c = readCapture(test::fixture("baseline.lockscope.json"));
+    Lock* sem = nullptr;
+    for (auto& l : c.locks)
+        if (l.key == "spinlock@sem_lock")
+            sem = &l;
+    ASSERT_TRUE(sem);
+    const uint64_t walkedWait = sem->wait.total(), walkedCount = sem->wait.count();
+    uint32_t id = 0;
+    for (const auto& st : c.stacks)
+        id = std::max(id, st.id + 1);
+    c.stacks.push_back(Stack{id, StackKind::Kernel, {Frame{kNotSampledFrame, 0, "", std::nullopt}}});
+    LockSite unsampled;
+    unsampled.stack_id = id;
+    unsampled.wait.add(walkedWait * 4 / 50 + 1000, 50);
+    sem->wait.merge(unsampled.wait);
+    sem->sites.push_back(unsampled);
+
+    ReportOptions o;
+    o.lock_key = "spinlock@sem_lock";
+    const Report r = buildReport(c, o);
+    ASSERT_EQ(r.locks.size(), 1u);
+    EXPECT_EQ(r.locks[0].caller.rfind("sem_lock+0x", 0), 0u) << r.locks[0].caller;
+    EXPECT_EQ(r.locks[0].wait.count(), walkedCount + 50);
+    ASSERT_FALSE(r.locks[0].paths.empty());
+    EXPECT_EQ(r.locks[0].paths[0].frames, std::vector<std::string>{kNotSampledFrame})
+        << "the unsampled waits stay in the path list, where they are the biggest";
 }
 
 TEST(Report, PathsAddUpAndSharesAreFractions)

@@ -501,6 +501,9 @@ Stats statsFromJson(const json& j, const Path& at)
     // Written only by holder-stack captures (absent = 0).
     if (optionalMember(j, "holder_not_found"))
         s.holder_not_found = u64At(j, at, "holder_not_found");
+    // Written only when stack sampling left some waits without a stack.
+    if (optionalMember(j, "stacks_unsampled"))
+        s.stacks_unsampled = u64At(j, at, "stacks_unsampled");
     return s;
 }
 
@@ -798,6 +801,8 @@ template <class J> J buildJson(const Capture& c, bool withBig)
         { "unmatched", s.unmatched }, { "recursion_misses", s.recursion_misses } };
     if (s.holder_not_found)
         doc["stats"]["holder_not_found"] = s.holder_not_found;
+    if (s.stacks_unsampled)
+        doc["stats"]["stacks_unsampled"] = s.stacks_unsampled;
 
     // The writer streams these two (the bulk of a capture) element by element.
     J stacks = J::array();

@@ -414,6 +414,9 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
     if (st.recursion_misses)
         std::fprintf(log, "warning: %" PRIu64 " probe runs skipped by the kernel (re-entry)\n",
                      st.recursion_misses);
+    if (st.stacks_unsampled)
+        std::fprintf(log, "note: %" PRIu64 " contended waits were counted and timed without a stack walk "
+                     "(stack budget or --stack-sample; --stack-budget 0 walks every one)\n", st.stacks_unsampled);
     if (st.holder_not_found)
         std::fprintf(log, "note: %" PRIu64 " contended spinlock waits found no holder on another CPU "
                      "(holder stacks are approximate)\n", st.holder_not_found);

@@ -258,7 +258,8 @@ TEST_F(RecordBpf, AgreesWithPerfLockPerCaller)
     if (access("/usr/bin/perf", X_OK) != 0)
         GTEST_SKIP() << "skipped: perf (linux-perf) is not installed";
     std::string cap = dir + "/both.lockscope.json", pdata = dir + "/perf.data";
-    std::vector<std::string> argv{kBin, "record", "--no-cpu", "--comm", "semop-multi", "-o", cap, "--",
+    // Every stack walked: the comparison is per caller, and perf walks them all.
+    std::vector<std::string> argv{kBin, "record", "--no-cpu", "--stack-budget", "0", "--comm", "semop-multi", "-o", cap, "--",
                                   "perf", "lock", "record", "-m", "4096", "-o", pdata, "--"};
     auto w = semopWorkload("2");
     argv.insert(argv.end(), w.begin(), w.end());
@@ -332,6 +333,44 @@ TEST_F(RecordBpf, AgreesWithPerfLockPerCaller)
     if (compared == 0)
         GTEST_SKIP() << "skipped: the workload contended too little to compare (perf saw " << perfTotal
                      << " contentions, none of its callers reached 200; machine loaded?)";
+}
+
+// --stack-budget N: each CPU walks at most N stacks a second (N / 100 per
+// 10 ms window); every other wait is still counted and timed, under its
+// lock's "[stack not sampled]" site. A budget of 500 a second is far below the
+// workload's contention rate, so most waits go unwalked.
+TEST_F(RecordBpf, StackBudgetBoundsWalksAndKeepsEveryWait)
+{
+    std::string cap = dir + "/budget.lockscope.json";
+    std::vector<std::string> argv{kBin, "record", "--no-cpu", "--no-hold", "--no-syscalls", "--stack-budget", "500",
+                                  "--comm", "semop-multi", "-o", cap, "--"};
+    auto w = semopWorkload("2");
+    argv.insert(argv.end(), w.begin(), w.end());
+    Exit e = record_test::run(argv, dir, "budget");
+    ASSERT_EQ(e.code, 0) << e.err;
+    const Capture c = lockscope::readCapture(cap);
+    EXPECT_EQ(c.meta.filters.at("stack_budget"), "500");
+
+    uint64_t walked = 0, unwalked = 0;
+    for (const auto& l : c.locks)
+        for (const auto& site : l.sites) {
+            const auto* st = c.findStack(site.stack_id);
+            ASSERT_TRUE(st);
+            const bool pseudo = st->frames.size() == 1 && st->frames[0].function == lockscope::kNotSampledFrame;
+            (pseudo ? unwalked : walked) += site.wait.count();
+        }
+    const auto ncpus = static_cast<uint64_t>(sysconf(_SC_NPROCESSORS_CONF));
+    const auto windows = static_cast<uint64_t>(c.meta.duration_s * 100) + 2;
+    EXPECT_LE(walked, ncpus * 5 * windows) << "walked " << walked << " stacks in " << c.meta.duration_s << " s";
+    EXPECT_GT(walked, 0u);
+    // Waits the kernel counted as not walked are exactly the pseudo sites'
+    // (less any whose end never came, counted as lost).
+    EXPECT_LE(unwalked, c.stats.stacks_unsampled);
+    EXPECT_LE(c.stats.stacks_unsampled, unwalked + c.stats.lost);
+    if (walked + unwalked > 4 * ncpus * 5 * windows) {
+        EXPECT_GT(unwalked, walked) << "the budget did not bind";
+    }
+    EXPECT_NE(e.err.find("without a stack walk"), std::string::npos) << e.err;
 }
 
 TEST_F(RecordBpf, SigintMidCaptureStillWritesCapture)

@@ -32,6 +32,8 @@ TEST(RecordCli, BadValuesAreExit2OneLine)
              {"--hold-sample", "x", "--", "true"},
              {"-d", "-3", "-a"},
              {"--wait-backend", "fentry", "--", "true"},
+             {"--stack-sample", "4", "--stack-budget", "100", "--", "true"},
+             {"--stack-budget", "-1", "--", "true"},
              {"--hold-backend", "sometimes", "--", "true"},
              {"--lock", "0xzz", "--", "true"},
              {"--user-lock", "onlyone", "--", "true"},

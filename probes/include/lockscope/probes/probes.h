@@ -40,6 +40,8 @@ struct Options {
                                         // (ids -1): stack capture dominates per-event cost
     uint32_t stack_sample = 1;          // walk the stack of 1 in N waits per CPU; the others
                                         // get kstack_id LS_STACK_UNSAMPLED (-3)
+    uint32_t stack_budget = 0;          // when stack_sample is 1: walk at most this many stacks
+                                        // per second per CPU (sampling evenly above it); 0 = every one
     bool per_tgid = false;              // key waits by tgid as well
     std::vector<uint32_t> tgids;        // in-kernel filter; empty = every process
     bool follow_forks = true;           // children of filtered tgids join the filter

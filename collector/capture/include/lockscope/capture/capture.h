@@ -20,6 +20,10 @@ namespace lockscope {
 inline constexpr const char* kCaptureFormat = "lockscope-capture";
 inline constexpr int kCaptureVersion = 1;
 
+// The one frame of the stack under which a lock's waits whose stack was not
+// walked (stack sampling) are kept: counted and timed, with no call path.
+inline constexpr const char* kNotSampledFrame = "[stack not sampled]";
+
 struct Meta {
     std::string tool_version;
     std::string label;           // "baseline", "patched", ...
@@ -58,6 +62,7 @@ struct Stats {
     uint64_t unmatched = 0;       // end/unlock with no matching begin/lock
     uint64_t recursion_misses = 0;// programs the kernel skipped (re-entry)
     uint64_t holder_not_found = 0;// holder stacks: contended spinlock waits whose holder no CPU showed
+    uint64_t stacks_unsampled = 0;// waits counted and timed whose stack was not walked (stack sampling)
     bool operator==(const Stats&) const = default;
 };
 

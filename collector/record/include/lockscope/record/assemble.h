@@ -36,8 +36,6 @@ struct AssembleOptions {
 // sample taken in user mode (the CPU probe keys those with no kernel stack).
 inline constexpr const char* kNoStackFrame = "[no stack]";
 inline constexpr const char* kUserModeFrame = "[user]";
-// The call path of waits whose stack was not walked (record --stack-sample N).
-inline constexpr const char* kNotSampledFrame = "[stack not sampled]";
 
 // "rwlock:R" -> "rwlock": a lock's type independent of the acquisition mode.
 std::string baseLockType(const std::string& type);
