@@ -4,7 +4,8 @@
 # Throughput cost of recording: a contention-heavy workload (semop-multi
 # --multi: 8 threads on one System V semaphore array lock) run alone, under
 # `lockscope record` (all probes; all probes timing 1 in 16 syscalls;
-# contention only; contention only walking 1 in 16 stacks), and under
+# contention only, with the default stack budget; contention only walking
+# every stack), and under
 # `perf lock record`, alternating in each round so drift hits every mode alike.
 # Prints median ops/s per mode and the ratios. Needs root (BPF, perf).
 #
@@ -48,14 +49,14 @@ run_mode() {
         lockscope-s16) out=$("$lockscope" record --syscall-sample 16 -o "$tmp/c.json" -- "${wl[@]}" 2>/dev/null) ;;
         lockscope-wait) out=$("$lockscope" record --no-cpu --no-hold --no-syscalls -o "$tmp/b.json" \
                                 -- "${wl[@]}" 2>/dev/null) ;;
-        lockscope-wait-s16) out=$("$lockscope" record --no-cpu --no-hold --no-syscalls --stack-sample 16 \
+        lockscope-wait-all) out=$("$lockscope" record --no-cpu --no-hold --no-syscalls --stack-budget 0 \
                                 -o "$tmp/d.json" -- "${wl[@]}" 2>/dev/null) ;;
         perf-lock) out=$(perf lock record -o "$tmp/perf.data" -- "${wl[@]}" 2>/dev/null) ;;
     esac
     sed -n 's/.*"ops_per_sec":\([0-9.e+]*\).*/\1/p' <<<"$out" | tail -n1
 }
 
-modes=(alone lockscope lockscope-s16 lockscope-wait lockscope-wait-s16 perf-lock)
+modes=(alone lockscope lockscope-s16 lockscope-wait lockscope-wait-all perf-lock)
 declare -A results
 for ((r = 0; r < rounds; r++)); do
     # Rotate the order each round.
@@ -82,7 +83,7 @@ for m in "${modes[@]}"; do
     awk -v m="$m" -v v="$med" -v b="$base" -v s="$spr" \
         'BEGIN {printf "%-19s %14.0f %10.3f %9.1f%% %9.0f%%\n", m, v, v/b, (1 - v/b) * 100, s * 100}'
 done
-for m in lockscope lockscope-s16 lockscope-wait lockscope-wait-s16; do
+for m in lockscope lockscope-s16 lockscope-wait lockscope-wait-all; do
     med=$(median "${results[$m]}")
     awk -v m="$m" -v v="$med" -v b="$base" -v p="$perf_m" 'BEGIN {
         c = 1 - v/b; pc = 1 - p/b;

@@ -164,6 +164,28 @@ static __always_inline void hist_add(struct ls_hist *h, __u64 v)
     }
 }
 
+/*
+ * Plain stores into this CPU's copy of a per-CPU value, which nothing else
+ * writes meanwhile: no locked instruction and no cache line shared between
+ * CPUs. A copy's min is unset while its count is 0 (a per-CPU element created
+ * on one CPU is zero on the others); userspace sums the copies.
+ */
+static __always_inline void hist_add_cpu(struct ls_hist *h, __u64 v)
+{
+    __u32 b = log2_bucket(v);
+
+    /* Opaque to the verifier so the mask bounds the finished index (6.1). */
+    asm volatile("" : "+r"(b));
+    b &= LS_HIST_SLOTS - 1;
+    h->slots[b] += 1;
+    h->total += v;
+    if (!h->count || v < h->min)
+        h->min = v;
+    if (v > h->max)
+        h->max = v;
+    h->count += 1;
+}
+
 /* Finds or creates the histogram of key in a hash map; NULL when full. */
 static __always_inline struct ls_hist *hist_of(void *map, const void *key)
 {

@@ -113,23 +113,6 @@ static __always_inline int sc_enter(__u32 idx)
     return 0;
 }
 
-/* Plain stores: this CPU's copy, which nothing else writes meanwhile (see top). */
-static __always_inline void hist_add_cpu(struct ls_hist *h, __u64 v)
-{
-    __u32 b = log2_bucket(v);
-
-    /* Opaque to the verifier so the mask bounds the finished index (6.1). */
-    asm volatile("" : "+r"(b));
-    b &= LS_HIST_SLOTS - 1;
-    h->slots[b] += 1;
-    h->total += v;
-    if (!h->count || v < h->min)
-        h->min = v;
-    if (v > h->max)
-        h->max = v;
-    h->count += 1;
-}
-
 static __always_inline int sc_finish(struct sc_task *t, __u32 idx, long ret)
 {
     __u64 delta = bpf_ktime_get_ns() - t->ts;

@@ -30,8 +30,16 @@ struct {
     __uint(max_entries, 16384);
 } task_pending SEC(".maps");
 
+/*
+ * Per CPU: every CPU ends waits on a hot lock under the same key, and one
+ * shared histogram moved its cache lines between the CPUs on every end, on
+ * top of the lock's own line the workload is fighting over. Not
+ * preallocated: a key costs a histogram per possible CPU, paid only for the
+ * keys that occur.
+ */
 struct {
-    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
     __type(key, struct ls_wait_key);
     __type(value, struct ls_hist);
     __uint(max_entries, 16384);
@@ -391,7 +399,7 @@ static __always_inline int on_end(void *ctx, __u64 lock, int ret)
     struct ls_hist *h = hist_of(&waits, &key);
     if (!h)
         return 0;
-    hist_add(h, now - p.ts);
+    hist_add_cpu(h, now - p.ts);
     count(LS_C_WAIT_EVENTS);
     if (holder_scan && p.holder_state == LS_HOLDER_PENDING)
         resolve_pending_holder(&p);

@@ -231,6 +231,23 @@ uint64_t recursionMisses(const bpf_program* prog)
     return recursionMisses(bpf_program__fd(prog));
 }
 
+ls_hist sumCpuHists(const std::vector<ls_hist>& cpus)
+{
+    ls_hist sum {};
+    sum.min = ~0ULL;
+    for (const ls_hist& c : cpus) {
+        if (c.count == 0)
+            continue;
+        sum.count += c.count;
+        sum.total += c.total;
+        sum.min = std::min(sum.min, c.min);
+        sum.max = std::max(sum.max, c.max);
+        for (size_t b = 0; b < LS_HIST_SLOTS; ++b)
+            sum.slots[b] += c.slots[b];
+    }
+    return sum;
+}
+
 uint32_t stackWindowWalks(uint32_t per_second)
 {
     if (per_second == 0)

@@ -50,6 +50,10 @@ uint64_t recursionMisses(int prog_fd);
 // result is always consistent().
 Log2Hist histFromKernel(const ls_hist& h);
 
+// The per-CPU copies of one histogram (hist_add_cpu) summed; a copy whose
+// count is 0 has no min.
+ls_hist sumCpuHists(const std::vector<ls_hist>& cpus);
+
 // A budget of stack walks per second as walks per LS_STACK_WINDOW_NS window
 // (rounded up, at least 1); 0 stays 0, no budget.
 uint32_t stackWindowWalks(uint32_t per_second);

@@ -24,19 +24,14 @@ using SyscallSkel = SkelPtr<ls_syscalls, ls_syscalls__destroy>;
 ls_lat_val mergeCpus(const std::vector<ls_lat_val>& cpus)
 {
     ls_lat_val sum {};
-    sum.hist.min = ~0ULL;
+    std::vector<ls_hist> hists;
+    hists.reserve(cpus.size());
     for (const ls_lat_val& c : cpus) {
         sum.calls += c.calls;
-        if (c.hist.count == 0)
-            continue;
-        sum.hist.count += c.hist.count;
-        sum.hist.total += c.hist.total;
-        sum.hist.min = std::min(sum.hist.min, c.hist.min);
-        sum.hist.max = std::max(sum.hist.max, c.hist.max);
-        for (size_t b = 0; b < LS_HIST_SLOTS; ++b)
-            sum.hist.slots[b] += c.hist.slots[b];
         sum.errors += c.errors;
+        hists.push_back(c.hist);
     }
+    sum.hist = sumCpuHists(hists);
     return sum;
 }
 

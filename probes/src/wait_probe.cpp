@@ -43,12 +43,12 @@ public:
     {
         const int fd = bpf_map__fd(skel_->maps.waits);
         ls_wait_key key {}, next {};
-        ls_hist value {};
+        std::vector<ls_hist> cpus(static_cast<size_t>(possibleCpus()));
         const void* prev = nullptr;
         while (bpf_map_get_next_key(fd, prev, &next) == 0) {
             key = next;
             prev = &key;
-            if (bpf_map_lookup_elem(fd, &key, &value) != 0)
+            if (bpf_map_lookup_elem(fd, &key, cpus.data()) != 0)
                 continue; // deleted meanwhile
             LockRecord r;
             r.lock_addr = key.lock;
@@ -57,7 +57,7 @@ public:
             r.flags = key.flags;
             r.tgid = key.tgid;
             r.type = lockTypeName(key.flags);
-            r.hist = histFromKernel(value);
+            r.hist = histFromKernel(sumCpuHists(cpus));
             if (!r.hist.empty())
                 out.waits.push_back(std::move(r));
         }

@@ -176,8 +176,10 @@ protected:
         while (bpf_map_get_next_key(fd, prev, &next) == 0) {
             key = next;
             prev = &key;
-            ls_hist h {};
-            if (key.lock == lock && bpf_map_lookup_elem(fd, &key, &h) == 0) {
+            std::vector<ls_hist> cpus(static_cast<size_t>(ncpus_));
+            if (key.lock != lock || bpf_map_lookup_elem(fd, &key, cpus.data()) != 0)
+                continue;
+            for (const ls_hist& h : cpus) {
                 count += h.count;
                 total += h.total;
             }

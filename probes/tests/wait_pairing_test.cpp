@@ -6,6 +6,7 @@
 #include <memory>
 #include <thread>
 #include <tuple>
+#include <vector>
 
 #include <sched.h>
 
@@ -75,13 +76,18 @@ protected:
         while (bpf_map_get_next_key(fd, prev, &next) == 0) {
             key = next;
             prev = &key;
-            ls_hist h {};
-            if (bpf_map_lookup_elem(fd, &key, &h) != 0)
+            // Per CPU: each CPU's copy is a histogram of its own (or empty).
+            std::vector<ls_hist> cpus(static_cast<size_t>(libbpf_num_possible_cpus()));
+            if (bpf_map_lookup_elem(fd, &key, cpus.data()) != 0)
                 continue;
-            std::array<uint64_t, 64> b {};
-            std::copy(std::begin(h.slots), std::end(h.slots), b.begin());
-            out[{ key.lock, key.flags }].merge(
-                lockscope::Log2Hist::fromParts(b, h.count, h.total, h.min, h.max));
+            for (const ls_hist& h : cpus) {
+                if (h.count == 0)
+                    continue;
+                std::array<uint64_t, 64> b {};
+                std::copy(std::begin(h.slots), std::end(h.slots), b.begin());
+                out[{ key.lock, key.flags }].merge(
+                    lockscope::Log2Hist::fromParts(b, h.count, h.total, h.min, h.max));
+            }
         }
         return out;
     }
