@@ -87,4 +87,30 @@ inline Capture semCapture(const std::string& label, double scale)
     return c;
 }
 
+inline LatencyEntry latencyEntry(std::string name, uint64_t ns, uint64_t times, uint64_t errors = 0)
+{
+    LatencyEntry e;
+    e.name = std::move(name);
+    e.latency.add(ns, times);
+    e.errors = errors;
+    return e;
+}
+
+// Two syscalls, semtimedop timed 1 in 16 with every call counted, and one
+// kernel function, beside semCapture's locks.
+inline Capture latencyCapture()
+{
+    Capture c = semCapture("baseline", 1.0);
+    LatencyEntry sem = latencyEntry("semtimedop", 2000, 3000, 5);
+    sem.latency.add(64000, 10);   // mean (6'000'000 + 640'000) / 3010 = 2205 ns
+    sem.sample_period = 16;
+    sem.all_calls = 50000;
+    c.syscalls.push_back(sem);
+    c.syscalls.push_back(latencyEntry("timer_gettime", 300, 800));
+    LatencyEntry timer = latencyEntry("__lock_timer", 150, 700);
+    timer.latency.add(5000, 10);  // mean (105'000 + 50'000) / 710 = 218 ns; p99 = rank 703, a 5 us call
+    c.functions.push_back(timer);
+    return c;
+}
+
 } // namespace lockscope::gui::test

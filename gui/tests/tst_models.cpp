@@ -11,6 +11,8 @@
 #include "model/calltreemodel.h"
 #include "model/deltatablemodel.h"
 #include "model/flamedata.h"
+#include "model/latencydeltamodel.h"
+#include "model/latencytablemodel.h"
 #include "model/locktablemodel.h"
 #include "model/roles.h"
 #include "testcaptures.h"
@@ -168,6 +170,156 @@ private slots:
         QVERIFY(model.index(sem, DeltaTableModel::WaitDelta).data().toString().startsWith(QStringLiteral("−")));
         for (int c = 0; c < model.columnCount(); ++c)
             QVERIFY(!model.headerData(c, Qt::Horizontal, Qt::ToolTipRole).toString().isEmpty());
+        model.setComparison(nullptr);
+        QCOMPARE(model.rowCount(), 0);
+    }
+
+    void latencyTable()
+    {
+        LatencyTableModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QCOMPARE(model.rowCount(), 0);
+        auto capture = std::make_shared<const Capture>(latencyCapture());
+        model.setCapture(capture);
+        QCOMPARE(model.rowCount(), 3);
+        QCOMPARE(model.columnCount(), int(LatencyTableModel::ColumnCount));
+        auto cell = [&](int row, int col, int role = Qt::DisplayRole) { return model.index(row, col).data(role); };
+
+        // Syscalls first, in capture order, then functions.
+        QCOMPARE(cell(0, LatencyTableModel::Kind).toString(), QStringLiteral("syscall"));
+        QCOMPARE(cell(0, LatencyTableModel::Name).toString(), QStringLiteral("semtimedop"));
+        QCOMPARE(cell(1, LatencyTableModel::Name).toString(), QStringLiteral("timer_gettime"));
+        QCOMPARE(cell(2, LatencyTableModel::Kind).toString(), QStringLiteral("function"));
+        QCOMPARE(cell(2, LatencyTableModel::Name).toString(), QStringLiteral("__lock_timer"));
+        QCOMPARE(model.entry(2), &capture->functions[0]);
+        QCOMPARE(model.entry(3), nullptr);
+
+        // Sampled 1 in 16 with every call counted: the exact count, and the reports' wording.
+        QCOMPARE(cell(0, LatencyTableModel::Calls, SortRole).toULongLong(), 50000ull);
+        QCOMPARE(cell(0, LatencyTableModel::Calls).toString(), QStringLiteral("50\u202F000 (1 in 16 timed)"));
+        QVERIFY(cell(0, LatencyTableModel::Calls, Qt::ToolTipRole).toString().contains(QStringLiteral("exactly")));
+        QCOMPARE(cell(1, LatencyTableModel::Calls).toString(), QStringLiteral("800"));
+        QCOMPARE(cell(2, LatencyTableModel::Calls, SortRole).toULongLong(), 710ull);
+        QCOMPARE(cell(0, LatencyTableModel::Errors, SortRole).toULongLong(), 5ull);
+        QCOMPARE(cell(1, LatencyTableModel::Errors, SortRole).toULongLong(), 0ull);
+
+        QCOMPARE(cell(0, LatencyTableModel::Mean, SortRole).toULongLong(), 2205ull);
+        QCOMPARE(cell(0, LatencyTableModel::Mean).toString(), QStringLiteral("2.21 µs"));
+        QCOMPARE(cell(2, LatencyTableModel::Mean, SortRole).toULongLong(), 218ull);
+        QCOMPARE(cell(0, LatencyTableModel::Max, SortRole).toULongLong(), 64000ull);
+        QCOMPARE(cell(0, LatencyTableModel::Max).toString(), QStringLiteral("64.0 µs"));
+        const Log2Hist& sem = capture->syscalls[0].latency;
+        QCOMPARE(cell(0, LatencyTableModel::P50, SortRole).toULongLong(), qulonglong(sem.percentile(50)));
+        QCOMPARE(cell(0, LatencyTableModel::P99, SortRole).toULongLong(), qulonglong(sem.percentile(99)));
+        // 3000 of 3010 calls took 2 µs: both percentiles lie in its bucket.
+        QCOMPARE(Log2Hist::bucketOf(cell(0, LatencyTableModel::P99, SortRole).toULongLong()), Log2Hist::bucketOf(2000));
+        // 10 of __lock_timer's 710 calls took 5 µs (over 1 %): its p99 is in that bucket, its median is not.
+        QCOMPARE(Log2Hist::bucketOf(cell(2, LatencyTableModel::P99, SortRole).toULongLong()), Log2Hist::bucketOf(5000));
+        QCOMPARE(Log2Hist::bucketOf(cell(2, LatencyTableModel::P50, SortRole).toULongLong()), Log2Hist::bucketOf(150));
+        for (int c = 0; c < model.columnCount(); ++c)
+            QVERIFY(!model.headerData(c, Qt::Horizontal, Qt::ToolTipRole).toString().isEmpty());
+
+        // Sampled without a count: estimated from the timed calls.
+        Capture uncounted = latencyCapture();
+        uncounted.syscalls[0].all_calls = 0;
+        model.setCapture(std::make_shared<const Capture>(uncounted));
+        QCOMPARE(cell(0, LatencyTableModel::Calls, SortRole).toULongLong(), 3010ull * 16);
+        QVERIFY(cell(0, LatencyTableModel::Calls).toString().endsWith(QStringLiteral(" (1 in 16 timed)")));
+        QVERIFY(cell(0, LatencyTableModel::Calls, Qt::ToolTipRole).toString().contains(QStringLiteral("Estimated")));
+
+        model.setCapture(std::make_shared<const Capture>(semCapture("baseline", 1.0)));
+        QCOMPARE(model.rowCount(), 0);
+        model.setCapture(nullptr);
+        QCOMPARE(model.rowCount(), 0);
+    }
+
+    void latencyTableSorting()
+    {
+        LatencyTableModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setCapture(std::make_shared<const Capture>(latencyCapture()));
+        QSortFilterProxyModel proxy;
+        proxy.setSourceModel(&model);
+        proxy.setSortRole(SortRole);
+        auto names = [&proxy] {
+            QStringList out;
+            for (int r = 0; r < proxy.rowCount(); ++r)
+                out << proxy.index(r, LatencyTableModel::Name).data().toString();
+            return out;
+        };
+        // By the raw number, not the text ("2.21 µs" < "300 ns" as strings).
+        proxy.sort(LatencyTableModel::Mean, Qt::DescendingOrder);
+        QCOMPARE(names(), (QStringList{QStringLiteral("semtimedop"), QStringLiteral("timer_gettime"),
+                                       QStringLiteral("__lock_timer")}));
+        proxy.sort(LatencyTableModel::Calls, Qt::AscendingOrder);
+        QCOMPARE(names(), (QStringList{QStringLiteral("__lock_timer"), QStringLiteral("timer_gettime"),
+                                       QStringLiteral("semtimedop")}));
+        proxy.sort(LatencyTableModel::Max, Qt::DescendingOrder);
+        QCOMPARE(names().front(), QStringLiteral("semtimedop"));
+        QCOMPARE(names().back(), QStringLiteral("timer_gettime"));
+        proxy.sort(LatencyTableModel::Kind, Qt::AscendingOrder);
+        QCOMPARE(names().front(), QStringLiteral("__lock_timer"));
+        // The entry a sorted row stands for.
+        QCOMPARE(proxy.index(0, 0).data(EntryIndexRole).toInt(), 2);
+    }
+
+    void latencyDeltaTable()
+    {
+        LatencyDeltaModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        Capture before = latencyCapture();
+        Capture after = latencyCapture();
+        after.syscalls[0].latency = {};
+        after.syscalls[0].latency.add(1000, 3000); // semtimedop mean 2205 ns -> 1000 ns
+        after.syscalls[0].all_calls = 52000;
+        after.functions.clear();                   // __lock_timer gone
+        auto cmp = std::make_shared<const reports::Comparison>(reports::compare(before, after));
+        model.setComparison(cmp);
+        QCOMPARE(model.rowCount(), static_cast<int>(cmp->syscalls.size() + cmp->functions.size()));
+        QCOMPARE(model.rowCount(), 3);
+        int sem = -1, timer = -1, gone = -1;
+        for (int r = 0; r < model.rowCount(); ++r) {
+            const QString name = model.index(r, LatencyDeltaModel::Name).data().toString();
+            (name == QStringLiteral("semtimedop") ? sem : name == QStringLiteral("timer_gettime") ? timer : gone) = r;
+        }
+        QVERIFY(sem >= 0 && timer >= 0 && gone >= 0);
+        QCOMPARE(model.index(gone, LatencyDeltaModel::Name).data().toString(), QStringLiteral("__lock_timer"));
+        QCOMPARE(model.index(gone, LatencyDeltaModel::Kind).data().toString(), QStringLiteral("function"));
+        QCOMPARE(model.index(sem, LatencyDeltaModel::Kind).data().toString(), QStringLiteral("syscall"));
+
+        // The engine's figures, matched by name.
+        const reports::LatencyDelta& d = *model.row(sem);
+        QCOMPARE(d.name, std::string("semtimedop"));
+        QCOMPARE(model.index(sem, LatencyDeltaModel::CallsBefore).data(SortRole).toDouble(), 50000.0);
+        QCOMPARE(model.index(sem, LatencyDeltaModel::CallsAfter).data(SortRole).toDouble(), 52000.0);
+        QCOMPARE(model.index(sem, LatencyDeltaModel::MeanBefore).data(SortRole).toDouble(), 2205.0);
+        QCOMPARE(model.index(sem, LatencyDeltaModel::MeanAfter).data(SortRole).toDouble(), 1000.0);
+        QCOMPARE(model.index(sem, LatencyDeltaModel::P99Before).data(SortRole).toDouble(), d.p99_ns.before);
+        QCOMPARE(model.index(sem, LatencyDeltaModel::P99After).data(SortRole).toDouble(), d.p99_ns.after);
+        QCOMPARE(model.index(sem, LatencyDeltaModel::MeanRatio).data(SortRole).toDouble(), 1000.0 / 2205.0);
+        QCOMPARE(model.index(sem, LatencyDeltaModel::MeanRatio).data().toString(), QStringLiteral("×0.45"));
+        QCOMPARE(model.index(timer, LatencyDeltaModel::MeanRatio).data().toString(), QStringLiteral("×1.00"));
+        QCOMPARE(model.index(sem, LatencyDeltaModel::Outcome).data().toString(),
+                 DeltaTableModel::verdictLabel(d.verdict));
+        QCOMPARE(d.verdict, reports::Verdict::Improved);
+        QCOMPARE(model.index(sem, 0).data(Qt::BackgroundRole).value<QColor>(),
+                 DeltaTableModel::verdictTint(reports::Verdict::Improved));
+
+        // A side the entry is missing from reads "–", not zero.
+        QCOMPARE(model.index(gone, LatencyDeltaModel::Outcome).data().toString(), QStringLiteral("only before"));
+        QCOMPARE(model.index(gone, LatencyDeltaModel::MeanAfter).data().toString(), QStringLiteral("–"));
+        QCOMPARE(model.index(gone, LatencyDeltaModel::MeanRatio).data().toString(), QStringLiteral("–"));
+        QCOMPARE(model.index(gone, LatencyDeltaModel::CallsBefore).data(SortRole).toDouble(), 710.0);
+        for (int c = 0; c < model.columnCount(); ++c)
+            QVERIFY(!model.headerData(c, Qt::Horizontal, Qt::ToolTipRole).toString().isEmpty());
+
+        QSortFilterProxyModel proxy;
+        proxy.setSourceModel(&model);
+        proxy.setSortRole(SortRole);
+        proxy.sort(LatencyDeltaModel::MeanRatio, Qt::AscendingOrder);
+        QCOMPARE(proxy.index(0, LatencyDeltaModel::Name).data().toString(), QStringLiteral("__lock_timer"));
+        QCOMPARE(proxy.index(1, LatencyDeltaModel::Name).data().toString(), QStringLiteral("semtimedop"));
+
         model.setComparison(nullptr);
         QCOMPARE(model.rowCount(), 0);
     }

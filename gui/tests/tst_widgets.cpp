@@ -13,6 +13,7 @@
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTabWidget>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -27,7 +28,10 @@
 #include "lockscope/scaling/scaling_io.h"
 #include "model/calltreemodel.h"
 #include "model/deltatablemodel.h"
+#include "model/latencydeltamodel.h"
+#include "model/latencytablemodel.h"
 #include "model/locktablemodel.h"
+#include "model/roles.h"
 #include "testcaptures.h"
 
 using namespace lockscope;
@@ -172,6 +176,110 @@ private slots:
         QVERIFY(page.bottomUpModel()->index(0, 0).data().toString() == QStringLiteral("_raw_spin_lock"));
         page.selectLock(99); // out of range: back to all locks
         QCOMPARE(page.selectedLock(), -1);
+    }
+
+    void latencyTabSelection()
+    {
+        auto c = std::make_shared<const Capture>(latencyCapture());
+        CapturePage page;
+        page.setCapture(c);
+        int tab = -1;
+        for (int i = 0; i < page.tabs()->count(); ++i)
+            if (page.tabs()->tabText(i) == QStringLiteral("Latency"))
+                tab = i;
+        QVERIFY2(tab >= 0, "no Latency tab");
+        QVERIFY(page.latencyTableShown());
+        QCOMPARE(page.latencyModel()->rowCount(), 3);
+        QTableView* view = page.latencyView();
+        QCOMPARE(view->model()->rowCount(), 3);
+
+        // Opens on the first row.
+        QCOMPARE(page.latencyChart()->series().size(), 1);
+        QCOMPARE(page.latencyChart()->series().front().hist, c->syscalls[0].latency);
+        QCOMPARE(page.latencyChart()->bucketRange().second, int(Log2Hist::bucketOf(64000)));
+        QVERIFY(page.latencyChart()->title().contains(QStringLiteral("1 in 16")));
+
+        // Selecting a row in the view (as a click does) drives the chart.
+        auto rowOf = [view](const QString& name) {
+            for (int r = 0; r < view->model()->rowCount(); ++r)
+                if (view->model()->index(r, LatencyTableModel::Name).data().toString() == name)
+                    return view->model()->index(r, 0);
+            return QModelIndex();
+        };
+        view->sortByColumn(LatencyTableModel::Mean, Qt::AscendingOrder); // rows no longer in model order
+        QCOMPARE(view->model()->index(0, LatencyTableModel::Name).data().toString(), QStringLiteral("__lock_timer"));
+        view->selectionModel()->setCurrentIndex(rowOf(QStringLiteral("__lock_timer")),
+                                                QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        QCOMPARE(page.latencyChart()->series().size(), 1);
+        QCOMPARE(page.latencyChart()->series().front().hist, c->functions[0].latency);
+        QCOMPARE(page.latencyChart()->series().front().name, QStringLiteral("__lock_timer"));
+        QCOMPARE(page.latencyChart()->bucketRange().first, Log2Hist::bucketOf(150));
+        QCOMPARE(page.latencyChart()->bucketRange().second, int(Log2Hist::bucketOf(5000)));
+        view->selectionModel()->setCurrentIndex(rowOf(QStringLiteral("timer_gettime")),
+                                                QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        QCOMPARE(page.latencyChart()->series().front().hist, c->syscalls[1].latency);
+        QCOMPARE(page.latencyChart()->bucketRange().second, int(Log2Hist::bucketOf(300)));
+
+        // And selecting programmatically moves the view's selection.
+        page.selectLatency(0);
+        QCOMPARE(view->selectionModel()->currentIndex().data(EntryIndexRole).toInt(), 0);
+        QCOMPARE(page.latencyChart()->series().front().hist, c->syscalls[0].latency);
+
+        page.tabs()->setCurrentIndex(tab);
+        page.resize(1000, 700);
+        QVERIFY(distinctColors(page.grab().toImage()) > 5);
+    }
+
+    void latencyTabEmpty()
+    {
+        CapturePage page;
+        page.setCapture(std::make_shared<const Capture>(semCapture("baseline", 1.0)));
+        QVERIFY(!page.latencyTableShown());
+        QVERIFY(page.latencyEmptyLabel()->text().contains(QStringLiteral("no syscall or kernel function latency")));
+        QVERIFY(!page.latencyEmptyLabel()->text().contains(QLatin1Char('\n')));
+        QVERIFY(page.latencyChart()->series().isEmpty());
+        // A capture with entries brings the table back.
+        page.setCapture(std::make_shared<const Capture>(latencyCapture()));
+        QVERIFY(page.latencyTableShown());
+        page.setCapture(std::make_shared<const Capture>(semCapture("baseline", 1.0)));
+        QVERIFY(!page.latencyTableShown());
+        QCOMPARE(page.latencyModel()->rowCount(), 0);
+    }
+
+    void compareLatencyTab()
+    {
+        Capture before = latencyCapture();
+        Capture after = latencyCapture();
+        after.meta.label = "patched";
+        after.syscalls[0].latency = {};
+        after.syscalls[0].latency.add(1000, 3000);
+        auto cmp = std::make_shared<const reports::Comparison>(reports::compare(before, after));
+        ComparePage page;
+        page.setComparison(cmp, prepareCapture(std::make_shared<const Capture>(before)),
+                           prepareCapture(std::make_shared<const Capture>(after)));
+        QVERIFY(page.latencyTableShown());
+        QCOMPARE(page.latencyModel()->rowCount(), 3);
+        bool hasTab = false;
+        for (int i = 0; i < page.tabs()->count(); ++i)
+            hasTab = hasTab || page.tabs()->tabText(i) == QStringLiteral("Latency");
+        QVERIFY(hasTab);
+        for (int r = 0; r < page.latencyModel()->rowCount(); ++r) {
+            page.selectLatency(r);
+            const reports::LatencyDelta& d = *page.latencyModel()->row(r);
+            QCOMPARE(page.latencyChart()->series().size(), 2);
+            QCOMPARE(page.latencyChart()->series()[0].hist, d.before);
+            QCOMPARE(page.latencyChart()->series()[1].hist, d.after);
+            QCOMPARE(page.latencyChart()->series()[1].name, QStringLiteral("patched"));
+        }
+        page.setNormalized(false);
+        QVERIFY(!page.latencyChart()->normalized());
+
+        Capture none = semCapture("baseline", 1.0);
+        page.setComparison(std::make_shared<const reports::Comparison>(reports::compare(none, none)),
+                           prepareCapture(std::make_shared<const Capture>(none)),
+                           prepareCapture(std::make_shared<const Capture>(none)));
+        QVERIFY(!page.latencyTableShown());
+        QVERIFY(page.latencyChart()->series().isEmpty());
     }
 
     void openGoodCapture()

@@ -11,6 +11,7 @@
 #include <QScrollArea>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTextBrowser>
@@ -20,6 +21,7 @@
 #include "app/flamegraphwidget.h"
 #include "app/histogramchart.h"
 #include "app/summaryview.h"
+#include "model/latencytablemodel.h"
 #include "model/locktablemodel.h"
 #include "model/roles.h"
 #include "model/units.h"
@@ -91,6 +93,7 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent)
     tabs_->addTab(buildCallGraphTab(), tr("Call graph"));
     tabs_->addTab(buildFlameTab(), tr("Flame graph"));
     tabs_->addTab(buildHistogramTab(), tr("Histograms"));
+    tabs_->addTab(buildLatencyTab(), tr("Latency"));
     layout->addWidget(tabs_, 1);
 }
 
@@ -203,6 +206,94 @@ QWidget* CapturePage::buildHistogramTab()
     return w;
 }
 
+QWidget* CapturePage::buildLatencyTab()
+{
+    latencyStack_ = new QStackedWidget;
+    auto* split = new QSplitter(Qt::Vertical);
+    latencyModel_ = new LatencyTableModel(this);
+    latencyProxy_ = makeProxy(this, false);
+    latencyProxy_->setSourceModel(latencyModel_);
+    latencyProxy_->setFilterKeyColumn(LatencyTableModel::Name);
+    auto* tablePanel = new QWidget;
+    auto* tl = new QVBoxLayout(tablePanel);
+    tl->setContentsMargins(0, 0, 0, 0);
+    auto* filter = new QLineEdit;
+    filter->setPlaceholderText(tr("Filter syscalls and functions by name…"));
+    filter->setClearButtonEnabled(true);
+    connect(filter, &QLineEdit::textChanged, latencyProxy_, &QSortFilterProxyModel::setFilterFixedString);
+    latencyView_ = new QTableView;
+    latencyView_->setModel(latencyProxy_);
+    // No initial sort: the model's order, syscalls then functions, until a header is clicked.
+    latencyView_->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
+    latencyView_->setSortingEnabled(true);
+    latencyView_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    latencyView_->setSelectionMode(QAbstractItemView::SingleSelection);
+    latencyView_->verticalHeader()->hide();
+    latencyView_->setAlternatingRowColors(true);
+    latencyView_->horizontalHeader()->setStretchLastSection(false); // a wide Max column reads as detached
+    connect(latencyView_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex& current) {
+                if (current.isValid())
+                    selectLatency(current.data(EntryIndexRole).toInt());
+            });
+    tl->addWidget(filter);
+    tl->addWidget(latencyView_, 1);
+    latencyChart_ = new HistogramChart(tr("Latency"));
+    split->addWidget(tablePanel);
+    split->addWidget(latencyChart_);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 2);
+    split->setSizes({260, 420});
+
+    latencyEmpty_ = new QLabel(tr("This capture has no syscall or kernel function latency "
+                                  "(record with the syscall or function latency probes to get it)."));
+    latencyEmpty_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+    latencyEmpty_->setMargin(8);
+    latencyStack_->addWidget(split);
+    latencyStack_->addWidget(latencyEmpty_);
+    return latencyStack_;
+}
+
+bool CapturePage::latencyTableShown() const noexcept
+{
+    return latencyStack_->currentWidget() != latencyEmpty_;
+}
+
+void CapturePage::selectLatency(int row)
+{
+    if (!latencyModel_->entry(row))
+        row = -1;
+    latencyRow_ = row;
+    const QModelIndex current = latencyView_->selectionModel()->currentIndex();
+    if (row < 0) {
+        latencyView_->clearSelection();
+    } else if (!current.isValid() || current.data(EntryIndexRole).toInt() != row) {
+        const QModelIndexList match =
+            latencyProxy_->match(latencyProxy_->index(0, 0), EntryIndexRole, row, 1, Qt::MatchExactly);
+        if (!match.isEmpty())
+            latencyView_->selectionModel()->setCurrentIndex(
+                match.front(), QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    }
+    refreshLatency();
+}
+
+void CapturePage::refreshLatency()
+{
+    const LatencyEntry* e = latencyModel_->entry(latencyRow_);
+    if (!e) {
+        latencyChart_->setTitle(tr("Latency (select a row)"));
+        latencyChart_->setSeries({});
+        return;
+    }
+    const QString name = fromStd(e->name);
+    const bool syscall = latencyModel_->isSyscall(latencyRow_);
+    QString title = syscall ? tr("Latency of the %1 syscall").arg(name) : tr("Latency of %1()").arg(name);
+    if (e->sample_period > 1)
+        title += tr(" — 1 in %1 calls timed").arg(e->sample_period);
+    latencyChart_->setTitle(title);
+    latencyChart_->setSeries({{name, e->latency, syscall ? QColor(0x75, 0x6b, 0xb1) : QColor(0x31, 0xa3, 0x54)}});
+}
+
 void CapturePage::setCapture(CapturePtr capture)
 {
     setPrepared(prepareCapture(std::move(capture)));
@@ -217,6 +308,12 @@ void CapturePage::setPrepared(PreparedCapture prepared)
     summary_->setHtml(capture_ ? summaryHtml(*prepared_.report) : QString());
     lockModel_->setCapture(capture_);
     lockView_->resizeColumnsToContents();
+    latencyModel_->setCapture(capture_);
+    latencyView_->resizeColumnsToContents();
+    latencyStack_->setCurrentWidget(latencyModel_->rowCount() > 0 || !capture_ ? latencyStack_->widget(0)
+                                                                               : latencyEmpty_);
+    // Open on the first row so the histogram is never blank while there is something to show.
+    selectLatency(latencyModel_->rowCount() > 0 ? 0 : -1);
     selected_ = -2; // force a refresh
     selectLock(-1);
 }

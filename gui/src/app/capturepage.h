@@ -14,6 +14,7 @@ class QComboBox;
 class QLabel;
 class QLineEdit;
 class QSortFilterProxyModel;
+class QStackedWidget;
 class QTabWidget;
 class QTableView;
 class QTextBrowser;
@@ -23,6 +24,7 @@ namespace lockscope::gui {
 
 class FlameGraphWidget;
 class HistogramChart;
+class LatencyTableModel;
 class LockTableModel;
 
 // Everything about one capture: summary, lock table, call trees, flame
@@ -48,12 +50,23 @@ public:
     CallTreeModel* bottomUpModel() const noexcept { return bottomUp_; }
     FlameGraphWidget* flameGraph() const noexcept { return flame_; }
     HistogramChart* waitChart() const noexcept { return waitChart_; }
+    // Latency tab: syscall and kernel function latency, a histogram of the selected row.
+    LatencyTableModel* latencyModel() const noexcept { return latencyModel_; }
+    QTableView* latencyView() const noexcept { return latencyView_; }
+    HistogramChart* latencyChart() const noexcept { return latencyChart_; }
+    // The one line shown instead of the table when the capture has no latency entries.
+    QLabel* latencyEmptyLabel() const noexcept { return latencyEmpty_; }
+    bool latencyTableShown() const noexcept;
+    // row of latencyModel(), -1 = none
+    void selectLatency(int row);
 
 private:
     QWidget* buildLocksTab();
     QWidget* buildCallGraphTab();
     QWidget* buildFlameTab();
     QWidget* buildHistogramTab();
+    QWidget* buildLatencyTab();
+    void refreshLatency();
     void refreshSelection();
     void refreshFlame();
 
@@ -79,6 +92,13 @@ private:
     QLabel* flameStatus_ = nullptr;
     HistogramChart* waitChart_ = nullptr;
     HistogramChart* holdChart_ = nullptr;
+    LatencyTableModel* latencyModel_ = nullptr;
+    QSortFilterProxyModel* latencyProxy_ = nullptr;
+    QTableView* latencyView_ = nullptr;
+    HistogramChart* latencyChart_ = nullptr;
+    QStackedWidget* latencyStack_ = nullptr;
+    QLabel* latencyEmpty_ = nullptr;
+    int latencyRow_ = -1;
 };
 
 // Shared by the pages: a proxy that sorts on SortRole and filters case-

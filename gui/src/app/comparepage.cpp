@@ -12,6 +12,7 @@
 #include <QPushButton>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTextBrowser>
@@ -23,6 +24,7 @@
 #include "app/scalingview.h"
 #include "app/summaryview.h"
 #include "model/deltatablemodel.h"
+#include "model/latencydeltamodel.h"
 #include "model/roles.h"
 #include "model/units.h"
 
@@ -49,6 +51,7 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent)
     tabs_ = new QTabWidget;
     summary_ = new QTextBrowser;
     tabs_->addTab(buildOverview(), tr("Comparison"));
+    tabs_->addTab(buildLatencyTab(), tr("Latency"));
     tabs_->addTab(summary_, tr("Summary"));
     auto* sideBySide = new QSplitter(Qt::Horizontal);
     beforePage_ = new CapturePage;
@@ -151,6 +154,82 @@ QWidget* ComparePage::buildFlamePanel()
     return w;
 }
 
+QWidget* ComparePage::buildLatencyTab()
+{
+    latencyStack_ = new QStackedWidget;
+    auto* split = new QSplitter(Qt::Vertical);
+    latencyModel_ = new LatencyDeltaModel(this);
+    latencyProxy_ = makeProxy(this, false);
+    latencyProxy_->setSourceModel(latencyModel_);
+    latencyProxy_->setFilterKeyColumn(LatencyDeltaModel::Name);
+    latencyView_ = new QTableView;
+    latencyView_->setModel(latencyProxy_);
+    // No initial sort: the engine's order (syscalls, then functions, by calls) until a header is clicked.
+    latencyView_->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
+    latencyView_->setSortingEnabled(true);
+    latencyView_->setSelectionBehavior(QAbstractItemView::SelectRows);
+    latencyView_->setSelectionMode(QAbstractItemView::SingleSelection);
+    latencyView_->verticalHeader()->hide();
+    latencyView_->horizontalHeader()->setStretchLastSection(false); // a wide Max column reads as detached
+    connect(latencyView_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex& current) {
+                if (current.isValid())
+                    selectLatency(current.data(EntryIndexRole).toInt());
+            });
+    latencyChart_ = new HistogramChart(tr("Latency"));
+    latencyChart_->setNormalized(true);
+    split->addWidget(latencyView_);
+    split->addWidget(latencyChart_);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 2);
+    split->setSizes({260, 420});
+    latencyEmpty_ = new QLabel(tr("Neither capture has syscall or kernel function latency."));
+    latencyEmpty_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+    latencyEmpty_->setMargin(8);
+    latencyStack_->addWidget(split);
+    latencyStack_->addWidget(latencyEmpty_);
+    return latencyStack_;
+}
+
+bool ComparePage::latencyTableShown() const noexcept
+{
+    return latencyStack_->currentWidget() != latencyEmpty_;
+}
+
+void ComparePage::selectLatency(int row)
+{
+    if (!latencyModel_->row(row))
+        row = -1;
+    latencyRow_ = row;
+    const QModelIndex current = latencyView_->selectionModel()->currentIndex();
+    if (row < 0) {
+        latencyView_->clearSelection();
+    } else if (!current.isValid() || current.data(EntryIndexRole).toInt() != row) {
+        const QModelIndexList match =
+            latencyProxy_->match(latencyProxy_->index(0, 0), EntryIndexRole, row, 1, Qt::MatchExactly);
+        if (!match.isEmpty())
+            latencyView_->selectionModel()->setCurrentIndex(
+                match.front(), QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    }
+    refreshLatency();
+}
+
+void ComparePage::refreshLatency()
+{
+    const reports::LatencyDelta* d = latencyModel_->row(latencyRow_);
+    if (!comparison_ || !d) {
+        latencyChart_->setTitle(tr("Latency (select a row)"));
+        latencyChart_->setSeries({});
+        return;
+    }
+    const QString a = QString::fromStdString(comparison_->before.meta.label.empty() ? "before"
+                                                                                    : comparison_->before.meta.label);
+    const QString b = QString::fromStdString(comparison_->after.meta.label.empty() ? "after"
+                                                                                   : comparison_->after.meta.label);
+    latencyChart_->setTitle(tr("Latency of %1").arg(QString::fromStdString(d->name)));
+    latencyChart_->setSeries({{a, d->before, kBeforeColor}, {b, d->after, kAfterColor}});
+}
+
 void ComparePage::setComparison(std::shared_ptr<const reports::Comparison> comparison, PreparedCapture before,
                                 PreparedCapture after)
 {
@@ -163,6 +242,11 @@ void ComparePage::setComparison(std::shared_ptr<const reports::Comparison> compa
     beforePage_->setPrepared(std::move(before));
     afterPage_->setPrepared(std::move(after));
     refreshFlame();
+    latencyModel_->setComparison(comparison_);
+    latencyView_->resizeColumnsToContents();
+    latencyStack_->setCurrentWidget(latencyModel_->rowCount() > 0 || !comparison_ ? latencyStack_->widget(0)
+                                                                                  : latencyEmpty_);
+    selectLatency(latencyModel_->rowCount() > 0 ? 0 : -1);
     selected_ = -2;
     selectLock(-1);
     // Open on the lock whose wait changed most, the row a reader looks for first.
@@ -200,6 +284,7 @@ void ComparePage::setNormalized(bool normalized)
     normalize_->setChecked(normalized);
     waitChart_->setNormalized(normalized);
     holdChart_->setNormalized(normalized);
+    latencyChart_->setNormalized(normalized);
 }
 
 void ComparePage::refreshHistograms()

@@ -12,6 +12,7 @@ class QCheckBox;
 class QComboBox;
 class QLabel;
 class QSortFilterProxyModel;
+class QStackedWidget;
 class QTabWidget;
 class QTableView;
 class QTextBrowser;
@@ -22,6 +23,7 @@ class CapturePage;
 class DeltaTableModel;
 class FlameGraphWidget;
 class HistogramChart;
+class LatencyDeltaModel;
 class ScalingView;
 
 // Baseline against patched, as computed by reports::compare(): the delta
@@ -46,10 +48,20 @@ public:
     FlameGraphWidget* flameGraph() const noexcept { return flame_; }
     HistogramChart* waitChart() const noexcept { return waitChart_; }
     QLabel* headline() const noexcept { return headline_; }
+    // Latency tab: syscalls and kernel functions matched by name, overlaid histograms of the selected row.
+    LatencyDeltaModel* latencyModel() const noexcept { return latencyModel_; }
+    HistogramChart* latencyChart() const noexcept { return latencyChart_; }
+    QLabel* latencyEmptyLabel() const noexcept { return latencyEmpty_; }
+    bool latencyTableShown() const noexcept;
+    // row of latencyModel(), -1 = none
+    void selectLatency(int row);
+    int selectedLatency() const noexcept { return latencyRow_; }
 
 private:
     QWidget* buildOverview();
     QWidget* buildFlamePanel();
+    QWidget* buildLatencyTab();
+    void refreshLatency();
     void refreshFlame();
     void refreshHistograms();
 
@@ -72,6 +84,13 @@ private:
     CapturePage* beforePage_ = nullptr;
     CapturePage* afterPage_ = nullptr;
     ScalingView* scaling_ = nullptr;
+    LatencyDeltaModel* latencyModel_ = nullptr;
+    QSortFilterProxyModel* latencyProxy_ = nullptr;
+    QTableView* latencyView_ = nullptr;
+    HistogramChart* latencyChart_ = nullptr;
+    QStackedWidget* latencyStack_ = nullptr;
+    QLabel* latencyEmpty_ = nullptr;
+    int latencyRow_ = -1;
 };
 
 } // namespace lockscope::gui

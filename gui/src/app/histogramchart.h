@@ -28,6 +28,8 @@ public:
     void setNormalized(bool normalized);
     void setTitle(const QString& title) { title_ = title; }
     bool normalized() const noexcept { return normalized_; }
+    const QList<HistogramSeries>& series() const noexcept { return series_; }
+    const QString& title() const noexcept { return title_; }
     // The bucket range on the x axis, [first, last]; {0, -1} when empty.
     std::pair<unsigned, int> bucketRange() const noexcept { return range_; }
 

@@ -12,6 +12,7 @@ enum Role : int {
     FractionRole,    // share of the column's total in [0, 1], for cost bars
     LockIndexRole,   // index into Capture::locks
     NodeIdRole,      // CallTree node id
+    EntryIndexRole,  // row of a latency model (syscalls first, then functions)
 };
 
 } // namespace lockscope::gui
