@@ -248,6 +248,39 @@ ls_hist sumCpuHists(const std::vector<ls_hist>& cpus)
     return sum;
 }
 
+std::vector<ProgramCode> jitCode(int prog_fd)
+{
+    bpf_prog_info info {};
+    uint32_t len = sizeof info;
+    if (bpf_obj_get_info_by_fd(prog_fd, &info, &len) != 0 || info.nr_jited_ksyms == 0
+        || info.nr_jited_ksyms != info.nr_jited_func_lens)
+        return {};
+    const uint32_t n = info.nr_jited_ksyms;
+    std::vector<uint64_t> starts(n);
+    std::vector<uint32_t> lens(n);
+    bpf_prog_info again {};
+    again.nr_jited_ksyms = n;
+    again.jited_ksyms = reinterpret_cast<uintptr_t>(starts.data());
+    again.nr_jited_func_lens = n;
+    again.jited_func_lens = reinterpret_cast<uintptr_t>(lens.data());
+    len = sizeof again;
+    if (bpf_obj_get_info_by_fd(prog_fd, &again, &len) != 0)
+        return {};
+    std::string name = "bpf_prog_";
+    for (uint8_t b : info.tag) {
+        char hex[3];
+        std::snprintf(hex, sizeof hex, "%02x", b);
+        name += hex;
+    }
+    name += "_";
+    name += info.name;
+    std::vector<ProgramCode> out;
+    for (uint32_t i = 0; i < n && i < again.nr_jited_ksyms; ++i)
+        if (starts[i] && lens[i])
+            out.push_back(ProgramCode { starts[i], starts[i] + lens[i], name });
+    return out;
+}
+
 uint32_t stackWindowWalks(uint32_t per_second)
 {
     if (per_second == 0)

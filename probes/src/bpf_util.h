@@ -6,9 +6,11 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lockscope/capture/histogram.h"
+#include "lockscope/probes/probes.h"
 #include "lockscope_bpf.h"
 
 struct bpf_program;
@@ -53,6 +55,10 @@ Log2Hist histFromKernel(const ls_hist& h);
 // The per-CPU copies of one histogram (hist_add_cpu) summed; a copy whose
 // count is 0 has no min.
 ls_hist sumCpuHists(const std::vector<ls_hist>& cpus);
+
+// The JIT-compiled code of a loaded program and its subprograms; empty when
+// the kernel hides the addresses (kptr_restrict) or did not JIT-compile it.
+std::vector<ProgramCode> jitCode(int prog_fd);
 
 // A budget of stack walks per second as walks per LS_STACK_WINDOW_NS window
 // (rounded up, at least 1); 0 stays 0, no budget.

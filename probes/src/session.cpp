@@ -111,6 +111,17 @@ public:
     std::vector<uint64_t> kernelStack(int64_t id) const override { return maps_.stack(id); }
     std::vector<uint64_t> userStack(int64_t id, uint32_t) const override { return maps_.stack(id); }
 
+    std::vector<ProgramCode> programCode() const override
+    {
+        std::vector<ProgramCode> out;
+        for (const auto& f : families_)
+            for (int fd : f->progFds()) {
+                auto code = jitCode(fd);
+                out.insert(out.end(), code.begin(), code.end());
+            }
+        return out;
+    }
+
     void detach() override
     {
         for (auto& f : families_)

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <thread>
 
 #include <pthread.h>
@@ -69,6 +70,43 @@ TEST(Session, EveryRequestedProbeHasAStatusAndSkipsSayWhy)
         }
     }
     EXPECT_TRUE(findStatus(*s, "lock_contention")->attached);
+}
+
+// The code of every loaded program, named and placed as /proc/kallsyms
+// (read after the load) names and places it: record uses it to name our own
+// frames and to leave out locks our programs take themselves.
+TEST(Session, ProgramCodeMatchesKallsyms)
+{
+    LOCKSCOPE_REQUIRE_ROOT();
+    Options o = quiet();
+    o.wait = Backend::Auto;
+    o.syscalls = true;
+    auto s = Session::open(o);
+    const auto code = s->programCode();
+    ASSERT_GE(code.size(), 4u) << "wait begin/end and a syscall enter/exit at least";
+    std::map<uint64_t, std::string> kallsyms;
+    FILE* f = std::fopen("/proc/kallsyms", "r");
+    ASSERT_TRUE(f);
+    char line[512];
+    while (std::fgets(line, sizeof line, f)) {
+        unsigned long long addr = 0;
+        char type = 0;
+        char name[256] = {};
+        if (std::sscanf(line, "%llx %c %255s", &addr, &type, name) == 3 && std::strncmp(name, "bpf_prog_", 9) == 0)
+            kallsyms[addr] = name;
+    }
+    std::fclose(f);
+    ASSERT_FALSE(kallsyms.empty()) << "no bpf_prog_ symbols in /proc/kallsyms (kptr_restrict?)";
+    bool sawWaitEnd = false;
+    for (const auto& c : code) {
+        EXPECT_LT(c.begin, c.end);
+        auto it = kallsyms.find(c.begin);
+        ASSERT_NE(it, kallsyms.end()) << c.name << " at 0x" << std::hex << c.begin << " is not in kallsyms";
+        // Subprograms get their own names there; the main program's is ours.
+        if (it->second == c.name)
+            sawWaitEnd = sawWaitEnd || contains(c.name, "wait_end");
+    }
+    EXPECT_TRUE(sawWaitEnd) << "no wait_end program named as kallsyms names it";
 }
 
 // On a kernel that refuses fentry and has no kprobes, Auto must say both.

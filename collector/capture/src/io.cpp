@@ -504,6 +504,8 @@ Stats statsFromJson(const json& j, const Path& at)
     // Written only when stack sampling left some waits without a stack.
     if (optionalMember(j, "stacks_unsampled"))
         s.stacks_unsampled = u64At(j, at, "stacks_unsampled");
+    if (optionalMember(j, "own_lock_events"))
+        s.own_lock_events = u64At(j, at, "own_lock_events");
     return s;
 }
 
@@ -803,6 +805,8 @@ template <class J> J buildJson(const Capture& c, bool withBig)
         doc["stats"]["holder_not_found"] = s.holder_not_found;
     if (s.stacks_unsampled)
         doc["stats"]["stacks_unsampled"] = s.stacks_unsampled;
+    if (s.own_lock_events)
+        doc["stats"]["own_lock_events"] = s.own_lock_events;
 
     // The writer streams these two (the bulk of a capture) element by element.
     J stacks = J::array();

@@ -64,12 +64,54 @@ Frame CaptureAssembler::kernelFrame(uint64_t ip) const
 {
     Frame f;
     f.address = ip;
-    if (auto r = symbols_.resolveText(ip)) {
+    // First: kallsyms was read before our programs were loaded, and would
+    // name their code after whatever symbol precedes it.
+    if (const auto* code = ownCode(ip)) {
+        f.function = code->name;
+        f.offset = ip - code->begin;
+        f.module = "bpf"; // as kallsyms names the module of BPF programs
+    } else if (auto r = symbols_.resolveText(ip)) {
         f.function = r->name;
         f.offset = r->offset;
         f.module = r->module;
     }
     return f;
+}
+
+const probes::ProgramCode* CaptureAssembler::ownCode(uint64_t ip) const
+{
+    for (const auto& c : options_.own_code)
+        if (ip >= c.begin && ip < c.end)
+            return &c;
+    return nullptr;
+}
+
+// From the lock code outwards: one of our programs before any interrupt or
+// exception entry took the lock itself; past such an entry the lock was taken
+// by whatever interrupted it, which is real contention. Frames before the
+// lock code (the probe program that fired in it, tracing glue) do not count.
+bool CaptureAssembler::takenByOwnProgram(const std::vector<uint64_t>& ips) const
+{
+    if (options_.own_code.empty())
+        return false;
+    std::vector<std::string> names;
+    names.reserve(ips.size());
+    size_t start = ips.size();
+    for (size_t i = 0; i < ips.size(); ++i) {
+        auto r = symbols_.resolveText(ips[i]);
+        names.push_back(r ? r->name : std::string());
+        if (start == ips.size() && !names.back().empty() && isLockFunction(names.back()))
+            start = i;
+    }
+    if (start == ips.size())
+        start = 0; // a hold stack taken at a kprobe starts at the lock's caller
+    for (size_t i = start; i < ips.size(); ++i) {
+        if (ownCode(ips[i]))
+            return true;
+        if (names[i].rfind("asm_", 0) == 0)
+            return false;
+    }
+    return false;
 }
 
 std::vector<Frame> CaptureAssembler::callerFrames(const std::vector<uint64_t>& ips) const
@@ -188,14 +230,25 @@ void CaptureAssembler::addLockRecords(const std::vector<probes::LockRecord>& rec
         const bool unsampled = !user && r.kstack_id == probes::kStackUnsampled;
         std::vector<Frame> frames;
         std::optional<uint32_t> userStackId;
+        if (unsampled && ownLocks_.count(r.lock_addr) > 0) {
+            out.stats.own_lock_events += r.hist.count();
+            continue;
+        }
         if (unsampled) {
             frames.push_back(Frame{kNotSampledFrame, 0, "", std::nullopt});
         } else if (user) {
             if (r.ustack_id >= 0 && userStack_)
                 frames = userCallerFrames(userStack_(r.ustack_id, r.tgid));
         } else {
-            if (r.kstack_id >= 0 && kernelStack_)
-                frames = callerFrames(kernelStack_(r.kstack_id));
+            if (r.kstack_id >= 0 && kernelStack_) {
+                const std::vector<uint64_t> ips = kernelStack_(r.kstack_id);
+                if (takenByOwnProgram(ips)) {
+                    ownLocks_.insert(r.lock_addr);
+                    out.stats.own_lock_events += r.hist.count();
+                    continue;
+                }
+                frames = callerFrames(ips);
+            }
             if (r.ustack_id >= 0 && userStack_) {
                 auto uframes = userStack_(r.ustack_id, r.tgid);
                 if (uframes.size() > options_.stack_depth)
@@ -343,7 +396,9 @@ void CaptureAssembler::assemble(const probes::Snapshot& snapshot, Capture& out)
     }
     if (options_.cpu_frequency_hz || !snapshot.cpu.empty())
         assembleCpu(snapshot, out);
+    const uint64_t own = out.stats.own_lock_events;
     out.stats = snapshot.stats;
+    out.stats.own_lock_events = own;
 }
 
 } // namespace lockscope::record

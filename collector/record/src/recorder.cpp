@@ -390,6 +390,7 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
     aopt.per_tgid = popt.per_tgid;
     for (const auto& u : popt.user_locks)
         aopt.user_lock_functions.insert(u.lock_fn);
+    aopt.own_code = session->programCode();
     uint32_t defaultTgid = workload ? uint32_t(workload->pid()) : (opt.pids.empty() ? 0 : uint32_t(opt.pids[0]));
     probes::Session* s = session.get();
     CaptureAssembler assembler(
@@ -414,6 +415,9 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
     if (st.recursion_misses)
         std::fprintf(log, "warning: %" PRIu64 " probe runs skipped by the kernel (re-entry)\n",
                      st.recursion_misses);
+    if (st.own_lock_events)
+        std::fprintf(log, "note: %" PRIu64 " lock events inside lockscope's own BPF programs left out\n",
+                     st.own_lock_events);
     if (st.stacks_unsampled)
         std::fprintf(log, "note: %" PRIu64 " contended waits were counted and timed without a stack walk "
                      "(stack budget or --stack-sample; --stack-budget 0 walks every one)\n", st.stacks_unsampled);

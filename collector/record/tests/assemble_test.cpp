@@ -23,6 +23,8 @@ const char* kKallsyms = "ffffffff81000000 T bpf_trace_run2\n"
                         "ffffffff81000900 T ipc_addid\n"
                         "ffffffff81000a00 T pv_native_safe_halt\n"
                         "ffffffff81000b00 T __lock_timer\n"
+                        "ffffffff81000c00 t htab_lock_bucket\n"
+                        "ffffffff81000d00 T asm_sysvec_apic_timer_interrupt\n"
                         "ffffffffc0000000 t bpf_prog_abc_contention_begin\t[bpf]\n";
 
 constexpr uint64_t kTrace = 0xffffffff81000010, kIter = 0xffffffff81000110,
@@ -31,7 +33,10 @@ constexpr uint64_t kTrace = 0xffffffff81000010, kIter = 0xffffffff81000110,
                    kSyscall = 0xffffffff81000650, kMutexSlow = 0xffffffff81000710,
                    kMutex = 0xffffffff81000820, kAddid = 0xffffffff81000930,
                    kHalt = 0xffffffff81000a05, kTimer = 0xffffffff81000b20,
-                   kProg = 0xffffffffc0000040;
+                   kProg = 0xffffffffc0000040, kBucket = 0xffffffff81000c30,
+                   kIrq = 0xffffffff81000d06;
+// One of lockscope's own programs, loaded after kallsyms was read.
+constexpr uint64_t kOwnBegin = 0xffffffffc0001000, kOwn = kOwnBegin + 0x45;
 
 probes::LockRecord rec(uint64_t addr, int64_t stack, const std::string& type,
                        std::initializer_list<uint64_t> values)
@@ -429,4 +434,55 @@ TEST_F(Fixture, HoldersOnlyAttachToSpinlockWaits)
     Capture c = run(snap);
     ASSERT_EQ(c.locks.size(), 1u);
     EXPECT_TRUE(c.locks[0].sites[0].holders.empty());
+}
+
+// A map's bucket lock taken inside one of lockscope's own programs is the
+// probes' own doing: left out (with its waits not walked) and counted. The
+// same program interrupted by an irq that then contends is real contention,
+// kept, and the program's frame gets its name.
+TEST_F(Fixture, LocksTakenByOurOwnProgramsAreLeftOutAndCounted)
+{
+    opts.own_code = {probes::ProgramCode{kOwnBegin, kOwnBegin + 0x200, "bpf_prog_00112233aabbccdd_wait_end_btf"}};
+    stacks[20] = {kSlow, kRawLock, kBucket, kOwn, kTrace, kSemop, kSyscall};
+    stacks[21] = {kSlow, kRawLock, kSemop, kIrq, kOwn, kTrace, kSyscall};
+    // The begin program's own frame innermost (perf-tracepoint hooks keep it)
+    // is not "taken by" it: the lock code's caller is the semaphore code.
+    stacks[22] = {kOwn, kTrace, kSlow, kRawLock, kSemop, kSyscall};
+    // A hold taken at a kprobe: the stack starts at the lock's caller.
+    stacks[23] = {kBucket, kOwn, kTrace, kSemop, kSyscall};
+    probes::Snapshot snap;
+    snap.waits.push_back(rec(0x5000, 20, "spinlock", {100, 200}));
+    snap.waits.push_back(rec(0x5000, probes::kStackUnsampled, "spinlock", {300, 300, 300}));
+    snap.waits.push_back(rec(0x6000, 21, "spinlock", {400}));
+    snap.waits.push_back(rec(0x7000, 22, "spinlock", {500}));
+    snap.holds.push_back(rec(0x8000, 23, "spinlock", {600, 700}));
+    Capture c = run(snap);
+
+    EXPECT_EQ(c.stats.own_lock_events, 7u) << "2 walked + 3 not walked waits, 2 holds on bucket locks";
+    EXPECT_FALSE(findLock(c, "spinlock@htab_lock_bucket"));
+    ASSERT_EQ(c.locks.size(), 1u) << "both kept waits are the semaphore code's, two instances";
+    EXPECT_EQ(c.locks[0].instances, 2u);
+    for (const auto& l : c.locks) {
+        EXPECT_EQ(l.key, "spinlock@do_semtimedop");
+        for (const auto& site : l.sites) {
+            const auto* st = c.findStack(site.stack_id);
+            ASSERT_TRUE(st);
+            for (const auto& f : st->frames)
+                if (f.address && *f.address == kOwn) {
+                    EXPECT_EQ(f.function, "bpf_prog_00112233aabbccdd_wait_end_btf");
+                    EXPECT_EQ(f.offset, 0x45u);
+                    EXPECT_EQ(f.module, "bpf");
+                }
+        }
+    }
+    uint64_t waits = 0;
+    for (const auto& l : c.locks)
+        waits += l.wait.count();
+    EXPECT_EQ(waits, 2u);
+
+    // Without the programs' code known, nothing is left out.
+    opts.own_code.clear();
+    Capture plain = run(snap);
+    EXPECT_EQ(plain.stats.own_lock_events, 0u);
+    EXPECT_TRUE(findLock(plain, "spinlock@htab_lock_bucket"));
 }

@@ -9,6 +9,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lockscope/capture/capture.h"
@@ -118,6 +119,14 @@ struct Snapshot {
     Stats stats;              // events, lost, map_full, stack_failures, ...
 };
 
+// [begin, end) of a loaded program's JIT-compiled code (or one of its
+// subprograms'), named as /proc/kallsyms names it: bpf_prog_<tag>_<name>.
+struct ProgramCode {
+    uint64_t begin = 0;
+    uint64_t end = 0;
+    std::string name;
+};
+
 class Session {
 public:
     // Opens, loads and attaches everything Options asks for, choosing the
@@ -141,6 +150,10 @@ public:
     // (stack_depth + 8 frames) for record to skip by name.
     virtual std::vector<uint64_t> kernelStack(int64_t id) const = 0;
     virtual std::vector<uint64_t> userStack(int64_t id, uint32_t tgid) const = 0;
+    // The JIT-compiled code of every program this session loaded: a lock
+    // taken from inside one of them (a map's bucket lock on kernels before
+    // rqspinlock) is the probes' own.
+    virtual std::vector<ProgramCode> programCode() const = 0;
     // Stops the probes (maps stay readable).
     virtual void detach() = 0;
 };

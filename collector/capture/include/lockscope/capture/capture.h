@@ -63,6 +63,7 @@ struct Stats {
     uint64_t recursion_misses = 0;// programs the kernel skipped (re-entry)
     uint64_t holder_not_found = 0;// holder stacks: contended spinlock waits whose holder no CPU showed
     uint64_t stacks_unsampled = 0;// waits counted and timed whose stack was not walked (stack sampling)
+    uint64_t own_lock_events = 0; // waits and holds of locks lockscope's own BPF programs took, left out
     bool operator==(const Stats&) const = default;
 };
 

@@ -30,6 +30,10 @@ struct AssembleOptions {
     // User lock entry points (uprobe targets): skipped like kernel lock
     // internals, together with glibc's pthread_mutex_* / __lll_lock_* frames.
     std::set<std::string> user_lock_functions;
+    // lockscope's own loaded BPF programs: their frames get the program's
+    // name, and a lock taken from inside one (not from an interrupt that
+    // arrived while it ran) is left out and counted in stats.own_lock_events.
+    std::vector<probes::ProgramCode> own_code;
 };
 
 // Pseudo frames: a lock event whose stack could not be taken, and a CPU
@@ -60,6 +64,8 @@ public:
 
 private:
     Frame kernelFrame(uint64_t ip) const;
+    const probes::ProgramCode* ownCode(uint64_t ip) const;
+    bool takenByOwnProgram(const std::vector<uint64_t>& ips) const;
     uint32_t intern(StackKind kind, std::vector<Frame> frames, Capture& out);
     bool passesFilters(const probes::LockRecord& r, const std::string& key,
                        const std::vector<Frame>& frames) const;
@@ -81,6 +87,8 @@ private:
     std::map<std::tuple<uint64_t, int64_t, uint32_t>, std::pair<size_t, size_t>> spinWaitSite_;
     // Kernel wait (address, tgid) -> the key its walked stacks gave it, for the waits not walked.
     std::map<std::pair<uint64_t, uint32_t>, std::string> sampledKey_;
+    // Addresses of locks our own programs took, for their waits not walked.
+    std::set<uint64_t> ownLocks_;
 };
 
 } // namespace lockscope::record
