@@ -55,7 +55,8 @@ json meta(const Meta& m)
 json stats(const Stats& s)
 {
     return {{"events", s.events}, {"lost", s.lost}, {"map_full", s.map_full}, {"stack_failures", s.stack_failures},
-            {"aborted_waits", s.aborted_waits}, {"unmatched", s.unmatched}, {"recursion_misses", s.recursion_misses}};
+            {"aborted_waits", s.aborted_waits}, {"unmatched", s.unmatched}, {"recursion_misses", s.recursion_misses},
+            {"stacks_unsampled", s.stacks_unsampled}, {"own_lock_events", s.own_lock_events}};
 }
 
 json probes(const std::vector<ProbeStatus>& v)
