@@ -267,10 +267,10 @@ std::vector<ProgramCode> jitCode(int prog_fd)
     if (bpf_obj_get_info_by_fd(prog_fd, &again, &len) != 0)
         return {};
     std::string name = "bpf_prog_";
+    static constexpr char kHex[] = "0123456789abcdef";
     for (uint8_t b : info.tag) {
-        char hex[3];
-        std::snprintf(hex, sizeof hex, "%02x", b);
-        name += hex;
+        name += kHex[b >> 4];
+        name += kHex[b & 0xf];
     }
     name += "_";
     name += info.name;
