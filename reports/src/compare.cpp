@@ -36,6 +36,16 @@ const char* toString(Verdict v) noexcept
     return "?";
 }
 
+std::string LatencyDelta::sampledNote() const
+{
+    if (sample_before <= 1 && sample_after <= 1)
+        return "";
+    auto one = [](uint32_t n) { return n <= 1 ? std::string("all") : "1 in " + std::to_string(n); };
+    if (sample_before == sample_after)
+        return " (" + one(sample_before) + " timed)";
+    return " (" + one(sample_before) + " -> " + one(sample_after) + " timed)";
+}
+
 namespace {
 Delta d(double b, double a) { return Delta{b, a}; }
 Delta d(uint64_t b, uint64_t a) { return Delta{double(b), double(a)}; }
@@ -233,6 +243,8 @@ std::vector<LatencyDelta> latencyDeltas(const std::vector<LatencyEntry>& before,
         r.errors = d(b.errors, a.errors);
         r.before = b.latency;
         r.after = a.latency;
+        r.sample_before = pair.first ? b.sample_period : 1;
+        r.sample_after = pair.second ? a.sample_period : 1;
         if (r.presence == Presence::Both) {
             // Per-call latency is what matters for a syscall: test shape only.
             if (std::max(b.latency.count(), a.latency.count()) < o.min_events) {

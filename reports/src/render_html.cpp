@@ -252,7 +252,7 @@ std::string htmlComparison(const Comparison& c, const RenderExtras& x)
     if (!c.syscalls.empty()) {
         b += "<h2>Syscall latency</h2><table>" + row({"syscall", "calls", "avg", "p99", "verdict"}, true);
         for (const auto& s : c.syscalls)
-            b += row({htmlEscape(s.name), cell(s.calls, false), cell(s.avg_ns, true), cell(s.p99_ns, true),
+            b += row({htmlEscape(s.name + s.sampledNote()), cell(s.calls, false), cell(s.avg_ns, true), cell(s.p99_ns, true),
                       verdictSpan(s.verdict)});
         b += "</table>";
         for (const auto& s : c.syscalls)

@@ -110,7 +110,7 @@ json latencyDeltas(const std::vector<LatencyDelta>& v)
         a.push_back({{"name", l.name}, {"presence", presence(l.presence)}, {"calls", delta(l.calls)},
                      {"avg_ns", delta(l.avg_ns)}, {"p99_ns", delta(l.p99_ns)}, {"errors", delta(l.errors)},
                      {"test", sig(l.test)}, {"verdict", toString(l.verdict)}, {"before", hist(l.before)},
-                     {"after", hist(l.after)}});
+                     {"after", hist(l.after)}, {"sample_period", {l.sample_before, l.sample_after}}});
     return a;
 }
 

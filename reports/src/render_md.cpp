@@ -171,7 +171,8 @@ std::string markdownComparison(const Comparison& c, const RenderExtras& x)
     if (!c.syscalls.empty()) {
         out += "\n| syscall | calls | avg latency | p99 latency | verdict |\n|---|---:|---:|---:|---|\n";
         for (const auto& s : c.syscalls)
-            out += "| " + code(s.name) + " | " + arrow(s.calls, false) + " | " + arrow(s.avg_ns, true) + " | " +
+            out += "| " + code(s.name) + s.sampledNote() + " | " + arrow(s.calls, false) + " | " +
+                   arrow(s.avg_ns, true) + " | " +
                    arrow(s.p99_ns, true) + " | " + verdictCell(s.verdict, s.test) + " |\n";
     }
     out += "\nSignificance: chi-square test of homogeneity on the log2 wait histograms plus a Poisson "

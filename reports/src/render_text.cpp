@@ -236,7 +236,8 @@ std::string textComparison(const Comparison& c, const RenderExtras& x)
                padLeft("", 10) + padLeft("", 9) + padLeft("avg", 12) + padLeft("", 12) + padLeft("", 9) +
                padLeft("p99", 12) + padLeft("", 12) + padLeft("", 9) + "   verdict\n";
         for (const auto& l : rows)
-            out += padRight("  " + l.name, 22) + deltaCells(l.calls, false, 10) + deltaCells(l.avg_ns, true, 12) +
+            out += padRight("  " + l.name + l.sampledNote(), 22) + deltaCells(l.calls, false, 10) +
+                   deltaCells(l.avg_ns, true, 12) +
                    deltaCells(l.p99_ns, true, 12) + "   " + sigText(l.test, l.verdict) + "\n";
     };
     latency(c.syscalls, "syscall latency");

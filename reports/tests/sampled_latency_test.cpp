@@ -71,6 +71,18 @@ TEST(SampledLatency, ComparisonUsesTotalCalls)
             seen = true;
             EXPECT_DOUBLE_EQ(d.calls.before, double(exact));
             EXPECT_DOUBLE_EQ(d.calls.after, double(exact * 2));
+            EXPECT_EQ(d.sample_before, 1u);
+            EXPECT_EQ(d.sample_after, 8u);
         }
     EXPECT_TRUE(seen);
+    // Every compare format says the two sides were timed differently.
+    EXPECT_NE(render(cmp, Format::Text).find("semtimedop (all -> 1 in 8 timed)"), std::string::npos);
+    EXPECT_NE(render(cmp, Format::Markdown).find("`semtimedop` (all -> 1 in 8 timed)"), std::string::npos);
+    EXPECT_NE(render(cmp, Format::Html).find("semtimedop (all -&gt; 1 in 8 timed)"), std::string::npos);
+    const auto j = nlohmann::json::parse(render(cmp, Format::Json));
+    for (const auto& s : j.at("syscalls")) {
+        if (s.at("name") == "semtimedop") {
+            EXPECT_EQ(s.at("sample_period"), nlohmann::json::array({1, 8}));
+        }
+    }
 }

@@ -100,7 +100,7 @@ QVariant LatencyDeltaModel::data(const QModelIndex& index, int role) const
     case Kind:
         return isSyscall(index.row()) ? QStringLiteral("syscall") : QStringLiteral("function");
     case Name:
-        return QString::fromStdString(d.name);
+        return QString::fromStdString(display ? d.name + d.sampledNote() : d.name);
     case Outcome:
         return display ? QVariant(DeltaTableModel::verdictLabel(d.verdict)) : QVariant(static_cast<int>(d.verdict));
     case CallsBefore:

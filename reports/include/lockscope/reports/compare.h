@@ -101,14 +101,19 @@ struct MetricDelta {
 struct LatencyDelta {
     std::string name;             // syscall or function name
     Presence presence = Presence::Both;
-    Delta calls;
+    Delta calls;                  // every call (exact, or estimated when sampled without a count)
     Delta avg_ns;
     Delta p99_ns;
     Delta errors;
     Significance test;
     Verdict verdict = Verdict::NoSignificantChange;
-    Log2Hist before, after;
+    Log2Hist before, after;       // timed calls only
+    uint32_t sample_before = 1;   // 1 in N calls timed on each side
+    uint32_t sample_after = 1;
     bool operator==(const LatencyDelta&) const = default;
+
+    // " (1 in 16 timed)" or " (1 in 16 -> 1 in 4 timed)"; "" when every call was timed.
+    std::string sampledNote() const;
 };
 
 // The differential call tree (top-down, flame-graph order) of all locks'
