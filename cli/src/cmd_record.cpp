@@ -34,8 +34,9 @@ struct RecordArgs {
     bool no_syscalls = false;
     unsigned syscall_sample = 1;
     unsigned stack_sample = 1;
-    // 2 us per walk: at most ~2% of each CPU goes to stack walks.
-    unsigned stack_budget = 10000;
+    // ~2 us per walk: at most ~0.2% of each CPU goes to stack walks, and a
+    // few thousand call paths a second per CPU is plenty to rank callers.
+    unsigned stack_budget = 1000;
     std::string syscall_backend = "auto";
     unsigned freq = 997;
     bool user_locks = false;
@@ -239,7 +240,7 @@ void addRecordCommand(CLI::App& app, Result& result)
                     "per contended wait, whatever the depth; locks of one type then share one key, <type>@unknown)")
         ->check(CLI::Range(0u, 127u));
     auto* budget = cmd->add_option("--stack-budget", args->stack_budget,
-                    "walk at most N stacks per second per CPU (default 10000, ~2% of a CPU); above that, an even "
+                    "walk at most N stacks per second per CPU (default 1000, ~0.2% of a CPU); above that, an even "
                     "sample of the waits is walked. Every wait is still counted and timed, the rest under a "
                     "'[stack not sampled]' path of their lock. 0: walk every stack")
         ->check(CLI::Range(0u, 100000000u));
