@@ -24,6 +24,7 @@
 #include "app/mainwindow.h"
 #include "app/recorddialog.h"
 #include "app/scalingview.h"
+#include "app/summaryview.h"
 #include "lockscope/capture/io.h"
 #include "lockscope/scaling/scaling_io.h"
 #include "model/calltreemodel.h"
@@ -32,6 +33,7 @@
 #include "model/latencytablemodel.h"
 #include "model/locktablemodel.h"
 #include "model/roles.h"
+#include "model/units.h"
 #include "testcaptures.h"
 
 using namespace lockscope;
@@ -228,6 +230,19 @@ private slots:
         page.tabs()->setCurrentIndex(tab);
         page.resize(1000, 700);
         QVERIFY(distinctColors(page.grab().toImage()) > 5);
+    }
+
+    void summaryShowsSamplingAndOwnLocks()
+    {
+        Capture c = latencyCapture();
+        QVERIFY(!summaryHtml(reports::buildReport(c)).contains(QStringLiteral("not walked")));
+        c.stats.stacks_unsampled = 906640;
+        c.stats.own_lock_events = 4321;
+        const QString html = summaryHtml(reports::buildReport(c));
+        QVERIFY(html.contains(QStringLiteral("Waits not walked (stack budget)")));
+        QVERIFY(html.contains(formatCount(906640)));
+        QVERIFY(html.contains(QStringLiteral("Own probe locks left out")));
+        QVERIFY(html.contains(formatCount(4321)));
     }
 
     void latencyTabEmpty()

@@ -149,6 +149,14 @@ QString summaryHtml(const reports::Report& r)
     h += row(QStringLiteral("Events / lost / map full"), QStringLiteral("%1 / %2 / %3")
                                                              .arg(formatCount(r.stats.events), formatCount(r.stats.lost),
                                                                   formatCount(r.stats.map_full)));
+    // Both counts explain numbers elsewhere: a lock mostly "[stack not
+    // sampled]", or locks a user saw in perf but not here.
+    if (r.stats.stacks_unsampled)
+        h += row(QStringLiteral("Waits not walked (stack budget)"), formatCount(r.stats.stacks_unsampled) +
+                     QStringLiteral(" <small>counted and timed, no call path</small>"));
+    if (r.stats.own_lock_events)
+        h += row(QStringLiteral("Own probe locks left out"), formatCount(r.stats.own_lock_events) +
+                     QStringLiteral(" <small>taken inside lockscope's BPF programs</small>"));
     h += QStringLiteral("</table><h3>Warnings</h3>") + warningsHtml(r.warnings);
     h += QStringLiteral("<h3>Probes</h3>") + probesHtml(r.probes);
     return h;
