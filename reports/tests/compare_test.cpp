@@ -61,7 +61,8 @@ TEST(Compare, TenTimesBetterIsASignificantImprovement)
 TEST(Compare, UnchangedWithNoiseIsNotSignificant)
 {
     auto [b, a] = knownPair();
-    const LockDelta& steady = find(compare(b, a), "spinlock@steady");
+    const Comparison c = compare(b, a); // find() returns a reference into it
+    const LockDelta& steady = find(c, "spinlock@steady");
     EXPECT_EQ(steady.verdict, Verdict::NoSignificantChange);
     EXPECT_FALSE(steady.wait_test.significant);
     EXPECT_GT(steady.wait_test.p_value, 0.01);
