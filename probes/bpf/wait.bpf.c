@@ -65,12 +65,15 @@ const volatile bool holder_scan = false;
  *
  * stack_sample > 1: walk 1 in N waits per CPU. Otherwise, with
  * stack_window_walks set, a budget: each CPU walks at most that many stacks
- * per LS_STACK_WINDOW_NS, every wait while the previous window stayed within
- * it, else 1 in (its waits / budget) so the walks spread over the window
- * rather than bunch at its start; the cap bounds a burst.
+ * per LS_STACK_WINDOW_NS: the first wait on each lock in the window, then
+ * every wait while the previous window stayed within the budget, else 1 in
+ * (its waits / budget) so the walks spread over the window rather than bunch
+ * at its start; the cap bounds a burst.
  */
 const volatile __u32 stack_sample = 1;
 const volatile __u32 stack_window_walks = 0;
+
+#define LS_SEEN_SLOTS 64
 
 struct ls_stack_tick {
     __u64 tick;
@@ -78,7 +81,12 @@ struct ls_stack_tick {
     __u32 waits;   /* this window */
     __u32 walks;   /* this window */
     __u32 period;  /* from the previous window; 0, 1: every wait */
-    __u32 pad;
+    __u32 window;  /* sequence number of this window */
+    /* Locks walked this window (direct-mapped by address): the first wait
+     * on a lock in a window is walked whatever the period, so a rarely
+     * contended lock next to a hot one still gets a call path and a key. */
+    __u64 seen_lock[LS_SEEN_SLOTS];
+    __u32 seen_window[LS_SEEN_SLOTS];
 };
 
 struct {
@@ -88,9 +96,9 @@ struct {
     __uint(max_entries, 1);
 } stack_tick SEC(".maps");
 
-static __always_inline bool walk_this_stack(__u64 now)
+static __always_inline bool walk_this_stack(__u64 now, __u64 lock)
 {
-    __u32 zero = 0;
+    __u32 zero = 0, slot;
     struct ls_stack_tick *t;
 
     if (stack_sample <= 1 && !stack_window_walks)
@@ -103,14 +111,20 @@ static __always_inline bool walk_this_stack(__u64 now)
     if (now - t->window_start >= LS_STACK_WINDOW_NS) {
         t->period = (t->waits + stack_window_walks - 1) / stack_window_walks;
         t->window_start = now;
+        t->window++;
         t->waits = 0;
         t->walks = 0;
     }
     t->waits++;
     if (t->walks >= stack_window_walks)
         return false;
-    if (t->period > 1 && t->tick++ % t->period != 0)
+    slot = (__u32)((lock >> 4) * 0x9E3779B97F4A7C15ULL >> 58) & (LS_SEEN_SLOTS - 1);
+    if (t->seen_lock[slot] != lock || t->seen_window[slot] != t->window) {
+        t->seen_lock[slot] = lock;
+        t->seen_window[slot] = t->window;
+    } else if (t->period > 1 && t->tick++ % t->period != 0) {
         return false;
+    }
     t->walks++;
     return true;
 }
@@ -258,7 +272,7 @@ static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags, __u64 sk
     s->e[d].ts = ts;
     s->e[d].flags = flags;
     s->e[d].tid = (__u32)bpf_get_current_pid_tgid();
-    if (walk_this_stack(ts)) {
+    if (walk_this_stack(ts, lock)) {
         s->e[d].kstack = stack_id(ctx, skip & BPF_F_SKIP_FIELD_MASK);
         s->e[d].ustack = user_stack_id(ctx);
     } else {

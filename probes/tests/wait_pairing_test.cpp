@@ -266,13 +266,13 @@ class StackBudget : public Pairing {
 protected:
     void configure(ls_wait& w) override { w.rodata->stack_window_walks = 3; }
 
-    // n spin waits on A; returns how many of them had their stack walked.
-    uint64_t waitsWalked(unsigned n)
+    // n spin waits on lock; returns how many of them had their stack walked.
+    uint64_t waitsWalked(unsigned n, uint64_t lock = A)
     {
         const uint64_t before = counter(LS_C_STACK_UNSAMPLED);
         for (unsigned i = 0; i < n; ++i) {
-            begin(A, LS_LCB_F_SPIN);
-            end(A, 0);
+            begin(lock, LS_LCB_F_SPIN);
+            end(lock, 0);
         }
         done_ += n;
         return n - (counter(LS_C_STACK_UNSAMPLED) - before);
@@ -299,15 +299,22 @@ TEST_F(StackBudget, WalksAtMostTheBudgetPerWindowAndSpreadsThemOnceExceeded)
         const bool oneWindow = Clock::now() - t0 < milliseconds(9);
         std::this_thread::sleep_for(milliseconds(12));
         const auto t1 = Clock::now();
-        // 20 waits last window: 1 in ceil(20 / 3) = 7 now, exactly one of any 7.
-        const uint64_t spread = waitsWalked(7);
+        // 20 waits last window: 1 in ceil(20 / 3) = 7 now, after the first
+        // wait on each lock in the window.
+        const uint64_t firstOfA = waitsWalked(1);
+        const uint64_t spread = waitsWalked(7); // exactly one of any 7 ticks
+        const uint64_t firstOfB = waitsWalked(1, B); // a rare lock next to a hot one
+        const uint64_t capped = waitsWalked(1, X); // the budget is spent
         const bool secondWindow = Clock::now() - t1 < milliseconds(9);
         if (!oneWindow || !secondWindow)
             continue;
         measured = true;
         EXPECT_EQ(first, 3u) << "a window after a quiet one walks every wait up to the budget";
         EXPECT_EQ(rest, 0u) << "the budget of 3 per window was exceeded";
+        EXPECT_EQ(firstOfA, 1u) << "the first wait on a lock in a window is walked";
         EXPECT_EQ(spread, 1u) << "after a busy window the walks are spread, not the first 3 in a row";
+        EXPECT_EQ(firstOfB, 1u) << "a rare lock's first wait is walked despite the period";
+        EXPECT_EQ(capped, 0u) << "no walk past the budget, even a new lock's";
     }
     ASSERT_TRUE(measured) << "no attempt fitted its waits into one 10 ms window";
     uint64_t timed = 0;
