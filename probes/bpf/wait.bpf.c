@@ -380,10 +380,10 @@ static __always_inline int on_end(void *ctx, __u64 lock, int ret)
         found = pop(s, lock, &p);
     if (found && p.tid != tid) {
         /* Its end was never seen (it began before the end program attached,
-         * or ran while that program was busy on this CPU); the current task
-         * began no wait here, or was filtered out. */
+         * or ran while that program was busy on this CPU): dropped. The
+         * current task's own wait, if any, is on its task stack. */
         count(LS_C_STALE);
-        return 0;
+        found = false;
     }
     if (!found) {
         s = task_stack(tid, false);
