@@ -48,6 +48,32 @@ QWidget* wrapInScrollArea(QWidget* w)
     return area;
 }
 
+QTableView* makeLatencyView(QSortFilterProxyModel* proxy)
+{
+    auto* view = new QTableView;
+    view->setModel(proxy);
+    view->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
+    view->setSortingEnabled(true);
+    view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    view->setSelectionMode(QAbstractItemView::SingleSelection);
+    view->verticalHeader()->hide();
+    view->horizontalHeader()->setStretchLastSection(false); // a wide Max column reads as detached
+    return view;
+}
+
+void selectEntryRow(QTableView* view, QSortFilterProxyModel* proxy, int row)
+{
+    const QModelIndex current = view->selectionModel()->currentIndex();
+    if (row < 0) {
+        view->clearSelection();
+    } else if (!current.isValid() || current.data(EntryIndexRole).toInt() != row) {
+        const QModelIndexList match = proxy->match(proxy->index(0, 0), EntryIndexRole, row, 1, Qt::MatchExactly);
+        if (!match.isEmpty())
+            view->selectionModel()->setCurrentIndex(match.front(),
+                                                    QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    }
+}
+
 namespace {
 QTreeView* makeTreeView(QSortFilterProxyModel* proxy)
 {
@@ -221,16 +247,8 @@ QWidget* CapturePage::buildLatencyTab()
     filter->setPlaceholderText(tr("Filter syscalls and functions by name…"));
     filter->setClearButtonEnabled(true);
     connect(filter, &QLineEdit::textChanged, latencyProxy_, &QSortFilterProxyModel::setFilterFixedString);
-    latencyView_ = new QTableView;
-    latencyView_->setModel(latencyProxy_);
-    // No initial sort: the model's order, syscalls then functions, until a header is clicked.
-    latencyView_->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
-    latencyView_->setSortingEnabled(true);
-    latencyView_->setSelectionBehavior(QAbstractItemView::SelectRows);
-    latencyView_->setSelectionMode(QAbstractItemView::SingleSelection);
-    latencyView_->verticalHeader()->hide();
+    latencyView_ = makeLatencyView(latencyProxy_);
     latencyView_->setAlternatingRowColors(true);
-    latencyView_->horizontalHeader()->setStretchLastSection(false); // a wide Max column reads as detached
     connect(latencyView_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& current) {
                 if (current.isValid())
@@ -264,16 +282,7 @@ void CapturePage::selectLatency(int row)
     if (!latencyModel_->entry(row))
         row = -1;
     latencyRow_ = row;
-    const QModelIndex current = latencyView_->selectionModel()->currentIndex();
-    if (row < 0) {
-        latencyView_->clearSelection();
-    } else if (!current.isValid() || current.data(EntryIndexRole).toInt() != row) {
-        const QModelIndexList match =
-            latencyProxy_->match(latencyProxy_->index(0, 0), EntryIndexRole, row, 1, Qt::MatchExactly);
-        if (!match.isEmpty())
-            latencyView_->selectionModel()->setCurrentIndex(
-                match.front(), QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
-    }
+    selectEntryRow(latencyView_, latencyProxy_, row);
     refreshLatency();
 }
 

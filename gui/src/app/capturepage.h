@@ -105,5 +105,11 @@ private:
 // insensitively on column 0 (recursively for trees).
 QSortFilterProxyModel* makeProxy(QObject* parent, bool recursive);
 QWidget* wrapInScrollArea(QWidget* w);
+// A latency table over proxy: sortable with no initial sort (the model's
+// order, syscalls then functions), one row selected at a time.
+QTableView* makeLatencyView(QSortFilterProxyModel* proxy);
+// Makes the view's current row the one whose EntryIndexRole is row (none
+// when row < 0), unless it already is.
+void selectEntryRow(QTableView* view, QSortFilterProxyModel* proxy, int row);
 
 } // namespace lockscope::gui

@@ -162,15 +162,9 @@ QWidget* ComparePage::buildLatencyTab()
     latencyProxy_ = makeProxy(this, false);
     latencyProxy_->setSourceModel(latencyModel_);
     latencyProxy_->setFilterKeyColumn(LatencyDeltaModel::Name);
-    latencyView_ = new QTableView;
-    latencyView_->setModel(latencyProxy_);
-    // No initial sort: the engine's order (syscalls, then functions, by calls) until a header is clicked.
-    latencyView_->horizontalHeader()->setSortIndicator(-1, Qt::AscendingOrder);
-    latencyView_->setSortingEnabled(true);
-    latencyView_->setSelectionBehavior(QAbstractItemView::SelectRows);
-    latencyView_->setSelectionMode(QAbstractItemView::SingleSelection);
-    latencyView_->verticalHeader()->hide();
-    latencyView_->horizontalHeader()->setStretchLastSection(false); // a wide Max column reads as detached
+    // Not alternating colours: rows are tinted by verdict. The engine's order
+    // is syscalls, then functions, by calls.
+    latencyView_ = makeLatencyView(latencyProxy_);
     connect(latencyView_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& current) {
                 if (current.isValid())
@@ -201,16 +195,7 @@ void ComparePage::selectLatency(int row)
     if (!latencyModel_->row(row))
         row = -1;
     latencyRow_ = row;
-    const QModelIndex current = latencyView_->selectionModel()->currentIndex();
-    if (row < 0) {
-        latencyView_->clearSelection();
-    } else if (!current.isValid() || current.data(EntryIndexRole).toInt() != row) {
-        const QModelIndexList match =
-            latencyProxy_->match(latencyProxy_->index(0, 0), EntryIndexRole, row, 1, Qt::MatchExactly);
-        if (!match.isEmpty())
-            latencyView_->selectionModel()->setCurrentIndex(
-                match.front(), QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
-    }
+    selectEntryRow(latencyView_, latencyProxy_, row);
     refreshLatency();
 }
 

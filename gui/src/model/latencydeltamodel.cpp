@@ -6,6 +6,7 @@
 #include <QColor>
 
 #include "model/deltatablemodel.h"
+#include "model/latencyrows.h"
 #include "model/roles.h"
 #include "model/units.h"
 
@@ -25,14 +26,7 @@ void LatencyDeltaModel::setComparison(std::shared_ptr<const reports::Comparison>
 
 const LatencyDelta* LatencyDeltaModel::row(int row) const noexcept
 {
-    if (!comparison_ || row < 0)
-        return nullptr;
-    const auto r = static_cast<size_t>(row);
-    if (r < comparison_->syscalls.size())
-        return &comparison_->syscalls[r];
-    if (r - comparison_->syscalls.size() < comparison_->functions.size())
-        return &comparison_->functions[r - comparison_->syscalls.size()];
-    return nullptr;
+    return comparison_ ? latencyRow(comparison_->syscalls, comparison_->functions, row) : nullptr;
 }
 
 bool LatencyDeltaModel::isSyscall(int row) const noexcept

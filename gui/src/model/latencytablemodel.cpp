@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "model/latencytablemodel.h"
 
+#include "model/latencyrows.h"
 #include "model/roles.h"
 #include "model/units.h"
 
@@ -17,14 +18,7 @@ void LatencyTableModel::setCapture(std::shared_ptr<const Capture> capture)
 
 const LatencyEntry* LatencyTableModel::entry(int row) const noexcept
 {
-    if (!capture_ || row < 0)
-        return nullptr;
-    const auto r = static_cast<size_t>(row);
-    if (r < capture_->syscalls.size())
-        return &capture_->syscalls[r];
-    if (r - capture_->syscalls.size() < capture_->functions.size())
-        return &capture_->functions[r - capture_->syscalls.size()];
-    return nullptr;
+    return capture_ ? latencyRow(capture_->syscalls, capture_->functions, row) : nullptr;
 }
 
 bool LatencyTableModel::isSyscall(int row) const noexcept
