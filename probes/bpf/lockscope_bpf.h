@@ -23,6 +23,7 @@
 #define LS_RELEASED 8          /* per-CPU ring of recent releases (holder stacks; power of two) */
 #define LS_STACK_PENDING (-2)  /* held entry published, its stack walk still running */
 #define LS_STACK_UNSAMPLED (-3) /* wait whose stack was not walked (Options::stack_sample) */
+#define LS_WAIT_DONE 4         /* per-CPU ring of ended waits not yet in their histograms (power of two) */
 
 /*
  * Each family walks stacks into its own stack map, named by the top bits of
@@ -136,6 +137,29 @@ struct ls_wait_stack {
     __u32 depth;
     __u32 pad;
     struct ls_pending e[LS_NEST];
+};
+
+/* A wait that has ended, with everything its histogram and holder entry need. */
+struct ls_wait_done {
+    __u64 lock;
+    __u64 delta;   /* ns */
+    __s32 kstack;
+    __u32 flags;
+    __s32 holder;  /* the holder's stack id when holder_state is LS_HOLDER_FOUND */
+    __u32 holder_state;
+    __s32 ustack;
+    __u32 tgid;    /* as in ls_wait_key */
+};
+
+/*
+ * Per CPU: ended waits that contention_end left for the next
+ * contention_begin on that CPU to add (wait.bpf.c). Entries [tail, head)
+ * are pending; userspace adds what is left after detaching.
+ */
+struct ls_wait_done_ring {
+    __u32 head;
+    __u32 tail;
+    struct ls_wait_done e[LS_WAIT_DONE];
 };
 
 /*

@@ -95,7 +95,7 @@ public:
             f->read(s);
         auto c = [this](ls_counter k) { return maps_.counter(k); };
         s.cpu_samples = c(LS_C_CPU_SAMPLES);
-        s.stats.events = eventsSoFar();
+        s.stats.events += eventsSoFar(); // families may have added events their counters do not have yet
         s.stats.lost = c(LS_C_NEST_OVERFLOW) + c(LS_C_HOLD_OVERFLOW) + c(LS_C_STALE);
         s.stats.map_full = c(LS_C_MAP_FULL);
         s.stats.stack_failures = c(LS_C_STACK_FAIL) + c(LS_C_STACK_NESTED);

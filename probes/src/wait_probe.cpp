@@ -7,6 +7,7 @@
 
 #include "bpf_util.h"
 #include "family.h"
+#include "wait_done.h"
 #include "wait.skel.h"
 
 namespace lockscope::probes::detail {
@@ -41,6 +42,7 @@ public:
 
     void read(Snapshot& out) const override
     {
+        const size_t first = out.waits.size();
         const int fd = bpf_map__fd(skel_->maps.waits);
         ls_wait_key key {}, next {};
         std::vector<ls_hist> cpus(static_cast<size_t>(possibleCpus()));
@@ -62,6 +64,9 @@ public:
                 out.waits.push_back(std::move(r));
         }
         readHolders(out);
+        // Read while attached, these may be counted twice or not at all; the
+        // capture's final read comes after detach, when they are exact.
+        out.stats.events += addUndrained(undrainedWaits(bpf_map__fd(skel_->maps.done)), out.waits, first, out.holders);
     }
 
     uint64_t recursionMisses() const override

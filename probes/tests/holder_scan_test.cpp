@@ -23,6 +23,7 @@
 
 #include "hold_testrun.skel.h"
 #include "test_support.h"
+#include "wait_done.h"
 #include "wait.skel.h"
 
 namespace {
@@ -163,6 +164,12 @@ protected:
             if (bpf_map_lookup_elem(fd, &key, &v) == 0)
                 out[{ key.lock, key.wait_kstack, key.holder_kstack }] = v;
         }
+        for (const ls_wait_done& d : undrained())
+            if (d.holder_state == LS_HOLDER_FOUND) {
+                auto& v = out[{ d.lock, d.kstack, d.holder }];
+                v.count += 1;
+                v.wait_ns += d.delta;
+            }
         return out;
     }
 
@@ -184,7 +191,18 @@ protected:
                 total += h.total;
             }
         }
+        for (const ls_wait_done& d : undrained())
+            if (d.lock == lock) {
+                count += 1;
+                total += d.delta;
+            }
         return { count, total };
+    }
+
+    // Ended waits the next begin on their CPU would add to waits and holders.
+    std::vector<ls_wait_done> undrained() const
+    {
+        return lockscope::probes::detail::undrainedWaits(bpf_map__fd(wait_->maps.done));
     }
 
     uint64_t counter(ls_counter c) const

@@ -17,6 +17,7 @@
 #include "lockscope/capture/histogram.h"
 #include "lockscope_bpf.h"
 #include "test_support.h"
+#include "wait_done.h"
 #include "wait.skel.h"
 
 namespace {
@@ -66,8 +67,9 @@ protected:
         run(skel_->progs.wait_end_raw, lock, static_cast<uint64_t>(static_cast<int64_t>(ret)));
     }
 
-    // (lock, flags) -> histogram
-    std::map<std::pair<uint64_t, uint32_t>, lockscope::Log2Hist> waits() const
+    // (lock, flags) -> histogram, with the ended waits not yet added
+    // (undrained) unless asked for the histogram map alone.
+    std::map<std::pair<uint64_t, uint32_t>, lockscope::Log2Hist> waits(bool with_undrained = true) const
     {
         std::map<std::pair<uint64_t, uint32_t>, lockscope::Log2Hist> out;
         const int fd = bpf_map__fd(skel_->maps.waits);
@@ -89,8 +91,18 @@ protected:
                     lockscope::Log2Hist::fromParts(b, h.count, h.total, h.min, h.max));
             }
         }
+        if (with_undrained)
+            for (const ls_wait_done& d : undrained())
+                out[{ d.lock, d.flags }].add(d.delta);
         return out;
     }
+
+    // Ended waits the next begin on their CPU would add to waits.
+    std::vector<ls_wait_done> undrained() const
+    {
+        return lockscope::probes::detail::undrainedWaits(bpf_map__fd(skel_->maps.done));
+    }
+    uint64_t waitEvents() const { return counter(LS_C_WAIT_EVENTS) + undrained().size(); }
 
     uint64_t counter(ls_counter c) const
     {
@@ -143,10 +155,63 @@ TEST_F(Pairing, NestedSpinWaitsOnOneCpuKeepBothWaits)
     ASSERT_EQ(b.count(), 1u);
     EXPECT_TRUE(a.consistent());
     EXPECT_GT(a.total(), b.total()) << "the outer wait spans the inner one";
-    EXPECT_EQ(counter(LS_C_WAIT_EVENTS), 2u);
+    EXPECT_EQ(waitEvents(), 2u);
     EXPECT_EQ(counter(LS_C_UNMATCHED), 0u);
     EXPECT_EQ(counter(LS_C_STALE), 0u);
     EXPECT_EQ(cpuDepth(), 0u);
+}
+
+// contention_end only parks the ended wait in the CPU's ring; the next
+// contention_begin there (off the critical section) adds it to its histogram.
+TEST_F(Pairing, AnEndedWaitIsAddedByTheNextBeginOnItsCpu)
+{
+    begin(A, LS_LCB_F_SPIN);
+    end(A, 0);
+    EXPECT_TRUE(waits(false).empty()) << "the end itself updates no histogram";
+    auto u = undrained();
+    ASSERT_EQ(u.size(), 1u);
+    EXPECT_EQ(u[0].lock, A);
+    EXPECT_EQ(u[0].flags, LS_LCB_F_SPIN);
+    EXPECT_EQ(counter(LS_C_WAIT_EVENTS), 0u);
+
+    begin(B, LS_LCB_F_SPIN);
+    auto w = waits(false);
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_EQ((w[{ A, LS_LCB_F_SPIN }].count()), 1u);
+    EXPECT_EQ((w[{ A, LS_LCB_F_SPIN }].total()), u[0].delta);
+    EXPECT_TRUE(undrained().empty());
+    EXPECT_EQ(counter(LS_C_WAIT_EVENTS), 1u);
+
+    end(B, 0);
+    ASSERT_EQ(undrained().size(), 1u);
+    EXPECT_EQ(undrained()[0].lock, B);
+    EXPECT_EQ(waitEvents(), 2u);
+}
+
+// More ends than the ring holds between two begins on a CPU (here: four
+// nested spin waits and the task's mutex wait end in a row): the ring keeps
+// the first LS_WAIT_DONE in order and the next end updates its histogram
+// itself, so nothing is lost.
+TEST_F(Pairing, AFullRingOfEndedWaitsFallsBackToAddingAtTheEnd)
+{
+    static_assert(LS_WAIT_DONE == LS_NEST, "the test fills the ring from a full per-CPU stack");
+    const uint64_t locks[LS_NEST] = { A, B, X, X + 0x1000 };
+    begin(M, LS_LCB_F_MUTEX);
+    for (uint64_t l : locks)
+        begin(l, LS_LCB_F_SPIN);
+    for (int i = LS_NEST - 1; i >= 0; --i)
+        end(locks[i], 0);
+    end(M, 0);
+    auto u = undrained();
+    ASSERT_EQ(u.size(), size_t { LS_WAIT_DONE });
+    for (size_t i = 0; i < u.size(); ++i)
+        EXPECT_EQ(u[i].lock, locks[LS_NEST - 1 - i]) << "oldest first, slot " << i;
+    auto w = waits(false);
+    ASSERT_EQ(w.size(), 1u) << "only the end that found the ring full updated a histogram";
+    EXPECT_EQ((w[{ M, LS_LCB_F_MUTEX }].count()), 1u);
+    EXPECT_EQ(counter(LS_C_WAIT_EVENTS), 1u);
+    EXPECT_EQ(waitEvents(), uint64_t { LS_NEST + 1 });
+    EXPECT_EQ(counter(LS_C_UNMATCHED) + counter(LS_C_STALE) + counter(LS_C_NEST_OVERFLOW), 0u);
 }
 
 TEST_F(Pairing, MutexSpinThenSleepIsOneWaitAndItsWaitLockIsSeparate)
@@ -183,7 +248,7 @@ TEST_F(Pairing, AbortedWaitsAreCountedApart)
     end(M, -4); // -EINTR: killed while waiting
     EXPECT_TRUE(waits().empty());
     EXPECT_EQ(counter(LS_C_ABORTED), 1u);
-    EXPECT_EQ(counter(LS_C_WAIT_EVENTS), 0u);
+    EXPECT_EQ(waitEvents(), 0u);
     EXPECT_FALSE(taskPending());
 }
 
@@ -226,7 +291,7 @@ TEST_F(Pairing, SpinWaitBegunByAnotherTaskIsStaleNotOurs)
     end(A, 0);
     EXPECT_TRUE(waits().empty());
     EXPECT_EQ(counter(LS_C_STALE), 1u);
-    EXPECT_EQ(counter(LS_C_WAIT_EVENTS), 0u);
+    EXPECT_EQ(waitEvents(), 0u);
     EXPECT_EQ(cpuDepth(), 0u);
     begin(A, LS_LCB_F_SPIN);
     end(A, 0);
@@ -241,7 +306,7 @@ TEST_F(Pairing, NestingDeeperThanTheStackIsCountedNotCorrupted)
     EXPECT_EQ(counter(LS_C_NEST_OVERFLOW), 1u);
     for (int i = LS_NEST - 1; i >= 0; --i)
         end(locks[i], 0);
-    EXPECT_EQ(counter(LS_C_WAIT_EVENTS), uint64_t { LS_NEST });
+    EXPECT_EQ(waitEvents(), uint64_t { LS_NEST });
     EXPECT_EQ(cpuDepth(), 0u);
 }
 
@@ -321,5 +386,5 @@ TEST_F(StackBudget, WalksAtMostTheBudgetPerWindowAndSpreadsThemOnceExceeded)
     for (const auto& [k, h] : waits())
         timed += h.count();
     EXPECT_EQ(timed, done_) << "every wait is counted and timed, walked or not";
-    EXPECT_EQ(counter(LS_C_WAIT_EVENTS), done_);
+    EXPECT_EQ(waitEvents(), done_);
 }
