@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Throughput cost of the contention probes, measured by attaching and
+// detaching them under one workload that keeps running: threads doing
+// two-semaphore semop() calls on one System V set (semop-multi --multi). On
+// a shared 2-vCPU VM the workload's own rate moves by 30-50% between runs
+// (the host decides), which swamps a few percent of probe cost when each
+// mode is a separate run (overhead.sh). Here every cycle measures each mode
+// for a second back to back, so a mode is compared with "alone" a few
+// seconds apart, and the medians of the per-cycle ratios are printed.
+//
+//   bench_attach_toggle [--cycles N] [--seconds S] [--threads T]
+//
+// Modes: alone; hook (programs that return at once: what the hooks cost
+// by themselves); lockscope (the wait probe as `lockscope record` sets it up,
+// stack budget 1000/s/CPU); every-stack (--stack-budget 0); no-stacks
+// (--stack-depth 0). Needs root.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <sys/sem.h>
+
+#include <bpf/libbpf.h>
+
+#include "hook_floor.skel.h"
+#include "lockscope/probes/probes.h"
+#include "sysv_sem.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace probes = lockscope::probes;
+
+struct alignas(64) OpCount {
+    std::atomic<uint64_t> n { 0 };
+};
+
+class SemopLoad {
+public:
+    SemopLoad(unsigned threads, int sems)
+        : set_("bench_attach_toggle", sems)
+        , counts_(threads)
+    {
+        set_.setAll(0);
+        for (unsigned i = 0; i < threads; ++i)
+            workers_.emplace_back([this, i, sems] { run(i, sems); });
+    }
+    ~SemopLoad()
+    {
+        stop_.store(true);
+        for (auto& t : workers_)
+            t.join();
+    }
+    SemopLoad(const SemopLoad&) = delete;
+    SemopLoad& operator=(const SemopLoad&) = delete;
+
+    uint64_t ops() const
+    {
+        uint64_t s = 0;
+        for (const auto& c : counts_)
+            s += c.n.load(std::memory_order_relaxed);
+        return s;
+    }
+    bool failed() const { return failed_.load(); }
+
+private:
+    // Up on two neighbouring semaphores, then down: never blocks, and nsops > 1
+    // takes the whole array's spinlock on every call.
+    void run(unsigned index, int sems)
+    {
+        uint64_t rng = 0x9E3779B97F4A7C15ULL * (index + 1);
+        while (!stop_.load(std::memory_order_relaxed)) {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            const auto first = static_cast<int>(rng % static_cast<uint64_t>(sems));
+            sembuf up[2], down[2];
+            for (int k = 0; k < 2; ++k) {
+                const auto num = static_cast<unsigned short>((first + k) % sems);
+                up[k] = { num, 1, 0 };
+                down[k] = { num, -1, 0 };
+            }
+            if (semop(set_.id(), up, 2) < 0 || semop(set_.id(), down, 2) < 0) {
+                failed_.store(true);
+                return;
+            }
+            counts_[index].n.fetch_add(2, std::memory_order_relaxed);
+        }
+    }
+
+    lockscope::workload::SemSet set_;
+    std::vector<OpCount> counts_;
+    std::vector<std::thread> workers_;
+    std::atomic<bool> stop_ { false };
+    std::atomic<bool> failed_ { false };
+};
+
+// Whatever a mode attached; destroying it detaches.
+using Attached = std::shared_ptr<void>;
+
+Attached attachHookFloor()
+{
+    ls_hook_floor* skel = ls_hook_floor__open_and_load();
+    if (!skel)
+        throw std::runtime_error("hook_floor: load failed");
+    Attached holder(skel, [](void* p) { ls_hook_floor__destroy(static_cast<ls_hook_floor*>(p)); });
+    if (ls_hook_floor__attach(skel) != 0)
+        throw std::runtime_error("hook_floor: attach failed");
+    return holder;
+}
+
+Attached attachWait(uint32_t stack_budget, unsigned stack_depth)
+{
+    probes::Options o;
+    o.stack_budget = stack_budget;
+    o.stack_depth = stack_depth;
+    o.hold = probes::Backend::Off;
+    o.functions = probes::Backend::Off;
+    o.syscalls = false;
+    o.cpu_frequency_hz = 0;
+    o.follow_forks = false;
+    std::shared_ptr<probes::Session> s = probes::Session::open(o);
+    for (const auto& st : s->status())
+        if (st.name == "lock_contention" && !st.attached)
+            throw std::runtime_error("lock_contention: " + st.reason);
+    return s;
+}
+
+struct Mode {
+    const char* name;
+    std::function<Attached()> attach;
+};
+
+double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double argValue(int argc, char** argv, int& i)
+{
+    if (i + 1 >= argc) {
+        std::fprintf(stderr, "bench_attach_toggle: %s needs a value\n", argv[i]);
+        std::exit(2);
+    }
+    char* end = nullptr;
+    const double v = std::strtod(argv[++i], &end);
+    if (end == argv[i] || *end || v <= 0) {
+        std::fprintf(stderr, "bench_attach_toggle: %s needs a positive number, got '%s'\n", argv[i - 1], argv[i]);
+        std::exit(2);
+    }
+    return v;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    int cycles = 15;
+    double seconds = 1;
+    unsigned threads = 8;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--cycles")
+            cycles = static_cast<int>(argValue(argc, argv, i));
+        else if (a == "--seconds")
+            seconds = argValue(argc, argv, i);
+        else if (a == "--threads")
+            threads = static_cast<unsigned>(argValue(argc, argv, i));
+        else {
+            std::fprintf(stderr, "usage: bench_attach_toggle [--cycles N] [--seconds S] [--threads T]\n");
+            return 2;
+        }
+    }
+    libbpf_set_print([](libbpf_print_level, const char*, va_list) { return 0; });
+
+    const std::vector<Mode> modes = {
+        { "alone", [] { return Attached(); } },
+        { "hook", attachHookFloor },
+        { "lockscope", [] { return attachWait(1000, 16); } },
+        { "every-stack", [] { return attachWait(0, 16); } },
+        { "no-stacks", [] { return attachWait(1000, 0); } },
+    };
+    try {
+        SemopLoad load(threads, 16);
+        std::vector<std::vector<double>> ratio(modes.size());
+        std::vector<double> alone;
+        std::printf("semop on one 16-semaphore set, %u threads, %d cycles of %.1f s per mode\n", threads, cycles,
+            seconds);
+        for (int c = 0; c < cycles; ++c) {
+            std::vector<double> rate(modes.size());
+            for (size_t m = 0; m < modes.size(); ++m) {
+                Attached a = modes[m].attach();
+                std::this_thread::sleep_for(std::chrono::milliseconds(100)); // past attach
+                const uint64_t before = load.ops();
+                const auto t0 = Clock::now();
+                std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+                const uint64_t after = load.ops();
+                rate[m] = static_cast<double>(after - before)
+                    / std::chrono::duration<double>(Clock::now() - t0).count();
+                a.reset();
+                if (load.failed())
+                    throw std::runtime_error("semop failed in the workload");
+            }
+            alone.push_back(rate[0]);
+            std::printf("cycle %2d  alone %9.0f ops/s", c + 1, rate[0]);
+            for (size_t m = 1; m < modes.size(); ++m) {
+                ratio[m].push_back(rate[m] / rate[0]);
+                std::printf("  %s %+6.1f%%", modes[m].name, (rate[m] / rate[0] - 1) * 100);
+            }
+            std::printf("\n");
+            std::fflush(stdout);
+        }
+        std::printf("\nmedian over %d cycles (alone %.0f ops/s):\n", cycles, median(alone));
+        for (size_t m = 1; m < modes.size(); ++m) {
+            const auto [lo, hi] = std::minmax_element(ratio[m].begin(), ratio[m].end());
+            std::printf("  %-12s %+6.1f%%   (cycles from %+.1f%% to %+.1f%%)\n", modes[m].name,
+                (median(ratio[m]) - 1) * 100, (*lo - 1) * 100, (*hi - 1) * 100);
+        }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "bench_attach_toggle: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}
