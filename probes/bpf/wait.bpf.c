@@ -258,8 +258,8 @@ static __always_inline void holder_add(const struct ls_wait_done *w)
  * Ended waits not yet in their histograms. contention_end runs with the lock
  * just taken: the hash lookup and histogram update it used to do there
  * lengthened every contended critical section, and the waiters queued behind
- * it paid for that again (semop-multi lost 17-30% of its throughput while
- * the two CPUs really contended, against ~5% with the update moved out). So
+ * it paid for that again (semop-multi lost 16% of its throughput while the
+ * two CPUs really contended, 5.5% with the update moved out). So
  * an end only fills a slot here, and the next contention_begin on the CPU,
  * which runs while its lock is held by someone else anyway, does the update.
  * A full ring (ends of sleeping waits on a CPU that begins none) falls back
