@@ -26,6 +26,8 @@
 #include <thread>
 #include <vector>
 
+#include <csignal>
+
 #include <sys/sem.h>
 
 #include <bpf/libbpf.h>
@@ -38,6 +40,17 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 namespace probes = lockscope::probes;
+
+// Ctrl-C ends the run after the current mode, so the semaphore set (which
+// outlives a killed process) is removed and the cycles so far are summed up.
+volatile std::sig_atomic_t g_stop = 0;
+
+void sleepUnlessStopped(double seconds)
+{
+    const auto until = Clock::now() + std::chrono::duration<double>(seconds);
+    while (!g_stop && Clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
 
 struct alignas(64) OpCount {
     std::atomic<uint64_t> n { 0 };
@@ -146,17 +159,18 @@ double median(std::vector<double> v)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// The positive number after argv[i] (advancing i), or 0 after printing why not.
 double argValue(int argc, char** argv, int& i)
 {
     if (i + 1 >= argc) {
         std::fprintf(stderr, "bench_attach_toggle: %s needs a value\n", argv[i]);
-        std::exit(2);
+        return 0;
     }
     char* end = nullptr;
     const double v = std::strtod(argv[++i], &end);
-    if (end == argv[i] || *end || v <= 0) {
+    if (end == argv[i] || *end || !(v > 0)) {
         std::fprintf(stderr, "bench_attach_toggle: %s needs a positive number, got '%s'\n", argv[i - 1], argv[i]);
-        std::exit(2);
+        return 0;
     }
     return v;
 }
@@ -170,18 +184,25 @@ int main(int argc, char** argv)
     unsigned threads = 8;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--cycles")
-            cycles = static_cast<int>(argValue(argc, argv, i));
-        else if (a == "--seconds")
-            seconds = argValue(argc, argv, i);
-        else if (a == "--threads")
-            threads = static_cast<unsigned>(argValue(argc, argv, i));
-        else {
+        if (a != "--cycles" && a != "--seconds" && a != "--threads") {
             std::fprintf(stderr, "usage: bench_attach_toggle [--cycles N] [--seconds S] [--threads T]\n");
             return 2;
         }
+        const double v = argValue(argc, argv, i);
+        if (v <= 0)
+            return 2;
+        if (a == "--cycles")
+            cycles = std::max(1, static_cast<int>(v));
+        else if (a == "--seconds")
+            seconds = v;
+        else
+            threads = std::max(1U, static_cast<unsigned>(v));
     }
     libbpf_set_print([](libbpf_print_level, const char*, va_list) { return 0; });
+    struct sigaction sa {};
+    sa.sa_handler = [](int) { g_stop = 1; };
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
 
     const std::vector<Mode> modes = {
         { "alone", [] { return Attached(); } },
@@ -196,14 +217,15 @@ int main(int argc, char** argv)
         std::vector<double> alone;
         std::printf("semop on one 16-semaphore set, %u threads, %d cycles of %.1f s per mode\n", threads, cycles,
             seconds);
-        for (int c = 0; c < cycles; ++c) {
+        int done = 0;
+        for (int c = 0; c < cycles && !g_stop; ++c) {
             std::vector<double> rate(modes.size());
             for (size_t m = 0; m < modes.size(); ++m) {
                 Attached a = modes[m].attach();
-                std::this_thread::sleep_for(std::chrono::milliseconds(100)); // past attach
+                sleepUnlessStopped(0.1); // past attach
                 const uint64_t before = load.ops();
                 const auto t0 = Clock::now();
-                std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+                sleepUnlessStopped(seconds);
                 const uint64_t after = load.ops();
                 rate[m] = static_cast<double>(after - before)
                     / std::chrono::duration<double>(Clock::now() - t0).count();
@@ -211,6 +233,9 @@ int main(int argc, char** argv)
                 if (load.failed())
                     throw std::runtime_error("semop failed in the workload");
             }
+            if (g_stop)
+                break; // this cycle's modes did not all run their time
+            ++done;
             alone.push_back(rate[0]);
             std::printf("cycle %2d  alone %9.0f ops/s", c + 1, rate[0]);
             for (size_t m = 1; m < modes.size(); ++m) {
@@ -220,7 +245,11 @@ int main(int argc, char** argv)
             std::printf("\n");
             std::fflush(stdout);
         }
-        std::printf("\nmedian over %d cycles (alone %.0f ops/s):\n", cycles, median(alone));
+        if (done == 0) {
+            std::fprintf(stderr, "bench_attach_toggle: stopped before the first cycle ended\n");
+            return 1;
+        }
+        std::printf("\nmedian over %d cycles (alone %.0f ops/s):\n", done, median(alone));
         for (size_t m = 1; m < modes.size(); ++m) {
             const auto [lo, hi] = std::minmax_element(ratio[m].begin(), ratio[m].end());
             std::printf("  %-12s %+6.1f%%   (cycles from %+.1f%% to %+.1f%%)\n", modes[m].name,
