@@ -65,10 +65,23 @@ std::string probeList(const std::vector<ProbeStatus>& probes)
 {
     if (probes.empty())
         return "";
+    // Targets can be long lists of tracepoints: they go last, after the
+    // columns that align, with the reason in parentheses.
+    size_t nameW = 0, hookW = 0;
+    for (const auto& p : probes) {
+        nameW = std::max(nameW, p.name.size());
+        hookW = std::max(hookW, p.hook.size());
+    }
     std::string out = "\nprobes\n";
-    for (const auto& p : probes)
-        out += std::string("  ") + (p.attached ? "[attached] " : "[skipped]  ") + padRight(p.name, 22) +
-               padRight(p.target, 34) + padRight(p.hook, 11) + p.reason + "\n";
+    for (const auto& p : probes) {
+        std::string line = std::string("  ") + (p.attached ? "[attached] " : "[skipped]  ") +
+                           padRight(p.name, nameW + 2) + padRight(p.hook, hookW + 2) + p.target;
+        if (!p.reason.empty())
+            line += (p.target.empty() ? "(" : "  (") + p.reason + ")";
+        while (!line.empty() && line.back() == ' ')
+            line.pop_back();
+        out += line + "\n";
+    }
     return out;
 }
 
