@@ -90,31 +90,39 @@ const probes::ProgramCode* CaptureAssembler::ownCode(uint64_t ip) const
 // exception entry took the lock itself; past such an entry the lock was taken
 // by whatever interrupted it, which is real contention. Frames before the
 // lock code (the probe program that fired in it, tracing glue) do not count.
-bool CaptureAssembler::takenByOwnProgram(const std::vector<uint64_t>& ips) const
+bool CaptureAssembler::takenByOwnProgram(const std::vector<Frame>& all) const
 {
     if (options_.own_code.empty())
         return false;
-    std::vector<std::string> names;
-    names.reserve(ips.size());
-    size_t start = ips.size();
-    for (size_t i = 0; i < ips.size(); ++i) {
-        auto r = symbols_.resolveText(ips[i]);
-        names.push_back(r ? r->name : std::string());
-        if (start == ips.size() && !names.back().empty() && isLockFunction(names.back()))
-            start = i;
-    }
-    if (start == ips.size())
+    size_t start = 0;
+    while (start < all.size() && !isLockFunction(all[start].function))
+        ++start;
+    if (start == all.size())
         start = 0; // a hold stack taken at a kprobe starts at the lock's caller
-    for (size_t i = start; i < ips.size(); ++i) {
-        if (ownCode(ips[i]))
+    for (size_t i = start; i < all.size(); ++i) {
+        if (all[i].address && ownCode(*all[i].address))
             return true;
-        if (names[i].rfind("asm_", 0) == 0)
+        if (all[i].function.rfind("asm_", 0) == 0)
             return false;
     }
     return false;
 }
 
+std::vector<Frame> CaptureAssembler::kernelFrames(const std::vector<uint64_t>& ips) const
+{
+    std::vector<Frame> all;
+    all.reserve(ips.size());
+    for (uint64_t ip : ips)
+        all.push_back(kernelFrame(ip));
+    return all;
+}
+
 std::vector<Frame> CaptureAssembler::callerFrames(const std::vector<uint64_t>& ips) const
+{
+    return callerFramesOf(kernelFrames(ips));
+}
+
+std::vector<Frame> CaptureAssembler::callerFramesOf(const std::vector<Frame>& all) const
 {
     std::vector<Frame> frames;
     // Only the innermost run is skipped: a lock function further out (a
@@ -123,10 +131,10 @@ std::vector<Frame> CaptureAssembler::callerFrames(const std::vector<uint64_t>& i
     // fexit on _raw_spin_lock, the lock function is called from one, and
     // kallsyms may not name it. It is skipped when a named caller follows, so
     // the lock is keyed by that caller and not by the trampoline's address.
-    size_t i = 0, unnamed = ips.size();
+    size_t i = 0, unnamed = all.size();
     bool in_lock = false;
-    for (; i < ips.size(); ++i) {
-        const Frame f = kernelFrame(ips[i]);
+    for (; i < all.size(); ++i) {
+        const Frame& f = all[i];
         if (!f.function.empty() && isLockInternalFrame(f.function)) {
             in_lock = true;
             continue;
@@ -137,12 +145,10 @@ std::vector<Frame> CaptureAssembler::callerFrames(const std::vector<uint64_t>& i
         }
         break;
     }
-    if (i == ips.size())
+    if (i == all.size())
         i = unnamed; // no named caller after all: keep the unnamed frames rather than nothing
-    for (; i < ips.size() && frames.size() < options_.stack_depth; ++i)
-        frames.push_back(kernelFrame(ips[i]));
-    if (frames.size() > options_.stack_depth)
-        frames.resize(options_.stack_depth);
+    for (; i < all.size() && frames.size() < options_.stack_depth; ++i)
+        frames.push_back(all[i]);
     return frames;
 }
 
@@ -241,13 +247,13 @@ void CaptureAssembler::addLockRecords(const std::vector<probes::LockRecord>& rec
                 frames = userCallerFrames(userStack_(r.ustack_id, r.tgid));
         } else {
             if (r.kstack_id >= 0 && kernelStack_) {
-                const std::vector<uint64_t> ips = kernelStack_(r.kstack_id);
-                if (takenByOwnProgram(ips)) {
+                const std::vector<Frame> all = kernelFrames(kernelStack_(r.kstack_id));
+                if (takenByOwnProgram(all)) {
                     ownLocks_.insert(r.lock_addr);
                     out.stats.own_lock_events += r.hist.count();
                     continue;
                 }
-                frames = callerFrames(ips);
+                frames = callerFramesOf(all);
             }
             if (r.ustack_id >= 0 && userStack_) {
                 auto uframes = userStack_(r.ustack_id, r.tgid);

@@ -64,8 +64,11 @@ public:
 
 private:
     Frame kernelFrame(uint64_t ip) const;
+    // A stack symbolized once, for both of the checks below.
+    std::vector<Frame> kernelFrames(const std::vector<uint64_t>& ips) const;
+    std::vector<Frame> callerFramesOf(const std::vector<Frame>& all) const;
     const probes::ProgramCode* ownCode(uint64_t ip) const;
-    bool takenByOwnProgram(const std::vector<uint64_t>& ips) const;
+    bool takenByOwnProgram(const std::vector<Frame>& all) const;
     uint32_t intern(StackKind kind, std::vector<Frame> frames, Capture& out);
     bool passesFilters(const probes::LockRecord& r, const std::string& key,
                        const std::vector<Frame>& frames) const;
