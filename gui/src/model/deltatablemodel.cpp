@@ -5,6 +5,7 @@
 
 #include <QColor>
 
+#include "model/columnheader.h"
 #include "model/roles.h"
 #include "model/units.h"
 
@@ -172,8 +173,6 @@ QVariant DeltaTableModel::data(const QModelIndex& index, int role) const
 
 QVariant DeltaTableModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
-    if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount)
-        return {};
     static const char* const names[ColumnCount] = {
         "Lock", "Type", "Verdict", "Contentions A", "Contentions B", "Contentions Δ%", "Wait A", "Wait B",
         "Wait Δ", "Wait Δ%", "Avg wait Δ%", "p99 wait Δ%", "Max wait Δ%", "Hold Δ%", "p"};
@@ -195,11 +194,7 @@ QVariant DeltaTableModel::headerData(int section, Qt::Orientation orientation, i
         "(B − A) / A of the total hold time, “–” without hold data",
         "Combined p-value of the histogram-shape (χ²) and event-rate (Poisson) tests on the waits; "
         "significant needs p below α and a change above the effect floor"};
-    if (role == Qt::DisplayRole)
-        return QString::fromUtf8(names[section]);
-    if (role == Qt::ToolTipRole)
-        return QString::fromUtf8(tips[section]);
-    return {};
+    return columnHeader(names, tips, section, orientation, role);
 }
 
 } // namespace lockscope::gui

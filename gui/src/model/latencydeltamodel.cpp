@@ -5,6 +5,7 @@
 
 #include <QColor>
 
+#include "model/columnheader.h"
 #include "model/deltatablemodel.h"
 #include "model/latencyrows.h"
 #include "model/roles.h"
@@ -122,8 +123,6 @@ QVariant LatencyDeltaModel::data(const QModelIndex& index, int role) const
 
 QVariant LatencyDeltaModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
-    if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount)
-        return {};
     static const char* const names[ColumnCount] = {"Kind",   "Name",  "Verdict", "Calls A", "Mean A",
                                                    "p99 A",  "Calls B", "Mean B", "p99 B",  "Mean B/A"};
     static const char* const tips[ColumnCount] = {
@@ -138,11 +137,7 @@ QVariant LatencyDeltaModel::headerData(int section, Qt::Orientation orientation,
         "Mean latency in the patched capture (B)",
         "99th percentile latency in the patched capture (B), estimated from the log2 histogram",
         "Mean B / mean A: below ×1.00 the patched kernel is faster; “–” when a side has no timed call"};
-    if (role == Qt::DisplayRole)
-        return QString::fromUtf8(names[section]);
-    if (role == Qt::ToolTipRole)
-        return QString::fromUtf8(tips[section]);
-    return {};
+    return columnHeader(names, tips, section, orientation, role);
 }
 
 } // namespace lockscope::gui

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "model/latencytablemodel.h"
 
+#include "model/columnheader.h"
 #include "model/latencyrows.h"
 #include "model/roles.h"
 #include "model/units.h"
@@ -97,8 +98,6 @@ QVariant LatencyTableModel::data(const QModelIndex& index, int role) const
 
 QVariant LatencyTableModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
-    if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount)
-        return {};
     static const char* const names[ColumnCount] = {"Kind", "Name", "Calls", "Errors", "Mean", "p50", "p99", "Max"};
     static const char* const tips[ColumnCount] = {
         "syscall: timed from entry to exit of the system call; function: a kernel function's own latency",
@@ -110,11 +109,7 @@ QVariant LatencyTableModel::headerData(int section, Qt::Orientation orientation,
         "Median latency (estimated from the log2 histogram, within 2x)",
         "99th percentile latency (estimated from the log2 histogram, within 2x)",
         "Longest timed call"};
-    if (role == Qt::DisplayRole)
-        return QString::fromUtf8(names[section]);
-    if (role == Qt::ToolTipRole)
-        return QString::fromUtf8(tips[section]);
-    return {};
+    return columnHeader(names, tips, section, orientation, role);
 }
 
 } // namespace lockscope::gui

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "model/locktablemodel.h"
 
+#include "model/columnheader.h"
 #include "model/roles.h"
 #include "model/units.h"
 
@@ -98,8 +99,6 @@ QVariant LockTableModel::data(const QModelIndex& index, int role) const
 
 QVariant LockTableModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
-    if (orientation != Qt::Horizontal || section < 0 || section >= ColumnCount)
-        return {};
     static const char* const names[ColumnCount] = {
         "Lock", "Type", "Instances", "Contentions", "Wait total", "Wait avg", "Wait p99", "Wait max",
         "Wait %", "Holds", "Hold total", "Hold avg", "Hold max", "Call sites"};
@@ -118,11 +117,7 @@ QVariant LockTableModel::headerData(int section, Qt::Orientation orientation, in
         "Mean hold time",
         "Longest single hold",
         "Distinct call stacks that contended or held the lock"};
-    if (role == Qt::DisplayRole)
-        return QString::fromUtf8(names[section]);
-    if (role == Qt::ToolTipRole)
-        return QString::fromUtf8(tips[section]);
-    return {};
+    return columnHeader(names, tips, section, orientation, role);
 }
 
 } // namespace lockscope::gui
