@@ -239,7 +239,7 @@ private slots:
         c.stats.stacks_unsampled = 906640;
         c.stats.own_lock_events = 4321;
         const QString html = summaryHtml(reports::buildReport(c));
-        QVERIFY(html.contains(QStringLiteral("Waits not walked (stack budget)")));
+        QVERIFY(html.contains(QStringLiteral("Waits and holds not walked (stack budget)")));
         QVERIFY(html.contains(formatCount(906640)));
         QVERIFY(html.contains(QStringLiteral("Own probe locks left out")));
         QVERIFY(html.contains(formatCount(4321)));

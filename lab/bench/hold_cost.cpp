@@ -3,7 +3,8 @@
 // measured inside a stock Debian kernel under qemu (this host's kernel
 // refuses fentry and has no kprobes). One boot; the same semop workload runs
 // in alternating rounds: bare, recorded without hold probes, with hold probes
-// at full rate, and with --hold-sample N. The table gives each mode's time
+// at full rate (the default stack budget, and walking every hold's stack),
+// and with --hold-sample N. The table gives each mode's time
 // per workload syscall side by side, the ratio to the no-hold recording,
 // and the extra time per recorded hold event.
 //
@@ -79,6 +80,7 @@ int main(int argc, char** argv)
             {"bare", {}},
             {"no-hold", {"--no-cpu", "--no-hold"}},
             {"hold", {"--no-cpu"}},
+            {"hold-all-stacks", {"--no-cpu", "--stack-budget", "0"}},
             {"hold-sample-" + std::to_string(sample), {"--no-cpu", "--hold-sample", std::to_string(sample)}}};
         std::vector<GuestStep> steps;
         for (unsigned r = 0; r < rounds; ++r) {

@@ -20,6 +20,7 @@
 #define LOCKSCOPE_HOLD_COMMON_BPF_H
 
 #include "common.bpf.h"
+#include "stack_budget.bpf.h"
 
 const volatile __u32 hold_sample = 1; /* record 1 in N acquisitions */
 /* --holder-stacks: the wait probe reads held and released from other CPUs. */
@@ -98,7 +99,15 @@ static __always_inline void on_acquired(void *ctx, __u64 lock, __u32 variant)
         s->e[d].kstack = LS_STACK_PENDING;
         s->e[d].lock = lock;
     }
-    s->e[d].kstack = stack_id(ctx, LS_HOLD_STACK_SKIP & BPF_F_SKIP_FIELD_MASK);
+    /* The walk runs inside the critical section just entered: the budget
+     * bounds what every acquisition pays. A holder found by the wait probe
+     * must name a stack, so holder tracking walks them all. */
+    if (holder_track || walk_this_stack(ts, lock)) {
+        s->e[d].kstack = stack_id(ctx, LS_HOLD_STACK_SKIP & BPF_F_SKIP_FIELD_MASK);
+    } else {
+        s->e[d].kstack = LS_STACK_UNSAMPLED;
+        count(LS_C_STACK_UNSAMPLED);
+    }
     s->e[d].lock = lock;
 }
 
@@ -118,7 +127,8 @@ static __always_inline void note_release(__u64 lock, __s32 kstack)
 
 static __always_inline void hold_add(__u64 lock, __s32 kstack, __u32 variant, __u64 delta)
 {
-    __u64 key = (lock & 0xffffffffffffULL) | ((__u64)(__u16)(kstack + 1) << 48);
+    __u16 sid = kstack == LS_STACK_UNSAMPLED ? LS_HOLD_SID_UNSAMPLED : (__u16)(kstack + 1);
+    __u64 key = (lock & 0xffffffffffffULL) | ((__u64)sid << 48);
     __u64 h = key * 0x9e3779b97f4a7c15ULL;
     __u32 idx = (__u32)(h >> 52);
 

@@ -23,6 +23,7 @@
 #define LS_RELEASED 8          /* per-CPU ring of recent releases (holder stacks; power of two) */
 #define LS_STACK_PENDING (-2)  /* held entry published, its stack walk still running */
 #define LS_STACK_UNSAMPLED (-3) /* wait whose stack was not walked (Options::stack_sample) */
+#define LS_HOLD_SID_UNSAMPLED 0xffff /* hold table key's stack field for LS_STACK_UNSAMPLED (ids + 1 stay below) */
 #define LS_WAIT_DONE 4         /* per-CPU ring of ended waits not yet in their histograms (power of two) */
 
 /*

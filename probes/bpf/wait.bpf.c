@@ -13,6 +13,7 @@
  * and counted as stale.
  */
 #include "common.bpf.h"
+#include "stack_budget.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -54,80 +55,6 @@ struct {
  * opened after this object), so an empty held map never counts as "missing".
  */
 const volatile bool holder_scan = false;
-
-/*
- * Stack walks are nearly all of a begin's cost (1.96 us against 0.17 us
- * without, whatever the depth: the unwinder's fixed part), and the rate of
- * contended waits is the workload's: a hot lock can contend 10^5-10^6 times a
- * second. A wait not walked keeps its lock, flags and time under
- * LS_STACK_UNSAMPLED, so per-lock counts and histograms stay exact and only
- * the call paths are sampled.
- *
- * stack_sample > 1: walk 1 in N waits per CPU. Otherwise, with
- * stack_window_walks set, a budget: each CPU walks at most that many stacks
- * per LS_STACK_WINDOW_NS: the first wait on each lock in the window, then
- * every wait while the previous window stayed within the budget, else 1 in
- * (its waits / budget) so the walks spread over the window rather than bunch
- * at its start; the cap bounds a burst.
- */
-const volatile __u32 stack_sample = 1;
-const volatile __u32 stack_window_walks = 0;
-
-#define LS_SEEN_SLOTS 64
-
-struct ls_stack_tick {
-    __u64 tick;
-    __u64 window_start;
-    __u32 waits;   /* this window */
-    __u32 walks;   /* this window */
-    __u32 period;  /* from the previous window; 0, 1: every wait */
-    __u32 window;  /* sequence number of this window */
-    /* Locks walked this window (direct-mapped by address): the first wait
-     * on a lock in a window is walked whatever the period, so a rarely
-     * contended lock next to a hot one still gets a call path and a key. */
-    __u64 seen_lock[LS_SEEN_SLOTS];
-    __u32 seen_window[LS_SEEN_SLOTS];
-};
-
-struct {
-    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-    __type(key, __u32);
-    __type(value, struct ls_stack_tick);
-    __uint(max_entries, 1);
-} stack_tick SEC(".maps");
-
-static __always_inline bool walk_this_stack(__u64 now, __u64 lock)
-{
-    __u32 zero = 0, slot;
-    struct ls_stack_tick *t;
-
-    if (stack_sample <= 1 && !stack_window_walks)
-        return true;
-    t = bpf_map_lookup_elem(&stack_tick, &zero);
-    if (!t)
-        return true;
-    if (stack_sample > 1)
-        return t->tick++ % stack_sample == 0;
-    if (now - t->window_start >= LS_STACK_WINDOW_NS) {
-        t->period = (t->waits + stack_window_walks - 1) / stack_window_walks;
-        t->window_start = now;
-        t->window++;
-        t->waits = 0;
-        t->walks = 0;
-    }
-    t->waits++;
-    if (t->walks >= stack_window_walks)
-        return false;
-    slot = (__u32)((lock >> 4) * 0x9E3779B97F4A7C15ULL >> 58) & (LS_SEEN_SLOTS - 1);
-    if (t->seen_lock[slot] != lock || t->seen_window[slot] != t->window) {
-        t->seen_lock[slot] = lock;
-        t->seen_window[slot] = t->window;
-    } else if (t->period > 1 && t->tick++ % t->period != 0) {
-        return false;
-    }
-    t->walks++;
-    return true;
-}
 
 const volatile __u32 holder_nr_cpus = 0; /* possible CPUs, at most LS_HOLDER_MAX_CPUS */
 

@@ -47,8 +47,11 @@ public:
                 LockRecord& r = merged[{ s.key, s.variant }];
                 r.lock_addr = (s.key & 0xffffffffffffULL) | 0xffff000000000000ULL;
                 // The table keeps 16 bits of the id; its map tag goes back on.
-                const int64_t id = static_cast<int64_t>(s.key >> 48) - 1;
-                r.kstack_id = id < 0 ? id : id | (int64_t { LS_STACKS_HOLD } << LS_STACK_TAG_SHIFT);
+                const uint64_t sid = s.key >> 48;
+                const int64_t id = static_cast<int64_t>(sid) - 1;
+                r.kstack_id = sid == LS_HOLD_SID_UNSAMPLED ? int64_t { LS_STACK_UNSAMPLED }
+                    : id < 0                               ? id
+                                                           : id | (int64_t { LS_STACKS_HOLD } << LS_STACK_TAG_SHIFT);
                 r.flags = s.variant;
                 r.type = "spinlock";
                 r.hist.merge(histFromKernel(s.hist));
@@ -98,6 +101,8 @@ std::unique_ptr<Family> tryBackend(FamilyContext& ctx, const char* hook, Skel* r
     // A holder found by the wait probe must be in held: every acquisition counts.
     raw->rodata->hold_sample = ctx.options.holder_stacks ? 1u : std::max(ctx.options.hold_sample, 1u);
     raw->rodata->holder_track = ctx.options.holder_stacks;
+    raw->rodata->stack_sample = std::max<uint32_t>(1, ctx.options.stack_sample);
+    raw->rodata->stack_window_walks = stackWindowWalks(ctx.options.stack_budget);
     std::vector<bpf_program*> used;
     std::string missing;
     bool have_lock = false, have_unlock = false;

@@ -2,6 +2,7 @@
 // Hold-time pairing (hold_common.bpf.h) run for real in this kernel through
 // raw_tp wrappers and BPF_PROG_TEST_RUN, since fentry/kprobes may be refused
 // here. Also checks that the real fentry and kprobe hold programs verify.
+#include <chrono>
 #include <map>
 #include <memory>
 
@@ -28,11 +29,13 @@ struct Destroy {
 
 class HoldLogic : public ::testing::Test {
 protected:
-    void load(uint32_t sample = 1)
+    void load(uint32_t sample = 1, uint32_t window_walks = 0, bool holder_track = false)
     {
         skel_.reset(ls_hold_testrun__open());
         ASSERT_TRUE(skel_);
         skel_->rodata->hold_sample = sample;
+        skel_->rodata->stack_window_walks = window_walks;
+        skel_->rodata->holder_track = holder_track;
         ASSERT_EQ(ls_hold_testrun__load(skel_.get()), 0);
     }
     void SetUp() override { LOCKSCOPE_REQUIRE_ROOT(); }
@@ -66,6 +69,20 @@ protected:
             }
         }
         return out;
+    }
+    // Holds of lock A whose stack was walked, and not walked (LS_HOLD_SID_UNSAMPLED).
+    std::pair<uint64_t, uint64_t> walkedAndNot(uint64_t lock) const
+    {
+        std::vector<ls_hold_slot> v(static_cast<size_t>(libbpf_num_possible_cpus()));
+        uint64_t walked = 0, unwalked = 0;
+        for (uint32_t i = 0; i < LS_HOLD_TABLE; ++i) {
+            if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.hold_table), &i, v.data()) != 0)
+                continue;
+            for (const ls_hold_slot& s : v)
+                if (s.key && ((s.key & 0xffffffffffffULL) | 0xffff000000000000ULL) == lock)
+                    ((s.key >> 48) == LS_HOLD_SID_UNSAMPLED ? unwalked : walked) += s.hist.count;
+        }
+        return { walked, unwalked };
     }
     uint64_t counter(ls_counter c) const
     {
@@ -165,6 +182,42 @@ TEST_F(HoldLogic, SamplingRecordsOneInN)
     }
     EXPECT_EQ(holds()[A].count(), 10u);
     EXPECT_EQ(counter(LS_C_HOLD_UNMATCHED), 0u) << "sampled-out unlocks are expected, not errors";
+}
+
+// The stack budget (2 walks per 10 ms window here) bounds the walks done
+// inside the critical section; the other holds keep their time under the
+// unsampled stack id. A window boundary inside the sequence would walk more:
+// the sequence is retried when it took over 5 ms.
+TEST_F(HoldLogic, StackBudgetWalksAtMostTheBudgetAndKeepsEveryHold)
+{
+    for (int attempt = 0; attempt < 5; ++attempt) {
+        load(1, 2);
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < 5; ++i) {
+            lock(A);
+            unlock(A);
+        }
+        if (std::chrono::steady_clock::now() - t0 > std::chrono::milliseconds(5))
+            continue;
+        const auto [walked, unwalked] = walkedAndNot(A);
+        EXPECT_EQ(walked, 2u);
+        EXPECT_EQ(unwalked, 3u);
+        EXPECT_EQ(counter(LS_C_STACK_UNSAMPLED), 3u);
+        EXPECT_EQ(counter(LS_C_HOLD_EVENTS), 5u);
+        return;
+    }
+    GTEST_SKIP() << "skipped: five lock/unlock test runs never fit in 5 ms on this machine";
+}
+
+TEST_F(HoldLogic, HolderTrackingWalksEveryHoldWhateverTheBudget)
+{
+    load(1, 2, true);
+    for (int i = 0; i < 5; ++i) {
+        lock(A);
+        unlock(A);
+    }
+    EXPECT_EQ(walkedAndNot(A), (std::pair<uint64_t, uint64_t> { 5, 0 }));
+    EXPECT_EQ(counter(LS_C_STACK_UNSAMPLED), 0u);
 }
 
 TEST(HoldPrograms, KprobeVariantPassesTheVerifier)

@@ -75,7 +75,7 @@ std::string metaTable(const Meta& m, const Stats& st, const Workload& w, const s
     kv("lost / map full", std::to_string(st.lost) + " / " + std::to_string(st.map_full));
     kv("stack failures", std::to_string(st.stack_failures));
     if (st.stacks_unsampled)
-        kv("waits not walked (stack budget)", std::to_string(st.stacks_unsampled));
+        kv("waits and holds not walked (stack budget)", std::to_string(st.stacks_unsampled));
     if (st.own_lock_events)
         kv("own probe locks left out", std::to_string(st.own_lock_events));
     s += "</table><table>" + row({"probe", "target", "hook", "status"}, true);

@@ -220,9 +220,10 @@ bool CaptureAssembler::passesFilters(const probes::LockRecord& r, const std::str
 void CaptureAssembler::addLockRecords(const std::vector<probes::LockRecord>& records, bool hold,
                                       bool user, Capture& out)
 {
-    // Waits whose stack was not walked (--stack-sample N) come last: they join
-    // the lock their address was keyed to by a walked wait, under a pseudo
-    // stack, so per-lock totals stay exact and only call paths are sampled.
+    // Waits and holds whose stack was not walked (--stack-sample N, the stack
+    // budget) come last: they join the lock their address was keyed to by a
+    // walked wait or hold, under a pseudo stack, so per-lock totals stay exact
+    // and only call paths are sampled.
     std::vector<const probes::LockRecord*> ordered;
     ordered.reserve(records.size());
     for (const auto& r : records)
@@ -280,7 +281,9 @@ void CaptureAssembler::addLockRecords(const std::vector<probes::LockRecord>& rec
                 key += "#" + std::to_string(r.tgid);
             if (!passesFilters(r, key, frames))
                 continue;
-            if (!user && !hold)
+            // A walked wait names the lock for its unwalked waits and holds;
+            // a lock that only held (no waits) is named by a walked hold.
+            if (!user)
                 sampledKey_.emplace(std::make_pair(r.lock_addr, r.tgid), key);
         }
         uint32_t stackId = intern(user ? StackKind::User : StackKind::Kernel, std::move(frames), out);

@@ -178,6 +178,25 @@ TEST_F(Fixture, UnsampledWaitsJoinTheLockTheirAddressWasKeyedTo)
     EXPECT_FALSE(findLock(filtered, "spinlock@unknown")) << "an unwalked wait cannot match a stack filter";
 }
 
+// Under the stack budget the hold probe keys most holds as not walked: they
+// join the lock a walked wait, else a walked hold, of their address named.
+TEST_F(Fixture, UnsampledHoldsJoinTheLockTheirAddressWasKeyedTo)
+{
+    probes::Snapshot snap;
+    snap.waits.push_back(rec(0xffff888000001000, 1, "spinlock", {100}));
+    snap.holds.push_back(rec(0xffff888000001000, probes::kStackUnsampled, "spinlock", {20, 30}));
+    snap.holds.push_back(rec(0xffff888000005000, probes::kStackUnsampled, "spinlock", {40, 40, 40}));
+    snap.holds.push_back(rec(0xffff888000005000, 1, "spinlock", {50}));
+    Capture c = run(snap);
+    const Lock* sem = findLock(c, "spinlock@do_semtimedop");
+    ASSERT_TRUE(sem);
+    EXPECT_EQ(sem->wait.count(), 1u);
+    EXPECT_EQ(sem->hold.count(), 2u + 3u + 1u)
+        << "both addresses are keyed at do_semtimedop: by the wait, and by the walked hold";
+    EXPECT_EQ(sem->instances, 2u);
+    EXPECT_FALSE(findLock(c, "spinlock@unknown"));
+}
+
 TEST_F(Fixture, LocksKeyedByCallerWithMergedSitesAndDedupedStacks)
 {
     probes::Snapshot snap;

@@ -152,7 +152,7 @@ QString summaryHtml(const reports::Report& r)
     // Both counts explain numbers elsewhere: a lock mostly "[stack not
     // sampled]", or locks a user saw in perf but not here.
     if (r.stats.stacks_unsampled)
-        h += row(QStringLiteral("Waits not walked (stack budget)"), formatCount(r.stats.stacks_unsampled) +
+        h += row(QStringLiteral("Waits and holds not walked (stack budget)"), formatCount(r.stats.stacks_unsampled) +
                      QStringLiteral(" <small>counted and timed, no call path</small>"));
     if (r.stats.own_lock_events)
         h += row(QStringLiteral("Own probe locks left out"), formatCount(r.stats.own_lock_events) +

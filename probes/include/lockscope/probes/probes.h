@@ -39,10 +39,11 @@ std::vector<UserLockSpec> defaultUserLocks();
 struct Options {
     unsigned stack_depth = 16;          // frames kept after the lock-internal ones; 0 = no stacks
                                         // (ids -1): stack capture dominates per-event cost
-    uint32_t stack_sample = 1;          // walk the stack of 1 in N waits per CPU; the others
-                                        // get kstack_id LS_STACK_UNSAMPLED (-3)
-    uint32_t stack_budget = 0;          // when stack_sample is 1: walk at most this many stacks
-                                        // per second per CPU (sampling evenly above it); 0 = every one
+    uint32_t stack_sample = 1;          // walk the stack of 1 in N waits (and holds) per CPU; the
+                                        // others get kstack_id LS_STACK_UNSAMPLED (-3)
+    uint32_t stack_budget = 0;          // when stack_sample is 1: the wait and the hold probe each
+                                        // walk at most this many stacks per second per CPU (sampling
+                                        // evenly above it); 0 = every one. Holder stacks walk every hold
     bool per_tgid = false;              // key waits by tgid as well
     std::vector<uint32_t> tgids;        // in-kernel filter; empty = every process
     bool follow_forks = true;           // children of filtered tgids join the filter
@@ -68,7 +69,7 @@ struct Options {
 // "spinlock", "rwlock:R", "mutex", "rwsem:W", "rtmutex", "percpu-rwsem", ...
 std::string lockTypeName(uint32_t flags);
 
-// kstack_id of waits whose stack was not walked (Options::stack_sample).
+// kstack_id of waits and holds whose stack was not walked (Options::stack_sample, stack_budget).
 inline constexpr int64_t kStackUnsampled = -3;
 
 struct LockRecord {
