@@ -36,14 +36,7 @@ uint64_t addUndrained(const std::vector<ls_wait_done>& done, std::vector<LockRec
                     && r.flags == d.flags && r.tgid == d.tgid;
             });
         if (it == waits.end()) {
-            LockRecord r;
-            r.lock_addr = d.lock;
-            r.kstack_id = d.kstack;
-            r.ustack_id = d.ustack;
-            r.flags = d.flags;
-            r.tgid = d.tgid;
-            r.type = lockTypeName(d.flags);
-            waits.push_back(std::move(r));
+            waits.push_back(waitRecordOf(d));
             it = waits.end() - 1;
         }
         it->hist.add(d.delta);

@@ -13,6 +13,20 @@
 
 namespace lockscope::probes::detail {
 
+// An empty record keyed like a wait's histogram: from an ls_wait_key or an
+// ls_wait_done, which share these fields.
+template <class Key> LockRecord waitRecordOf(const Key& k)
+{
+    LockRecord r;
+    r.lock_addr = k.lock;
+    r.kstack_id = k.kstack;
+    r.ustack_id = k.ustack;
+    r.flags = k.flags;
+    r.tgid = k.tgid;
+    r.type = lockTypeName(k.flags);
+    return r;
+}
+
 // Every CPU's pending entries, oldest first; a ring whose indices make no
 // sense (read mid-update) contributes nothing.
 std::vector<ls_wait_done> undrainedWaits(int ring_map_fd);

@@ -52,13 +52,7 @@ public:
             prev = &key;
             if (bpf_map_lookup_elem(fd, &key, cpus.data()) != 0)
                 continue; // deleted meanwhile
-            LockRecord r;
-            r.lock_addr = key.lock;
-            r.kstack_id = key.kstack;
-            r.ustack_id = key.ustack;
-            r.flags = key.flags;
-            r.tgid = key.tgid;
-            r.type = lockTypeName(key.flags);
+            LockRecord r = waitRecordOf(key);
             r.hist = histFromKernel(sumCpuHists(cpus));
             if (!r.hist.empty())
                 out.waits.push_back(std::move(r));
