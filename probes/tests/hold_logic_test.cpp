@@ -161,16 +161,38 @@ TEST_F(HoldLogic, RepeatedHoldsAccumulateInOneSlot)
     EXPECT_TRUE(h[A].consistent());
 }
 
-TEST_F(HoldLogic, TooManyHeldLocksOverflowWithoutCorruption)
+// A full held stack evicts its oldest entry: one hold lost, counted, and the
+// new acquisition kept.
+TEST_F(HoldLogic, TooManyHeldLocksEvictTheOldestWithoutCorruption)
 {
     load();
     for (uint64_t i = 0; i <= LS_HOLD_NEST; ++i)
         lock(A + i * 64);
     EXPECT_EQ(counter(LS_C_HOLD_OVERFLOW), 1u);
-    for (uint64_t i = LS_HOLD_NEST; i-- > 0;)
+    EXPECT_EQ(depth(), uint32_t { LS_HOLD_NEST });
+    for (uint64_t i = LS_HOLD_NEST + 1; i-- > 0;)
         unlock(A + i * 64);
     EXPECT_EQ(depth(), 0u);
     EXPECT_EQ(counter(LS_C_HOLD_EVENTS), uint64_t { LS_HOLD_NEST });
+    EXPECT_EQ(counter(LS_C_HOLD_UNMATCHED), 1u) << "the evicted first lock's release";
+    auto h = holds();
+    EXPECT_EQ(h.count(A), 0u);
+    EXPECT_EQ(h[A + LS_HOLD_NEST * 64].count(), 1u) << "the acquisition that found the stack full";
+}
+
+// A release this CPU never saw (the unlock program skipped as a re-entry)
+// leaves its entry behind; the stack must not stay full of such entries.
+TEST_F(HoldLogic, LeakedEntriesDoNotStarveLaterHolds)
+{
+    load();
+    for (uint64_t i = 0; i < LS_HOLD_NEST; ++i)
+        lock(C + i * 64); // never released
+    for (int i = 0; i < 20; ++i) {
+        lock(A);
+        unlock(A);
+    }
+    EXPECT_EQ(holds()[A].count(), 20u);
+    EXPECT_EQ(counter(LS_C_HOLD_OVERFLOW), 1u) << "one leaked entry evicted, once";
 }
 
 TEST_F(HoldLogic, SamplingRecordsOneInN)
