@@ -90,7 +90,7 @@ private:
 // notes when it cannot.
 template <class Skel>
 std::unique_ptr<Family> tryBackend(FamilyContext& ctx, const char* hook, Skel* raw, void (*destroy)(Skel*),
-    std::vector<ProgTarget> targets, std::string& notes)
+    const std::vector<ProgTarget>& targets, std::string& notes)
 {
     std::shared_ptr<void> owner(raw, [destroy](void* p) { destroy(static_cast<Skel*>(p)); });
     auto fail = [&](const std::string& why) {
