@@ -158,7 +158,8 @@ static __always_inline struct ls_wait_stack *task_stack(__u32 tid, bool create)
     return s;
 }
 
-/* Called outside the spinlock functions (a contention_begin or _end): hash-map updates are safe here. */
+/* Wait programs may update hash maps (a bucket spinlock): unlike the hold
+ * programs, they do not run inside _raw_spin_lock* probes of their own. */
 static __always_inline void holder_add(const struct ls_wait_done *w)
 {
     struct ls_holder_key key = {
