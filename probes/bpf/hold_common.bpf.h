@@ -86,7 +86,12 @@ static __always_inline void on_acquired(void *ctx, __u64 lock, __u32 variant)
          * unlock program skipped as a re-entry, in an irq that came while it
          * ran). Dropping every new acquisition until those addresses happen
          * to be released again lost most holds on a busy guest; the oldest
-         * entry goes instead, once, and counts as lost.
+         * entry goes instead, once, and counts as lost. When this runs in an
+         * irq that interrupted an acquisition still walking its stack, that
+         * entry moves down one slot under it: its stack id lands above the
+         * depth and its hold is filed as not walked (hold_add), or, without
+         * holder tracking, its release goes unmatched. Rare: it needs a full
+         * stack.
          */
         for (__u32 j = 0; j + 1 < LS_HOLD_NEST; j++)
             s->e[j] = s->e[j + 1];
@@ -138,7 +143,11 @@ static __always_inline void note_release(__u64 lock, __s32 kstack)
 
 static __always_inline void hold_add(__u64 lock, __s32 kstack, __u32 variant, __u64 delta)
 {
-    __u16 sid = kstack == LS_STACK_UNSAMPLED ? LS_HOLD_SID_UNSAMPLED : (__u16)(kstack + 1);
+    /* Still LS_STACK_PENDING at release: the acquire's walk wrote its result
+     * to a slot that an eviction in an irq had moved (see on_acquired); the
+     * hold is filed as not walked rather than under a bogus stack id. */
+    __u16 sid = kstack == LS_STACK_UNSAMPLED || kstack == LS_STACK_PENDING ? LS_HOLD_SID_UNSAMPLED
+                                                                          : (__u16)(kstack + 1);
     __u64 key = (lock & 0xffffffffffffULL) | ((__u64)sid << 48);
     __u64 h = key * 0x9e3779b97f4a7c15ULL;
     __u32 idx = (__u32)(h >> 52);

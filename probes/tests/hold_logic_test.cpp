@@ -242,6 +242,23 @@ TEST_F(HoldLogic, HolderTrackingWalksEveryHoldWhateverTheBudget)
     EXPECT_EQ(counter(LS_C_STACK_UNSAMPLED), 0u);
 }
 
+// An entry still marked as walking its stack when released (its walk's
+// result went to a slot an eviction moved) is filed as not walked, never
+// under a made-up stack id.
+TEST_F(HoldLogic, ReleaseOfAnEntryStillWalkingIsFiledAsNotWalked)
+{
+    load(1, 0, true);
+    lock(A);
+    std::vector<ls_held_stack> v(static_cast<size_t>(libbpf_num_possible_cpus()));
+    const uint32_t key = 0;
+    ASSERT_EQ(bpf_map_lookup_elem(bpf_map__fd(skel_->maps.held), &key, v.data()), 0);
+    ASSERT_EQ(v[0].depth, 1u);
+    v[0].e[0].kstack = LS_STACK_PENDING;
+    ASSERT_EQ(bpf_map_update_elem(bpf_map__fd(skel_->maps.held), &key, v.data(), BPF_ANY), 0);
+    unlock(A);
+    EXPECT_EQ(walkedAndNot(A), (std::pair<uint64_t, uint64_t> { 0, 1 }));
+}
+
 TEST(HoldPrograms, KprobeVariantPassesTheVerifier)
 {
     LOCKSCOPE_REQUIRE_ROOT();
