@@ -48,7 +48,7 @@ QWidget* wrapInScrollArea(QWidget* w)
     return area;
 }
 
-QTableView* makeLatencyView(QSortFilterProxyModel* proxy)
+QTableView* makeLatencyView(QSortFilterProxyModel* proxy, QObject* receiver, std::function<void(int)> onSelect)
 {
     auto* view = new QTableView;
     view->setModel(proxy);
@@ -58,7 +58,28 @@ QTableView* makeLatencyView(QSortFilterProxyModel* proxy)
     view->setSelectionMode(QAbstractItemView::SingleSelection);
     view->verticalHeader()->hide();
     view->horizontalHeader()->setStretchLastSection(false); // a wide Max column reads as detached
+    QObject::connect(view->selectionModel(), &QItemSelectionModel::currentRowChanged, receiver,
+                     [onSelect = std::move(onSelect)](const QModelIndex& current) {
+                         if (current.isValid())
+                             onSelect(current.data(EntryIndexRole).toInt());
+                     });
     return view;
+}
+
+QStackedWidget* stackLatencyTab(QWidget* table, HistogramChart* chart, QLabel* empty)
+{
+    auto* split = new QSplitter(Qt::Vertical);
+    split->addWidget(table);
+    split->addWidget(chart);
+    split->setStretchFactor(0, 1);
+    split->setStretchFactor(1, 2);
+    split->setSizes({260, 420});
+    empty->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+    empty->setMargin(8);
+    auto* stack = new QStackedWidget;
+    stack->addWidget(split);
+    stack->addWidget(empty);
+    return stack;
 }
 
 void selectEntryRow(QTableView* view, QSortFilterProxyModel* proxy, int row)
@@ -234,8 +255,6 @@ QWidget* CapturePage::buildHistogramTab()
 
 QWidget* CapturePage::buildLatencyTab()
 {
-    latencyStack_ = new QStackedWidget;
-    auto* split = new QSplitter(Qt::Vertical);
     latencyModel_ = new LatencyTableModel(this);
     latencyProxy_ = makeProxy(this, false);
     latencyProxy_->setSourceModel(latencyModel_);
@@ -247,28 +266,14 @@ QWidget* CapturePage::buildLatencyTab()
     filter->setPlaceholderText(tr("Filter syscalls and functions by name…"));
     filter->setClearButtonEnabled(true);
     connect(filter, &QLineEdit::textChanged, latencyProxy_, &QSortFilterProxyModel::setFilterFixedString);
-    latencyView_ = makeLatencyView(latencyProxy_);
+    latencyView_ = makeLatencyView(latencyProxy_, this, [this](int row) { selectLatency(row); });
     latencyView_->setAlternatingRowColors(true);
-    connect(latencyView_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
-            [this](const QModelIndex& current) {
-                if (current.isValid())
-                    selectLatency(current.data(EntryIndexRole).toInt());
-            });
     tl->addWidget(filter);
     tl->addWidget(latencyView_, 1);
     latencyChart_ = new HistogramChart(tr("Latency"));
-    split->addWidget(tablePanel);
-    split->addWidget(latencyChart_);
-    split->setStretchFactor(0, 1);
-    split->setStretchFactor(1, 2);
-    split->setSizes({260, 420});
-
     latencyEmpty_ = new QLabel(tr("This capture has no syscall or kernel function latency "
                                   "(record with the syscall or function latency probes to get it)."));
-    latencyEmpty_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
-    latencyEmpty_->setMargin(8);
-    latencyStack_->addWidget(split);
-    latencyStack_->addWidget(latencyEmpty_);
+    latencyStack_ = stackLatencyTab(tablePanel, latencyChart_, latencyEmpty_);
     return latencyStack_;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include <QWidget>
@@ -106,8 +107,12 @@ private:
 QSortFilterProxyModel* makeProxy(QObject* parent, bool recursive);
 QWidget* wrapInScrollArea(QWidget* w);
 // A latency table over proxy: sortable with no initial sort (the model's
-// order, syscalls then functions), one row selected at a time.
-QTableView* makeLatencyView(QSortFilterProxyModel* proxy);
+// order, syscalls then functions), one row selected at a time; onSelect gets
+// the EntryIndexRole of the row made current.
+QTableView* makeLatencyView(QSortFilterProxyModel* proxy, QObject* receiver, std::function<void(int)> onSelect);
+// The Latency tab: table over chart in a splitter, or the one line of empty
+// in its place (the stack's current widget says which).
+QStackedWidget* stackLatencyTab(QWidget* table, HistogramChart* chart, QLabel* empty);
 // Makes the view's current row the one whose EntryIndexRole is row (none
 // when row < 0), unless it already is.
 void selectEntryRow(QTableView* view, QSortFilterProxyModel* proxy, int row);

@@ -156,32 +156,17 @@ QWidget* ComparePage::buildFlamePanel()
 
 QWidget* ComparePage::buildLatencyTab()
 {
-    latencyStack_ = new QStackedWidget;
-    auto* split = new QSplitter(Qt::Vertical);
     latencyModel_ = new LatencyDeltaModel(this);
     latencyProxy_ = makeProxy(this, false);
     latencyProxy_->setSourceModel(latencyModel_);
     latencyProxy_->setFilterKeyColumn(LatencyDeltaModel::Name);
     // Not alternating colours: rows are tinted by verdict. The engine's order
     // is syscalls, then functions, by calls.
-    latencyView_ = makeLatencyView(latencyProxy_);
-    connect(latencyView_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
-            [this](const QModelIndex& current) {
-                if (current.isValid())
-                    selectLatency(current.data(EntryIndexRole).toInt());
-            });
+    latencyView_ = makeLatencyView(latencyProxy_, this, [this](int row) { selectLatency(row); });
     latencyChart_ = new HistogramChart(tr("Latency"));
     latencyChart_->setNormalized(true);
-    split->addWidget(latencyView_);
-    split->addWidget(latencyChart_);
-    split->setStretchFactor(0, 1);
-    split->setStretchFactor(1, 2);
-    split->setSizes({260, 420});
     latencyEmpty_ = new QLabel(tr("Neither capture has syscall or kernel function latency."));
-    latencyEmpty_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
-    latencyEmpty_->setMargin(8);
-    latencyStack_->addWidget(split);
-    latencyStack_->addWidget(latencyEmpty_);
+    latencyStack_ = stackLatencyTab(latencyView_, latencyChart_, latencyEmpty_);
     return latencyStack_;
 }
 
