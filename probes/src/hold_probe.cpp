@@ -101,8 +101,7 @@ std::unique_ptr<Family> tryBackend(FamilyContext& ctx, const char* hook, Skel* r
     // A holder found by the wait probe must be in held: every acquisition counts.
     raw->rodata->hold_sample = ctx.options.holder_stacks ? 1u : std::max(ctx.options.hold_sample, 1u);
     raw->rodata->holder_track = ctx.options.holder_stacks;
-    raw->rodata->stack_sample = std::max<uint32_t>(1, ctx.options.stack_sample);
-    raw->rodata->stack_window_walks = stackWindowWalks(ctx.options.stack_budget);
+    configureStackBudget(raw->rodata, ctx.options);
     std::vector<bpf_program*> used;
     std::string missing;
     bool have_lock = false, have_unlock = false;

@@ -4,11 +4,13 @@
 // Maps common to every probe family, created once here and handed to each
 // skeleton before load, so that stack ids, filters and counters are shared.
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "bpf_util.h"
 #include "lockscope/probes/probes.h"
 #include "lockscope_bpf.h"
 
@@ -64,6 +66,14 @@ template <class Rodata> void configureRodata(Rodata* ro, const Options& o)
     ro->per_tgid = o.per_tgid;
     ro->stacks_on = o.stack_depth > 0;
     ro->user_stacks_on = o.user_stacks && o.stack_depth > 0;
+}
+
+// The stack budget of a skeleton that includes stack_budget.bpf.h (the wait
+// and the hold probe, each with its own per-CPU state).
+template <class Rodata> void configureStackBudget(Rodata* ro, const Options& o)
+{
+    ro->stack_sample = std::max<uint32_t>(1, o.stack_sample);
+    ro->stack_window_walks = stackWindowWalks(o.stack_budget);
 }
 
 // A family with its own stack map: the tag its stack ids carry, and the map.

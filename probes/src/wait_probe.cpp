@@ -126,8 +126,7 @@ std::unique_ptr<Family> openWait(FamilyContext& ctx)
         }
         configureRodata(skel->rodata, o);
         skel->rodata->holder_scan = o.holder_stacks;
-        skel->rodata->stack_sample = std::max<uint32_t>(1, o.stack_sample);
-        skel->rodata->stack_window_walks = stackWindowWalks(o.stack_budget);
+        configureStackBudget(skel->rodata, o);
         skel->rodata->holder_nr_cpus
             = static_cast<uint32_t>(std::min(ctx.maps.ncpus(), int { LS_HOLDER_MAX_CPUS }));
         auto& p = skel->progs;
