@@ -150,12 +150,15 @@ struct ls_wait_done {
     __u32 holder_state;
     __s32 ustack;
     __u32 tgid;    /* as in ls_wait_key */
+    __u32 ready;   /* written last: the slot is reserved before it is filled */
+    __u32 pad;
 };
 
 /*
  * Per CPU: ended waits that contention_end left for the next
  * contention_begin on that CPU to add (wait.bpf.c). Entries [tail, head)
- * are pending; userspace adds what is left after detaching.
+ * are reserved, the ready ones filled; userspace adds what is left after
+ * detaching.
  */
 struct ls_wait_done_ring {
     __u32 head;

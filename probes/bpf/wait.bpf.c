@@ -191,8 +191,10 @@ static __always_inline void holder_add(const struct ls_wait_done *w)
  * an end only fills a slot here, and the next contention_begin on the CPU,
  * which runs while its lock is held by someone else anyway, does the update.
  * A full ring (ends of sleeping waits on a CPU that begins none) falls back
- * to updating at the end. Only this CPU's programs touch its ring; an end
- * nested in a begin's drain appends past the head the drain read.
+ * to updating at the end. Only this CPU's programs touch its ring: an end
+ * reserves its slot before filling it and marks it ready last, so an irq's
+ * end takes the next slot and an irq's drain stops at the unfilled one; an
+ * end nested in a begin's drain appends past the head the drain read.
  */
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -230,11 +232,14 @@ static __always_inline void drain_done(void)
     head = r->head;
     for (__u32 i = 0; i < LS_WAIT_DONE; i++) {
         __u32 t = r->tail;
-        struct ls_wait_done w;
+        struct ls_wait_done *slot = &r->e[t & (LS_WAIT_DONE - 1)], w;
 
-        if (t == head)
+        /* Not ready: the end that reserved it is still filling it (we run
+         * in an irq that interrupted it); the next drain takes it. */
+        if (t == head || !slot->ready)
             break;
-        w = r->e[t & (LS_WAIT_DONE - 1)];
+        w = *slot;
+        slot->ready = 0;
         r->tail = t + 1;
         record_wait(&w);
     }
@@ -396,8 +401,13 @@ static __always_inline int on_end(void *ctx, __u64 lock, int ret)
     struct ls_wait_done now_w, *w = &now_w;
     bool deferred = r && r->head - r->tail < LS_WAIT_DONE;
 
-    if (deferred)
-        w = &r->e[r->head & (LS_WAIT_DONE - 1)];
+    if (deferred) {
+        /* Reserve before filling: an irq contending meanwhile ends its own
+         * wait into the next slot instead of this one. */
+        w = &r->e[r->head++ & (LS_WAIT_DONE - 1)];
+        w->ready = 0;
+        asm volatile("" ::: "memory");
+    }
     w->lock = lock;
     w->delta = now - p.ts;
     w->kstack = p.kstack;
@@ -413,7 +423,7 @@ static __always_inline int on_end(void *ctx, __u64 lock, int ret)
     }
     /* Publish the filled slot: a begin in an irq from here on may drain it. */
     asm volatile("" ::: "memory");
-    r->head++;
+    w->ready = 1;
     return 0;
 }
 

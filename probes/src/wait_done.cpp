@@ -21,7 +21,8 @@ std::vector<ls_wait_done> undrainedWaits(int ring_map_fd)
         if (pending > LS_WAIT_DONE)
             continue;
         for (uint32_t t = r.tail; t != r.head; ++t)
-            out.push_back(r.e[t & (LS_WAIT_DONE - 1)]);
+            if (r.e[t & (LS_WAIT_DONE - 1)].ready) // filled (after detach: every reserved slot)
+                out.push_back(r.e[t & (LS_WAIT_DONE - 1)]);
     }
     return out;
 }

@@ -188,6 +188,30 @@ TEST_F(Pairing, AnEndedWaitIsAddedByTheNextBeginOnItsCpu)
     EXPECT_EQ(waitEvents(), 2u);
 }
 
+// A slot reserved by an end that an irq interrupted before it marked the
+// slot ready is neither filed by the irq's begin nor read by userspace: the
+// interrupted end finishes it. Simulated by clearing ready after the fact.
+TEST_F(Pairing, AReservedSlotNotYetReadyIsLeftForItsEnd)
+{
+    begin(A, LS_LCB_F_SPIN);
+    end(A, 0);
+    const int fd = bpf_map__fd(skel_->maps.done);
+    std::vector<ls_wait_done_ring> rings(static_cast<size_t>(libbpf_num_possible_cpus()));
+    const uint32_t key = 0;
+    ASSERT_EQ(bpf_map_lookup_elem(fd, &key, rings.data()), 0);
+    ASSERT_EQ(rings[0].head - rings[0].tail, 1u);
+    ASSERT_EQ(rings[0].e[rings[0].tail & (LS_WAIT_DONE - 1)].ready, 1u);
+    rings[0].e[rings[0].tail & (LS_WAIT_DONE - 1)].ready = 0;
+    ASSERT_EQ(bpf_map_update_elem(fd, &key, rings.data(), BPF_ANY), 0);
+    EXPECT_TRUE(undrained().empty());
+
+    begin(B, LS_LCB_F_SPIN);
+    EXPECT_TRUE(waits(false).empty()) << "the drain must stop at a slot still being filled";
+    EXPECT_EQ(counter(LS_C_WAIT_EVENTS), 0u);
+    ASSERT_EQ(bpf_map_lookup_elem(fd, &key, rings.data()), 0);
+    EXPECT_EQ(rings[0].head - rings[0].tail, 1u) << "left reserved for the end that owns it";
+}
+
 // More ends than the ring holds between two begins on a CPU (here: four
 // nested spin waits and the task's mutex wait end in a row): the ring keeps
 // the first LS_WAIT_DONE in order and the next end updates its histogram
