@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
+#include <cerrno>
 #include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
 #include <fcntl.h>
 #include <fstream>
 #include <optional>
@@ -11,6 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 extern char** environ;
 
@@ -88,11 +95,42 @@ inline Exit run(const std::vector<std::string>& argv, const std::string& dir, co
     return p.wait();
 }
 
+// Scratch directories are removed when the test program ends, unless a test
+// failed: then they stay (named on stderr) with the captures and the child's
+// stdout/stderr files to look at.
+class ScratchDirs {
+public:
+    ScratchDirs() = default;
+    ScratchDirs(const ScratchDirs&) = delete;
+    ScratchDirs& operator=(const ScratchDirs&) = delete;
+    ~ScratchDirs()
+    {
+        const bool passed = ::testing::UnitTest::GetInstance()->Passed();
+        for (const auto& d : dirs_) {
+            std::error_code ec;
+            if (passed)
+                std::filesystem::remove_all(d, ec);
+            else
+                std::fprintf(stderr, "kept for inspection: %s\n", d.c_str());
+        }
+    }
+    void add(std::string d) { dirs_.push_back(std::move(d)); }
+
+private:
+    std::vector<std::string> dirs_;
+};
+
 inline std::string tempDir()
 {
+    // Constructed after gtest's UnitTest (first used inside a test), so
+    // destroyed before it.
+    static ScratchDirs dirs;
     char tmpl[] = "/tmp/lockscope-record-test-XXXXXX";
     const char* d = mkdtemp(tmpl);
-    return d ? d : "/tmp";
+    if (!d)
+        throw std::runtime_error(std::string("mkdtemp: ") + std::strerror(errno));
+    dirs.add(d);
+    return d;
 }
 
 inline size_t lineCount(const std::string& s)
