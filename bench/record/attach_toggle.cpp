@@ -12,7 +12,8 @@
 //
 // Modes: alone; hook (programs that return at once: what the hooks cost
 // by themselves); lockscope (the wait probe as `lockscope record` sets it up,
-// stack budget 1000/s/CPU); every-stack (--stack-budget 0); no-stacks
+// stack budget 1000/s/CPU, timing budget 20000/s/CPU); every-timed
+// (--timing-budget 0); every-stack (--stack-budget 0); no-stacks
 // (--stack-depth 0). Needs root.
 #include <algorithm>
 #include <atomic>
@@ -130,10 +131,11 @@ Attached attachHookFloor()
     return holder;
 }
 
-Attached attachWait(uint32_t stack_budget, unsigned stack_depth)
+Attached attachWait(uint32_t stack_budget, unsigned stack_depth, uint32_t timing_budget)
 {
     probes::Options o;
     o.stack_budget = stack_budget;
+    o.timing_budget = timing_budget;
     o.stack_depth = stack_depth;
     o.hold = probes::Backend::Off;
     o.functions = probes::Backend::Off;
@@ -207,9 +209,10 @@ int main(int argc, char** argv)
     const std::vector<Mode> modes = {
         { "alone", [] { return Attached(); } },
         { "hook", attachHookFloor },
-        { "lockscope", [] { return attachWait(1000, 16); } },
-        { "every-stack", [] { return attachWait(0, 16); } },
-        { "no-stacks", [] { return attachWait(1000, 0); } },
+        { "lockscope", [] { return attachWait(1000, 16, 20000); } },
+        { "every-timed", [] { return attachWait(1000, 16, 0); } },
+        { "every-stack", [] { return attachWait(0, 16, 20000); } },
+        { "no-stacks", [] { return attachWait(1000, 0, 20000); } },
     };
     try {
         SemopLoad load(threads, 16);

@@ -37,6 +37,11 @@ struct RecordArgs {
     // ~2 us per walk: at most ~0.2% of each CPU goes to stack walks, and a
     // few thousand call paths a second per CPU is plenty to rank callers.
     unsigned stack_budget = 1000;
+    // A clock read at contention_end lengthens the critical section the
+    // other waiters queue behind; this many timed waits a second per CPU
+    // keep histograms dense while a lock contending at 10^5-10^6/s is timed
+    // 1 in N (bench/record/README.md).
+    unsigned timing_budget = 20000;
     std::string syscall_backend = "auto";
     unsigned freq = 997;
     bool user_locks = false;
@@ -127,6 +132,7 @@ record::RecordOptions buildOptions(const RecordArgs& a, const std::vector<std::s
     p.syscall_sample = a.syscall_sample;
     p.stack_sample = a.stack_sample;
     p.stack_budget = a.stack_sample > 1 ? 0 : a.stack_budget;
+    p.timing_budget = a.timing_budget;
     p.syscall_backend = parseBackend("--syscall-backend", a.syscall_backend);
     if (p.syscall_backend != probes::Backend::Auto && p.syscall_backend != probes::Backend::Fentry &&
         p.syscall_backend != probes::Backend::RawTp && p.syscall_backend != probes::Backend::Tracepoint)
@@ -209,6 +215,8 @@ record::RecordOptions buildOptions(const RecordArgs& a, const std::vector<std::s
         o.filters["stack_sample"] = std::to_string(a.stack_sample);
     else if (a.stack_depth > 0)
         o.filters["stack_budget"] = std::to_string(a.stack_budget);
+    if (!a.holder_stacks)
+        o.filters["timing_budget"] = std::to_string(a.timing_budget);
     o.filters["cpu_frequency_hz"] = std::to_string(p.cpu_frequency_hz);
     if (a.duration > 0)
         o.filters["duration_s"] = std::to_string(a.duration);
@@ -248,6 +256,11 @@ void addRecordCommand(CLI::App& app, Result& result)
                     "walk the stack of exactly 1 in N contended waits per CPU instead of a budget")
         ->check(CLI::Range(1u, 1000000u))
         ->excludes(budget);
+    cmd->add_option("--timing-budget", args->timing_budget,
+                    "time at most about N contended spinning waits per second per CPU (default 20000); above "
+                    "that, 1 in N waits on each lock is timed, every one is counted, and the untimed ones are "
+                    "given the times of the timed ones. 0: time every wait (--holder-stacks does)")
+        ->check(CLI::Range(0u, 100000000u));
     cmd->add_option("--hold-sample", args->hold_sample, "time 1 in N spin-lock holds")
         ->check(CLI::Range(1u, 1000000u));
     cmd->add_flag("--no-hold", args->no_hold, "do not probe hold times");

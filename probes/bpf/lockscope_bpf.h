@@ -151,7 +151,7 @@ struct ls_wait_done {
     __s32 ustack;
     __u32 tgid;    /* as in ls_wait_key */
     __u32 ready;   /* written last: the slot is reserved before it is filled */
-    __u32 pad;
+    __u32 timed;   /* 0: counted, not timed (timing budget); delta is 0 */
 };
 
 /*

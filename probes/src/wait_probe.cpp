@@ -7,7 +7,7 @@
 
 #include "bpf_util.h"
 #include "family.h"
-#include "wait_done.h"
+#include "wait_hist.h"
 #include "wait.skel.h"
 
 namespace lockscope::probes::detail {
@@ -42,25 +42,14 @@ public:
 
     void read(Snapshot& out) const override
     {
-        const size_t first = out.waits.size();
-        const int fd = bpf_map__fd(skel_->maps.waits);
-        ls_wait_key key {}, next {};
-        std::vector<ls_hist> cpus(static_cast<size_t>(possibleCpus()));
-        const void* prev = nullptr;
-        while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-            key = next;
-            prev = &key;
-            if (bpf_map_lookup_elem(fd, &key, cpus.data()) != 0)
-                continue; // deleted meanwhile
-            LockRecord r = waitRecordOf(key);
-            r.hist = histFromKernel(sumCpuHists(cpus));
-            if (!r.hist.empty())
-                out.waits.push_back(std::move(r));
-        }
+        std::vector<RawWait> raw = readWaits(bpf_map__fd(skel_->maps.waits));
         readHolders(out);
         // Read while attached, these may be counted twice or not at all; the
         // capture's final read comes after detach, when they are exact.
-        out.stats.events += addUndrained(undrainedWaits(bpf_map__fd(skel_->maps.done)), out.waits, first, out.holders);
+        out.stats.events += addUndrained(undrainedWaits(bpf_map__fd(skel_->maps.done)), raw, out.holders);
+        const UntimedWaits u = finishWaits(raw, out.waits);
+        out.stats.waits_untimed += u.spread;
+        out.stats.lost += u.unplaced;
     }
 
     uint64_t recursionMisses() const override
@@ -127,6 +116,8 @@ std::unique_ptr<Family> openWait(FamilyContext& ctx)
         configureRodata(skel->rodata, o);
         skel->rodata->holder_scan = o.holder_stacks;
         configureStackBudget(skel->rodata, o);
+        // Holder stacks add each wait's time to its holder's entry at the end.
+        skel->rodata->time_window_waits = o.holder_stacks ? 0 : stackWindowWalks(o.timing_budget);
         skel->rodata->holder_nr_cpus
             = static_cast<uint32_t>(std::min(ctx.maps.ncpus(), int { LS_HOLDER_MAX_CPUS }));
         auto& p = skel->progs;

@@ -23,7 +23,7 @@
 
 #include "hold_testrun.skel.h"
 #include "test_support.h"
-#include "wait_done.h"
+#include "wait_hist.h"
 #include "wait.skel.h"
 
 namespace {

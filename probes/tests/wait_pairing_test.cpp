@@ -17,7 +17,7 @@
 #include "lockscope/capture/histogram.h"
 #include "lockscope_bpf.h"
 #include "test_support.h"
-#include "wait_done.h"
+#include "wait_hist.h"
 #include "wait.skel.h"
 
 namespace {
@@ -411,4 +411,120 @@ TEST_F(StackBudget, WalksAtMostTheBudgetPerWindowAndSpreadsThemOnceExceeded)
         timed += h.count();
     EXPECT_EQ(timed, done_) << "every wait is counted and timed, walked or not";
     EXPECT_EQ(waitEvents(), done_);
+}
+
+class TimingBudget : public Pairing {
+protected:
+    void configure(ls_wait& w) override { w.rodata->time_window_waits = 3; }
+
+    // n spin waits on lock; returns how many of them were timed.
+    uint64_t waitsTimed(unsigned n, uint64_t lock = A)
+    {
+        for (unsigned i = 0; i < n; ++i) {
+            begin(lock, LS_LCB_F_SPIN);
+            end(lock, 0);
+        }
+        done_ += n;
+        const uint64_t now = timedSoFar();
+        const uint64_t timed = now - timed_;
+        timed_ = now;
+        return timed;
+    }
+
+    // Timed waits in the histograms and the rings: the slots, which only
+    // timed waits fill (count has the untimed ones too).
+    uint64_t timedSoFar() const
+    {
+        uint64_t n = 0;
+        for (const auto& w : lockscope::probes::detail::readWaits(bpf_map__fd(skel_->maps.waits)))
+            n += w.hist.count - untimedOf(w.hist);
+        for (const ls_wait_done& d : undrained())
+            n += d.timed;
+        return n;
+    }
+    static uint64_t untimedOf(const ls_hist& h)
+    {
+        uint64_t timed = 0;
+        for (uint64_t s : h.slots)
+            timed += s;
+        return h.count - timed;
+    }
+
+    uint64_t done_ = 0, timed_ = 0;
+};
+
+TEST_F(TimingBudget, TimesOneInNPerLockAboveTheBudgetAndCountsEveryWait)
+{
+    using Clock = std::chrono::steady_clock;
+    using std::chrono::milliseconds;
+    // Windows are 10 ms of real time: an attempt whose waits did not fit in
+    // one window (a preempted test) is retried.
+    bool measured = false;
+    for (int attempt = 0; attempt < 5 && !measured; ++attempt) {
+        // A window with one wait, so the next one times every wait.
+        std::this_thread::sleep_for(milliseconds(12));
+        waitsTimed(1);
+        std::this_thread::sleep_for(milliseconds(12));
+        const auto t0 = Clock::now();
+        const uint64_t quiet = waitsTimed(20); // the first closes the quiet window
+        const bool oneWindow = Clock::now() - t0 < milliseconds(9);
+        std::this_thread::sleep_for(milliseconds(12));
+        const auto t1 = Clock::now();
+        // 20 waits in the last window, which lasted 12-20 ms: 10-17 per 10 ms,
+        // budget 3, so 1 in 4-6 per lock from the wait that closes it on.
+        std::vector<uint64_t> seq;
+        for (int i = 0; i < 25; ++i)
+            seq.push_back(waitsTimed(1));
+        const uint64_t firstOfB = waitsTimed(1, B); // a rare lock next to a hot one
+        const bool secondWindow = Clock::now() - t1 < milliseconds(9);
+        if (!oneWindow || !secondWindow)
+            continue;
+        measured = true;
+        EXPECT_EQ(quiet, 20u) << "after a quiet window every wait is timed";
+        size_t period = 1;
+        while (period < seq.size() && seq[period] == 0)
+            ++period;
+        EXPECT_GE(period, 4u);
+        EXPECT_LE(period, 6u);
+        for (size_t i = 0; i < seq.size(); ++i)
+            EXPECT_EQ(seq[i], i % period == 0 ? 1u : 0u) << "wait " << i << ": 1 in " << period << " is timed";
+        EXPECT_EQ(firstOfB, 1u) << "another lock's first wait is timed whatever the period";
+    }
+    ASSERT_TRUE(measured) << "no attempt fitted its waits into one 10 ms window";
+    uint64_t counted = 0;
+    for (const auto& w : lockscope::probes::detail::readWaits(bpf_map__fd(skel_->maps.waits))) {
+        counted += w.hist.count;
+        if (untimedOf(w.hist)) {
+            EXPECT_EQ(w.record.kstack_id, lockscope::probes::kStackUnsampled) << "an untimed wait is never walked";
+        }
+    }
+    counted += undrained().size();
+    EXPECT_EQ(counted, done_) << "every wait is counted, timed or not";
+    EXPECT_EQ(waitEvents(), done_);
+}
+
+TEST_F(TimingBudget, SleepingWaitsAreAlwaysTimed)
+{
+    // A busy window of spinning waits sets a period; mutex waits ignore it.
+    std::this_thread::sleep_for(std::chrono::milliseconds(12));
+    waitsTimed(40);
+    std::this_thread::sleep_for(std::chrono::milliseconds(12));
+    waitsTimed(1);
+    for (int i = 0; i < 5; ++i) {
+        begin(M, LS_LCB_F_MUTEX);
+        end(M, 0);
+    }
+    uint64_t mutexTimed = 0, mutexCount = 0;
+    for (const auto& w : lockscope::probes::detail::readWaits(bpf_map__fd(skel_->maps.waits)))
+        if (w.record.lock_addr == M) {
+            mutexCount += w.hist.count;
+            mutexTimed += w.hist.count - untimedOf(w.hist);
+        }
+    for (const ls_wait_done& d : undrained())
+        if (d.lock == M) {
+            ++mutexCount;
+            mutexTimed += d.timed;
+        }
+    EXPECT_EQ(mutexCount, 5u);
+    EXPECT_EQ(mutexTimed, 5u);
 }

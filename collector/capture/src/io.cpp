@@ -506,6 +506,8 @@ Stats statsFromJson(const json& j, const Path& at)
         s.stacks_unsampled = u64At(j, at, "stacks_unsampled");
     if (optionalMember(j, "own_lock_events"))
         s.own_lock_events = u64At(j, at, "own_lock_events");
+    if (optionalMember(j, "waits_untimed"))
+        s.waits_untimed = u64At(j, at, "waits_untimed");
     return s;
 }
 
@@ -807,6 +809,8 @@ template <class J> J buildJson(const Capture& c, bool withBig)
         doc["stats"]["stacks_unsampled"] = s.stacks_unsampled;
     if (s.own_lock_events)
         doc["stats"]["own_lock_events"] = s.own_lock_events;
+    if (s.waits_untimed)
+        doc["stats"]["waits_untimed"] = s.waits_untimed;
 
     // The writer streams these two (the bulk of a capture) element by element.
     J stacks = J::array();

@@ -419,8 +419,12 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
         std::fprintf(log, "note: %" PRIu64 " lock events inside lockscope's own BPF programs left out\n",
                      st.own_lock_events);
     if (st.stacks_unsampled)
-        std::fprintf(log, "note: %" PRIu64 " contended waits and spin-lock holds were counted and timed without a stack walk "
+        std::fprintf(log, "note: %" PRIu64 " contended waits and spin-lock holds were counted without a stack walk "
                      "(stack budget or --stack-sample; --stack-budget 0 walks every one)\n", st.stacks_unsampled);
+    if (st.waits_untimed)
+        std::fprintf(log, "note: %" PRIu64 " contended spinning waits were counted, not timed: their times follow "
+                     "the timed waits of their lock (timing budget; --timing-budget 0 times every one)\n",
+                     st.waits_untimed);
     if (st.holder_not_found)
         std::fprintf(log, "note: %" PRIu64 " contended spinlock waits found no holder on another CPU "
                      "(holder stacks are approximate)\n", st.holder_not_found);

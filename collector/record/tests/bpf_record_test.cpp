@@ -253,14 +253,30 @@ TextRanges schedAndLockText()
 // task in lockscope, per task in perf), which differs only for waits in irq
 // context: 2% + 10 events per caller. On an idle machine the semaphore caller
 // agrees exactly (e.g. 12611 vs 12611).
-TEST_F(RecordBpf, AgreesWithPerfLockPerCaller)
+// lockscope record (with `args`) around perf lock record around the semop
+// workload; perf's contentions and total wait per caller.
+struct PerfRun {
+    Capture capture;
+    std::map<std::string, uint64_t> perfByCaller;
+    std::map<std::string, double> perfWaitNs;
+    std::string perfTable;
+    std::string skip; // why perf's figures are no reference, when they are not
+};
+
+double nsOf(double v, const std::string& unit)
 {
-    if (access("/usr/bin/perf", X_OK) != 0)
-        GTEST_SKIP() << "skipped: perf (linux-perf) is not installed";
+    return unit == "s" ? v * 1e9 : unit == "ms" ? v * 1e6 : unit == "us" ? v * 1e3 : v;
+}
+
+void recordUnderPerf(const std::string& dir, const std::vector<std::string>& args, PerfRun& r)
+{
     std::string cap = dir + "/both.lockscope.json", pdata = dir + "/perf.data";
-    // Every stack walked: the comparison is per caller, and perf walks them all.
-    std::vector<std::string> argv{kBin, "record", "--no-cpu", "--stack-budget", "0", "--comm", "semop-multi", "-o", cap, "--",
-                                  "perf", "lock", "record", "-m", "4096", "-o", pdata, "--"};
+    std::vector<std::string> argv{kBin, "record", "--no-cpu", "--comm", "semop-multi", "-o", cap};
+    argv.insert(argv.end(), args.begin(), args.end());
+    for (const char* a : {"--", "perf", "lock", "record", "-m", "4096", "-o"})
+        argv.emplace_back(a);
+    argv.push_back(pdata);
+    argv.emplace_back("--");
     auto w = semopWorkload("2");
     argv.insert(argv.end(), w.begin(), w.end());
     Exit e = run(argv, dir, "both");
@@ -271,23 +287,42 @@ TEST_F(RecordBpf, AgreesWithPerfLockPerCaller)
     // perf record and perf report both print "Processed N events and lost M chunks!"
     std::smatch lost;
     std::string perfOut = e.err + rep.out + rep.err;
-    if (std::regex_search(perfOut, lost, std::regex(R"(lost (\d+) chunks|lost ([\d.]+)%)")))
-        GTEST_SKIP() << "skipped: perf lost events (" << lost[0]
-                     << ") even with 16 MiB buffers per CPU: its counts are no reference";
-
+    if (std::regex_search(perfOut, lost, std::regex(R"(lost (\d+) chunks|lost ([\d.]+)%)"))) {
+        r.skip = "skipped: perf lost events (" + lost[0].str()
+            + ") even with 16 MiB buffers per CPU: its counts are no reference";
+        return;
+    }
     // "     27269     83.63 ms     spinlock   do_semtimedop+0x16a"
-    std::map<std::string, uint64_t> perfByCaller;
-    std::regex line(R"(^\s*(\d+)\s+[\d.]+ \S+\s+(\S+)\s+([A-Za-z0-9_.]+)\+0x[0-9a-f]+\s*$)");
-    std::stringstream ss(rep.out + "\n" + rep.err);  // perf 6.1 prints the table on stderr
+    std::regex line(R"(^\s*(\d+)\s+([\d.]+) (\S+)\s+(\S+)\s+([A-Za-z0-9_.]+)\+0x[0-9a-f]+\s*$)");
+    r.perfTable = rep.out + "\n" + rep.err; // perf 6.1 prints the table on stderr
+    std::stringstream ss(r.perfTable);
     for (std::string l; std::getline(ss, l);) {
         std::smatch m;
-        if (std::regex_match(l, m, line))
-            perfByCaller[m[3].str()] += std::stoull(m[1].str());
+        if (!std::regex_match(l, m, line))
+            continue;
+        r.perfByCaller[m[5].str()] += std::stoull(m[1].str());
+        r.perfWaitNs[m[5].str()] += nsOf(std::stod(m[2].str()), m[3].str());
     }
     // An empty table is possible (no contention at all); no table is not.
-    ASSERT_NE((rep.out + rep.err).find("contended"), std::string::npos) << rep.out << rep.err;
+    ASSERT_NE(r.perfTable.find("contended"), std::string::npos) << r.perfTable;
+    r.capture = lockscope::readCapture(cap);
+}
 
-    Capture c = lockscope::readCapture(cap);
+TEST_F(RecordBpf, AgreesWithPerfLockPerCaller)
+{
+    if (access("/usr/bin/perf", X_OK) != 0)
+        GTEST_SKIP() << "skipped: perf (linux-perf) is not installed";
+    // Every wait timed and its stack walked: the comparison is per caller,
+    // and perf walks them all.
+    PerfRun pr;
+    recordUnderPerf(dir, {"--stack-budget", "0", "--timing-budget", "0"}, pr);
+    if (HasFatalFailure())
+        return;
+    if (!pr.skip.empty())
+        GTEST_SKIP() << pr.skip;
+    const auto& perfByCaller = pr.perfByCaller;
+    const Capture& c = pr.capture;
+    EXPECT_EQ(c.stats.waits_untimed, 0u);
     const TextRanges skip = schedAndLockText();
     std::map<std::string, uint64_t> oursByCaller;
     uint64_t noStack = 0;
@@ -328,11 +363,60 @@ TEST_F(RecordBpf, AgreesWithPerfLockPerCaller)
         EXPECT_LE(std::fabs(double(ours) - double(n)), tol)
             << caller << ": lockscope " << ours << " vs perf " << n << " (" << noStack
             << " lockscope waits without a stack)\nperf:\n"
-            << rep.out << rep.err;
+            << pr.perfTable;
     }
     if (compared == 0)
         GTEST_SKIP() << "skipped: the workload contended too little to compare (perf saw " << perfTotal
                      << " contentions, none of its callers reached 200; machine loaded?)";
+}
+
+// --timing-budget N: above N spinning waits a second per CPU, 1 in (rate / N)
+// waits on each lock is timed and every one still counted; the untimed ones
+// get the times of the timed ones. Against perf on the same run (what makes
+// the counts comparable: see AgreesWithPerfLockPerCaller), the semaphore
+// lock's contentions agree as closely as with every wait timed, and its total
+// wait, estimated from the sample, agrees with perf's within the difference
+// between the two tools' own costs inside the waits they time.
+TEST_F(RecordBpf, TimingBudgetCountsEveryWaitAndEstimatesTheirTotal)
+{
+    if (access("/usr/bin/perf", X_OK) != 0)
+        GTEST_SKIP() << "skipped: perf (linux-perf) is not installed";
+    PerfRun pr;
+    recordUnderPerf(dir, {"--timing-budget", "2000"}, pr);
+    if (HasFatalFailure())
+        return;
+    if (!pr.skip.empty())
+        GTEST_SKIP() << pr.skip;
+    uint64_t perfN = 0;
+    double perfNs = 0;
+    for (const auto& [caller, n] : pr.perfByCaller)
+        if (caller.find("semtimedop") != std::string::npos) {
+            perfN += n;
+            perfNs += pr.perfWaitNs[caller];
+        }
+    const Capture& c = pr.capture;
+    EXPECT_EQ(c.meta.filters.at("timing_budget"), "2000");
+    // 2 s at 2000 timed waits/s per CPU: the budget binds well below this.
+    if (perfN < 20000)
+        GTEST_SKIP() << "skipped: the semaphore lock contended too little for the budget to bind (perf saw "
+                     << perfN << "; machine loaded?)";
+    uint64_t ours = 0, oursNs = 0;
+    for (const auto& l : c.locks)
+        if (l.key.find("semtimedop") != std::string::npos)
+            for (const auto& s : l.sites) {
+                ours += s.wait.count();
+                oursNs += s.wait.total();
+            }
+    EXPECT_GT(c.stats.waits_untimed, perfN / 4) << "the timing budget did not bind";
+    EXPECT_LE(std::fabs(double(ours) - double(perfN)), 0.02 * double(std::max(perfN, ours)) + 10)
+        << "lockscope " << ours << " vs perf " << perfN << " contentions\nperf:\n" << pr.perfTable;
+    const double ratio = double(oursNs) / perfNs;
+    std::fprintf(stderr, "semaphore lock: lockscope %llu waits, %.3f s (%llu untimed); perf %llu, %.3f s: ratio %.2f\n",
+        static_cast<unsigned long long>(ours), double(oursNs) / 1e9,
+        static_cast<unsigned long long>(c.stats.waits_untimed), static_cast<unsigned long long>(perfN), perfNs / 1e9,
+        ratio);
+    EXPECT_GT(ratio, 1 / 1.5) << "perf:\n" << pr.perfTable;
+    EXPECT_LT(ratio, 1.5) << "perf:\n" << pr.perfTable; // 1.07-1.14 seen
 }
 
 // --stack-budget N: each CPU walks at most N stacks a second (N / 100 per

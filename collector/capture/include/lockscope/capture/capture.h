@@ -64,6 +64,8 @@ struct Stats {
     uint64_t holder_not_found = 0;// holder stacks: contended spinlock waits whose holder no CPU showed
     uint64_t stacks_unsampled = 0;// waits counted and timed whose stack was not walked (stack sampling)
     uint64_t own_lock_events = 0; // waits and holds of locks lockscope's own BPF programs took, left out
+    uint64_t waits_untimed = 0;   // contended waits counted but not timed (timing budget): their
+                                  // histogram entries follow the timed waits of the same lock
     bool operator==(const Stats&) const = default;
 };
 

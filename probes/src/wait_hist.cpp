@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "wait_hist.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+#include <bpf/bpf.h>
+
+#include "bpf_util.h"
+
+namespace lockscope::probes::detail {
+
+namespace {
+
+uint64_t timedCount(const ls_hist& h)
+{
+    return std::accumulate(std::begin(h.slots), std::end(h.slots), uint64_t { 0 });
+}
+
+void addTimed(ls_hist& h, uint64_t delta)
+{
+    const uint64_t timed = timedCount(h);
+    h.slots[Log2Hist::bucketOf(delta)] += 1;
+    h.total += delta;
+    h.min = timed == 0 ? delta : std::min<uint64_t>(h.min, delta);
+    h.max = timed == 0 ? delta : std::max<uint64_t>(h.max, delta);
+}
+
+// Adds `untimed` waits to h in the proportions of `like`'s timed slots
+// (largest remainders get the leftover units, so the count is exact).
+void spread(ls_hist& h, uint64_t untimed, const ls_hist& like)
+{
+    const uint64_t base = timedCount(like);
+    const uint64_t own = timedCount(h);
+    std::array<long double, LS_HIST_SLOTS> frac {};
+    uint64_t given = 0;
+    for (size_t b = 0; b < LS_HIST_SLOTS; ++b) {
+        const long double share = static_cast<long double>(untimed) * like.slots[b] / base;
+        const auto whole = static_cast<uint64_t>(share);
+        h.slots[b] += whole;
+        frac[b] = share - whole;
+        given += whole;
+    }
+    std::array<size_t, LS_HIST_SLOTS> order {};
+    std::iota(order.begin(), order.end(), size_t { 0 });
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return frac[a] > frac[b]; });
+    for (size_t i = 0; given < untimed && i < order.size(); ++i, ++given)
+        h.slots[order[i]] += 1;
+    h.total += static_cast<uint64_t>(static_cast<long double>(untimed) * like.total / base);
+    h.min = own == 0 ? like.min : std::min<uint64_t>(h.min, like.min);
+    h.max = own == 0 ? like.max : std::max<uint64_t>(h.max, like.max);
+}
+
+} // namespace
+
+std::vector<RawWait> readWaits(int waits_map_fd)
+{
+    ls_wait_key key {}, next {};
+    std::vector<ls_hist> cpus(static_cast<size_t>(possibleCpus()));
+    std::vector<RawWait> raw;
+    const void* prev = nullptr;
+    while (bpf_map_get_next_key(waits_map_fd, prev, &next) == 0) {
+        key = next;
+        prev = &key;
+        if (bpf_map_lookup_elem(waits_map_fd, &key, cpus.data()) != 0)
+            continue; // deleted meanwhile
+        raw.push_back(RawWait { waitRecordOf(key), sumCpuHists(cpus) });
+    }
+    return raw;
+}
+
+std::vector<ls_wait_done> undrainedWaits(int ring_map_fd)
+{
+    std::vector<ls_wait_done_ring> rings(static_cast<size_t>(possibleCpus()));
+    const uint32_t zero = 0;
+    std::vector<ls_wait_done> out;
+    if (bpf_map_lookup_elem(ring_map_fd, &zero, rings.data()) != 0)
+        return out;
+    for (const auto& r : rings) {
+        const uint32_t pending = r.head - r.tail;
+        if (pending > LS_WAIT_DONE)
+            continue;
+        for (uint32_t t = r.tail; t != r.head; ++t)
+            if (r.e[t & (LS_WAIT_DONE - 1)].ready) // filled (after detach: every reserved slot)
+                out.push_back(r.e[t & (LS_WAIT_DONE - 1)]);
+    }
+    return out;
+}
+
+uint64_t addUndrained(const std::vector<ls_wait_done>& done, std::vector<RawWait>& waits,
+    std::vector<HolderRecord>& holders)
+{
+    for (const auto& d : done) {
+        auto it = std::find_if(waits.begin(), waits.end(), [&](const RawWait& w) {
+            const LockRecord& r = w.record;
+            return r.lock_addr == d.lock && r.kstack_id == d.kstack && r.ustack_id == d.ustack
+                && r.flags == d.flags && r.tgid == d.tgid;
+        });
+        if (it == waits.end()) {
+            waits.push_back(RawWait { waitRecordOf(d), {} });
+            it = waits.end() - 1;
+        }
+        it->hist.count += 1;
+        if (d.timed)
+            addTimed(it->hist, d.delta);
+        if (d.holder_state != LS_HOLDER_FOUND)
+            continue;
+        auto h = std::find_if(holders.begin(), holders.end(), [&](const HolderRecord& x) {
+            return x.lock_addr == d.lock && x.wait_kstack_id == d.kstack && x.holder_kstack_id == d.holder
+                && x.tgid == d.tgid;
+        });
+        if (h == holders.end()) {
+            holders.push_back(HolderRecord { d.lock, d.kstack, d.holder, d.tgid, 0, 0 });
+            h = holders.end() - 1;
+        }
+        h->count += 1;
+        h->wait_ns += d.delta;
+    }
+    return done.size();
+}
+
+UntimedWaits finishWaits(std::vector<RawWait>& raw, std::vector<LockRecord>& out)
+{
+    std::map<uint64_t, ls_hist> byLock; // timed waits only
+    for (const auto& w : raw) {
+        if (timedCount(w.hist) == 0)
+            continue;
+        auto [it, fresh] = byLock.try_emplace(w.record.lock_addr, w.hist);
+        if (fresh)
+            continue;
+        ls_hist& l = it->second;
+        for (size_t b = 0; b < LS_HIST_SLOTS; ++b)
+            l.slots[b] += w.hist.slots[b];
+        l.total += w.hist.total;
+        l.min = std::min<uint64_t>(l.min, w.hist.min);
+        l.max = std::max<uint64_t>(l.max, w.hist.max);
+    }
+    UntimedWaits u;
+    for (auto& w : raw) {
+        const uint64_t timed = timedCount(w.hist);
+        const uint64_t untimed = w.hist.count > timed ? w.hist.count - timed : 0;
+        if (untimed) {
+            const auto lock = byLock.find(w.record.lock_addr);
+            if (timed)
+                spread(w.hist, untimed, ls_hist(w.hist));
+            else if (lock != byLock.end())
+                spread(w.hist, untimed, lock->second);
+            (timed || lock != byLock.end() ? u.spread : u.unplaced) += untimed;
+        }
+        w.record.hist = histFromKernel(w.hist);
+        if (!w.record.hist.empty())
+            out.push_back(std::move(w.record));
+    }
+    return u;
+}
+
+} // namespace lockscope::probes::detail

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+// Wait histograms as wait.bpf.c leaves them, before they become LockRecords.
+// Two things are not in the histogram map yet: the ended waits still in the
+// per-CPU rings for the next contention_begin to add (ls_wait_done_ring: after
+// the programs detach, the last few of every CPU), and the times of untimed
+// waits (timing budget), which the map only counts.
+
+#include <cstdint>
+#include <vector>
+
+#include "lockscope/probes/probes.h"
+#include "lockscope_bpf.h"
+
+namespace lockscope::probes::detail {
+
+// An empty record keyed like a wait's histogram: from an ls_wait_key or an
+// ls_wait_done, which share these fields.
+template <class Key> LockRecord waitRecordOf(const Key& k)
+{
+    LockRecord r;
+    r.lock_addr = k.lock;
+    r.kstack_id = k.kstack;
+    r.ustack_id = k.ustack;
+    r.flags = k.flags;
+    r.tgid = k.tgid;
+    r.type = lockTypeName(k.flags);
+    return r;
+}
+
+// One key's histogram summed over CPUs: count is every wait, the slots and
+// total only the timed ones.
+struct RawWait {
+    LockRecord record; // key fields; hist is filled by finishWaits
+    ls_hist hist {};
+};
+
+// The histogram map (waits), summed over CPUs.
+std::vector<RawWait> readWaits(int waits_map_fd);
+
+// Every CPU's pending entries, oldest first; a ring whose indices make no
+// sense (read mid-update) contributes nothing.
+std::vector<ls_wait_done> undrainedWaits(int ring_map_fd);
+
+// Adds them to waits (an entry with the same key joins it, else starts one)
+// and their holders; returns how many were added.
+uint64_t addUndrained(const std::vector<ls_wait_done>& done, std::vector<RawWait>& waits,
+    std::vector<HolderRecord>& holders);
+
+struct UntimedWaits {
+    uint64_t spread = 0;   // given the times of timed waits on the same key or lock
+    uint64_t unplaced = 0; // no timed wait on their lock to take times from: left out
+};
+
+// Spreads each key's untimed waits over its histogram like its timed ones
+// (like the timed waits of the same lock when the key has none: untimed waits
+// are never walked, so they sit under the unsampled stack while the timed
+// ones of their lock may all have been walked), then moves every histogram
+// into its record. Records left without any wait are dropped.
+UntimedWaits finishWaits(std::vector<RawWait>& raw, std::vector<LockRecord>& out);
+
+} // namespace lockscope::probes::detail

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// How untimed waits (timing budget) and ring leftovers join the wait
+// histograms before they become records: pure userspace, no BPF.
+#include <gtest/gtest.h>
+
+#include "lockscope/capture/histogram.h"
+#include "lockscope_bpf.h"
+#include "wait_hist.h"
+
+namespace {
+
+using lockscope::Log2Hist;
+using lockscope::probes::HolderRecord;
+using lockscope::probes::LockRecord;
+using lockscope::probes::detail::RawWait;
+
+constexpr uint64_t A = 0xffff888000001000ULL;
+constexpr uint64_t B = 0xffff888000002000ULL;
+
+RawWait raw(uint64_t lock, int32_t kstack, std::initializer_list<uint64_t> timed, uint64_t untimed)
+{
+    RawWait w;
+    w.record.lock_addr = lock;
+    w.record.kstack_id = kstack;
+    w.record.flags = LS_LCB_F_SPIN;
+    w.hist.min = ~0ULL;
+    for (uint64_t ns : timed) {
+        w.hist.slots[Log2Hist::bucketOf(ns)] += 1;
+        w.hist.total += ns;
+        w.hist.min = std::min<uint64_t>(w.hist.min, ns);
+        w.hist.max = std::max<uint64_t>(w.hist.max, ns);
+    }
+    w.hist.count = timed.size() + untimed;
+    return w;
+}
+
+TEST(WaitHist, UntimedWaitsTakeTheTimesOfTheirKeysTimedOnes)
+{
+    std::vector<RawWait> in { raw(A, LS_STACK_UNSAMPLED, { 100, 100, 1000 }, 9) };
+    std::vector<LockRecord> out;
+    const auto u = lockscope::probes::detail::finishWaits(in, out);
+    ASSERT_EQ(out.size(), 1u);
+    const Log2Hist& h = out[0].hist;
+    EXPECT_EQ(u.spread, 9u);
+    EXPECT_EQ(u.unplaced, 0u);
+    EXPECT_EQ(h.count(), 12u);
+    EXPECT_EQ(h.buckets()[Log2Hist::bucketOf(100)], 8u) << "2 of 3 timed, so 2/3 of the 9";
+    EXPECT_EQ(h.buckets()[Log2Hist::bucketOf(1000)], 4u);
+    EXPECT_EQ(h.total(), 1200u * 4) << "the timed total scaled by 12 / 3";
+    EXPECT_EQ(h.min(), 100u);
+    EXPECT_EQ(h.max(), 1000u);
+}
+
+TEST(WaitHist, UntimedWaitsOfAKeyWithoutTimedOnesTakeTheirLocksTimes)
+{
+    // Every timed wait of A was walked (its own stack), the untimed ones sit
+    // under the unsampled stack; B's times must not leak into A.
+    std::vector<RawWait> in { raw(A, 7, { 200, 200 }, 0), raw(A, LS_STACK_UNSAMPLED, {}, 4),
+        raw(B, 8, { 50000 }, 0) };
+    std::vector<LockRecord> out;
+    const auto u = lockscope::probes::detail::finishWaits(in, out);
+    ASSERT_EQ(out.size(), 3u);
+    EXPECT_EQ(u.spread, 4u);
+    const Log2Hist& unsampled = out[1].hist;
+    EXPECT_EQ(out[1].kstack_id, LS_STACK_UNSAMPLED);
+    EXPECT_EQ(unsampled.count(), 4u);
+    EXPECT_EQ(unsampled.buckets()[Log2Hist::bucketOf(200)], 4u);
+    EXPECT_EQ(unsampled.total(), 800u);
+    EXPECT_EQ(unsampled.max(), 200u);
+    EXPECT_EQ(out[0].hist.count(), 2u) << "timed keys are left as they are";
+}
+
+TEST(WaitHist, UntimedWaitsWithNoTimedWaitOnTheirLockAreLeftOutAndCounted)
+{
+    std::vector<RawWait> in { raw(A, LS_STACK_UNSAMPLED, {}, 5), raw(B, 8, { 300 }, 0) };
+    std::vector<LockRecord> out;
+    const auto u = lockscope::probes::detail::finishWaits(in, out);
+    EXPECT_EQ(u.unplaced, 5u);
+    EXPECT_EQ(u.spread, 0u);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].lock_addr, B);
+}
+
+TEST(WaitHist, SpreadingKeepsTheCountExactWhateverTheRounding)
+{
+    // 3 timed waits in 3 buckets, 10 untimed: 3.33 each, one bucket gets 4.
+    std::vector<RawWait> in { raw(A, LS_STACK_UNSAMPLED, { 10, 1000, 100000 }, 10) };
+    std::vector<LockRecord> out;
+    lockscope::probes::detail::finishWaits(in, out);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].hist.count(), 13u);
+    uint64_t sum = 0;
+    for (uint64_t b : out[0].hist.buckets())
+        sum += b;
+    EXPECT_EQ(sum, 13u);
+}
+
+TEST(WaitHist, RingLeftoversJoinTheirKeyTimedOrNot)
+{
+    std::vector<RawWait> in { raw(A, LS_STACK_UNSAMPLED, { 400 }, 0) };
+    std::vector<HolderRecord> holders;
+    ls_wait_done timed {}, untimed {};
+    timed.lock = untimed.lock = A;
+    timed.kstack = untimed.kstack = LS_STACK_UNSAMPLED;
+    timed.ustack = untimed.ustack = -1;
+    timed.flags = untimed.flags = LS_LCB_F_SPIN;
+    timed.delta = 400;
+    timed.timed = 1;
+    ls_wait_done other = timed;
+    other.lock = B;
+    EXPECT_EQ(lockscope::probes::detail::addUndrained({ timed, untimed, other }, in, holders), 3u);
+    ASSERT_EQ(in.size(), 2u) << "B's leftover starts a key of its own";
+    EXPECT_EQ(in[0].hist.count, 3u);
+    std::vector<LockRecord> out;
+    const auto u = lockscope::probes::detail::finishWaits(in, out);
+    EXPECT_EQ(u.spread, 1u);
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].hist.count(), 3u);
+    EXPECT_EQ(out[0].hist.total(), 1200u);
+    EXPECT_EQ(out[1].hist.count(), 1u);
+    EXPECT_EQ(out[1].hist.min(), 400u);
+}
+
+} // namespace
