@@ -5,8 +5,8 @@
 // a shared 2-vCPU VM the workload's own rate moves by 30-50% between runs
 // (the host decides), which swamps a few percent of probe cost when each
 // mode is a separate run (overhead.sh). Here every cycle measures each mode
-// for a second back to back, so a mode is compared with "alone" a few
-// seconds apart, and the medians of the per-cycle ratios are printed.
+// for a second between two seconds alone, and the medians of the per-cycle
+// ratios are printed.
 //
 //   bench_attach_toggle [--cycles N] [--seconds S] [--threads T]
 //
@@ -220,30 +220,42 @@ int main(int argc, char** argv)
         std::vector<double> alone;
         std::printf("semop on one 16-semaphore set, %u threads, %d cycles of %.1f s per mode\n", threads, cycles,
             seconds);
+        // Each mode runs between two seconds alone and is compared with
+        // their mean, so a drift of the workload's rate within a cycle
+        // cancels; the modes' order rotates from cycle to cycle.
+        auto measure = [&](const Mode& m) {
+            Attached a = m.attach();
+            sleepUnlessStopped(0.1); // past attach
+            const uint64_t before = load.ops();
+            const auto t0 = Clock::now();
+            sleepUnlessStopped(seconds);
+            const uint64_t after = load.ops();
+            const double rate = static_cast<double>(after - before)
+                / std::chrono::duration<double>(Clock::now() - t0).count();
+            a.reset();
+            if (load.failed())
+                throw std::runtime_error("semop failed in the workload");
+            return rate;
+        };
         int done = 0;
         for (int c = 0; c < cycles && !g_stop; ++c) {
-            std::vector<double> rate(modes.size());
-            for (size_t m = 0; m < modes.size(); ++m) {
-                Attached a = modes[m].attach();
-                sleepUnlessStopped(0.1); // past attach
-                const uint64_t before = load.ops();
-                const auto t0 = Clock::now();
-                sleepUnlessStopped(seconds);
-                const uint64_t after = load.ops();
-                rate[m] = static_cast<double>(after - before)
-                    / std::chrono::duration<double>(Clock::now() - t0).count();
-                a.reset();
-                if (load.failed())
-                    throw std::runtime_error("semop failed in the workload");
+            std::vector<double> change(modes.size());
+            double prev = measure(modes[0]), first = prev;
+            for (size_t k = 0; k + 1 < modes.size() && !g_stop; ++k) {
+                const size_t m = 1 + (k + static_cast<size_t>(c)) % (modes.size() - 1);
+                const double rate = measure(modes[m]);
+                const double next = measure(modes[0]);
+                change[m] = rate / ((prev + next) / 2);
+                prev = next;
             }
             if (g_stop)
                 break; // this cycle's modes did not all run their time
             ++done;
-            alone.push_back(rate[0]);
-            std::printf("cycle %2d  alone %9.0f ops/s", c + 1, rate[0]);
+            alone.push_back(first);
+            std::printf("cycle %2d  alone %9.0f ops/s", c + 1, first);
             for (size_t m = 1; m < modes.size(); ++m) {
-                ratio[m].push_back(rate[m] / rate[0]);
-                std::printf("  %s %+6.1f%%", modes[m].name, (rate[m] / rate[0] - 1) * 100);
+                ratio[m].push_back(change[m]);
+                std::printf("  %s %+6.1f%%", modes[m].name, (change[m] - 1) * 100);
             }
             std::printf("\n");
             std::fflush(stdout);

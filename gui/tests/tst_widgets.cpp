@@ -238,7 +238,10 @@ private slots:
         QVERIFY(!summaryHtml(reports::buildReport(c)).contains(QStringLiteral("not walked")));
         c.stats.stacks_unsampled = 906640;
         c.stats.own_lock_events = 4321;
+        c.stats.waits_untimed = 765432;
         const QString html = summaryHtml(reports::buildReport(c));
+        QVERIFY(html.contains(QStringLiteral("Waits not timed (timing budget)")));
+        QVERIFY(html.contains(formatCount(765432)));
         QVERIFY(html.contains(QStringLiteral("Waits and holds not walked (stack budget)")));
         QVERIFY(html.contains(formatCount(906640)));
         QVERIFY(html.contains(QStringLiteral("Own probe locks left out")));

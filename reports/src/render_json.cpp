@@ -56,7 +56,8 @@ json stats(const Stats& s)
 {
     return {{"events", s.events}, {"lost", s.lost}, {"map_full", s.map_full}, {"stack_failures", s.stack_failures},
             {"aborted_waits", s.aborted_waits}, {"unmatched", s.unmatched}, {"recursion_misses", s.recursion_misses},
-            {"stacks_unsampled", s.stacks_unsampled}, {"own_lock_events", s.own_lock_events}};
+            {"stacks_unsampled", s.stacks_unsampled}, {"own_lock_events", s.own_lock_events},
+            {"waits_untimed", s.waits_untimed}};
 }
 
 json probes(const std::vector<ProbeStatus>& v)

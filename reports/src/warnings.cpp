@@ -16,6 +16,8 @@ std::vector<std::string> captureWarnings(const Capture& c, const std::string& si
     counter(c.stats.stack_failures, "stack captures failed", "those events have no call path");
     counter(c.stats.unmatched, "unmatched end events", "waits or holds that began before the capture started");
     counter(c.stats.recursion_misses, "probe runs skipped by the kernel (re-entry)", "counts undercount");
+    counter(c.stats.waits_untimed, "contended waits counted but not timed (timing budget)",
+        "their wait times are estimated from the timed waits of their lock; record --timing-budget 0 times every one");
     for (const auto& probe : c.probes)
         if (!probe.attached)
             w.push_back(p + "probe " + probe.name + (probe.target.empty() ? "" : " (" + probe.target + ")") + " skipped: " +

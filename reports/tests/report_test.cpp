@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "lockscope/capture/io.h"
+#include "lockscope/reports/render.h"
 #include "lockscope/reports/report.h"
 #include "test_support.h"
 
@@ -90,6 +91,20 @@ TEST(Report, WarnsAboutEmptyCapturesAndLoss)
     ASSERT_GE(r.warnings.size(), 2u);
     EXPECT_NE(r.warnings[0].find("5 events lost"), std::string::npos);
     EXPECT_NE(r.warnings.back().find("no lock, syscall or CPU data"), std::string::npos);
+}
+
+// Wait times from a sample are estimates: every format says so.
+TEST(Report, SaysWhenWaitTimesWereEstimatedFromASample)
+{
+    Capture c;
+    c.stats.waits_untimed = 123456;
+    const Report r = buildReport(c);
+    ASSERT_FALSE(r.warnings.empty());
+    EXPECT_NE(r.warnings[0].find("123456 contended waits counted but not timed (timing budget)"), std::string::npos)
+        << r.warnings[0];
+    EXPECT_NE(render(r, Format::Markdown).find("123456 contended waits counted but not timed"), std::string::npos);
+    EXPECT_NE(render(r, Format::Html).find("waits counted, time estimated (timing budget)"), std::string::npos);
+    EXPECT_EQ(nlohmann::json::parse(render(r, Format::Json))["stats"]["waits_untimed"], 123456);
 }
 
 TEST(Report, NumericFieldsFlatten)

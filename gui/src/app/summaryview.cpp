@@ -157,6 +157,9 @@ QString summaryHtml(const reports::Report& r)
     if (r.stats.own_lock_events)
         h += row(QStringLiteral("Own probe locks left out"), formatCount(r.stats.own_lock_events) +
                      QStringLiteral(" <small>taken inside lockscope's BPF programs</small>"));
+    if (r.stats.waits_untimed)
+        h += row(QStringLiteral("Waits not timed (timing budget)"), formatCount(r.stats.waits_untimed) +
+                     QStringLiteral(" <small>counted; times estimated from the timed waits of their lock</small>"));
     h += QStringLiteral("</table><h3>Warnings</h3>") + warningsHtml(r.warnings);
     h += QStringLiteral("<h3>Probes</h3>") + probesHtml(r.probes);
     return h;
