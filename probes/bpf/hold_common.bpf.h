@@ -118,7 +118,7 @@ static __always_inline void on_acquired(void *ctx, __u64 lock, __u32 variant)
     /* The walk runs inside the critical section just entered: the budget
      * bounds what every acquisition pays. A holder found by the wait probe
      * must name a stack, so holder tracking walks them all. */
-    if (holder_track || walk_this_stack(ts, lock)) {
+    if (!stacks_on || holder_track || walk_this_stack(ts, lock)) {
         s->e[d].kstack = stack_id(ctx, LS_HOLD_STACK_SKIP & BPF_F_SKIP_FIELD_MASK);
     } else {
         s->e[d].kstack = LS_STACK_UNSAMPLED;

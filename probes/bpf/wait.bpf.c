@@ -367,7 +367,9 @@ static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags, __u64 sk
     s->e[d].ts = ts;
     s->e[d].flags = flags;
     s->e[d].tid = (__u32)bpf_get_current_pid_tgid();
-    if (timed && walk_this_stack(ts, lock)) {
+    /* Without stacks (--stack-depth 0) every wait is "no stack" (-1): none
+     * is left unwalked, so no budget and no [stack not sampled] site. */
+    if (!stacks_on || (timed && walk_this_stack(ts, lock))) {
         s->e[d].kstack = stack_id(ctx, skip & BPF_F_SKIP_FIELD_MASK);
         s->e[d].ustack = user_stack_id(ctx);
     } else {

@@ -219,6 +219,10 @@ TEST(WaitProbe, StackDepthZeroTurnsStacksOff)
     o.cpu_frequency_hz = 0;
     o.tgids = { static_cast<uint32_t>(getpid()) };
     o.stack_depth = 0;
+    // Budgets that bind at any contention: without stacks they must change
+    // nothing (no wait is left unwalked, so no "[stack not sampled]" key).
+    o.stack_budget = 1;
+    o.timing_budget = 1;
     auto session = Session::open(o);
     Snapshot snap;
     for (int round = 0; round < 5 && snap.waits.empty(); ++round) {
@@ -230,6 +234,7 @@ TEST(WaitProbe, StackDepthZeroTurnsStacksOff)
     for (const LockRecord& r : snap.waits)
         EXPECT_EQ(r.kstack_id, -1);
     EXPECT_EQ(snap.stats.stack_failures, 0u) << "no stack asked, none failed";
+    EXPECT_EQ(snap.stats.stacks_unsampled, 0u);
 }
 
 } // namespace
