@@ -34,6 +34,8 @@ TEST(RecordCli, BadValuesAreExit2OneLine)
              {"--wait-backend", "fentry", "--", "true"},
              {"--stack-sample", "4", "--stack-budget", "100", "--", "true"},
              {"--stack-budget", "-1", "--", "true"},
+             {"--timing-budget", "-1", "--", "true"},
+             {"--timing-budget", "fast", "--", "true"},
              {"--hold-backend", "sometimes", "--", "true"},
              {"--lock", "0xzz", "--", "true"},
              {"--user-lock", "onlyone", "--", "true"},
