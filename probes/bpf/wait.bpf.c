@@ -24,11 +24,16 @@ struct {
     __uint(max_entries, 1);
 } cpu_pending SEC(".maps");
 
+/*
+ * Task-local: a sleeping wait's end runs with its lock just taken, and a hash
+ * keyed by tid cost it a lookup there and, once the task's last wait ended,
+ * a delete under the map's bucket lock. The slot lives as long as the task.
+ */
 struct {
-    __uint(type, BPF_MAP_TYPE_HASH);
-    __type(key, __u32); /* tid */
+    __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __type(key, int);
     __type(value, struct ls_wait_stack);
-    __uint(max_entries, 16384);
 } task_pending SEC(".maps");
 
 /*
@@ -144,16 +149,12 @@ static __always_inline void find_holder(struct holder_scan_ctx *c)
     }
 }
 
-static __always_inline struct ls_wait_stack *task_stack(__u32 tid, bool create)
+static __always_inline struct ls_wait_stack *task_stack(bool create)
 {
-    struct ls_wait_stack *s = bpf_map_lookup_elem(&task_pending, &tid);
+    struct ls_wait_stack *s = bpf_task_storage_get(&task_pending, bpf_get_current_task_btf(), 0,
+                                                   create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 
-    if (s || !create)
-        return s;
-    struct ls_wait_stack zero = {};
-    bpf_map_update_elem(&task_pending, &tid, &zero, BPF_NOEXIST);
-    s = bpf_map_lookup_elem(&task_pending, &tid);
-    if (!s)
+    if (!s && create)
         count(LS_C_MAP_FULL);
     return s;
 }
@@ -338,7 +339,7 @@ static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags, __u64 sk
         if (tick && untimed_wait(tick, lock, &slot))
             timed = false;
     } else {
-        s = task_stack((__u32)bpf_get_current_pid_tgid(), true);
+        s = task_stack(true);
         /* A mutex first spins, then sleeps: one wait, timed from the first begin. */
         if (s) {
             d = s->depth;
@@ -459,12 +460,10 @@ static __always_inline int on_end(void *ctx, __u64 lock, int ret)
         found = false;
     }
     if (!found) {
-        s = task_stack(tid, false);
-        if (!s)
+        s = task_stack(false);
+        if (!s || !s->depth)
             return 0; /* never began here: filtered out, or began before attach */
         found = pop(s, lock, &p);
-        if (s->depth == 0)
-            bpf_map_delete_elem(&task_pending, &tid);
         if (!found) {
             count(LS_C_UNMATCHED);
             return 0;
