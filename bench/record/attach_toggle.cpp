@@ -117,15 +117,21 @@ private:
     std::atomic<bool> failed_ { false };
 };
 
-// Whatever a mode attached; destroying it detaches.
-using Attached = std::shared_ptr<void>;
+// Whatever a mode attached; destroying it detaches. session: the wait
+// probe's, to read how many waits it saw and how many went untimed.
+struct Attached {
+    std::shared_ptr<void> hold;
+    std::shared_ptr<probes::Session> session;
+};
 
 Attached attachHookFloor()
 {
     ls_hook_floor* skel = ls_hook_floor__open_and_load();
     if (!skel)
         throw std::runtime_error("hook_floor: load failed");
-    Attached holder(skel, [](void* p) { ls_hook_floor__destroy(static_cast<ls_hook_floor*>(p)); });
+    Attached holder { std::shared_ptr<void>(
+                          skel, [](void* p) { ls_hook_floor__destroy(static_cast<ls_hook_floor*>(p)); }),
+        nullptr };
     if (ls_hook_floor__attach(skel) != 0)
         throw std::runtime_error("hook_floor: attach failed");
     return holder;
@@ -146,7 +152,7 @@ Attached attachWait(uint32_t stack_budget, unsigned stack_depth, uint32_t timing
     for (const auto& st : s->status())
         if (st.name == "lock_contention" && !st.attached)
             throw std::runtime_error("lock_contention: " + st.reason);
-    return s;
+    return { nullptr, s };
 }
 
 struct Mode {
@@ -207,7 +213,7 @@ int main(int argc, char** argv)
     sigaction(SIGTERM, &sa, nullptr);
 
     const std::vector<Mode> modes = {
-        { "alone", [] { return Attached(); } },
+        { "alone", [] { return Attached {}; } },
         { "hook", attachHookFloor },
         { "lockscope", [] { return attachWait(1000, 16, 20000); } },
         { "every-timed", [] { return attachWait(1000, 16, 0); } },
@@ -223,8 +229,11 @@ int main(int argc, char** argv)
         // Each mode runs between two seconds alone and is compared with
         // their mean, so a drift of the workload's rate within a cycle
         // cancels; the modes' order rotates from cycle to cycle.
-        auto measure = [&](const Mode& m) {
-            Attached a = m.attach();
+        // Per mode with a wait probe: waits a second and the share untimed.
+        std::vector<std::vector<double>> waitRate(modes.size()), untimed(modes.size());
+        auto measure = [&](size_t m) {
+            const auto attached = Clock::now();
+            Attached a = modes[m].attach();
             sleepUnlessStopped(0.1); // past attach
             const uint64_t before = load.ops();
             const auto t0 = Clock::now();
@@ -232,7 +241,16 @@ int main(int argc, char** argv)
             const uint64_t after = load.ops();
             const double rate = static_cast<double>(after - before)
                 / std::chrono::duration<double>(Clock::now() - t0).count();
-            a.reset();
+            if (a.session) {
+                const probes::Snapshot snap = a.session->snapshot();
+                uint64_t waits = 0;
+                for (const auto& r : snap.waits)
+                    waits += r.hist.count();
+                waitRate[m].push_back(
+                    static_cast<double>(waits) / std::chrono::duration<double>(Clock::now() - attached).count());
+                untimed[m].push_back(waits ? static_cast<double>(snap.stats.waits_untimed) / static_cast<double>(waits) : 0);
+            }
+            a = {};
             if (load.failed())
                 throw std::runtime_error("semop failed in the workload");
             return rate;
@@ -240,11 +258,11 @@ int main(int argc, char** argv)
         int done = 0;
         for (int c = 0; c < cycles && !g_stop; ++c) {
             std::vector<double> change(modes.size());
-            double prev = measure(modes[0]), first = prev;
+            double prev = measure(0), first = prev;
             for (size_t k = 0; k + 1 < modes.size() && !g_stop; ++k) {
                 const size_t m = 1 + (k + static_cast<size_t>(c)) % (modes.size() - 1);
-                const double rate = measure(modes[m]);
-                const double next = measure(modes[0]);
+                const double rate = measure(m);
+                const double next = measure(0);
                 change[m] = rate / ((prev + next) / 2);
                 prev = next;
             }
@@ -267,8 +285,11 @@ int main(int argc, char** argv)
         std::printf("\nmedian over %d cycles (alone %.0f ops/s):\n", done, median(alone));
         for (size_t m = 1; m < modes.size(); ++m) {
             const auto [lo, hi] = std::minmax_element(ratio[m].begin(), ratio[m].end());
-            std::printf("  %-12s %+6.1f%%   (cycles from %+.1f%% to %+.1f%%)\n", modes[m].name,
+            std::printf("  %-12s %+6.1f%%   (cycles from %+.1f%% to %+.1f%%)", modes[m].name,
                 (median(ratio[m]) - 1) * 100, (*lo - 1) * 100, (*hi - 1) * 100);
+            if (!waitRate[m].empty())
+                std::printf("  %.0f waits/s, %.0f%% untimed", median(waitRate[m]), median(untimed[m]) * 100);
+            std::printf("\n");
         }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "bench_attach_toggle: %s\n", e.what());
