@@ -261,7 +261,8 @@ static __always_inline void drain_done(void)
  * only 1 in (waits / budget) waits on each lock is timed; every wait is
  * still counted, and an untimed one (ts 0: no clock read at either end, no
  * stack walk) adds only to its histogram's count. Userspace spreads those
- * counts like the timed waits of the same key (wait_hist.cpp). Sleeping
+ * counts like the timed waits of the same key, or of the same lock when the
+ * key has none (wait_hist.cpp). Sleeping
  * waits are always timed: they are long and rare. The per-lock countdown
  * keeps a lock that contends now and then timed next to a hot one.
  */

@@ -11,12 +11,12 @@
 
 namespace lockscope::probes::detail {
 
-namespace {
-
 uint64_t timedCount(const ls_hist& h)
 {
     return std::accumulate(std::begin(h.slots), std::end(h.slots), uint64_t { 0 });
 }
+
+namespace {
 
 void addTimed(ls_hist& h, uint64_t delta)
 {

@@ -36,6 +36,9 @@ struct RawWait {
     ls_hist hist {};
 };
 
+// Waits of h that were timed: its slots' sum (count has the untimed ones too).
+uint64_t timedCount(const ls_hist& h);
+
 // The histogram map (waits), summed over CPUs.
 std::vector<RawWait> readWaits(int waits_map_fd);
 

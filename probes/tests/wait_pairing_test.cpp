@@ -446,17 +446,10 @@ protected:
     {
         uint64_t n = 0;
         for (const auto& w : lockscope::probes::detail::readWaits(bpf_map__fd(skel_->maps.waits)))
-            n += w.hist.count - untimedOf(w.hist);
+            n += lockscope::probes::detail::timedCount(w.hist);
         for (const ls_wait_done& d : undrained())
             n += d.timed;
         return n;
-    }
-    static uint64_t untimedOf(const ls_hist& h)
-    {
-        uint64_t timed = 0;
-        for (uint64_t s : h.slots)
-            timed += s;
-        return h.count - timed;
     }
 
     uint64_t done_ = 0, timed_ = 0;
@@ -503,7 +496,7 @@ TEST_F(TimingBudget, TimesOneInNPerLockAboveTheBudgetAndCountsEveryWait)
     uint64_t counted = 0;
     for (const auto& w : lockscope::probes::detail::readWaits(bpf_map__fd(skel_->maps.waits))) {
         counted += w.hist.count;
-        if (untimedOf(w.hist)) {
+        if (w.hist.count > lockscope::probes::detail::timedCount(w.hist)) {
             EXPECT_EQ(w.record.kstack_id, lockscope::probes::kStackUnsampled) << "an untimed wait is never walked";
         }
     }
@@ -527,7 +520,7 @@ TEST_F(TimingBudget, SleepingWaitsAreAlwaysTimed)
     for (const auto& w : lockscope::probes::detail::readWaits(bpf_map__fd(skel_->maps.waits)))
         if (w.record.lock_addr == M) {
             mutexCount += w.hist.count;
-            mutexTimed += w.hist.count - untimedOf(w.hist);
+            mutexTimed += lockscope::probes::detail::timedCount(w.hist);
         }
     for (const ls_wait_done& d : undrained())
         if (d.lock == M) {
