@@ -249,8 +249,9 @@ void addRecordCommand(CLI::App& app, Result& result)
         ->check(CLI::Range(0u, 127u));
     auto* budget = cmd->add_option("--stack-budget", args->stack_budget,
                     "walk at most N stacks per second per CPU, for waits and for holds each (default 1000, ~0.2% "
-                    "of a CPU); above that, an even sample is walked. Every wait and hold is still counted and "
-                    "timed, the rest under a '[stack not sampled]' path of their lock. 0: walk every stack")
+                    "of a CPU); above that, an even sample is walked. Every wait and hold is still counted (and "
+                    "timed, within --timing-budget), the rest under a '[stack not sampled]' path of their lock. "
+                    "0: walk every stack")
         ->check(CLI::Range(0u, 100000000u));
     cmd->add_option("--stack-sample", args->stack_sample,
                     "walk the stack of exactly 1 in N contended waits per CPU instead of a budget")

@@ -420,7 +420,7 @@ TEST_F(RecordBpf, TimingBudgetCountsEveryWaitAndEstimatesTheirTotal)
 }
 
 // --stack-budget N: each CPU walks at most N stacks a second (N / 100 per
-// 10 ms window); every other wait is still counted and timed, under its
+// 10 ms window); every other wait is still counted (timed or not), under its
 // lock's "[stack not sampled]" site. A budget of 500 a second is far below the
 // workload's contention rate, so most waits go unwalked.
 TEST_F(RecordBpf, StackBudgetBoundsWalksAndKeepsEveryWait)
