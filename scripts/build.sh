@@ -7,11 +7,12 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/setup.sh"
 build=${LOCKSCOPE_BUILD_DIR:-$top/build/main}
 jobs=${LOCKSCOPE_JOBS:-$(nproc)}
-# ccache makes a second checkout (or a rebuilt tree) cheap; paths below the
-# checkout's parent are hashed relative, so worktrees share hits.
+# ccache makes a second checkout (or a rebuilt tree) cheap: paths below the
+# checkout's parent are hashed relative and the build directory is left out
+# of the hash, so clones and worktrees share hits.
 launcher=()
 if command -v ccache >/dev/null; then
-  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(dirname "$top")}
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$(dirname "$top")} CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
   launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
 # Configure whenever there is no build.ninja: a first run, or a configure
