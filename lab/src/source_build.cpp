@@ -147,13 +147,19 @@ PreparedSource prepareDebianSource(const SourceSpec& s, const fs::path& trees, c
         throw LabError("unpacking '" + tarball + "' failed: " + firstLine(tailLines(r.output, 2)));
     }
     progress("recording the pristine tree in git (once)");
-    git(tmp, {"init", "-q"}, "git init");
-    git(tmp, {"config", "gc.auto", "0"}, "git config");
-    git(tmp, {"add", "-A", "."}, "git add");
-    git(tmp, {"-c", "user.name=lockscope lab", "-c", "user.email=lab@lockscope.invalid", "commit", "-q",
-              "--no-verify", "-m", "linux-source-" + s.version + " as packaged"},
-        "git commit");
-    p.base = trimmed(git(tmp, {"rev-parse", "HEAD"}, "git rev-parse"));
+    try {
+        git(tmp, {"init", "-q"}, "git init");
+        git(tmp, {"config", "gc.auto", "0"}, "git config");
+        // -f: Debian's top-level .gitignore ignores everything but debian/.
+        git(tmp, {"add", "-A", "-f", "."}, "git add");
+        git(tmp, {"-c", "user.name=lockscope lab", "-c", "user.email=lab@lockscope.invalid", "commit", "-q",
+                  "--no-verify", "-m", "linux-source-" + s.version + " as packaged"},
+            "git commit");
+        p.base = trimmed(git(tmp, {"rev-parse", "HEAD"}, "git rev-parse"));
+    } catch (const LabError&) {
+        fs::remove_all(tmp, ec);
+        throw;
+    }
     fs::rename(tmp, p.tree, ec);
     if (ec)
         throw LabError("cannot move '" + tmp.string() + "' to '" + p.tree.string() + "': " + ec.message());
