@@ -4,6 +4,7 @@
 #  - unit and integration tests in parallel,
 #  - then the ones that load BPF programs or boot qemu guests, one at a time
 #    (they measure the kernel and must not disturb each other),
+#  - then the seed kernel pairs built from source (label kernel-build),
 #  - then the capture reader's fuzzer for a bounded time (clang build).
 # Exits non-zero if any test fails.
 set -euo pipefail
@@ -12,8 +13,10 @@ build=${LOCKSCOPE_BUILD_DIR:-$top/build/main}
 "$top/scripts/build.sh"
 cd "$build"
 status=0
-ctest --output-on-failure -j "$(nproc)" -LE 'bpf|kernel-guest' || status=1
-ctest --output-on-failure -L 'bpf|kernel-guest' || status=1
+ctest --output-on-failure -j "$(nproc)" -LE 'bpf|kernel-guest|kernel-build' || status=1
+ctest --output-on-failure -L 'bpf|kernel-guest' -LE kernel-build || status=1
+# Kernels built from source (cached in ~/.cache/lockscope/lab after the first run).
+ctest --output-on-failure -L kernel-build || status=1
 if command -v clang++ >/dev/null; then
   fuzz=$top/build/fuzz
   if [ ! -f "$fuzz/CMakeCache.txt" ]; then

@@ -27,6 +27,9 @@ struct LabArgs {
     std::vector<std::string> add;
     std::string record_args;
     bool no_compare = false;
+    unsigned runs = 1;
+    unsigned boot_retries = 2;
+    double stall = 20;
     std::vector<std::string> workload;
 };
 
@@ -36,17 +39,32 @@ void addLabCommand(CLI::App& app, Result& result)
 {
     auto args = std::make_shared<LabArgs>();
     auto* cmd = app.add_subcommand("lab", "boot kernel builds under qemu, record a workload on each, compare");
-    cmd->footer("Each kernel is a bzImage, a kernel .deb, or a stock Debian kernel fetched with apt-get:\n"
-                "  lockscope lab --kernel base=debian:6.1 --kernel mine=~/linux/arch/x86/boot/bzImage \\\n"
-                "      -- semop-multi --threads 4\n"
+    cmd->footer("Each kernel is a bzImage, a kernel .deb, a stock Debian kernel fetched with apt-get, or a\n"
+                "source tree the lab builds (cached; tinyconfig + lab/config/lab-kernel.config):\n"
+                "  lockscope lab --kernel base=src:~/linux@v6.1 --kernel mine=src:~/linux -- semop-multi\n"
+                "  lockscope lab --kernel base=debian-src:6.1 --kernel p=debian-src:6.1+my.patch -- workload\n"
                 "  lockscope lab --kernel generic=debian:6.1 --kernel cloud=debian:cloud \\\n"
                 "      --record-args '--hold-sample 10' -- timer-stress\n"
-                "Writes <out>/<name>.lockscope.json per kernel (labelled with the name), the serial logs,\n"
-                "and <out>/compare.txt from `lockscope compare` on the first two. See docs/kernel-lab.md.");
-    cmd->add_option("-k,--kernel", args->kernels, "NAME=bzImage|file.deb|debian[:6.1|:cloud|:<release>]")
+                "Writes <out>/<name>.lockscope.json per kernel (<out>/<name>/run-K.lockscope.json with\n"
+                "--runs), the serial logs, and <out>/compare-<name>.txt comparing each kernel with the\n"
+                "first. See docs/kernel-lab.md.");
+    cmd->add_option("-k,--kernel", args->kernels,
+                    "NAME=bzImage|file.deb|debian[:6.1|:cloud|:<release>]|src:PATH[@COMMIT][+x.patch...]|"
+                    "debian-src:6.1[+x.patch...]")
         ->required();
+    cmd->add_option("--runs", args->runs, "captures per kernel; boots alternate between kernels (A B A B ...)")
+        ->check(CLI::Range(1u, 100u))
+        ->capture_default_str();
+    cmd->add_option("--boot-retries", args->boot_retries, "boots again after a stalled or timed-out guest")
+        ->check(CLI::Range(0u, 10u))
+        ->capture_default_str();
+    cmd->add_option("--stall-timeout", args->stall,
+                    "seconds without the guest's heartbeat before it counts as frozen (0: only --timeout)")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
     cmd->add_option("-o,--out", args->out, "output directory")->capture_default_str();
-    cmd->add_option("--cache", args->cache, "where downloaded kernels are kept (default ~/.cache/lockscope/lab)");
+    cmd->add_option("--cache", args->cache,
+                    "where downloaded and built kernels are kept (default ~/.cache/lockscope/lab)");
     cmd->add_option("--timeout", args->timeout, "seconds per guest boot before it is killed")
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
@@ -82,6 +100,9 @@ void addLabCommand(CLI::App& app, Result& result)
         o.boot.accel = lab::parseAccel(args->accel);
         o.boot.append = args->append;
         o.compare = !args->no_compare;
+        o.runs = args->runs;
+        o.boot_retries = args->boot_retries;
+        o.boot.stall_s = args->stall;
         result.exit_code = lab::runLab(o, std::cerr);
     });
 }

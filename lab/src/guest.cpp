@@ -7,6 +7,7 @@
 
 #include "lockscope/lab/error.h"
 #include "lockscope/lab/process.h"
+#include "lockscope/lab/qemu.h"
 
 namespace lockscope::lab {
 
@@ -69,6 +70,10 @@ std::string makeInitScript(const std::vector<GuestStep>& steps)
          "ulimit -l unlimited 2>/dev/null\n"
          "stty -F /dev/ttyS1 raw -echo 2>/dev/null\n"
          "exec 3>/dev/ttyS1\n"
+         // The host's stall watchdog (BootOptions::stall_s) listens for this.
+         // Without fd 3: the final close of ttyS1 must stay the last one (it
+         // waits for the UART to drain).
+         "( while :; do echo LSLAB-BEAT; sleep " << kHeartbeatS << "; done ) 3>&- &\n"
          "send() {\n"
          "  if [ -f \"$1\" ]; then\n"
          "    echo \"LSLAB-FILE $2 $(wc -c < \"$1\")\" >&3\n"
@@ -133,7 +138,7 @@ std::string base64Decode(std::string_view text)
     return out;
 }
 
-std::string gunzip(std::string_view data)
+std::string gunzip(std::string_view data, size_t max_bytes)
 {
     z_stream zs{};
     if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
@@ -148,6 +153,10 @@ std::string gunzip(std::string_view data)
         zs.avail_out = sizeof buf;
         rc = inflate(&zs, Z_NO_FLUSH);
         out.append(buf, sizeof buf - zs.avail_out);
+        if (out.size() > max_bytes) {
+            inflateEnd(&zs);
+            throw LabError("gunzip: more than " + std::to_string(max_bytes) + " bytes once decompressed");
+        }
         if (rc == Z_BUF_ERROR && zs.avail_in == 0)
             break;
     }

@@ -9,6 +9,7 @@
 
 #include "lockscope/lab/error.h"
 #include "lockscope/lab/process.h"
+#include "lockscope/lab/source_build.h"
 
 namespace fs = std::filesystem;
 
@@ -175,8 +176,11 @@ std::string kernelConfigValue(const std::string& config_path, const std::string&
 Kernel resolveKernel(const KernelSpec& spec, const std::string& cache_dir, const ProgressFn& progress)
 {
     const std::string& s = spec.spec;
+    if (isSourceSpec(s))
+        return buildKernelFromSource(spec, cache_dir, progress);
     if (s == "debian" || startsWith(s, "debian:")) {
         auto meta = debianPackageFor(s);
+        ensureOwnedDirectory(cache_dir, "cache dir");
         auto package = resolveMetapackage(meta);
         if (package != meta)
             progress(meta + " -> " + package);

@@ -148,12 +148,18 @@ GuestRun runInGuest(const Kernel& kernel, const std::vector<GuestStep>& steps,
         progress("  " + seconds(elapsed()) + "  guest: " + stage);
     });
     writeText(fs::path(work_dir) / "serial.log", run.boot.serial);
-    run.report = parseGuestChannel(readText(boot.data_path));
+    if (fs::file_size(boot.data_path, ec) > 2 * kMaxGuestFileBytes)
+        run.report.problems.push_back("the result channel holds over " + mib(2 * kMaxGuestFileBytes) +
+                                      ": a runaway guest");
+    else
+        run.report = parseGuestChannel(readText(boot.data_path));
     for (const auto& [name, content] : run.report.files)
         writeText(fs::path(work_dir) / name, content);
 
     if (!run.boot.started)
         run.failure = "qemu did not start: " + tailLines(run.boot.serial, 1);
+    else if (run.boot.stalled)
+        run.failure = "guest stalled: no heartbeat for " + seconds(boot.stall_s) + " (frozen guest)";
     else if (run.boot.timed_out)
         run.failure = "guest timed out after " + seconds(boot.timeout_s) + " (raise --timeout, or see the serial log)";
     else if (!run.report.done) {
@@ -162,8 +168,48 @@ GuestRun runInGuest(const Kernel& kernel, const std::vector<GuestStep>& steps,
                       " (qemu exit " + std::to_string(run.boot.exit_code) + ")";
     } else if (!run.report.problems.empty())
         run.failure = "result transfer from the guest failed: " + run.report.problems.front();
-    progress("guest finished in " + seconds(elapsed()) + (run.ok() ? "" : ": " + run.failure));
+    progress("guest finished in " + seconds(elapsed()) + ", longest heartbeat gap " +
+             seconds(run.boot.max_beat_gap_s) + (run.ok() ? "" : ": " + run.failure));
     return run;
+}
+
+namespace {
+
+struct LabKernel {
+    KernelSpec spec;
+    Kernel kernel;
+    bool usable = false;
+    std::vector<std::string> captures;  // one per successful run
+};
+
+// Where run `run` (1-based) of a kernel goes: <out>/<name>.* for a single
+// run, <out>/<name>/run-K.* with --runs.
+fs::path runStem(const LabOptions& o, const std::string& name, unsigned run)
+{
+    if (o.runs <= 1)
+        return fs::path(o.out_dir) / name;
+    return fs::path(o.out_dir) / name / ("run-" + std::to_string(run));
+}
+
+// A boot that stalled or timed out is retried (the guest froze, not the
+// kernel under test failing); a panic or a failed record is not.
+bool worthRetrying(const GuestRun& run) { return run.boot.stalled || run.boot.timed_out; }
+
+} // namespace
+
+std::string compareCaptureSets(const std::string& lockscope, const std::vector<std::string>& base,
+                               const std::vector<std::string>& other, int& exit_code)
+{
+    // TODO(ab-stats): the set comparison (mean ± stddev per metric across
+    // runs) lands with the reports/ multi-capture API; until then the first
+    // capture of each side stands for its set.
+    auto r = runProcess({lockscope, "compare", base.front(), other.front()}, 300);
+    exit_code = r.ok() ? 0 : (r.exit_code == 0 ? 1 : r.exit_code);
+    std::string note;
+    if (base.size() > 1 || other.size() > 1)
+        note = "(" + std::to_string(base.size()) + " vs " + std::to_string(other.size()) +
+               " runs recorded; this report compares the first of each)\n";
+    return note + r.output;
 }
 
 int runLab(const LabOptions& o, std::ostream& log)
@@ -175,6 +221,8 @@ int runLab(const LabOptions& o, std::ostream& log)
         throw LabError("no --kernel given: e.g. --kernel A=arch/x86/boot/bzImage --kernel B=debian:6.1");
     if (o.workload.empty())
         throw LabError("no workload: add `-- <command> [args]` to run under lockscope record in each guest");
+    if (o.runs == 0)
+        throw LabError("--runs must be at least 1");
     std::set<std::string> names;
     for (const auto& k : o.kernels) {
         if (!names.insert(k.name).second)
@@ -209,77 +257,125 @@ int runLab(const LabOptions& o, std::ostream& log)
         binaries.push_back({abs, abs});
     }
 
-    std::vector<std::string> captures;
     int failures = 0;
+    std::vector<LabKernel> kernels;
     for (const auto& spec : o.kernels) {
-        const auto& name = spec.name;
-        auto progress = [&](const std::string& what) { say(name, what); };
+        LabKernel k{spec, {}, false, {}};
+        auto progress = [&](const std::string& what) { say(spec.name, what); };
         try {
-            say(name, "fetch " + spec.spec);
-            auto kernel = resolveKernel(spec, cache, progress);
-            say(name, "kernel " + kernel.image + (kernel.version.empty() ? "" : " (" + kernel.version + ")"));
-            if (!kernel.config.empty()) {
-                for (const char* opt : {"DEBUG_INFO_BTF", "KPROBES", "SERIAL_8250_CONSOLE", "BLK_DEV_INITRD"}) {
-                    auto v = kernelConfigValue(kernel.config, opt);
+            say(spec.name, "fetch " + spec.spec);
+            k.kernel = resolveKernel(spec, cache, progress);
+            say(spec.name, "kernel " + k.kernel.image + (k.kernel.version.empty() ? "" : " (" + k.kernel.version + ")"));
+            if (!k.kernel.config.empty()) {
+                if (kernelConfigValue(k.kernel.config, "DEBUG_INFO_BTF") != "y")
+                    throw LabError("kernel has no BTF (CONFIG_DEBUG_INFO_BTF is not set in " + k.kernel.config +
+                                   "): lockscope's probes need /sys/kernel/btf/vmlinux");
+                for (const char* opt : {"KPROBES", "SERIAL_8250_CONSOLE", "BLK_DEV_INITRD"}) {
+                    auto v = kernelConfigValue(k.kernel.config, opt);
                     if (v != "y")
-                        say(name, std::string("warning: CONFIG_") + opt + "=" + v + " in " + kernel.config);
+                        say(spec.name, std::string("warning: CONFIG_") + opt + "=" + v + " in " + k.kernel.config);
                 }
             }
-            std::vector<std::string> record = {"/usr/bin/lockscope", "record", "-o",
-                                               "/lab/out/capture.lockscope.json", "--label", name};
-            record.insert(record.end(), o.record_args.begin(), o.record_args.end());
-            record.push_back("--");
-            record.insert(record.end(), workload.begin(), workload.end());
-            std::vector<GuestStep> steps = {factsStep(probeSymbols()),
-                                            {"record", record, {"/lab/out/capture.lockscope.json"}}};
-            auto work = (fs::path(o.out_dir) / (name + ".guest")).string();
-            say(name, "initramfs");
-            auto run = runInGuest(kernel, steps, binaries, o.boot, work, progress);
-            fs::copy_file(fs::path(work) / "serial.log", fs::path(o.out_dir) / (name + ".serial.log"),
-                          fs::copy_options::overwrite_existing, ec);
-            if (!run.ok()) {
-                say(name, "FAILED: " + run.failure + "; serial log " + work + "/serial.log, last lines:");
-                log << run.serialTail(30) << std::endl;
-                ++failures;
-                continue;
-            }
-            auto facts = parseKeyValues(run.file("facts.log"));
-            say(name, "guest kernel " + facts["release"] + ", BTF " + facts["btf"] + ", kprobes " +
-                          facts["kprobes"]);
-            int rc = run.report.step_exit.count("record") ? run.report.step_exit.at("record") : -1;
-            auto text = run.file("capture.lockscope.json");
-            if (text.empty()) {
-                say(name, "FAILED: lockscope record in the guest exited " + std::to_string(rc) +
-                              " without a capture; its output:");
-                log << tailLines(run.file("record.log"), 20) << std::endl;
-                ++failures;
-                continue;
-            }
-            auto capture = parseCapture(text);
-            capture.meta.label = name;
-            auto path = (fs::path(o.out_dir) / (name + ".lockscope.json")).string();
-            writeCapture(capture, path, true);
-            say(name, "record: exit " + std::to_string(rc) + ", " + std::to_string(capture.locks.size()) +
-                          " locks, " + std::to_string(capture.stats.events) + " events -> " + path);
-            captures.push_back(path);
+            k.usable = true;
         } catch (const std::exception& e) {
-            say(name, std::string("FAILED: ") + e.what());
+            say(spec.name, std::string("FAILED: ") + e.what());
             ++failures;
+        }
+        kernels.push_back(std::move(k));
+    }
+
+    // Runs alternate between kernels (A B A B ...) so that drift on the
+    // host (other load, thermal state) does not favour one side.
+    for (unsigned run = 1; run <= o.runs; ++run) {
+        for (auto& k : kernels) {
+            if (!k.usable)
+                continue;
+            const auto& name = k.spec.name;
+            auto who = o.runs > 1 ? name + " run " + std::to_string(run) : name;
+            auto progress = [&](const std::string& what) { say(who, what); };
+            try {
+                auto stem = runStem(o, name, run);
+                fs::create_directories(stem.parent_path());
+                std::vector<std::string> record = {"/usr/bin/lockscope", "record", "-o",
+                                                   "/lab/out/capture.lockscope.json", "--label", name};
+                record.insert(record.end(), o.record_args.begin(), o.record_args.end());
+                record.push_back("--");
+                record.insert(record.end(), workload.begin(), workload.end());
+                std::vector<GuestStep> steps = {factsStep(probeSymbols()),
+                                                {"record", record, {"/lab/out/capture.lockscope.json"}}};
+                auto work = stem.string() + ".guest";
+                GuestRun guest;
+                for (unsigned attempt = 0;; ++attempt) {
+                    guest = runInGuest(k.kernel, steps, binaries, o.boot, work, progress);
+                    fs::copy_file(fs::path(work) / "serial.log", stem.string() + ".serial.log",
+                                  fs::copy_options::overwrite_existing, ec);
+                    if (guest.ok() || !worthRetrying(guest) || attempt >= o.boot_retries)
+                        break;
+                    say(who, "guest " + std::string(guest.boot.stalled ? "stalled" : "timed out") +
+                                 ": booting it again (retry " + std::to_string(attempt + 1) + " of " +
+                                 std::to_string(o.boot_retries) + ")");
+                }
+                if (!guest.ok()) {
+                    say(who, "FAILED: " + guest.failure + "; serial log " + stem.string() + ".serial.log, last lines:");
+                    log << guest.serialTail(30) << std::endl;
+                    ++failures;
+                    continue;
+                }
+                auto facts = parseKeyValues(guest.file("facts.log"));
+                say(who, "guest kernel " + facts["release"] + ", BTF " + facts["btf"] + ", kprobes " +
+                             facts["kprobes"]);
+                if (facts["btf"] != "yes") {
+                    say(who, "FAILED: the guest kernel has no /sys/kernel/btf/vmlinux: build it with "
+                             "CONFIG_DEBUG_INFO_BTF=y");
+                    ++failures;
+                    k.usable = false;
+                    continue;
+                }
+                int rc = guest.report.step_exit.count("record") ? guest.report.step_exit.at("record") : -1;
+                auto text = guest.file("capture.lockscope.json");
+                if (text.empty()) {
+                    say(who, "FAILED: lockscope record in the guest exited " + std::to_string(rc) +
+                                 " without a capture; its output:");
+                    log << tailLines(guest.file("record.log"), 20) << std::endl;
+                    ++failures;
+                    continue;
+                }
+                auto capture = parseCapture(text);
+                capture.meta.label = name;
+                auto path = stem.string() + ".lockscope.json";
+                writeCapture(capture, path, true);
+                say(who, "record: exit " + std::to_string(rc) + ", " + std::to_string(capture.locks.size()) +
+                             " locks, " + std::to_string(capture.stats.events) + " events -> " + path);
+                k.captures.push_back(path);
+            } catch (const std::exception& e) {
+                say(who, std::string("FAILED: ") + e.what());
+                ++failures;
+            }
         }
     }
-    if (o.compare && captures.size() >= 2) {
-        say("compare", captures[0] + " vs " + captures[1]);
-        auto r = runProcess({o.lockscope, "compare", captures[0], captures[1]}, 120);
-        writeText(fs::path(o.out_dir) / "compare.txt", r.output);
-        log << r.output;
-        if (!r.ok()) {
-            say("compare", "FAILED: lockscope compare exited " + std::to_string(r.exit_code));
-            ++failures;
-        } else {
-            say("compare", "report written to " + (fs::path(o.out_dir) / "compare.txt").string());
+
+    // Every kernel against the first (the baseline).
+    if (o.compare && kernels.size() >= 2) {
+        const auto& base = kernels.front();
+        for (size_t i = 1; i < kernels.size(); ++i) {
+            const auto& other = kernels[i];
+            auto file = fs::path(o.out_dir) / ("compare-" + other.spec.name + ".txt");
+            if (base.captures.empty() || other.captures.empty()) {
+                say("compare", "skipped " + base.spec.name + " vs " + other.spec.name + ": a side has no capture");
+                continue;
+            }
+            say("compare", base.spec.name + " vs " + other.spec.name);
+            int rc = 0;
+            auto report = compareCaptureSets(o.lockscope, base.captures, other.captures, rc);
+            writeText(file, report);
+            log << report;
+            if (rc != 0) {
+                say("compare", "FAILED: lockscope compare exited " + std::to_string(rc));
+                ++failures;
+            } else {
+                say("compare", "report written to " + file.string());
+            }
         }
-    } else if (o.compare && o.kernels.size() >= 2) {
-        say("compare", "skipped: fewer than two captures");
     }
     return failures == 0 ? 0 : 1;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "lockscope/lab/process.h"
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -8,6 +9,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,10 +26,80 @@ void closeFd(int& fd)
     }
 }
 
+// Process groups of the children running now, for the signal handler.
+constexpr int kMaxChildren = 16;
+std::atomic<pid_t> g_children[kMaxChildren];
+
+void killChildrenAndDie(int sig)
+{
+    for (auto& slot : g_children) {
+        pid_t pg = slot.load();
+        if (pg > 0)
+            ::kill(-pg, SIGKILL);
+    }
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+}
+
+// Only where nobody chose a disposition: a host program embedding the lab
+// keeps its own handlers.
+void installFatalSignalHandlers()
+{
+    static std::atomic<bool> done{false};
+    if (done.exchange(true))
+        return;
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+        struct sigaction old {};
+        if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) {
+            struct sigaction sa {};
+            sa.sa_handler = killChildrenAndDie;
+            sigemptyset(&sa.sa_mask);
+            ::sigaction(sig, &sa, nullptr);
+        }
+    }
+}
+
+class ChildSlot {
+public:
+    explicit ChildSlot(pid_t pgid)
+    {
+        for (auto& slot : g_children) {
+            pid_t expected = 0;
+            if (slot.compare_exchange_strong(expected, pgid)) {
+                slot_ = &slot;
+                return;
+            }
+        }
+    }
+    ~ChildSlot()
+    {
+        if (slot_)
+            slot_->store(0);
+    }
+    ChildSlot(const ChildSlot&) = delete;
+    ChildSlot& operator=(const ChildSlot&) = delete;
+
+private:
+    std::atomic<pid_t>* slot_ = nullptr;
+};
+
+void appendCapped(ProcessResult& result, std::string_view chunk)
+{
+    result.output.append(chunk);
+    if (result.output.size() > kMaxOutputBytes + kMaxOutputBytes / 4) {
+        result.output.erase(0, result.output.size() - kMaxOutputBytes);
+        result.output_truncated = true;
+    }
+}
+
 // Only async-signal-safe calls here: the parent may have other threads.
-[[noreturn]] void childExec(char* const* args, int out_fd, int err_report_fd)
+[[noreturn]] void childExec(char* const* args, int out_fd, int err_report_fd, pid_t parent)
 {
     ::setpgid(0, 0);
+    // A SIGKILLed lab cannot clean up: the kernel does it for us.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent)
+        ::_exit(127);
     int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (devnull >= 0)
         ::dup2(devnull, STDIN_FILENO);
@@ -43,7 +115,8 @@ void closeFd(int& fd)
 } // namespace
 
 ProcessResult runProcess(const std::vector<std::string>& argv, double timeout_s,
-                         const std::function<void(std::string_view)>& on_output)
+                         const std::function<void(std::string_view)>& on_output,
+                         const std::function<bool()>& should_stop)
 {
     ProcessResult result;
     if (argv.empty()) {
@@ -65,6 +138,8 @@ ProcessResult runProcess(const std::vector<std::string>& argv, double timeout_s,
     for (const auto& a : argv)
         args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
+    installFatalSignalHandlers();
+    pid_t parent = ::getpid();
     pid_t pid = ::fork();
     if (pid < 0) {
         int e = errno;
@@ -73,9 +148,10 @@ ProcessResult runProcess(const std::vector<std::string>& argv, double timeout_s,
         throw std::runtime_error(std::string("fork: ") + std::strerror(e));
     }
     if (pid == 0)
-        childExec(args.data(), out_pipe[1], err_pipe[1]);
+        childExec(args.data(), out_pipe[1], err_pipe[1], parent);
     // Also set it from the parent so a kill right after fork cannot miss the group.
     ::setpgid(pid, pid);
+    ChildSlot registered(pid);
     int read_fd = out_pipe[0];
     int err_fd = err_pipe[0];
     ::close(out_pipe[1]);
@@ -99,6 +175,11 @@ ProcessResult runProcess(const std::vector<std::string>& argv, double timeout_s,
             ::kill(-pid, SIGKILL);
             break;
         }
+        if (should_stop && should_stop()) {
+            result.stopped = true;
+            ::kill(-pid, SIGKILL);
+            break;
+        }
         pollfd pfd{read_fd, POLLIN, 0};
         int n = ::poll(&pfd, 1, static_cast<int>(std::min<long long>(left, 500)));
         if (n < 0 && errno != EINTR)
@@ -111,7 +192,7 @@ ProcessResult runProcess(const std::vector<std::string>& argv, double timeout_s,
         if (got <= 0)
             break;
         std::string_view chunk(buf, static_cast<size_t>(got));
-        result.output.append(chunk);
+        appendCapped(result, chunk);
         if (on_output)
             on_output(chunk);
     }

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "lockscope/lab/qemu.h"
 
+#include <algorithm>
+#include <chrono>
 #include <fcntl.h>
+#include <optional>
 #include <fstream>
 #include <unistd.h>
 
@@ -91,12 +94,27 @@ BootResult bootGuest(const BootOptions& o, const std::function<void(const std::s
     result.accel = accel.name;
     result.command = cmd;
     std::string pending;  // console text not yet scanned for stage markers
+    using Clock = std::chrono::steady_clock;
+    std::optional<Clock::time_point> last_beat;
+    auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+    auto stalled = [&] {
+        if (!last_beat || o.stall_s <= 0)
+            return false;
+        result.stalled = seconds_since(*last_beat) > o.stall_s;
+        return result.stalled;
+    };
     auto pr = runProcess(cmd, o.timeout_s, [&](std::string_view chunk) {
         pending.append(chunk);
         size_t nl;
         while ((nl = pending.find('\n')) != std::string::npos) {
             std::string line = pending.substr(0, nl);
             pending.erase(0, nl + 1);
+            if (line.find("LSLAB-BEAT") != std::string::npos) {
+                if (last_beat)
+                    result.max_beat_gap_s = std::max(result.max_beat_gap_s, seconds_since(*last_beat));
+                last_beat = Clock::now();
+                continue;
+            }
             // Firmware escape codes may precede the marker: search, don't anchor.
             auto at = line.find("LSLAB-STAGE ");
             if (at == std::string::npos || !on_stage)
@@ -106,7 +124,9 @@ BootResult bootGuest(const BootOptions& o, const std::function<void(const std::s
                 stage.pop_back();
             on_stage(stage);
         }
-    });
+        if (pending.size() > 4096)  // a console that never ends a line must not grow without bound
+            pending.erase(0, pending.size() - 4096);
+    }, stalled);
     result.timed_out = pr.timed_out;
     result.started = pr.started;
     result.exit_code = pr.exit_code;

@@ -73,7 +73,7 @@ TEST(KernelPair, LocksMatchByKeyAcrossTheBuilds)
 
 TEST(KernelPair, CompareReportWasWritten)
 {
-    std::ifstream in(kPair / "compare.txt");
+    std::ifstream in(kPair / "compare-cloud.txt");
     std::ostringstream s;
     s << in.rdbuf();
     ASSERT_FALSE(s.str().empty()) << "lockscope compare produced nothing";

@@ -5,7 +5,9 @@
 #include <fstream>
 #include <sstream>
 
+#include <csignal>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "lockscope/lab/error.h"
@@ -303,4 +305,142 @@ TEST(LabQemu, AccelerationChoice)
     const auto multi = chooseAccel(parseAccel("tcg-multi"));
     EXPECT_EQ(multi.name, "tcg-multi");
     EXPECT_EQ(multi.args, (std::vector<std::string> { "-accel", "tcg,thread=multi", "-cpu", "qemu64,-hypervisor" }));
+}
+
+namespace {
+
+// Waits (bounded) until a pid has exited: gone, or a zombie nobody reaped yet.
+bool exitsWithin(pid_t pid, int seconds)
+{
+    for (int i = 0; i < seconds * 20; ++i) {
+        std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+        std::string line;
+        if (!std::getline(stat, line))
+            return true;
+        auto close = line.rfind(')');
+        if (close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z')
+            return true;
+        ::usleep(50000);
+    }
+    return false;
+}
+
+// A stand-in for the lab: a child process whose runProcess() starts
+// `sh -c script` (which writes its pid and its own child's pid to files).
+pid_t startLabRunning(const fs::path& dir)
+{
+    auto script = "sleep 300 & echo $! > " + (dir / "grandchild").string() + "; echo $$ > " +
+                  (dir / "child.tmp").string() + " && mv " + (dir / "child.tmp").string() + " " +
+                  (dir / "child").string() + "; wait";
+    pid_t lab = ::fork();
+    if (lab == 0) {
+        runProcess({"sh", "-c", script}, 600);
+        ::_exit(0);
+    }
+    for (int i = 0; i < 400 && !fs::exists(dir / "child"); ++i)
+        ::usleep(25000);
+    return lab;
+}
+
+pid_t readPid(const fs::path& p)
+{
+    pid_t pid = 0;
+    std::ifstream(p) >> pid;
+    return pid;
+}
+
+} // namespace
+
+TEST(LabProcess, AKilledLabTakesItsChildWithIt)
+{
+    auto dir = tempDir("pdeathsig");
+    pid_t lab = startLabRunning(dir);
+    ASSERT_TRUE(fs::exists(dir / "child")) << "the child never started";
+    pid_t child = readPid(dir / "child");
+    ASSERT_GT(child, 0);
+    ::kill(lab, SIGKILL);  // no handler can run: only PR_SET_PDEATHSIG acts
+    int status = 0;
+    ::waitpid(lab, &status, 0);
+    EXPECT_TRUE(exitsWithin(child, 10)) << "pid " << child << " outlived the SIGKILLed lab";
+    ::kill(readPid(dir / "grandchild"), SIGKILL);
+    fs::remove_all(dir);
+}
+
+TEST(LabProcess, CtrlCEndsTheChildsWholeProcessGroup)
+{
+    auto dir = tempDir("sigint");
+    pid_t lab = startLabRunning(dir);
+    ASSERT_TRUE(fs::exists(dir / "child")) << "the child never started";
+    pid_t child = readPid(dir / "child");
+    pid_t grandchild = readPid(dir / "grandchild");
+    ASSERT_GT(grandchild, 0);
+    ::kill(lab, SIGINT);
+    int status = 0;
+    ::waitpid(lab, &status, 0);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT) << "the lab must still die of the signal";
+    EXPECT_TRUE(exitsWithin(child, 10)) << "the child survived Ctrl-C";
+    EXPECT_TRUE(exitsWithin(grandchild, 10)) << "the child's own child survived Ctrl-C";
+    fs::remove_all(dir);
+}
+
+TEST(LabProcess, OutputIsCappedToItsTail)
+{
+    auto r = runProcess({"sh", "-c", "head -c 60000000 /dev/zero; echo; echo the-last-line"}, 120);
+    ASSERT_TRUE(r.ok());
+    EXPECT_TRUE(r.output_truncated);
+    EXPECT_LE(r.output.size(), kMaxOutputBytes + kMaxOutputBytes / 4);
+    EXPECT_NE(tailLines(r.output, 1).find("the-last-line"), std::string::npos);
+}
+
+TEST(LabGuestChannel, GunzipRefusesOutputOverItsCap)
+{
+    auto r = runProcess({"sh", "-c", "head -c 3000000 /dev/zero | gzip -c"}, 30);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(gunzip(r.output).size(), 3000000u);
+    try {
+        gunzip(r.output, 1u << 20);
+        ADD_FAILURE() << "a 3 MB stream passed a 1 MiB cap";
+    } catch (const LabError& e) {
+        EXPECT_NE(std::string(e.what()).find("more than"), std::string::npos) << e.what();
+    }
+}
+
+TEST(LabQemu, AGuestWhoseHeartbeatStopsIsKilledAsStalled)
+{
+    // A stand-in for qemu: the console shows two heartbeats, then nothing
+    // (the frozen-guest case); the watchdog must end it long before --timeout.
+    auto dir = tempDir("stall");
+    auto fake = dir / "qemu";
+    std::ofstream(fake) << "#!/bin/sh\necho LSLAB-STAGE guest-up\necho LSLAB-BEAT\nsleep 0.2\necho LSLAB-BEAT\n"
+                           "exec sleep 600\n";
+    fs::permissions(fake, fs::perms::owner_all);
+    BootOptions o;
+    o.qemu = fake.string();
+    o.accel = Accel::Tcg;
+    o.kernel = o.initrd = "/dev/null";
+    o.data_path = (dir / "channel").string();
+    o.stall_s = 1;
+    o.timeout_s = 300;
+    auto r = bootGuest(o, {});
+    EXPECT_TRUE(r.stalled);
+    EXPECT_FALSE(r.timed_out);
+
+    // A guest that keeps beating until it powers off is not stalled.
+    std::ofstream(fake, std::ios::trunc) << "#!/bin/sh\nfor i in 1 2 3 4; do echo LSLAB-BEAT; sleep 0.3; done\n";
+    r = bootGuest(o, {});
+    EXPECT_FALSE(r.stalled);
+    EXPECT_EQ(r.exit_code, 0);
+    EXPECT_GT(r.max_beat_gap_s, 0.0);
+    fs::remove_all(dir);
+}
+
+TEST(LabGuestScript, TheGuestSendsAHeartbeatWithoutHoldingTheResultChannel)
+{
+    auto script = makeInitScript({{"a", {"true"}, {}}});
+    auto beat = script.find("LSLAB-BEAT");
+    ASSERT_NE(beat, std::string::npos);
+    auto line_end = script.find('\n', beat);
+    EXPECT_NE(script.substr(beat, line_end - beat).find("3>&-"), std::string::npos)
+        << "the heartbeat loop must not keep ttyS1 open (the last close drains the UART)";
+    EXPECT_LT(beat, script.find("LSLAB-STAGE step a"));
 }

@@ -46,8 +46,13 @@ GuestReport parseGuestChannel(std::string_view text);
 // "key=value" lines -> map (the facts step's format).
 std::map<std::string, std::string> parseKeyValues(std::string_view text);
 
-// gzip -> bytes; throws LabError with the reason (bad CRC, truncated...).
-std::string gunzip(std::string_view data);
+// A guest sends captures of tens of MiB; more than this is a runaway guest or
+// a gzip bomb, refused rather than allowed to exhaust the host's memory.
+constexpr size_t kMaxGuestFileBytes = 512u << 20;
+
+// gzip -> bytes; throws LabError with the reason (bad CRC, truncated, over
+// max_bytes once decompressed).
+std::string gunzip(std::string_view data, size_t max_bytes = kMaxGuestFileBytes);
 std::string base64Decode(std::string_view text);
 
 } // namespace lockscope::lab

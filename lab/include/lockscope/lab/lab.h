@@ -58,12 +58,21 @@ struct LabOptions {
     std::string cache_dir;                  // "" = defaultCacheDir()
     BootOptions boot;                       // kernel/initrd/data_path are filled per kernel
     bool compare = true;
+    unsigned runs = 1;                      // captures per kernel, boots alternating between kernels
+    unsigned boot_retries = 2;              // more boots after a stalled or timed-out one
 };
 
-// The `lockscope lab` command: for each kernel fetch, build, boot, record,
-// bring the capture back as <out>/<name>.lockscope.json labelled with the
-// kernel's name, then compare the first two. Progress and errors go to log.
-// Returns the process exit code.
+// The `lockscope lab` command: fetch or build every kernel, then for each
+// run boot each kernel in turn (A B A B ...), record, bring the capture back
+// labelled with the kernel's name as <out>/<name>.lockscope.json (one run)
+// or <out>/<name>/run-K.lockscope.json (--runs); then compare every kernel
+// with the first into <out>/compare-<name>.txt. Progress and errors go to
+// log. Returns the process exit code.
 int runLab(const LabOptions& options, std::ostream& log);
+
+// The report comparing one kernel's captures with the baseline's (each list
+// non-empty); exit_code is lockscope compare's.
+std::string compareCaptureSets(const std::string& lockscope, const std::vector<std::string>& base,
+                               const std::vector<std::string>& other, int& exit_code);
 
 } // namespace lockscope::lab

@@ -35,11 +35,20 @@ struct BootOptions {
     unsigned memory_mb = 1024;
     unsigned cpus = 2;
     double timeout_s = 300;
+    // The guest prints LSLAB-BEAT on its console every kHeartbeatS from
+    // /init on; a guest silent for stall_s after its first beat is stuck
+    // (seen with multi-threaded TCG: a boot froze after `step record` until
+    // the timeout) and is killed. 0 disables the check.
+    double stall_s = 20;
     Accel accel = Accel::Auto;
 };
 
+constexpr double kHeartbeatS = 2;
+
 struct BootResult {
     bool timed_out = false;
+    bool stalled = false;     // killed: no heartbeat for stall_s
+    double max_beat_gap_s = 0;  // longest silence between heartbeats (what stall_s must exceed)
     bool started = true;
     int exit_code = -1;
     std::string accel;        // what was used
