@@ -213,3 +213,16 @@ TEST_F(RecordStop, WorkloadRunsAsTheSudoUserWhoOwnsTheCapture)
     ASSERT_EQ(root.code, 0) << root.err;
     EXPECT_EQ(root.out, "0\n") << "--as-root keeps the workload root";
 }
+
+// The process filter holds 8192 pids: a workload that forks more processes
+// than that over its life must not fill it (exited processes leave it).
+TEST_F(RecordStop, ForkHeavyWorkloadDoesNotFillTheProcessFilter)
+{
+    Exit e = run({kBin, "record", "--no-cpu", "-o", cap, "--", "sh", "-c",
+                  "i=0; while [ $i -lt 9000 ]; do /bin/true; i=$((i+1)); done"},
+                 dir, "forks");
+    ASSERT_EQ(e.code, 0) << e.err;
+    Capture c = lockscope::readCapture(cap);
+    EXPECT_EQ(c.stats.map_full, 0u) << e.err;
+    EXPECT_EQ(e.err.find("map was full"), std::string::npos) << e.err;
+}
