@@ -7,11 +7,13 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 #include "commands.h"
 #include "lockscope/capture/io.h"
 #include "lockscope/record/recorder.h"
+#include "lockscope/record/run_as.h"
 
 namespace lockscope::cli {
 namespace {
@@ -50,6 +52,9 @@ struct RecordArgs {
     std::string wait_backend = "auto";
     std::string hold_backend = "auto";
     std::string label;
+    bool as_root = false;
+    bool stop_on_stdin_close = false;
+    double grace = 5;
     std::vector<std::string> command;
 };
 
@@ -108,6 +113,10 @@ record::RecordOptions buildOptions(const RecordArgs& a, const std::vector<std::s
     o.duration_s = a.duration;
     o.label = a.label;
     o.command_line = argv;
+    o.kill_grace_s = a.grace;
+    o.stop_on_stdin_close = a.stop_on_stdin_close;
+    if (!a.as_root && !a.command.empty())
+        o.run_as = record::invokingUserCredentials();
 
     if (o.command.empty() && o.pids.empty() && !o.all && a.comm.empty())
         throw CLI::ValidationError("target", "nothing to record: give -- CMD ARGS, -p PID, -a or --comm NAME");
@@ -284,6 +293,15 @@ void addRecordCommand(CLI::App& app, Result& result)
     cmd->add_option("--wait-backend", args->wait_backend, "force the wait hook: auto, tp_btf, raw_tp, tracepoint");
     cmd->add_option("--hold-backend", args->hold_backend, "force the hold hook: auto, fentry, kprobe, off");
     cmd->add_option("--label", args->label, "a name for this capture (baseline, patched, ...)");
+    cmd->add_flag("--as-root", args->as_root,
+                  "under sudo/pkexec, run the workload as root too (by default it runs as the invoking user)");
+    cmd->add_option("--grace", args->grace,
+                    "when stopping the workload (-d, Ctrl-C, SIGTERM), seconds between SIGTERM to its process "
+                    "group and SIGKILL (default 5)")
+        ->check(CLI::Range(0.0, 3600.0));
+    cmd->add_flag("--stop-on-stdin-close", args->stop_on_stdin_close,
+                  "stop as on SIGTERM when standard input reaches end of file (the GUI's Stop button; the workload "
+                  "then reads /dev/null)");
     cmd->add_option("command", args->command, "the workload, after --");
 
     cmd->callback([args, &result]() {
@@ -293,8 +311,12 @@ void addRecordCommand(CLI::App& app, Result& result)
         std::string output = a.output.empty() ? defaultOutput() : a.output;
         Capture capture;
         try {
+            // Before any probe attaches: a bad -o fails now, not after the recording.
+            OutputFile out(output, 0600);
+            if (out.isStdout())
+                options.workload_output_fd = STDERR_FILENO;  // stdout carries the capture
             capture = record::runRecord(options, stderr);
-            writeCapture(capture, output);
+            writeCapture(capture, out);
         } catch (const record::RecordError& e) {
             std::fprintf(stderr, "lockscope record: %s\n", e.what());
             result.exit_code = 1;
@@ -312,7 +334,7 @@ void addRecordCommand(CLI::App& app, Result& result)
             std::fprintf(stderr, "workload killed by signal %d\n", *capture.workload.signal);
         else if (capture.workload.exit_status && *capture.workload.exit_status != 0)
             std::fprintf(stderr, "workload exited with status %d\n", *capture.workload.exit_status);
-        std::fprintf(stderr, "capture written to %s\n", output.c_str());
+        std::fprintf(stderr, "capture written to %s\n", output == "-" ? "standard output" : output.c_str());
     });
 }
 

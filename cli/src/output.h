@@ -8,8 +8,9 @@
 
 namespace lockscope::cli {
 
-// Writes text to path atomically, or to stdout when path is empty.
-inline void emit(const std::string& text, const std::string& path, unsigned mode = 0644)
+// Writes text through OutputFile (0600: exports and reports name kernel
+// addresses), or to stdout when path is empty.
+inline void emit(const std::string& text, const std::string& path, unsigned mode = 0600)
 {
     if (!path.empty()) {
         writeFileAtomic(path, text, mode);

@@ -3,6 +3,7 @@
 // interaction, histogram modes, lock selection driving the views, loading
 // (good and bad files), recent files and export.
 #include <QApplication>
+#include <QDir>
 #include <QFile>
 #include <QImage>
 #include <QLabel>
@@ -391,15 +392,38 @@ private slots:
         r.workload = {QStringLiteral("semop-bench"), QStringLiteral("--threads"), QStringLiteral("8")};
         r.elevate = QStringLiteral("pkexec");
         QCOMPARE(recordCommand(r).join(QLatin1Char(' ')),
-                 QStringLiteral("pkexec /usr/bin/lockscope record -o /tmp/out.json --label patched -d 5 -- "
-                                "semop-bench --threads 8"));
+                 QStringLiteral("pkexec /usr/bin/lockscope record --stop-on-stdin-close -o /tmp/out.json --label "
+                                "patched -d 5 -- semop-bench --threads 8"));
         r.elevate = QStringLiteral("sudo");
         r.workload.clear();
         r.all = true;
         QCOMPARE(recordCommand(r).join(QLatin1Char(' ')),
-                 QStringLiteral("sudo -n /usr/bin/lockscope record -o /tmp/out.json --label patched -d 5 -a"));
+                 QStringLiteral("sudo -n /usr/bin/lockscope record --stop-on-stdin-close -o /tmp/out.json --label "
+                                "patched -d 5 -a"));
+        r.elevate = QStringLiteral("/usr/bin/sudo");
+        QCOMPARE(recordCommand(r).mid(0, 2).join(QLatin1Char(' ')), QStringLiteral("/usr/bin/sudo -n"));
         r.elevate.clear();
         QCOMPARE(recordCommand(r).front(), r.lockscope);
+    }
+
+    // pkexec/sudo reset PATH (and pkexec the working directory): every path
+    // the recorder gets must stand on its own.
+    void recordPathsAreAbsolute()
+    {
+        RecordRequest r;
+        r.lockscope = QStringLiteral("lockscope-build/cli/lockscope");
+        r.output = QStringLiteral("out.json");
+        r.workload = {QStringLiteral("sh"), QStringLiteral("-c"), QStringLiteral("true")};
+        r.elevate = QStringLiteral("sh"); // any program on PATH stands in for pkexec
+        const RecordRequest a = withAbsolutePaths(r);
+        QCOMPARE(a.output, QDir::current().filePath(QStringLiteral("out.json")));
+        QCOMPARE(a.lockscope, QDir::current().filePath(QStringLiteral("lockscope-build/cli/lockscope")));
+        QCOMPARE(a.workload.front(), QStandardPaths::findExecutable(QStringLiteral("sh")));
+        QVERIFY(a.workload.front().startsWith(QLatin1Char('/')));
+        QCOMPARE(a.workload.mid(1), r.workload.mid(1));
+        QCOMPARE(a.elevate, a.workload.front());
+        r.workload = {QStringLiteral("no-such-program-lockscope")};
+        QCOMPARE(withAbsolutePaths(r).workload.front(), QStringLiteral("no-such-program-lockscope"));
     }
 
     void dropOpensOrCompares()

@@ -2,7 +2,9 @@
 /*
  * Keeps the tgid filter closed over forks: a process forked by a filtered
  * process joins the filter. Threads share their tgid and need no entry.
- * At fork time current is the parent.
+ * At fork time current is the parent. A process leaves the filter when its
+ * last thread exits, so that a fork-heavy workload does not fill the map
+ * (and a recycled pid is not followed by mistake).
  */
 #include "common.bpf.h"
 
@@ -39,4 +41,36 @@ SEC("tracepoint/sched/sched_process_fork")
 int fork_tp(struct trace_event_raw_sched_process_fork *ctx)
 {
     return on_fork((__u32)ctx->child_pid);
+}
+
+/* sched_process_exit runs per thread, after do_exit() counted this thread
+ * out of signal->live: 0 means the whole process is gone. */
+static __always_inline int on_exit(struct task_struct *task)
+{
+    __u32 tgid;
+
+    if (BPF_CORE_READ(task, signal, live.counter) != 0)
+        return 0;
+    tgid = BPF_CORE_READ(task, tgid);
+    bpf_map_delete_elem(&filter_tgids, &tgid);
+    return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(exit_btf, struct task_struct *task)
+{
+    return on_exit(task);
+}
+
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(exit_raw, struct task_struct *task)
+{
+    return on_exit(task);
+}
+
+/* The exiting task is current. */
+SEC("tracepoint/sched/sched_process_exit")
+int exit_tp(void *ctx)
+{
+    return on_exit((struct task_struct *)bpf_get_current_task());
 }

@@ -4,6 +4,8 @@
 // path, and an atomic 0600 writer.
 #include "lockscope/capture/io.h"
 
+#include "error_text.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -67,26 +69,8 @@ private:
 
 const Path kRoot { nullptr, "", 0 };
 
-// Error text must stay one printable line whatever the file holds.
-std::string printable(std::string_view s, size_t maxLen = 80)
-{
-    std::string out;
-    for (char ch : s) {
-        const auto c = static_cast<unsigned char>(ch);
-        if (out.size() >= maxLen) {
-            out += "...";
-            break;
-        }
-        if (c >= 0x20 && c < 0x7f) {
-            out += static_cast<char>(c);
-        } else {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\x%02x", c);
-            out += buf;
-        }
-    }
-    return out;
-}
+using detail::errnoText;
+using detail::printable;
 
 [[noreturn]] void fail(const Path& at, const std::string& problem)
 {
@@ -259,13 +243,6 @@ std::string hexAddress(uint64_t a)
     char buf[24];
     std::snprintf(buf, sizeof buf, "0x%" PRIx64, a);
     return buf;
-}
-
-// strerror is not thread-safe and the GUI reads captures on worker threads.
-std::string errnoText(int e)
-{
-    char buf[128];
-    return strerror_r(e, buf, sizeof buf); // GNU variant: returns the message
 }
 
 // Addresses are strings because JavaScript (the GUI's web views, jq) loses
@@ -1209,61 +1186,6 @@ Capture readCapture(const std::string& path, const ReadLimits& limits)
     }
 }
 
-void writeFileAtomic(const std::string& path, std::string_view content, unsigned mode)
-{
-    const std::string where = printable(path, 4096);
-    auto err = [&](const std::string& what, int e) {
-        return CaptureError(where + ": " + what + ": " + errnoText(e));
-    };
-    const auto slash = path.rfind('/');
-    const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-    const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-    if (base.empty())
-        throw CaptureError(where + ": not a file name (ends with '/')");
-
-    // The temp file lives next to the target so that rename() is atomic.
-    std::string tmp = (dir == "/" ? "" : dir) + "/." + base + ".tmp.XXXXXX";
-    const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
-    if (fd < 0)
-        throw err("cannot create a temporary file in " + printable(dir, 4096), errno);
-    auto abandon = [&](const std::string& what) {
-        const int e = errno;
-        ::close(fd);
-        ::unlink(tmp.c_str());
-        return err(what, e);
-    };
-    if (::fchmod(fd, static_cast<mode_t>(mode)) != 0)
-        throw abandon("cannot set the file mode");
-    size_t done = 0;
-    while (done < content.size()) {
-        const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            throw abandon("write failed");
-        }
-        done += static_cast<size_t>(n);
-    }
-    if (::fsync(fd) != 0)
-        throw abandon("fsync failed");
-    if (::close(fd) != 0) {
-        const int e = errno;
-        ::unlink(tmp.c_str());
-        throw err("close failed", e);
-    }
-    if (::rename(tmp.c_str(), path.c_str()) != 0) {
-        const int e = errno;
-        ::unlink(tmp.c_str());
-        throw err("cannot replace the file", e);
-    }
-    // Make the rename itself durable; a failure here leaves a complete file.
-    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        (void)::fsync(dfd);
-        ::close(dfd);
-    }
-}
-
 namespace {
 
 bool isScalar(const nlohmann::ordered_json& v)
@@ -1378,16 +1300,22 @@ std::string serialize(const Capture& c, bool pretty)
 
 } // namespace
 
-void writeCapture(const Capture& capture, const std::string& path, bool pretty)
+void writeCapture(const Capture& capture, OutputFile& out, bool pretty)
 {
     std::string text;
     try {
         text = serialize(capture, pretty);
     } catch (const json::exception& e) {
-        throw CaptureError(printable(path, 4096) + ": cannot serialize the capture: " + e.what());
+        throw CaptureError(printable(out.path(), 4096) + ": cannot serialize the capture: " + e.what());
     }
     text += '\n';
-    writeFileAtomic(path, text, 0600);
+    out.commit(text);
+}
+
+void writeCapture(const Capture& capture, const std::string& path, bool pretty)
+{
+    OutputFile out(path, 0600);
+    writeCapture(capture, out, pretty);
 }
 
 } // namespace lockscope

@@ -138,19 +138,19 @@ TEST_F(CaptureFiles, FailedWriteLeavesTheExistingFileIntact)
     EXPECT_EQ(entries(), 1u) << "the temporary file must be removed";
 }
 
-TEST_F(CaptureFiles, RenameOntoADirectoryFailsCleanly)
+TEST_F(CaptureFiles, WritingOntoADirectoryIsRefusedUpFront)
 {
     const std::string p = path("adir");
     fs::create_directory(p);
     fs::create_directory(p + "/inside");
     try {
-        writeFileAtomic(p, "x");
-        FAIL() << "replaced a directory";
+        OutputFile out(p);
+        FAIL() << "accepted a directory";
     } catch (const CaptureError& e) {
-        EXPECT_EQ(std::string(e.what()), p + ": cannot replace the file: Is a directory");
+        EXPECT_EQ(std::string(e.what()), p + ": is a directory: give a file name to write to");
     }
     EXPECT_TRUE(fs::is_directory(p + "/inside"));
-    EXPECT_EQ(entries(), 1u);
+    EXPECT_EQ(entries(), 1u) << "no temporary file made";
 }
 
 TEST_F(CaptureFiles, RefusesNonRegularFiles)

@@ -37,7 +37,7 @@ public:
     StopSignals()
     {
         sigemptyset(&set_);
-        for (int s : {SIGINT, SIGTERM, SIGHUP, SIGCHLD})
+        for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD})
             sigaddset(&set_, s);
         if (sigprocmask(SIG_BLOCK, &set_, &old_) != 0)
             throw RecordError(std::string("sigprocmask: ") + std::strerror(errno));
@@ -163,6 +163,17 @@ std::string findExecutable(const std::string& name)
     return {};
 }
 
+// The workload was told to stop: what is left of its group gets the rest of
+// the grace period, then SIGKILL, so nothing of it outlives the recording.
+void finishGroup(const WorkloadProcess& workload, Clock::time_point killAt, Clock::duration grace)
+{
+    const auto until = std::min(killAt, Clock::now() + grace);
+    while (workload.groupAlive() && Clock::now() < until)
+        ::usleep(20000);
+    if (workload.groupAlive())
+        workload.killGroup(SIGKILL);
+}
+
 } // namespace
 
 bool haveBpfPrivileges()
@@ -212,7 +223,12 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
     probes::Options popt = opt.probe;
     if (!opt.command.empty()) {
         try {
-            workload = std::make_unique<WorkloadProcess>(opt.command);
+            WorkloadOptions wopt;
+            wopt.run_as = opt.run_as;
+            // In its own process group the workload would be stopped (SIGTTIN)
+            // reading the terminal; the GUI's stdin is its stop control.
+            wopt.stdin_null = opt.stop_on_stdin_close || isatty(STDIN_FILENO);
+            workload = std::make_unique<WorkloadProcess>(opt.command, wopt);
         } catch (const WorkloadError& e) {
             throw RecordError(e.what());
         }
@@ -255,8 +271,23 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
     }
 
     StatusLine status(log, opt.status_line && isatty(fileno(log)));
-    bool stop = false, stopping = false;
-    Clock::time_point killAt{};
+    bool stop = false, stopping = false, draining = false, watchStdin = opt.stop_on_stdin_close;
+    Clock::time_point killAt{}, drainUntil{};
+    const auto grace = std::chrono::milliseconds(int64_t(opt.kill_grace_s * 1000));
+    // -d, a stop signal or stdin closing: the workload's group gets SIGTERM
+    // and the recording goes on until it exited; a second signal, or the
+    // grace period running out, sends SIGKILL.
+    auto requestStop = [&](bool insist) {
+        if (!workload || workload->exited()) {
+            stop = true;
+        } else if (!stopping) {
+            stopping = true;
+            workload->terminate();
+            killAt = Clock::now() + grace;
+        } else if (insist) {
+            workload->killGroup(SIGKILL);
+        }
+    };
     // User stacks (--user-stacks, and every user-lock event) are symbolized
     // from /proc/PID/maps, which is gone once a process exits: read it while
     // the process lives, for the workload and for every process seen with one.
@@ -269,7 +300,11 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
     while (!stop) {
         std::vector<pollfd> fds;
         fds.push_back({signals.fd(), POLLIN, 0});
-        int outIdx = -1, exitIdx = -1;
+        int stdinIdx = -1, outIdx = -1, exitIdx = -1;
+        if (watchStdin) {
+            stdinIdx = int(fds.size());
+            fds.push_back({STDIN_FILENO, POLLIN, 0});
+        }
         if (workload && workload->outputFd() >= 0) {
             outIdx = int(fds.size());
             fds.push_back({workload->outputFd(), POLLIN, 0});
@@ -287,40 +322,38 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
 
         if (fds[0].revents & POLLIN) {
             signalfd_siginfo si{};
-            while (::read(signals.fd(), &si, sizeof si) == ssize_t(sizeof si)) {
-                int sig = int(si.ssi_signo);
-                if (sig == SIGCHLD)
-                    continue;
-                if (!workload || workload->exited()) {
-                    stop = true;
-                } else if (stopping) {
-                    workload->kill(SIGKILL);  // second Ctrl-C: no more patience
-                } else {
-                    stopping = true;
-                    // A terminal's Ctrl-C already reached the workload (same
-                    // process group); a kill(1) aimed at us did not.
-                    if (si.ssi_code == SI_USER || si.ssi_code == SI_QUEUE)
-                        workload->kill(sig);
-                    killAt = Clock::now() + std::chrono::milliseconds(int64_t(opt.kill_grace_s * 1000));
-                }
+            while (::read(signals.fd(), &si, sizeof si) == ssize_t(sizeof si))
+                if (si.ssi_signo != SIGCHLD)
+                    requestStop(true);
+        }
+        if (stdinIdx >= 0 && fds[size_t(stdinIdx)].revents) {
+            char buf[4096];
+            ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
+            if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+                watchStdin = false;
+                requestStop(false);
             }
         }
-        if (outIdx >= 0 && (fds[size_t(outIdx)].revents & (POLLIN | POLLHUP))) {
+        if (outIdx >= 0 && (fds[size_t(outIdx)].revents & (POLLIN | POLLHUP | POLLERR))) {
             status.clear();
-            workload->pumpOutput(STDOUT_FILENO);
+            workload->pumpOutput(opt.workload_output_fd);
         }
         if (workload) {
             bool exitedNow = (exitIdx >= 0 && (fds[size_t(exitIdx)].revents & POLLIN)) ||
                              workload->exitFd() < 0;
-            if (exitedNow && workload->poll()) {
-                status.clear();
-                while (workload->pumpOutput(STDOUT_FILENO)) {
-                }
+            if (!draining && exitedNow && workload->poll()) {
+                draining = true;
+                drainUntil = Clock::now() + std::chrono::milliseconds(int64_t(opt.drain_s * 1000));
+            }
+            if (draining && workload->outputFd() < 0)
+                stop = true;
+            if (draining && Clock::now() >= drainUntil) {
+                workload->closeOutput();
                 stop = true;
             }
-            if (stopping && !workload->exited() && Clock::now() >= killAt) {
-                workload->kill(SIGKILL);
-                killAt = Clock::now() + std::chrono::seconds(3600);
+            if (stopping && Clock::now() >= killAt) {
+                workload->killGroup(SIGKILL);
+                killAt = Clock::time_point::max();
             }
         }
         for (size_t i = 0; i < targetFds.size(); ++i) {
@@ -331,7 +364,7 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
         }
         double elapsed = secondsSince(start);
         if (opt.duration_s > 0 && elapsed >= opt.duration_s)
-            stop = true;
+            requestStop(false);
         if (workload && wantUserSymbols && !userStacksPrepared && elapsed > 0.2 && !workload->exited()) {
             userSymbols.prepare(workload->pid());
             symbolizedTgids.insert(uint32_t(workload->pid()));
@@ -369,9 +402,14 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
     capture.meta.duration_s = secondsSince(start);
     if (workload) {
         if (!workload->exited()) {
-            workload->kill(SIGKILL);
+            workload->killGroup(SIGKILL);
             workload->wait();
         }
+        if (stopping)
+            finishGroup(*workload, killAt, grace);
+        else if (workload->groupAlive())
+            std::fprintf(log, "note: the workload exited but left processes running (process group %d); "
+                         "their output is no longer shown\n", int(workload->pid()));
         capture.workload.exit_status = workload->exitStatus();
         capture.workload.signal = workload->termSignal();
         capture.workload.results = workload->scanner().results();

@@ -5,6 +5,8 @@
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <grp.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -34,10 +36,26 @@ bool writeAll(int fd, const char* p, size_t n) noexcept
     return true;
 }
 
-[[noreturn]] void childFail(int errFd, int err) noexcept
+// What the child reports through its error pipe before _exit(127).
+enum ChildStage : int { kExec = 0, kSwitchUser = 1 };
+struct ChildFailure {
+    int stage;
+    int err;
+};
+
+[[noreturn]] void childFail(int errFd, ChildStage stage, int err) noexcept
 {
-    (void)!::write(errFd, &err, sizeof err);
+    const ChildFailure f { stage, err };
+    (void)!::write(errFd, &f, sizeof f);
     _exit(127);
+}
+
+// In the child, so only plain syscalls: the lists were read before fork.
+int switchUser(const RunAs& who) noexcept
+{
+    if (::setgroups(who.groups.size(), who.groups.data()) != 0 || ::setgid(who.gid) != 0 || ::setuid(who.uid) != 0)
+        return errno;
+    return 0;
 }
 
 } // namespace
@@ -94,7 +112,7 @@ void ResultScanner::scanLine(std::string_view line)
         results_[it.key()] = it.value();
 }
 
-WorkloadProcess::WorkloadProcess(const std::vector<std::string>& argv)
+WorkloadProcess::WorkloadProcess(const std::vector<std::string>& argv, const WorkloadOptions& options)
 {
     if (argv.empty())
         throw WorkloadError("no workload command given");
@@ -111,16 +129,27 @@ WorkloadProcess::WorkloadProcess(const std::vector<std::string>& argv)
             ::close(fd);
         throw WorkloadError(std::string("pipe: ") + std::strerror(errno));
     }
+    const int nullFd = options.stdin_null ? ::open("/dev/null", O_RDONLY | O_CLOEXEC) : -1;
     std::vector<char*> cargv;
     for (const auto& a : argv)
         cargv.push_back(const_cast<char*>(a.c_str()));
     cargv.push_back(nullptr);
+    std::vector<std::string> env;
+    std::vector<char*> cenv;
+    if (options.run_as) {
+        env = environmentFor(*options.run_as);
+        for (auto& e : env)
+            cenv.push_back(e.data());
+        cenv.push_back(nullptr);
+    }
+    const pid_t parent = ::getpid();
 
     pid_t pid = ::fork();
     if (pid < 0) {
         int e = errno;
-        for (int fd : {go[0], go[1], err[0], err[1], out[0], out[1]})
-            ::close(fd);
+        for (int fd : {go[0], go[1], err[0], err[1], out[0], out[1], nullFd})
+            if (fd >= 0)
+                ::close(fd);
         throw WorkloadError(std::string("fork: ") + std::strerror(e));
     }
     if (pid == 0) {
@@ -130,8 +159,11 @@ WorkloadProcess::WorkloadProcess(const std::vector<std::string>& argv)
         sigprocmask(SIG_SETMASK, &none, nullptr);
         for (int s : {SIGINT, SIGTERM, SIGPIPE, SIGCHLD, SIGHUP, SIGQUIT})
             signal(s, SIG_DFL);
+        ::setpgid(0, 0);
+        if (nullFd >= 0 && ::dup2(nullFd, STDIN_FILENO) < 0)
+            childFail(err[1], kExec, errno);
         if (::dup2(out[1], STDOUT_FILENO) < 0)
-            childFail(err[1], errno);
+            childFail(err[1], kExec, errno);
         char c;
         ssize_t r;
         do
@@ -139,24 +171,43 @@ WorkloadProcess::WorkloadProcess(const std::vector<std::string>& argv)
         while (r < 0 && errno == EINTR);
         if (r != 1)
             _exit(127);  // the recorder went away before releasing us
-        ::execvp(cargv[0], cargv.data());
-        childFail(err[1], errno);
+        if (options.run_as)
+            if (int e = switchUser(*options.run_as))
+                childFail(err[1], kSwitchUser, e);
+        // After the user switch, which clears it. It fires when the forking
+        // thread exits; if that already happened, the signal was missed.
+        ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (::getppid() != parent)
+            _exit(127);
+        if (options.run_as)
+            ::execvpe(cargv[0], cargv.data(), cenv.data());
+        else
+            ::execvp(cargv[0], cargv.data());
+        childFail(err[1], kExec, errno);
     }
+    // Also here, so that the group exists before anyone signals it.
+    ::setpgid(pid, pid);
     pid_ = pid;
     command_ = argv[0];
+    if (options.run_as)
+        uid_ = options.run_as->uid;
     ::close(go[0]);
     ::close(err[1]);
     ::close(out[1]);
+    if (nullFd >= 0)
+        ::close(nullFd);
     goFd_ = go[1];
     errFd_ = err[0];
     outFd_ = out[0];
+    // Draining must never block: a background child may hold the pipe open.
+    ::fcntl(outFd_, F_SETFL, ::fcntl(outFd_, F_GETFL) | O_NONBLOCK);
     pidFd_ = openPidFd(pid);
 }
 
 WorkloadProcess::~WorkloadProcess()
 {
     if (pid_ > 0 && !exited_) {
-        ::kill(pid_, SIGKILL);
+        killGroup(SIGKILL);
         int st;
         while (::waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
         }
@@ -170,19 +221,24 @@ WorkloadProcess::~WorkloadProcess()
 void WorkloadProcess::release()
 {
     char c = 'g';
+    // The child may be gone (killed meanwhile): EPIPE, not SIGPIPE.
+    auto oldPipe = std::signal(SIGPIPE, SIG_IGN);
     bool sent = writeAll(goFd_, &c, 1);
+    (void)std::signal(SIGPIPE, oldPipe);
     closeFd(goFd_);
-    int childErr = 0;
+    ChildFailure failure {};
     ssize_t r;
     do
-        r = ::read(errFd_, &childErr, sizeof childErr);
+        r = ::read(errFd_, &failure, sizeof failure);
     while (r < 0 && errno == EINTR);
     closeFd(errFd_);
-    if (r == sizeof childErr || !sent) {
+    if (r == sizeof failure || !sent) {
         wait();
-        throw WorkloadError("cannot run '" + command_ + "': " +
-                            (sent ? std::strerror(childErr) : "it exited before exec") +
-                            " (check the command after --)");
+        std::string why = !sent ? "it exited before exec" : std::strerror(failure.err);
+        if (sent && failure.stage == kSwitchUser)
+            throw WorkloadError("cannot run '" + command_ + "' as uid " + std::to_string(uid_.value_or(0)) + ": " +
+                                why + " (--as-root keeps root)");
+        throw WorkloadError("cannot run '" + command_ + "': " + why + " (check the command after --)");
     }
 }
 
@@ -198,14 +254,21 @@ bool WorkloadProcess::pumpOutput(int teeFd)
         n = 0;
     }
     if (n == 0) {
-        closeFd(outFd_);
-        scanner_.finish();
+        closeOutput();
         return false;
     }
     if (teeFd >= 0)
         writeAll(teeFd, buf, size_t(n));
     scanner_.feed(std::string_view(buf, size_t(n)));
     return true;
+}
+
+void WorkloadProcess::closeOutput()
+{
+    if (outFd_ < 0)
+        return;
+    closeFd(outFd_);
+    scanner_.finish();
 }
 
 void WorkloadProcess::recordStatus(int status)
@@ -243,10 +306,21 @@ void WorkloadProcess::wait()
         exited_ = true;
 }
 
-void WorkloadProcess::kill(int sig) const noexcept
+void WorkloadProcess::killGroup(int sig) const noexcept
 {
-    if (pid_ > 0 && !exited_)
-        ::kill(pid_, sig);
+    if (pid_ > 0)
+        ::kill(-pid_, sig);
+}
+
+void WorkloadProcess::terminate() const noexcept
+{
+    killGroup(SIGTERM);
+    killGroup(SIGCONT);
+}
+
+bool WorkloadProcess::groupAlive() const noexcept
+{
+    return pid_ > 0 && (::kill(-pid_, 0) == 0 || errno == EPERM);
 }
 
 bool processExists(pid_t pid) noexcept

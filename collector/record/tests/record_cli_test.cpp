@@ -67,3 +67,21 @@ TEST(RecordCli, WithoutPrivilegesOneClearLine)
     EXPECT_NE(e.err.find("root or CAP_BPF+CAP_PERFMON"), std::string::npos) << e.err;
     EXPECT_FALSE(std::filesystem::exists(dir + "/x.lockscope.json"));
 }
+
+// A bad -o fails before any probe is attached (no per-probe lines, no
+// recording), not after a long recording has been made for nothing.
+TEST(RecordCli, BadOutputFailsBeforeRecording)
+{
+    auto dir = tempDir();
+    struct Case {
+        std::string output, expect;
+    };
+    for (const Case& c : {Case{dir + "/no/such/dir/x.lockscope.json", "cannot create a temporary file in"},
+                          Case{dir, "is a directory"}}) {
+        Exit e = run({kBin, "record", "-d", "1", "-o", c.output, "--", "sleep", "1000"}, dir, "badout");
+        EXPECT_EQ(e.code, 1) << c.output << ": " << e.err;
+        EXPECT_EQ(lineCount(e.err), 1u) << c.output << ": " << e.err;
+        EXPECT_NE(e.err.find(c.expect), std::string::npos) << e.err;
+        EXPECT_EQ(e.err.find("attached"), std::string::npos) << e.err;
+    }
+}

@@ -10,9 +10,11 @@
 #include <fcntl.h>
 #include <fstream>
 #include <optional>
+#include <poll.h>
 #include <spawn.h>
 #include <sstream>
 #include <string>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
@@ -41,12 +43,16 @@ inline std::string slurp(const std::string& path)
 
 class Process {
 public:
-    Process(const std::vector<std::string>& argv, const std::string& dir, const std::string& tag)
+    // stdinFd: the child's stdin (-1: /dev/null).
+    Process(const std::vector<std::string>& argv, const std::string& dir, const std::string& tag, int stdinFd = -1)
         : outPath_(dir + "/" + tag + ".out"), errPath_(dir + "/" + tag + ".err")
     {
         posix_spawn_file_actions_t fa;
         posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+        if (stdinFd >= 0)
+            posix_spawn_file_actions_adddup2(&fa, stdinFd, 0);
+        else
+            posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
         posix_spawn_file_actions_addopen(&fa, 1, outPath_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
         posix_spawn_file_actions_addopen(&fa, 2, errPath_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
         std::vector<char*> args;
@@ -131,6 +137,19 @@ inline std::string tempDir()
         throw std::runtime_error(std::string("mkdtemp: ") + std::strerror(errno));
     dirs.add(d);
     return d;
+}
+
+// Blocks until pid (not necessarily our child) is gone; false if it still
+// lives after a minute (a bug: a test asserts on it rather than hang).
+inline bool waitGone(pid_t pid)
+{
+    const long fd = ::syscall(SYS_pidfd_open, pid, 0);
+    if (fd < 0)
+        return ::kill(pid, 0) != 0;
+    pollfd p{int(fd), POLLIN, 0};
+    const int r = ::poll(&p, 1, 60000);
+    ::close(int(fd));
+    return r == 1;
 }
 
 inline size_t lineCount(const std::string& s)

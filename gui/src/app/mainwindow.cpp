@@ -245,7 +245,7 @@ bool MainWindow::exportReport(const QString& path)
             showError(tr("Nothing to export: open or compare captures first"));
             return false;
         }
-        writeFileAtomic(path.toStdString(), text, 0644);
+        writeFileAtomic(path.toStdString(), text); // 0600: reports name kernel addresses
         status_->setText(tr("Exported %1").arg(path));
         return true;
     } catch (const std::exception& e) {

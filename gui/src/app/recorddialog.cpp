@@ -28,9 +28,10 @@ QStringList recordCommand(const RecordRequest& r)
     QStringList argv;
     if (!r.elevate.isEmpty())
         argv << r.elevate;
-    if (r.elevate == QLatin1String("sudo"))
+    if (QFileInfo(r.elevate).fileName() == QLatin1String("sudo"))
         argv << QStringLiteral("-n"); // never prompt on a terminal nobody sees
-    argv << r.lockscope << QStringLiteral("record") << QStringLiteral("-o") << r.output;
+    argv << r.lockscope << QStringLiteral("record") << QStringLiteral("--stop-on-stdin-close") << QStringLiteral("-o")
+         << r.output;
     if (!r.label.isEmpty())
         argv << QStringLiteral("--label") << r.label;
     if (r.duration_s > 0)
@@ -40,6 +41,31 @@ QStringList recordCommand(const RecordRequest& r)
     if (!r.workload.isEmpty())
         argv << QStringLiteral("--") << r.workload;
     return argv;
+}
+
+namespace {
+
+QString absoluteProgram(const QString& program)
+{
+    if (program.isEmpty())
+        return program;
+    if (program.contains(QLatin1Char('/')))
+        return QFileInfo(program).absoluteFilePath();
+    const QString found = QStandardPaths::findExecutable(program);
+    return found.isEmpty() ? program : found;
+}
+
+} // namespace
+
+RecordRequest withAbsolutePaths(RecordRequest r)
+{
+    r.lockscope = absoluteProgram(r.lockscope);
+    r.elevate = absoluteProgram(r.elevate);
+    if (!r.output.isEmpty())
+        r.output = QFileInfo(r.output).absoluteFilePath();
+    if (!r.workload.isEmpty())
+        r.workload.front() = absoluteProgram(r.workload.front());
+    return r;
 }
 
 QString findLockscopeBinary()
@@ -121,8 +147,12 @@ RecordDialog::RecordDialog(QWidget* parent) : QDialog(parent)
     connect(buttons, &QDialogButtonBox::rejected, this, &QDialog::reject);
     connect(startButton_, &QPushButton::clicked, this, &RecordDialog::start);
     connect(stopButton_, &QPushButton::clicked, this, [this] {
-        if (process_)
-            process_->terminate(); // SIGTERM: the recorder stops and writes what it has
+        if (process_) {
+            // The recorder may be root (pkexec/sudo): no signal from us reaches
+            // it, but end of file on its stdin stops it like SIGTERM would.
+            process_->closeWriteChannel();
+            status_->setText(tr("Stopping: the workload gets SIGTERM, the capture is written…"));
+        }
     });
 }
 
@@ -145,6 +175,7 @@ void RecordDialog::start()
         status_->setText(tr("Give an output file and either a workload or “every process” with a duration."));
         return;
     }
+    r = withAbsolutePaths(r);
     const QStringList argv = recordCommand(r);
     pendingOutput_ = r.output;
     log_->appendPlainText(QStringLiteral("$ ") + argv.join(QLatin1Char(' ')));
@@ -180,7 +211,7 @@ void RecordDialog::finished(int exitCode, QProcess::ExitStatus status)
     stopButton_->setEnabled(false);
     process_->deleteLater();
     process_ = nullptr;
-    if (status == QProcess::NormalExit && exitCode == 0 && QFileInfo::exists(pendingOutput_)) {
+    if (status == QProcess::NormalExit && exitCode == 0 && QFileInfo(pendingOutput_).isReadable()) {
         status_->setText(tr("Recorded %1").arg(pendingOutput_));
         emit recorded(pendingOutput_);
         accept();

@@ -27,8 +27,15 @@ struct RecordRequest {
 };
 
 // {program, arguments}: the recorder runs as a separate process, elevated
-// with pkexec or sudo, because the GUI itself never needs root.
+// with pkexec or sudo, because the GUI itself never needs root. It stops
+// when its stdin closes (--stop-on-stdin-close): the GUI cannot signal a
+// recorder that runs as root, but it can close the pipe.
 QStringList recordCommand(const RecordRequest& request);
+// The request with every path absolute: pkexec and sudo reset PATH and
+// pkexec the working directory, so "semop-bench" or "out.json" would name
+// something else (or nothing) on the other side. Programs not found on
+// PATH are left as given, for the recorder to report.
+RecordRequest withAbsolutePaths(RecordRequest request);
 // The lockscope binary next to this one, in the build tree, or on PATH; "" if none.
 QString findLockscopeBinary();
 // "" when running as root, else pkexec when available, else sudo; "" also if neither exists.

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lockscope/capture/capture.h"
+#include "lockscope/capture/output_file.h"
 
 namespace lockscope {
 
@@ -35,11 +36,14 @@ Capture parseCapture(std::string_view text, const ReadLimits& limits = {});
 // Reads a capture file. Errors: "<path>: <problem>".
 Capture readCapture(const std::string& path, const ReadLimits& limits = {});
 
-// Writes atomically (temp file in the same directory + fsync + rename) with
-// mode 0600, since captures hold kernel addresses. Throws CaptureError.
+// Writes through OutputFile (lockscope/capture/output_file.h: temp file +
+// fsync + rename for a regular file, in place for a device, FIFO or "-")
+// with mode 0600, since captures hold kernel addresses. Throws CaptureError.
 void writeCapture(const Capture& capture, const std::string& path, bool pretty = false);
+// The same into an OutputFile opened earlier (record checks -o before it starts).
+void writeCapture(const Capture& capture, OutputFile& out, bool pretty = false);
 
-// Atomic 0600 write of any text, shared by the exporters.
+// Any text through OutputFile, shared by the exporters and the GUI.
 void writeFileAtomic(const std::string& path, std::string_view content, unsigned mode = 0600);
 
 } // namespace lockscope

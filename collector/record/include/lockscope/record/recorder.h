@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <sys/types.h>
@@ -11,6 +12,7 @@
 #include "lockscope/capture/capture.h"
 #include "lockscope/probes/probes.h"
 #include "lockscope/record/assemble.h"
+#include "lockscope/record/run_as.h"
 
 // One `lockscope record` run: attach the probes, run or watch the target,
 // stop on its exit / the duration / Ctrl-C, and turn the maps into a Capture.
@@ -33,7 +35,15 @@ struct RecordOptions {
     std::vector<std::string> command_line;     // lockscope's own argv
     std::map<std::string, std::string> filters;
     bool status_line = true;           // only shown when stderr is a terminal
-    double kill_grace_s = 5;           // after forwarding Ctrl-C, before SIGKILL
+    // Stopping the workload (-d, Ctrl-C, SIGTERM/SIGHUP/SIGQUIT, stdin
+    // closed): SIGTERM to its process group, SIGKILL this long after.
+    double kill_grace_s = 5;
+    // Once the workload exited, its stdout is read until end of file or for
+    // this long: a background process it started may hold the pipe forever.
+    double drain_s = 2;
+    std::optional<RunAs> run_as;       // the workload's user (nullopt: ours)
+    bool stop_on_stdin_close = false;  // stdin at end of file stops like SIGTERM
+    int workload_output_fd = 1;        // where the workload's stdout is copied
     std::string kallsyms = "/proc/kallsyms";
 };
 

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lockscope/record/run_as.h"
+
 // The command `lockscope record -- CMD ARGS` runs: forked, held before exec
 // until the recorder has put its pid into the in-kernel filter, its stdout
 // passed through to ours while scanned for a {"lockscope_result": {...}} line.
@@ -39,18 +41,28 @@ private:
     static constexpr size_t kMaxLine = 1 << 20;
 };
 
+struct WorkloadOptions {
+    std::optional<RunAs> run_as;  // switch to this user before exec
+    bool stdin_null = false;      // stdin from /dev/null instead of ours
+};
+
+// The workload is the leader of its own process group, so that stopping it
+// reaches whatever it started; it gets SIGTERM when the thread that forked
+// it exits (PR_SET_PDEATHSIG), so construct it on a thread that lives as
+// long as the recording (the main thread).
 class WorkloadProcess {
 public:
     // Forks the child, which waits for release() before it execs. argv[0] is
     // looked up in PATH. Throws WorkloadError when fork or pipes fail.
-    explicit WorkloadProcess(const std::vector<std::string>& argv);
+    explicit WorkloadProcess(const std::vector<std::string>& argv, const WorkloadOptions& options = {});
     WorkloadProcess(const WorkloadProcess&) = delete;
     WorkloadProcess& operator=(const WorkloadProcess&) = delete;
     ~WorkloadProcess();
 
     pid_t pid() const noexcept { return pid_; }
     // Lets the child exec and waits until it did; throws WorkloadError with
-    // "cannot run 'CMD': <errno text>" when exec failed (the child is reaped).
+    // "cannot run 'CMD': <errno text>" when exec (or switching user) failed
+    // (the child is reaped).
     void release();
 
     // Readable when the child writes to stdout; -1 after end of file.
@@ -58,6 +70,9 @@ public:
     // Reads what is available, copies it to teeFd (-1: nowhere) and scans it.
     // Returns false at end of file.
     bool pumpOutput(int teeFd);
+    // Stops reading before end of file (a background process of the workload
+    // still holds its stdout); the last partial line is scanned.
+    void closeOutput();
     // Readable when the child has exited (a pidfd); -1 if unsupported.
     int exitFd() const noexcept { return pidFd_; }
 
@@ -66,7 +81,12 @@ public:
     // Blocking reap.
     void wait();
     bool exited() const noexcept { return exited_; }
-    void kill(int sig) const noexcept;
+    // Signals the whole process group (also after the leader exited).
+    void killGroup(int sig) const noexcept;
+    // SIGTERM then SIGCONT to the group: a stopped process sees the SIGTERM too.
+    void terminate() const noexcept;
+    // True while some process of the group is alive (the leader unreaped counts).
+    bool groupAlive() const noexcept;
 
     std::optional<int> exitStatus() const noexcept { return exitStatus_; }
     std::optional<int> termSignal() const noexcept { return signal_; }
@@ -76,6 +96,7 @@ private:
     void recordStatus(int status);
     pid_t pid_ = -1;
     std::string command_;
+    std::optional<uid_t> uid_;
     int goFd_ = -1, errFd_ = -1, outFd_ = -1, pidFd_ = -1;
     bool exited_ = false;
     std::optional<int> exitStatus_, signal_;

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <string>
+#include <string_view>
+
+// The one place lockscope writes an output file (captures, exports, reports,
+// imports, the GUI's saves). The rule, decided when the object is made:
+//  - "-" is standard output, written as is;
+//  - a missing or regular file is written to a temporary file next to it,
+//    fsynced and renamed over it, so readers never see half a file;
+//  - a character device (/dev/null, a tty) or a FIFO is written in place,
+//    never replaced, and keeps its owner and mode;
+//  - a directory, block device or socket is refused;
+//  - a symbolic link is followed only if it belongs to root or to the caller
+//    (the invoking user under sudo/pkexec, else the real uid): the link
+//    stays and what it points to is replaced or written as above. A link
+//    owned by anyone else is refused, so root never writes through a link
+//    another user planted (in /tmp, say).
+// A file made by root for a user (lockscope/capture/invoking_user.h) is
+// given to that user; its mode is `mode` (0600 by default: captures and
+// exports hold kernel addresses). Errors throw CaptureError, one line
+// starting with the path.
+namespace lockscope {
+
+class OutputFile {
+public:
+    // Checks the target and, for a file to create or replace, creates the
+    // temporary file now: a bad path fails before any work is done.
+    explicit OutputFile(const std::string& path, unsigned mode = 0600);
+    ~OutputFile();
+    OutputFile(const OutputFile&) = delete;
+    OutputFile& operator=(const OutputFile&) = delete;
+
+    // Writes content and puts it in place; once only.
+    void commit(std::string_view content);
+
+    bool isStdout() const noexcept { return kind_ == Kind::Stdout; }
+    const std::string& path() const noexcept { return path_; }
+
+private:
+    enum class Kind { Replace, InPlace, Stdout };
+    void decide(unsigned fileType, const std::string& what);
+    void createTemporary();
+    void commitReplace(std::string_view content);
+    void commitInPlace(std::string_view content);
+
+    std::string path_, where_;
+    std::string target_;  // the file renamed over: path_, or where its link points
+    std::string tmp_;
+    Kind kind_ = Kind::Replace;
+    unsigned mode_;
+    int fd_ = -1;
+    bool committed_ = false;
+};
+
+} // namespace lockscope

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "lockscope/capture/output_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+
+#include "error_text.h"
+#include "lockscope/capture/invoking_user.h"
+#include "lockscope/capture/io.h"
+
+namespace lockscope {
+namespace {
+
+using detail::errnoText;
+using detail::printable;
+
+// 0 on success, else the errno of the failed write.
+int writeAll(int fd, std::string_view content) noexcept
+{
+    size_t done = 0;
+    while (done < content.size()) {
+        const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno;
+        }
+        done += static_cast<size_t>(n);
+    }
+    return 0;
+}
+
+const char* typeName(unsigned type)
+{
+    switch (type) {
+    case S_IFDIR:
+        return "a directory";
+    case S_IFBLK:
+        return "a block device";
+    case S_IFSOCK:
+        return "a socket";
+    case S_IFCHR:
+        return "a character device";
+    case S_IFIFO:
+        return "a FIFO";
+    default:
+        return "not a regular file";
+    }
+}
+
+std::string directoryOf(const std::string& path)
+{
+    const auto slash = path.rfind('/');
+    return slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+}
+
+} // namespace
+
+OutputFile::OutputFile(const std::string& path, unsigned mode) : path_(path), where_(printable(path, 4096)), mode_(mode)
+{
+    if (path == "-") {
+        kind_ = Kind::Stdout;
+        if (::fcntl(STDOUT_FILENO, F_GETFL) < 0)
+            throw CaptureError("-: standard output is closed");
+        return;
+    }
+    if (path.empty())
+        throw CaptureError("an empty output file name");
+    target_ = path;
+    struct stat st { };
+    if (::lstat(path.c_str(), &st) != 0) {
+        if (errno != ENOENT)
+            throw CaptureError(where_ + ": cannot check the file: " + errnoText(errno));
+        createTemporary();
+        return;
+    }
+    if (S_ISLNK(st.st_mode)) {
+        const auto user = invokingUser();
+        const uid_t caller = user ? user->uid : ::getuid();
+        if (st.st_uid != 0 && st.st_uid != caller)
+            throw CaptureError(where_ + ": is a symbolic link owned by another user (uid " + std::to_string(st.st_uid)
+                + "); not following it: give the path it points to");
+        if (::stat(path.c_str(), &st) != 0)
+            throw CaptureError(where_ + ": is a symbolic link that leads nowhere: " + errnoText(errno));
+        if (S_ISREG(st.st_mode)) {
+            char* real = ::realpath(path.c_str(), nullptr);
+            if (!real)
+                throw CaptureError(where_ + ": cannot resolve the symbolic link: " + errnoText(errno));
+            target_ = real;
+            std::free(real);
+        }
+    }
+    decide(st.st_mode & S_IFMT, typeName(st.st_mode & S_IFMT));
+}
+
+void OutputFile::decide(unsigned fileType, const std::string& what)
+{
+    if (fileType == S_IFREG) {
+        createTemporary();
+    } else if (fileType == S_IFCHR || fileType == S_IFIFO) {
+        kind_ = Kind::InPlace;
+        if (::faccessat(AT_FDCWD, path_.c_str(), W_OK, AT_EACCESS) != 0)
+            throw CaptureError(where_ + ": cannot write to " + what + ": " + errnoText(errno));
+    } else {
+        throw CaptureError(where_ + ": is " + what + ": give a file name to write to");
+    }
+}
+
+void OutputFile::createTemporary()
+{
+    const std::string dir = directoryOf(target_);
+    const std::string base = target_.substr(target_.rfind('/') == std::string::npos ? 0 : target_.rfind('/') + 1);
+    if (base.empty())
+        throw CaptureError(where_ + ": not a file name (ends with '/')");
+    // Next to the target so that rename() is atomic.
+    tmp_ = (dir == "/" ? "" : dir) + "/." + base + ".tmp.XXXXXX";
+    fd_ = ::mkostemp(tmp_.data(), O_CLOEXEC);
+    if (fd_ < 0) {
+        const int e = errno;
+        tmp_.clear();
+        throw CaptureError(where_ + ": cannot create a temporary file in " + printable(dir, 4096) + ": " + errnoText(e));
+    }
+    if (::fchmod(fd_, static_cast<mode_t>(mode_)) != 0)
+        throw CaptureError(where_ + ": cannot set the file mode: " + errnoText(errno));
+    if (const auto user = invokingUser(); user && ::fchown(fd_, user->uid, user->gid) != 0)
+        throw CaptureError(where_ + ": cannot give the file to uid " + std::to_string(user->uid) + ": "
+            + errnoText(errno));
+}
+
+OutputFile::~OutputFile()
+{
+    if (fd_ >= 0)
+        ::close(fd_);
+    if (!committed_ && !tmp_.empty())
+        ::unlink(tmp_.c_str());
+}
+
+void OutputFile::commit(std::string_view content)
+{
+    if (committed_)
+        throw CaptureError(where_ + ": written twice");
+    if (kind_ == Kind::Stdout) {
+        if (const int e = writeAll(STDOUT_FILENO, content))
+            throw CaptureError("-: cannot write to standard output: " + errnoText(e));
+        committed_ = true;
+    } else if (kind_ == Kind::InPlace) {
+        commitInPlace(content);
+    } else {
+        commitReplace(content);
+    }
+}
+
+void OutputFile::commitInPlace(std::string_view content)
+{
+    // No O_CREAT: this writes onto the device or FIFO that was checked, never a new file.
+    const int fd = ::open(path_.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        throw CaptureError(where_ + ": cannot open: " + errnoText(errno));
+    struct stat st { };
+    if (::fstat(fd, &st) != 0 || !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+        ::close(fd);
+        throw CaptureError(where_ + ": changed while lockscope ran; nothing written");
+    }
+    const int e = writeAll(fd, content);
+    ::close(fd);
+    if (e)
+        throw CaptureError(where_ + ": write failed: " + errnoText(e));
+    committed_ = true;
+}
+
+void OutputFile::commitReplace(std::string_view content)
+{
+    auto abandon = [&](const std::string& what, int e) {
+        ::close(fd_);
+        fd_ = -1;
+        return CaptureError(where_ + ": " + what + ": " + errnoText(e));
+    };
+    if (const int e = writeAll(fd_, content))
+        throw abandon("write failed", e);
+    if (::fsync(fd_) != 0)
+        throw abandon("fsync failed", errno);
+    const int closed = ::close(fd_);
+    fd_ = -1;
+    if (closed != 0)
+        throw CaptureError(where_ + ": close failed: " + errnoText(errno));
+    // Something else may have appeared at the path meanwhile: rename would
+    // replace a device or FIFO. Keep the finished file then, and say where.
+    struct stat st { };
+    if (::lstat(target_.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+        committed_ = true;
+        throw CaptureError(where_ + ": became " + typeName(st.st_mode & S_IFMT) + " meanwhile; not replaced, the "
+            + "output is in " + printable(tmp_, 4096));
+    }
+    if (::rename(tmp_.c_str(), target_.c_str()) != 0)
+        throw CaptureError(where_ + ": cannot replace the file: " + errnoText(errno));
+    committed_ = true;
+    // Make the rename itself durable; a failure here leaves a complete file.
+    const int dfd = ::open(directoryOf(target_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        (void)::fsync(dfd);
+        ::close(dfd);
+    }
+}
+
+void writeFileAtomic(const std::string& path, std::string_view content, unsigned mode)
+{
+    OutputFile(path, mode).commit(content);
+}
+
+} // namespace lockscope
