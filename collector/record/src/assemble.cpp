@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <tuple>
 
 #include "lockscope/record/lock_frames.h"
+#include "lockscope/record/lock_identity.h"
 
 namespace lockscope::record {
 namespace {
@@ -217,108 +219,165 @@ bool CaptureAssembler::passesFilters(const probes::LockRecord& r, const std::str
     return true;
 }
 
-void CaptureAssembler::addLockRecords(const std::vector<probes::LockRecord>& records, bool hold,
-                                      bool user, Capture& out)
+std::vector<const probes::LockRecord*> CaptureAssembler::canonicalOrder(
+    const std::vector<probes::LockRecord>& records)
 {
-    // Waits and holds whose stack was not walked (--stack-sample N, the stack
-    // budget) come last: they join the lock their address was keyed to by a
-    // walked wait or hold, under a pseudo stack, so per-lock totals stay exact
-    // and only call paths are sampled.
+    // The probes' maps are read in hash order, which differs from run to run:
+    // a fixed order makes the capture a function of the records alone.
     std::vector<const probes::LockRecord*> ordered;
     ordered.reserve(records.size());
     for (const auto& r : records)
-        if (user || r.kstack_id != probes::kStackUnsampled)
-            ordered.push_back(&r);
-    for (const auto& r : records)
-        if (!user && r.kstack_id == probes::kStackUnsampled)
-            ordered.push_back(&r);
-    for (const probes::LockRecord* rp : ordered) {
+        ordered.push_back(&r);
+    auto rank = [](const probes::LockRecord* r) {
+        return std::tie(r->lock_addr, r->tgid, r->kstack_id, r->ustack_id, r->flags, r->type);
+    };
+    std::stable_sort(ordered.begin(), ordered.end(), [&](const auto* a, const auto* b) {
+        if (rank(a) != rank(b))
+            return rank(a) < rank(b);
+        if (a->hist.count() != b->hist.count())
+            return a->hist.count() < b->hist.count();
+        return a->hist.total() < b->hist.total();
+    });
+    return ordered;
+}
+
+void CaptureAssembler::readKernelRecords(const std::vector<probes::LockRecord>& records, bool hold,
+                                         Capture& out)
+{
+    for (const probes::LockRecord* rp : canonicalOrder(records)) {
         const probes::LockRecord& r = *rp;
-        const bool unsampled = !user && r.kstack_id == probes::kStackUnsampled;
-        std::vector<Frame> frames;
-        std::optional<uint32_t> userStackId;
-        if (unsampled && ownLocks_.count(r.lock_addr) > 0) {
+        KernelRecord k{&r, hold, {}, std::nullopt, {}, false};
+        if (r.kstack_id >= 0 && kernelStack_) {
+            const std::vector<Frame> all = kernelFrames(kernelStack_(r.kstack_id));
+            if (takenByOwnProgram(all)) {
+                ownLocks_.insert(r.lock_addr);
+                out.stats.own_lock_events += r.hist.count();
+                continue;
+            }
+            k.frames = callerFramesOf(all);
+            k.callerKey = lockKey(r.lock_addr, r.type, k.frames);
+            if (options_.per_tgid && r.tgid)
+                k.callerKey += "#" + std::to_string(r.tgid);
+        }
+        if (r.kstack_id != probes::kStackUnsampled && r.ustack_id >= 0 && userStack_) {
+            auto uframes = userStack_(r.ustack_id, r.tgid);
+            if (uframes.size() > options_.stack_depth)
+                uframes.resize(options_.stack_depth);
+            k.userStackId = intern(StackKind::User, std::move(uframes), out);
+        }
+        kernelRecords_.push_back(std::move(k));
+    }
+}
+
+CaptureAssembler::LockIdentity CaptureAssembler::identityOf(const probes::LockRecord& r)
+{
+    return {r.lock_addr, r.tgid, baseLockType(r.type)};
+}
+
+void CaptureAssembler::decideKernelKeys()
+{
+    std::map<LockIdentity, LockEvidence> evidence;
+    for (const KernelRecord& k : kernelRecords_)
+        evidence[identityOf(*k.r)].add(k.hold, k.r->hist.count(),
+                                        k.callerKey.empty() ? nullptr : &k.callerKey);
+    for (const auto& [id, e] : evidence)
+        if (e.anyWalked())
+            lockKeys_[id].key = e.hottestKey();
+    // A lock passes a stack filter when one of its walked stacks does; its
+    // records with no stack then come along.
+    for (KernelRecord& k : kernelRecords_) {
+        if (k.callerKey.empty())
+            continue;
+        DecidedKey& d = lockKeys_.at(identityOf(*k.r));
+        k.passes = passesFilters(*k.r, d.key, k.frames);
+        d.passed = d.passed || k.passes;
+    }
+}
+
+void CaptureAssembler::fileKernelRecords(Capture& out)
+{
+    for (KernelRecord& k : kernelRecords_) {
+        const probes::LockRecord& r = *k.r;
+        const bool walked = !k.callerKey.empty();
+        if (!walked && ownLocks_.count(r.lock_addr) > 0) {
             out.stats.own_lock_events += r.hist.count();
             continue;
         }
-        if (unsampled) {
-            frames.push_back(Frame{kNotSampledFrame, 0, "", std::nullopt});
-        } else if (user) {
-            if (r.ustack_id >= 0 && userStack_)
-                frames = userCallerFrames(userStack_(r.ustack_id, r.tgid));
-        } else {
-            if (r.kstack_id >= 0 && kernelStack_) {
-                const std::vector<Frame> all = kernelFrames(kernelStack_(r.kstack_id));
-                if (takenByOwnProgram(all)) {
-                    ownLocks_.insert(r.lock_addr);
-                    out.stats.own_lock_events += r.hist.count();
-                    continue;
-                }
-                frames = callerFramesOf(all);
-            }
-            if (r.ustack_id >= 0 && userStack_) {
-                auto uframes = userStack_(r.ustack_id, r.tgid);
-                if (uframes.size() > options_.stack_depth)
-                    uframes.resize(options_.stack_depth);
-                userStackId = intern(StackKind::User, std::move(uframes), out);
-            }
-        }
         std::string key;
-        if (unsampled) {
-            auto known = sampledKey_.find({r.lock_addr, r.tgid});
-            if (known != sampledKey_.end()) {
-                key = known->second; // passed the filters with a walked stack
-            } else {
-                key = lockKey(r.lock_addr, r.type, {});
-                if (options_.per_tgid && r.tgid)
-                    key += "#" + std::to_string(r.tgid);
-                if (!options_.stack_contains.empty() || !passesFilters(r, key, {}))
-                    continue; // no stack to test the filter on
-            }
+        if (auto d = lockKeys_.find(identityOf(r)); d != lockKeys_.end()) {
+            if (!(walked ? k.passes : d->second.passed))
+                continue;
+            key = d->second.key;
         } else {
-            key = lockKey(user ? 0 : r.lock_addr, r.type, frames);
+            // Never walked: named by its address alone (a global symbol, else <type>@unknown).
+            key = lockKey(r.lock_addr, r.type, {});
             if (options_.per_tgid && r.tgid)
                 key += "#" + std::to_string(r.tgid);
-            if (!passesFilters(r, key, frames))
-                continue;
-            // A walked wait names the lock for its unwalked waits and holds;
-            // a lock that only held (no waits) is named by a walked hold.
-            if (!user)
-                sampledKey_.emplace(std::make_pair(r.lock_addr, r.tgid), key);
+            if (!options_.stack_contains.empty() || !passesFilters(r, key, {}))
+                continue; // no stack to test the filter on
         }
-        uint32_t stackId = intern(user ? StackKind::User : StackKind::Kernel, std::move(frames), out);
-
-        auto [li, newLock] = lockIndex_.try_emplace(key, out.locks.size());
-        if (newLock) {
-            Lock l;
-            l.key = key;
-            l.type = baseLockType(r.type);
-            out.locks.push_back(std::move(l));
-        }
-        Lock& lock = out.locks[li->second];
-        auto& addrs = lockAddrs_[key];
-        if (r.lock_addr)
-            addrs.insert(r.lock_addr);
-        lock.instances = static_cast<uint32_t>(std::max<size_t>(addrs.size(), 1));
-        if (addrs.size() == 1)
-            lock.address = *addrs.begin();
-        else
-            lock.address.reset();
-        (hold ? lock.hold : lock.wait).merge(r.hist);
-
-        int64_t siteUser = userStackId ? int64_t(*userStackId) : -1;
-        auto [si, newSite] = siteIndex_.try_emplace({key, stackId, siteUser}, lock.sites.size());
-        if (newSite) {
-            LockSite site;
-            site.stack_id = stackId;
-            site.user_stack_id = userStackId;
-            lock.sites.push_back(std::move(site));
-        }
-        LockSite& site = lock.sites[si->second];
-        (hold ? site.hold : site.wait).merge(r.hist);
-        if (!hold && !user && r.type == "spinlock")
-            spinWaitSite_[{r.lock_addr, r.kstack_id, r.tgid}] = {li->second, si->second};
+        if (r.kstack_id == probes::kStackUnsampled)
+            k.frames = {Frame{kNotSampledFrame, 0, "", std::nullopt}};
+        const auto [li, si] = addToLock(key, r, k.hold, StackKind::Kernel, std::move(k.frames),
+                                        k.userStackId, out);
+        if (!k.hold && r.type == "spinlock")
+            spinWaitSite_[{r.lock_addr, r.kstack_id, r.tgid}] = {li, si};
     }
+    kernelRecords_.clear();
+}
+
+void CaptureAssembler::addUserRecords(const std::vector<probes::LockRecord>& records, bool hold,
+                                      Capture& out)
+{
+    // User locks are keyed by their user caller alone (no address, no stack budget).
+    for (const probes::LockRecord* rp : canonicalOrder(records)) {
+        const probes::LockRecord& r = *rp;
+        std::vector<Frame> frames;
+        if (r.ustack_id >= 0 && userStack_)
+            frames = userCallerFrames(userStack_(r.ustack_id, r.tgid));
+        std::string key = lockKey(0, r.type, frames);
+        if (options_.per_tgid && r.tgid)
+            key += "#" + std::to_string(r.tgid);
+        if (!passesFilters(r, key, frames))
+            continue;
+        addToLock(key, r, hold, StackKind::User, std::move(frames), std::nullopt, out);
+    }
+}
+
+std::pair<size_t, size_t> CaptureAssembler::addToLock(const std::string& key, const probes::LockRecord& r,
+                                                      bool hold, StackKind kind, std::vector<Frame> frames,
+                                                      std::optional<uint32_t> userStackId, Capture& out)
+{
+    const uint32_t stackId = intern(kind, std::move(frames), out);
+    auto [li, newLock] = lockIndex_.try_emplace(key, out.locks.size());
+    if (newLock) {
+        Lock l;
+        l.key = key;
+        l.type = baseLockType(r.type);
+        out.locks.push_back(std::move(l));
+    }
+    Lock& lock = out.locks[li->second];
+    auto& addrs = lockAddrs_[key];
+    if (r.lock_addr)
+        addrs.insert(r.lock_addr);
+    lock.instances = static_cast<uint32_t>(std::max<size_t>(addrs.size(), 1));
+    if (addrs.size() == 1)
+        lock.address = *addrs.begin();
+    else
+        lock.address.reset();
+    (hold ? lock.hold : lock.wait).merge(r.hist);
+
+    int64_t siteUser = userStackId ? int64_t(*userStackId) : -1;
+    auto [si, newSite] = siteIndex_.try_emplace({key, stackId, siteUser}, lock.sites.size());
+    if (newSite) {
+        LockSite site;
+        site.stack_id = stackId;
+        site.user_stack_id = userStackId;
+        lock.sites.push_back(std::move(site));
+    }
+    LockSite& site = lock.sites[si->second];
+    (hold ? site.hold : site.wait).merge(r.hist);
+    return {li->second, si->second};
 }
 
 void CaptureAssembler::addHolders(const std::vector<probes::HolderRecord>& records, Capture& out)
@@ -385,10 +444,13 @@ void CaptureAssembler::assembleCpu(const probes::Snapshot& snapshot, Capture& ou
 
 void CaptureAssembler::assemble(const probes::Snapshot& snapshot, Capture& out)
 {
-    addLockRecords(snapshot.waits, false, false, out);
-    addLockRecords(snapshot.holds, true, false, out);
-    addLockRecords(snapshot.user_waits, false, true, out);
-    addLockRecords(snapshot.user_holds, true, true, out);
+    // Every walked kernel stack is read before any lock gets its key.
+    readKernelRecords(snapshot.waits, false, out);
+    readKernelRecords(snapshot.holds, true, out);
+    decideKernelKeys();
+    fileKernelRecords(out);
+    addUserRecords(snapshot.user_waits, false, out);
+    addUserRecords(snapshot.user_holds, true, out);
     addHolders(snapshot.holders, out);
     // Most contended first (total wait, then hold), the order reports start from.
     std::stable_sort(out.locks.begin(), out.locks.end(), [](const Lock& a, const Lock& b) {

@@ -9,6 +9,9 @@
 //   contend-workload spin  THREADS SECONDS  threads hammer ls_test_spin_lock/unlock
 //   contend-workload semop THREADS SECONDS  threads issue 2-sop semop() on one set,
 //                                           which the kernel serializes on the array lock
+//   contend-workload semctl THREADS SECONDS as semop, plus one thread reading the set
+//                                           with semctl(GETALL): the same array lock,
+//                                           contended from a second kernel caller
 //
 // Prints one line {"lockscope_result": {"ops": N, ...}} like the samples.
 #include <atomic>
@@ -122,37 +125,53 @@ __attribute__((noinline)) uint64_t ls_test_semop_worker(int semid, unsigned inde
     return ops;
 }
 
+// GETALL takes the whole-array lock too, from semctl's code instead of semop's.
+__attribute__((noinline)) uint64_t ls_test_semctl_worker(int semid)
+{
+    uint64_t ops = 0;
+    unsigned short values[8];
+    while (!g_stop.load(std::memory_order_relaxed)) {
+        if (semctl(semid, 0, GETALL, values) < 0)
+            return ops;
+        ++ops;
+    }
+    return ops;
+}
+
 } // extern "C"
 
 int main(int argc, char** argv)
 {
     if (argc != 4) {
-        std::fprintf(stderr, "usage: %s mutex|spin|semop THREADS SECONDS\n", argv[0]);
+        std::fprintf(stderr, "usage: %s mutex|spin|semop|semctl THREADS SECONDS\n", argv[0]);
         return 2;
     }
     const std::string mode = argv[1];
     const int threads = std::atoi(argv[2]);
     const double seconds = std::atof(argv[3]);
-    if ((mode != "mutex" && mode != "spin" && mode != "semop") || threads < 1 || threads > 256 ||
-        !(seconds > 0)) {
-        std::fprintf(stderr, "%s: bad arguments (mode mutex|spin|semop, THREADS 1..256, SECONDS > 0)\n",
+    const bool sem = mode == "semop" || mode == "semctl";
+    if ((mode != "mutex" && mode != "spin" && !sem) || threads < 1 || threads > 256 || !(seconds > 0)) {
+        std::fprintf(stderr, "%s: bad arguments (mode mutex|spin|semop|semctl, THREADS 1..256, SECONDS > 0)\n",
                      argv[0]);
         return 2;
     }
     int semid = -1;
-    if (mode == "semop") {
+    if (sem) {
         semid = semget(IPC_PRIVATE, 8, IPC_CREAT | 0600);
         if (semid < 0) {
             std::fprintf(stderr, "%s: semget: %s\n", argv[0], std::strerror(errno));
             return 1;
         }
     }
-    std::vector<uint64_t> ops(static_cast<size_t>(threads));
+    const int readers = mode == "semctl" ? 1 : 0;
+    std::vector<uint64_t> ops(static_cast<size_t>(threads + readers));
     std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t)
+    for (int t = 0; t < threads + readers; ++t)
         pool.emplace_back([&, t] {
             auto& n = ops[static_cast<size_t>(t)];
-            if (mode == "mutex")
+            if (t >= threads)
+                n = ls_test_semctl_worker(semid);
+            else if (mode == "mutex")
                 n = ls_test_mutex_worker();
             else if (mode == "spin")
                 n = ls_test_spin_worker();

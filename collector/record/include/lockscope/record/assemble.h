@@ -4,8 +4,10 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "lockscope/capture/capture.h"
@@ -72,8 +74,33 @@ private:
     uint32_t intern(StackKind kind, std::vector<Frame> frames, Capture& out);
     bool passesFilters(const probes::LockRecord& r, const std::string& key,
                        const std::vector<Frame>& frames) const;
-    void addLockRecords(const std::vector<probes::LockRecord>& records, bool hold, bool user,
-                        Capture& out);
+    // A kernel wait or hold between reading and filing: its caller frames
+    // and the key they give (empty when its stack was not walked).
+    struct KernelRecord {
+        const probes::LockRecord* r;
+        bool hold;
+        std::vector<Frame> frames;
+        std::optional<uint32_t> userStackId;
+        std::string callerKey;
+        bool passes; // a walked record: passed the filters under its lock's key
+    };
+    // One kernel lock: address, tgid (0 unless per_tgid), base type.
+    using LockIdentity = std::tuple<uint64_t, uint32_t, std::string>;
+    struct DecidedKey {
+        std::string key;
+        bool passed = false; // some walked record of the lock passed the filters
+    };
+    static std::vector<const probes::LockRecord*> canonicalOrder(
+        const std::vector<probes::LockRecord>& records);
+    static LockIdentity identityOf(const probes::LockRecord& r);
+    void readKernelRecords(const std::vector<probes::LockRecord>& records, bool hold, Capture& out);
+    void decideKernelKeys();
+    void fileKernelRecords(Capture& out);
+    void addUserRecords(const std::vector<probes::LockRecord>& records, bool hold, Capture& out);
+    // Merges one record into its lock and site; returns their indexes in `out`.
+    std::pair<size_t, size_t> addToLock(const std::string& key, const probes::LockRecord& r, bool hold,
+                                        StackKind kind, std::vector<Frame> frames,
+                                        std::optional<uint32_t> userStackId, Capture& out);
     void assembleCpu(const probes::Snapshot& snapshot, Capture& out);
     void addHolders(const std::vector<probes::HolderRecord>& records, Capture& out);
 
@@ -88,8 +115,10 @@ private:
     std::map<std::tuple<std::string, uint32_t, int64_t>, size_t> siteIndex_;
     // Spinlock wait (address, kernel stack id, tgid) -> (out.locks index, site index), for holders.
     std::map<std::tuple<uint64_t, int64_t, uint32_t>, std::pair<size_t, size_t>> spinWaitSite_;
-    // Kernel wait (address, tgid) -> the key its walked stacks gave it, for the waits not walked.
-    std::map<std::pair<uint64_t, uint32_t>, std::string> sampledKey_;
+    std::vector<KernelRecord> kernelRecords_;
+    // Every record of a lock, walked or not, is filed under one key: its
+    // hottest walked caller's (lock_identity.h).
+    std::map<LockIdentity, DecidedKey> lockKeys_;
     // Addresses of locks our own programs took, for their waits not walked.
     std::set<uint64_t> ownLocks_;
 };
