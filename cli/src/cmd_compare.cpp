@@ -13,38 +13,65 @@ namespace lockscope::cli {
 void addCompareCommand(CLI::App& app, Result& result)
 {
     struct Opts {
-        std::string before, after, format = "text", output;
-        double threshold = 0.0, alpha = 0.01, min_effect = 5.0;
+        std::vector<std::string> captures, patched;
+        std::string format = "text", output, sort = "wait";
+        double threshold = 0.0, alpha = 0.01, min_effect = 5.0, max_loss_gap = 5.0;
+        bool verbose = false;
         std::optional<double> fail_if_worse;
         std::vector<std::string> scaling;
     };
     auto o = std::make_shared<Opts>();
-    CLI::App* cmd = app.add_subcommand("compare", "Compare a baseline capture with a patched one (locks matched by key)");
-    cmd->add_option("before", o->before, "baseline capture")->required();
-    cmd->add_option("after", o->after, "patched capture")->required();
+    CLI::App* cmd = app.add_subcommand(
+        "compare", "Compare baseline captures with patched ones (locks matched by key): BEFORE AFTER, "
+                   "DIR_BEFORE DIR_AFTER, or several runs per side as B1 B2 ... -- A1 A2 ...");
+    cmd->add_option("captures", o->captures,
+                    "baseline then patched capture (or directory of *.lockscope.json); with -- all baseline runs")
+        ->required();
+    // main.cpp turns the compare command's "--" into --patched (CLI11 does not keep where "--" was).
+    cmd->add_option("--patched", o->patched, "the patched runs (what follows -- ); the positionals are the baseline");
     cmd->add_option("--format", o->format, "text, md, html or json")
         ->check(CLI::IsMember({"text", "md", "markdown", "html", "json"}));
-    cmd->add_option("--threshold", o->threshold, "hide locks whose total wait changed by less than PCT percent")
+    cmd->add_option("--threshold", o->threshold, "hide locks whose judged figure changed by less than PCT percent")
         ->check(CLI::Range(0.0, 1e9));
+    cmd->add_option("--sort", o->sort, "lock order: wait (total wait, then hold), hold, or change (|Δ%|)")
+        ->check(CLI::IsMember({"wait", "hold", "change"}));
     cmd->add_option("--fail-if-worse", o->fail_if_worse,
                     "exit 3 when a significant regression of at least PCT percent is found (CI gate)")
         ->check(CLI::Range(0.0, 1e9));
     cmd->add_option("--alpha", o->alpha, "significance level (default 0.01)")->check(CLI::Range(1e-12, 0.5));
     cmd->add_option("--min-effect", o->min_effect, "changes under PCT percent are never significant (default 5)")
         ->check(CLI::Range(0.0, 1e9));
+    cmd->add_option("--max-loss-gap", o->max_loss_gap,
+                    "withhold lock verdicts when the sides' shares of lost events, failed stacks or untimed waits "
+                    "differ by more than PP points (default 5)")
+        ->check(CLI::Range(0.0, 100.0));
+    cmd->add_flag("--verbose", o->verbose, "Markdown: add warnings, call paths, syscalls and the method");
     cmd->add_option("--scaling", o->scaling, "scaling results JSON to show beside the comparison");
     cmd->add_option("-o,--output", o->output, "write to this file instead of stdout");
     cmd->callback([o, &result]() {
-        const auto [before, after] = reports::loadPair(o->before, o->after);
+        std::vector<std::string> before = o->captures, after = o->patched;
+        if (after.empty()) {
+            if (before.size() != 2)
+                throw CLI::ValidationError("compare takes BEFORE AFTER, or B1 B2 ... -- A1 A2 ... for run sets");
+            after = {before[1]};
+            before.resize(1);
+        }
+        const auto [base, patched] =
+            reports::loadSets(reports::expandCaptureArgs(before), reports::expandCaptureArgs(after));
         reports::CompareOptions co;
         co.threshold_pct = o->threshold;
         co.alpha = o->alpha;
         co.min_effect_pct = o->min_effect;
+        co.max_loss_gap_pp = o->max_loss_gap;
+        co.sort = o->sort == "hold" ? reports::CompareSort::Hold
+                  : o->sort == "change" ? reports::CompareSort::Change
+                                        : reports::CompareSort::Wait;
         reports::RenderExtras extras;
+        extras.verbose = o->verbose;
         for (const auto& path : o->scaling)
             for (auto& chart : reports::readScalingFile(path))
                 extras.scaling.push_back(std::move(chart));
-        const reports::Comparison c = reports::compare(before, after, co);
+        const reports::Comparison c = reports::compareSets(base, patched, co);
         emit(reports::render(c, *reports::parseFormat(o->format), extras), o->output);
         result.exit_code = 0;
         if (o->fail_if_worse) {

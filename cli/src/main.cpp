@@ -1,8 +1,25 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <cstdio>
 #include <exception>
+#include <string_view>
 
 #include "commands.h"
+
+namespace {
+// `compare B1 B2 -- A1 A2`: CLI11 drops the "--" that separates the two run
+// sets, so the first "--" after the compare command becomes --patched.
+void markCompareSets(int argc, char** argv)
+{
+    static char patched[] = "--patched";
+    if (argc < 2 || std::string_view(argv[1]) != "compare")
+        return;
+    for (int j = 2; j < argc; ++j)
+        if (std::string_view(argv[j]) == "--") {
+            argv[j] = patched;
+            return;
+        }
+}
+} // namespace
 
 int main(int argc, char** argv)
 {
@@ -21,6 +38,7 @@ int main(int argc, char** argv)
 #ifdef LOCKSCOPE_HAVE_RECORD
     addRecordCommand(app, result);
 #endif
+    markCompareSets(argc, argv);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

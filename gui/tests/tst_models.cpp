@@ -161,8 +161,15 @@ private slots:
         // The model shows the engine's figures, not its own.
         QCOMPARE(model.index(sem, DeltaTableModel::WaitPct).data(SortRole).toDouble(), *l.total_wait_ns.pct());
         QCOMPARE(model.index(sem, DeltaTableModel::WaitDelta).data(SortRole).toDouble(), l.total_wait_ns.delta());
-        QCOMPARE(l.verdict, reports::Verdict::Improved);
+        QCOMPARE(l.judgement.verdict, reports::Verdict::Improved);
         QCOMPARE(model.index(sem, DeltaTableModel::Outcome).data().toString(), QStringLiteral("less (better)"));
+        // The p shown is the verdict's own test's, and the tooltip names that test.
+        QCOMPARE(model.index(sem, DeltaTableModel::PValue).data(SortRole).toDouble(), *l.judgement.p_value);
+        QCOMPARE(model.index(sem, DeltaTableModel::Test).data().toString(),
+                 QString::fromUtf8(reports::toString(l.judgement.test)));
+        QVERIFY(model.index(sem, DeltaTableModel::Outcome).data(Qt::ToolTipRole).toString().contains(
+            QString::fromUtf8(reports::toString(l.judgement.test))));
+        QCOMPARE(model.index(sem, DeltaTableModel::Figure).data().toString(), QStringLiteral("total wait/s"));
         QCOMPARE(model.index(sem, 0).data(Qt::BackgroundRole).value<QColor>(),
                  DeltaTableModel::verdictTint(reports::Verdict::Improved));
         QVERIFY(model.index(sem, DeltaTableModel::PValue).data(Qt::ToolTipRole).toString().contains(QStringLiteral("χ²")));
@@ -172,6 +179,35 @@ private slots:
             QVERIFY(!model.headerData(c, Qt::Horizontal, Qt::ToolTipRole).toString().isEmpty());
         model.setComparison(nullptr);
         QCOMPARE(model.rowCount(), 0);
+    }
+
+    void deltaTableHoldOnly()
+    {
+        // Captures with holds and no waits: the wait columns carry no data, each
+        // row is judged on total hold/s and shows the hold test's p-value.
+        auto holdsOnly = [](double scale) {
+            Capture c = semCapture("baseline", scale);
+            for (auto& l : c.locks) {
+                l.wait = Log2Hist{};
+                for (auto& s : l.sites)
+                    s.wait = Log2Hist{};
+            }
+            return c;
+        };
+        DeltaTableModel model;
+        auto cmp = std::make_shared<const reports::Comparison>(reports::compare(holdsOnly(1.0), holdsOnly(0.3)));
+        model.setComparison(cmp);
+        QVERIFY(!model.columnHasData(DeltaTableModel::WaitBefore));
+        QVERIFY(!model.columnHasData(DeltaTableModel::P99WaitPct));
+        QVERIFY(model.columnHasData(DeltaTableModel::HoldBefore));
+        for (int r = 0; r < model.rowCount(); ++r) {
+            const auto& l = cmp->locks[static_cast<size_t>(r)];
+            QCOMPARE(model.index(r, DeltaTableModel::Figure).data().toString(), QStringLiteral("total hold/s"));
+            if (l.judgement.p_value) {
+                QCOMPARE(*l.judgement.p_value, l.hold_test.p_value);
+                QCOMPARE(model.index(r, DeltaTableModel::PValue).data(SortRole).toDouble(), l.hold_test.p_value);
+            }
+        }
     }
 
     void latencyTable()
@@ -303,8 +339,8 @@ private slots:
         QCOMPARE(model.index(sem, LatencyDeltaModel::MeanRatio).data().toString(), QStringLiteral("×0.45"));
         QCOMPARE(model.index(timer, LatencyDeltaModel::MeanRatio).data().toString(), QStringLiteral("×1.00"));
         QCOMPARE(model.index(sem, LatencyDeltaModel::Outcome).data().toString(),
-                 DeltaTableModel::verdictLabel(d.verdict));
-        QCOMPARE(d.verdict, reports::Verdict::Improved);
+                 DeltaTableModel::verdictLabel(d.avg_runs.judgement.verdict));
+        QCOMPARE(d.avg_runs.judgement.verdict, reports::Verdict::Improved);
         QCOMPARE(model.index(sem, 0).data(Qt::BackgroundRole).value<QColor>(),
                  DeltaTableModel::verdictTint(reports::Verdict::Improved));
 

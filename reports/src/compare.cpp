@@ -10,6 +10,7 @@
 #include "lockscope/capture/calltree.h"
 #include "lockscope/reports/report.h"
 #include "lockscope/reports/significance.h"
+#include "compare_internal.h"
 #include "interned_stacks.h"
 #include "paths.h"
 #include "warnings.h"
@@ -32,6 +33,20 @@ const char* toString(Verdict v) noexcept
     case Verdict::InsufficientData: return "insufficient data";
     case Verdict::OnlyBefore: return "only before";
     case Verdict::OnlyAfter: return "only after";
+    case Verdict::Withheld: return "withheld";
+    case Verdict::NoVerdict: return "no verdict";
+    }
+    return "?";
+}
+
+const char* toString(TestKind t) noexcept
+{
+    switch (t) {
+    case TestKind::None: return "none";
+    case TestKind::WelchRuns: return "Welch t over runs";
+    case TestKind::EventHistograms: return "chi-square+Poisson on events";
+    case TestKind::EventProportion: return "proportion z on samples";
+    case TestKind::EventShape: return "chi-square on calls";
     }
     return "?";
 }
@@ -46,42 +61,18 @@ std::string LatencyDelta::sampledNote() const
     return " (" + one(sample_before) + " -> " + one(sample_after) + " timed)";
 }
 
+using detail::effectPct;
+
 namespace {
-Delta d(double b, double a) { return Delta{b, a}; }
 Delta d(uint64_t b, uint64_t a) { return Delta{double(b), double(a)}; }
 
-// Δ% used for the effect floor; a change from zero counts as infinitely large.
-double effectPct(const Delta& x)
+// The event tests on two pooled histograms; the effect is measured on `effect`.
+Significance eventTest(const Log2Hist& b, const Log2Hist& a, double bs, double as, const Delta& effect,
+                       const CompareOptions& o)
 {
-    if (auto p = x.pct())
-        return *p;
-    return x.after == 0.0 ? 0.0 : 1e9;
-}
-
-Verdict directional(const Significance& s, double change, bool higher_is_better)
-{
-    if (!s.significant || change == 0.0)
-        return Verdict::NoSignificantChange;
-    return (change > 0.0) == higher_is_better ? Verdict::Improved : Verdict::Regressed;
-}
-
-struct HistVerdict {
-    Significance sig;
-    Verdict verdict = Verdict::NoSignificantChange;
-};
-
-// Lower is better for latency-like histograms; the effect is measured on total.
-HistVerdict judge(const Log2Hist& b, const Log2Hist& a, double bs, double as, const Delta& effect,
-                  const CompareOptions& o)
-{
-    HistVerdict h;
-    if (std::max(b.count(), a.count()) < o.min_events) {
-        h.verdict = Verdict::InsufficientData;
-        return h;
-    }
-    h.sig = testHistograms(b, bs, a, as, effectPct(effect), o.alpha, o.min_effect_pct);
-    h.verdict = directional(h.sig, effect.delta(), false);
-    return h;
+    if (std::max(b.count(), a.count()) < o.min_events)
+        return {};
+    return testHistograms(b, bs, a, as, effectPct(effect), o.alpha, o.min_effect_pct);
 }
 
 // One side's weight on a call path within one lock (lockPaths' sums, keyed by path id).
@@ -196,32 +187,21 @@ LockDelta lockDelta(const Lock* b, const Lock* a, const std::vector<PathWeight>*
     r.total_hold_ns = d(lb.hold.total(), la.hold.total());
     r.avg_hold_ns = d(lb.hold.mean(), la.hold.mean());
     r.p99_hold_ns = d(lb.hold.percentile(99), la.hold.percentile(99));
+    r.has_wait = !lb.wait.empty() || !la.wait.empty();
     r.has_hold = !lb.hold.empty() || !la.hold.empty();
     r.wait_before = lb.wait;
     r.wait_after = la.wait;
     r.hold_before = lb.hold;
     r.hold_after = la.hold;
-    const HistVerdict wv = judge(lb.wait, la.wait, bs, as, r.total_wait_ns, o);
-    const HistVerdict hv = judge(lb.hold, la.hold, bs, as, r.total_hold_ns, o);
-    r.wait_test = wv.sig;
-    r.hold_test = hv.sig;
-    const bool waitData = !lb.wait.empty() || !la.wait.empty();
-    r.verdict = waitData ? wv.verdict : hv.verdict;
-    if (r.presence == Presence::OnlyBefore)
-        r.verdict = Verdict::OnlyBefore;
-    else if (r.presence == Presence::OnlyAfter)
-        r.verdict = Verdict::OnlyAfter;
-    const Delta& basis = waitData ? r.total_wait_ns : r.total_hold_ns;
-    if (r.presence == Presence::Both && o.threshold_pct > 0.0)
-        r.hidden = std::fabs(effectPct(basis)) < o.threshold_pct;
+    r.wait_test = eventTest(lb.wait, la.wait, bs, as, r.total_wait_ns, o);
+    r.hold_test = eventTest(lb.hold, la.hold, bs, as, r.total_hold_ns, o);
     static const std::vector<PathWeight> kNoPaths;
     r.paths = diffPaths(bp ? *bp : kNoPaths, ap ? *ap : kNoPaths, o.paths_per_lock, table);
     return r;
 }
 
 std::vector<LatencyDelta> latencyDeltas(const std::vector<LatencyEntry>& before,
-                                        const std::vector<LatencyEntry>& after, double bs, double as,
-                                        const CompareOptions& o)
+                                        const std::vector<LatencyEntry>& after, const CompareOptions& o)
 {
     std::map<std::string, std::pair<const LatencyEntry*, const LatencyEntry*>> byName;
     for (const auto& e : before)
@@ -245,71 +225,20 @@ std::vector<LatencyDelta> latencyDeltas(const std::vector<LatencyEntry>& before,
         r.after = a.latency;
         r.sample_before = pair.first ? b.sample_period : 1;
         r.sample_after = pair.second ? a.sample_period : 1;
-        if (r.presence == Presence::Both) {
-            // Per-call latency is what matters for a syscall: test shape only.
-            if (std::max(b.latency.count(), a.latency.count()) < o.min_events) {
-                r.verdict = Verdict::InsufficientData;
-            } else {
-                const ChiSquareResult chi = chiSquareHomogeneity(b.latency, a.latency);
-                r.test.chi_square = chi.statistic;
-                r.test.dof = chi.dof;
-                r.test.shape_p = r.test.p_value = chi.p_value;
-                r.test.significant = chi.p_value < o.alpha && std::fabs(effectPct(r.avg_ns)) >= o.min_effect_pct;
-                r.verdict = directional(r.test, r.avg_ns.delta(), false);
-            }
-        } else {
-            r.verdict = r.presence == Presence::OnlyBefore ? Verdict::OnlyBefore : Verdict::OnlyAfter;
+        // Per-call latency is what matters for a syscall: test shape only.
+        if (r.presence == Presence::Both && std::max(b.latency.count(), a.latency.count()) >= o.min_events) {
+            const ChiSquareResult chi = chiSquareHomogeneity(b.latency, a.latency);
+            r.test.chi_square = chi.statistic;
+            r.test.dof = chi.dof;
+            r.test.shape_p = r.test.p_value = chi.p_value;
+            r.test.significant = chi.p_value < o.alpha && std::fabs(effectPct(r.avg_ns)) >= o.min_effect_pct;
         }
         out.push_back(std::move(r));
     }
     std::stable_sort(out.begin(), out.end(), [](const LatencyDelta& x, const LatencyDelta& y) {
         return std::max(x.calls.before, x.calls.after) > std::max(y.calls.before, y.calls.after);
     });
-    (void)bs;
-    (void)as;
     return out;
-}
-
-// Two-proportion z-test: are k1/n1 and k2/n2 the same share?
-double proportionTest(uint64_t k1, uint64_t n1, uint64_t k2, uint64_t n2)
-{
-    if (!n1 || !n2)
-        return 1.0;
-    const double p1 = double(k1) / double(n1), p2 = double(k2) / double(n2);
-    const double p = double(k1 + k2) / double(n1 + n2);
-    const double se = std::sqrt(p * (1.0 - p) * (1.0 / double(n1) + 1.0 / double(n2)));
-    if (se == 0.0)
-        return p1 == p2 ? 1.0 : 0.0;
-    return std::erfc(std::fabs(p1 - p2) / se / std::sqrt(2.0));
-}
-
-MetricDelta shareMetric(const std::string& name, uint64_t kb, uint64_t nb, uint64_t ka, uint64_t na,
-                        const CompareOptions& o)
-{
-    MetricDelta m;
-    m.name = name;
-    m.unit = "%";
-    m.value = d(nb ? 100.0 * double(kb) / double(nb) : 0.0, na ? 100.0 * double(ka) / double(na) : 0.0);
-    Significance s;
-    s.p_value = s.rate_p = proportionTest(kb, nb, ka, na);
-    s.significant = s.p_value < o.alpha && std::fabs(effectPct(m.value)) >= o.min_effect_pct;
-    m.verdict = (nb && na) ? directional(s, m.value.delta(), false) : Verdict::InsufficientData;
-    return m;
-}
-
-// Direction of a workload figure from its name: throughput-like figures are
-// better higher, latency/time-like ones lower; others are shown without a verdict.
-std::optional<bool> higherIsBetter(const std::string& name)
-{
-    std::string n = name;
-    std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-    for (const char* w : {"ops", "per_sec", "throughput", "iterations", "rate", "bandwidth", "qps", "rps"})
-        if (n.find(w) != std::string::npos)
-            return true;
-    for (const char* w : {"latency", "_ns", "_us", "_ms", "time", "seconds", "wait", "errors", "failures"})
-        if (n.find(w) != std::string::npos)
-            return false;
-    return std::nullopt;
 }
 
 // One side's top-down call tree over interned frames, built in CallTree's
@@ -397,35 +326,13 @@ void addTree(DiffTree& t, FlatIndex& index, const FrameTable& table, const SideT
 }
 } // namespace
 
-Comparison compare(const Capture& before, const Capture& after, const CompareOptions& o)
+Comparison detail::comparePooled(const Capture& before, const Capture& after, const CompareOptions& o)
 {
     Comparison c;
     c.options = o;
     c.before = Side{before.meta, before.stats, before.workload, before.probes};
     c.after = Side{after.meta, after.stats, after.workload, after.probes};
     const double bs = before.meta.duration_s, as = after.meta.duration_s;
-
-    // Warnings: anything that makes the two sides less comparable.
-    for (auto& w : captureWarnings(before, "before (" + before.meta.label + ")"))
-        c.warnings.push_back(std::move(w));
-    for (auto& w : captureWarnings(after, "after (" + after.meta.label + ")"))
-        c.warnings.push_back(std::move(w));
-    if (bs > 0.0 && as > 0.0 && std::fabs(bs - as) / std::max(bs, as) > 0.1)
-        c.warnings.push_back("durations differ (" + std::to_string(bs) + " s vs " + std::to_string(as) +
-                             " s): totals are not directly comparable; compare averages and rates");
-    if (!before.meta.kernel_release.empty() && before.meta.kernel_release == after.meta.kernel_release &&
-        before.meta.kernel_build_id == after.meta.kernel_build_id)
-        c.warnings.push_back("both captures come from the same kernel build (" + before.meta.kernel_release +
-                             "): differences are run-to-run noise or workload changes");
-    std::map<std::string, std::pair<bool, bool>> probeState;
-    for (const auto& p : before.probes)
-        probeState[p.name].first = p.attached;
-    for (const auto& p : after.probes)
-        probeState[p.name].second = p.attached;
-    for (const auto& [name, st] : probeState)
-        if (st.first != st.second)
-            c.warnings.push_back("probe " + name + " attached only " + (st.first ? "before" : "after") +
-                                 ": its figures are missing on the other side");
 
     // Locks, matched by key.
     std::map<std::string, std::pair<const Lock*, const Lock*>> byKey;
@@ -443,15 +350,6 @@ Comparison compare(const Capture& before, const Capture& after, const CompareOpt
     for (const auto& l : after.locks)
         pathsA.push_back(lockPathWeights(l, ai));
     frames.finishLabels();
-    Log2Hist allWaitB, allWaitA, allHoldB, allHoldA;
-    for (const auto& l : before.locks) {
-        allWaitB.merge(l.wait);
-        allHoldB.merge(l.hold);
-    }
-    for (const auto& l : after.locks) {
-        allWaitA.merge(l.wait);
-        allHoldA.merge(l.hold);
-    }
     c.locks.reserve(byKey.size());
     auto pathsOf = [](const Lock* l, const Capture& cap, const std::vector<std::vector<PathWeight>>& p) {
         return l ? &p[size_t(l - cap.locks.data())] : nullptr;
@@ -459,77 +357,8 @@ Comparison compare(const Capture& before, const Capture& after, const CompareOpt
     for (const auto& [key, pair] : byKey)
         c.locks.push_back(lockDelta(pair.first, pair.second, pathsOf(pair.first, before, pathsB),
                                     pathsOf(pair.second, after, pathsA), frames, bs, as, o));
-    std::stable_sort(c.locks.begin(), c.locks.end(), [](const LockDelta& x, const LockDelta& y) {
-        const double mx = std::max(x.total_wait_ns.before, x.total_wait_ns.after);
-        const double my = std::max(y.total_wait_ns.before, y.total_wait_ns.after);
-        if (mx != my)
-            return mx > my;
-        const double hx = std::max(x.total_hold_ns.before, x.total_hold_ns.after);
-        const double hy = std::max(y.total_hold_ns.before, y.total_hold_ns.after);
-        return hx != hy ? hx > hy : x.key < y.key;
-    });
-
-    // Headline figures over all locks.
-    auto histMetric = [&](const char* name, const char* unit, Delta value, const Log2Hist& hb,
-                          const Log2Hist& ha) {
-        MetricDelta m{name, unit, value, false, Verdict::NoSignificantChange};
-        m.verdict = judge(hb, ha, bs, as, value, o).verdict;
-        c.headline.push_back(std::move(m));
-    };
-    histMetric("contentions", "", d(allWaitB.count(), allWaitA.count()), allWaitB, allWaitA);
-    histMetric("total_wait", "ns", d(allWaitB.total(), allWaitA.total()), allWaitB, allWaitA);
-    histMetric("avg_wait", "ns", d(allWaitB.mean(), allWaitA.mean()), allWaitB, allWaitA);
-    histMetric("p99_wait", "ns", d(allWaitB.percentile(99), allWaitA.percentile(99)), allWaitB, allWaitA);
-    if (!allHoldB.empty() || !allHoldA.empty()) {
-        histMetric("total_hold", "ns", d(allHoldB.total(), allHoldA.total()), allHoldB, allHoldA);
-        histMetric("avg_hold", "ns", d(allHoldB.mean(), allHoldA.mean()), allHoldB, allHoldA);
-    }
-    if (before.cpu.samples || after.cpu.samples)
-        c.headline.push_back(shareMetric("cpu_lock_share", before.cpu.lock_samples, before.cpu.samples,
-                                         after.cpu.lock_samples, after.cpu.samples, o));
-
-    // Workload figures present on both sides.
-    const auto wb = numericFields(before.workload.results);
-    const auto wa = numericFields(after.workload.results);
-    for (const auto& fb : wb) {
-        auto it = std::find_if(wa.begin(), wa.end(), [&](const NumericField& f) { return f.name == fb.name; });
-        if (it == wa.end())
-            continue;
-        MetricDelta m;
-        m.name = fb.name;
-        m.value = d(fb.value, it->value);
-        const auto dir = higherIsBetter(fb.name);
-        m.higher_is_better = dir.value_or(true);
-        // A single run per side carries no variance, so only the effect floor applies.
-        Significance s;
-        s.p_value = 0.0;
-        s.significant = std::fabs(effectPct(m.value)) >= o.min_effect_pct;
-        m.verdict = dir ? directional(s, m.value.delta(), *dir) : Verdict::NoSignificantChange;
-        c.workload.push_back(std::move(m));
-    }
-
-    // CPU share of the hottest leaves (the perf-top figure).
-    std::map<std::string, std::pair<uint64_t, uint64_t>> leaves;
-    for (const auto& l : before.cpu.top_leaves)
-        leaves[l.function].first += l.samples;
-    for (const auto& l : after.cpu.top_leaves)
-        leaves[l.function].second += l.samples;
-    for (const auto& [fn, s] : leaves) {
-        MetricDelta m = shareMetric(fn, s.first, before.cpu.samples, s.second, after.cpu.samples, o);
-        // More CPU in ordinary work is not worse; only lock functions get a direction.
-        if (!isLockFunction(fn) && fn.find("spin_lock") == std::string::npos &&
-            m.verdict != Verdict::InsufficientData)
-            m.verdict = Verdict::NoSignificantChange;
-        c.cpu_leaves.push_back(std::move(m));
-    }
-    std::stable_sort(c.cpu_leaves.begin(), c.cpu_leaves.end(), [](const MetricDelta& x, const MetricDelta& y) {
-        return std::max(x.value.before, x.value.after) > std::max(y.value.before, y.value.after);
-    });
-    if (c.cpu_leaves.size() > 10)
-        c.cpu_leaves.resize(10);
-
-    c.syscalls = latencyDeltas(before.syscalls, after.syscalls, bs, as, o);
-    c.functions = latencyDeltas(before.functions, after.functions, bs, as, o);
+    c.syscalls = latencyDeltas(before.syscalls, after.syscalls, o);
+    c.functions = latencyDeltas(before.functions, after.functions, o);
 
     // Paths over all locks (summed per lock in lock order, as lockPaths rows
     // were), and the differential tree.
@@ -568,18 +397,24 @@ std::vector<std::string> regressionsBeyond(const Comparison& c, double pct)
         const auto p = x.pct();
         return p ? std::to_string(int(std::lround(*p))) + "%" : std::string("new");
     };
+    auto worse = [&](const MetricDelta& m) {
+        return m.judgement.verdict == Verdict::Regressed && std::fabs(effectPct(m.value)) >= pct;
+    };
     for (const auto& m : c.headline)
-        if (m.verdict == Verdict::Regressed && (m.name == "total_wait" || m.name == "cpu_lock_share") &&
-            std::fabs(effectPct(m.value)) >= pct)
+        if ((m.name == "wait/s" || m.name == "hold/s" || m.name == "cpu_lock_share") && worse(m))
             out.push_back(m.name + " regressed by " + pctText(m.value));
     for (const auto& m : c.workload)
-        if (m.verdict == Verdict::Regressed && std::fabs(effectPct(m.value)) >= pct)
+        if (worse(m))
             out.push_back("workload " + m.name + " regressed by " + pctText(m.value));
-    const double base = std::max(1.0, c.headline.size() > 1 ? c.headline[1].value.before : 1.0);
+    double base = 0.0;
+    for (const auto& l : c.locks)
+        base += l.total_wait_ns.before;
+    base = std::max(1.0, base);
     for (const auto& l : c.locks) {
-        if (l.verdict == Verdict::Regressed && std::fabs(effectPct(l.total_wait_ns)) >= pct)
-            out.push_back("lock " + l.key + " total wait regressed by " + pctText(l.total_wait_ns));
-        else if (l.verdict == Verdict::OnlyAfter && l.total_wait_ns.after * 100.0 / base >= pct &&
+        const MetricDelta* m = judgedMetric(l);
+        if (m && worse(*m))
+            out.push_back("lock " + l.key + " " + m->name + " regressed by " + pctText(m->value));
+        else if (l.judgement.verdict == Verdict::OnlyAfter && l.total_wait_ns.after * 100.0 / base >= pct &&
                  l.contentions.after >= double(c.options.min_events))
             out.push_back("lock " + l.key + " is new and adds " +
                           std::to_string(int(std::lround(l.total_wait_ns.after * 100.0 / base))) +

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "lockscope/reports/input.h"
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <regex>
@@ -54,6 +56,56 @@ std::pair<Capture, Capture> loadPair(const std::string& before, const std::strin
                                std::to_string(kCaptureVersion) + ")");
         throw;
     }
+}
+
+std::vector<std::string> expandCaptureArgs(const std::vector<std::string>& args)
+{
+    namespace fs = std::filesystem;
+    std::vector<std::string> out;
+    for (const auto& arg : args) {
+        std::error_code ec;
+        if (!fs::is_directory(arg, ec)) {
+            out.push_back(arg);
+            continue;
+        }
+        std::vector<std::string> inDir;
+        for (const auto& e : fs::directory_iterator(arg, ec)) {
+            const std::string name = e.path().filename().string();
+            const std::string suffix = ".lockscope.json";
+            if (e.is_regular_file(ec) && name.size() > suffix.size() &&
+                name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+                inDir.push_back(e.path().string());
+        }
+        if (ec)
+            throw CaptureError(arg + ": cannot read the directory: " + ec.message());
+        if (inDir.empty())
+            throw CaptureError(arg + ": the directory holds no *.lockscope.json captures");
+        std::sort(inDir.begin(), inDir.end());
+        out.insert(out.end(), inDir.begin(), inDir.end());
+    }
+    return out;
+}
+
+std::pair<std::vector<Capture>, std::vector<Capture>> loadSets(const std::vector<std::string>& before,
+                                                               const std::vector<std::string>& after)
+{
+    std::vector<Capture> b, a;
+    auto load = [&](const std::string& path, std::vector<Capture>& into) {
+        try {
+            into.push_back(loadCapture(path));
+        } catch (const CaptureError&) {
+            // Name a version mismatch against the first file of the comparison.
+            const std::string& first = before.front();
+            if (first != path)
+                (void)loadPair(first, path);
+            throw;
+        }
+    };
+    for (const auto& p : before)
+        load(p, b);
+    for (const auto& p : after)
+        load(p, a);
+    return {std::move(b), std::move(a)};
 }
 
 } // namespace lockscope::reports

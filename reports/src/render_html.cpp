@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <cmath>
 
+#include "format_runs.h"
 #include "format_util.h"
 #include "lockscope/capture/calltree.h"
 #include "render_internal.h"
@@ -95,10 +96,27 @@ std::string warnings(const std::vector<std::string>& ws)
     return s;
 }
 
-std::string verdictSpan(Verdict v)
+// The verdict, its test and p-value in the title (hover) and beside it, never another test's.
+std::string verdictSpan(const Judgement& j)
 {
+    const Verdict v = j.verdict;
     const char* cls = v == Verdict::Improved ? "improved" : v == Verdict::Regressed ? "regressed" : "muted";
-    return std::string("<span class=\"") + cls + "\">" + toString(v) + "</span>";
+    const std::string tp = fmt::testAndP(j);
+    std::string title = j.basis + (tp.empty() ? "" : ": " + tp) + (j.reason.empty() ? "" : " — " + j.reason);
+    return std::string("<span class=\"") + cls + "\" title=\"" + htmlEscape(title) + "\">" + toString(v) +
+           "</span>" + (tp.empty() ? "" : " <span class=\"muted\">(" + htmlEscape(tp) + ")</span>");
+}
+
+std::string sideCell(const MetricDelta& m, bool after)
+{
+    const std::string sp = fmt::spread(after ? m.after_runs : m.before_runs);
+    return fmt::figureValue(after ? m.value.after : m.value.before, m.unit) +
+           (sp.empty() ? "" : " <span class=\"muted\">" + sp + "</span>");
+}
+
+std::string figureRow(const std::string& label, const MetricDelta& m)
+{
+    return row({label, sideCell(m, false), sideCell(m, true), fmt::change(m), verdictSpan(m.judgement)});
 }
 
 std::string pathCell(const std::vector<std::string>& frames)
@@ -202,42 +220,50 @@ std::string htmlComparison(const Comparison& c, const RenderExtras& x)
          metaTable(c.before.meta, c.before.stats, c.before.workload, c.before.probes) +
          "</div><div class=\"side\"><h3>after</h3>" +
          metaTable(c.after.meta, c.after.stats, c.after.workload, c.after.probes) + "</div></div>";
-    b += "<h2>Headline</h2><table>" + row({"figure", "before", "after", "Δ%", "verdict"}, true);
+    b += "<p>" + htmlEscape(varianceNote(c)) + "</p>";
+    b += "<h2>Headline</h2><table>" +
+         row({"figure", "before (±CV)", "after (±CV)", "change", "verdict (test, p)"}, true);
     for (const auto* rows : {&c.workload, &c.headline, &c.cpu_leaves})
         for (const auto& m : *rows)
-            b += row({htmlEscape(rows == &c.cpu_leaves ? "CPU in " + m.name : m.name),
-                      fmt::metricValue(m.value.before, rows == &c.cpu_leaves ? "%" : m.unit),
-                      fmt::metricValue(m.value.after, rows == &c.cpu_leaves ? "%" : m.unit), fmt::pct(m.value),
-                      verdictSpan(m.verdict)});
+            if (fmt::hasData(m))
+                b += figureRow(htmlEscape(rows == &c.cpu_leaves ? "CPU in " + m.name : fmt::figureName(m.name)), m);
     b += "</table>" + scalingSection(x);
-    b += "<h2>Locks</h2><button id=\"normalize\">Normalize histograms</button><table>" +
-         row({"key", "type", "contended", "total wait", "avg wait", "p99 wait", "p", "verdict"}, true);
+    b += "<h2>Locks</h2><p class=\"muted\">Matched by key, " + fmt::lockBasisNote(c) + ".</p><button id=\"normalize\">Normalize histograms</button><table>" +
+         row({"key", "type", "figure", "before (±CV)", "after (±CV)", "change", "verdict (test, p)"}, true);
     size_t hidden = 0;
     for (const auto& l : c.locks) {
-        if (l.hidden) {
-            ++hidden;
+        const MetricDelta* m = judgedMetric(l);
+        if (l.hidden || !m || !fmt::hasData(*m)) {
+            hidden += l.hidden;
             continue;
         }
-        b += row({"<code>" + htmlEscape(l.key) + "</code>", htmlEscape(l.type), cell(l.contentions, false),
-                  cell(l.total_wait_ns, true), cell(l.avg_wait_ns, true), cell(l.p99_wait_ns, true),
-                  l.presence == Presence::Both ? fmt::pValue(l.wait_test.p_value) : "-", verdictSpan(l.verdict)});
+        b += row({"<code>" + htmlEscape(l.key) + "</code>", htmlEscape(l.type), htmlEscape(m->name), sideCell(*m, false),
+                  sideCell(*m, true), fmt::change(*m), verdictSpan(l.judgement)});
     }
     b += "</table>";
     if (hidden)
         b += "<p class=\"muted\">" + std::to_string(hidden) + " locks below the threshold are hidden.</p>";
     size_t shown = 0;
     for (const auto& l : c.locks) {
-        if (l.hidden || shown++ == 10)
+        if (l.hidden || !judgedMetric(l) || !fmt::hasData(*judgedMetric(l)) || shown++ == 10)
             continue;
-        b += "<div class=\"lock\"><h3>" + htmlEscape(l.key) + " — " + verdictSpan(l.verdict) + "</h3>" +
-             svg::histogram(l.wait_before, &l.wait_after, "wait time");
+        b += "<div class=\"lock\"><h3>" + htmlEscape(l.key) + " — " + verdictSpan(l.judgement) + "</h3><table>" +
+             row({"figure", "before (±CV)", "after (±CV)", "change", "verdict (test, p)"}, true);
+        for (const auto& m : l.runs)
+            b += figureRow(htmlEscape(m.name), m);
+        b += "</table>";
+        if (l.has_wait)
+            b += svg::histogram(l.wait_before, &l.wait_after, "wait time");
         if (l.has_hold)
             b += svg::histogram(l.hold_before, &l.hold_after, "hold time");
         if (!l.paths.empty()) {
-            b += "<table>" + row({"Δ wait", "Δ%", "path (innermost first)"}, true);
-            for (const auto& p : l.paths)
-                b += "<tr><td>" + fmt::signedDuration(p.wait_ns.delta()) + "</td><td>" + fmt::pct(p.wait_ns) +
-                     "</td>" + pathCell(p.frames) + "</tr>";
+            const bool wait = l.has_wait;
+            b += "<table>" + row({wait ? "Δ wait" : "Δ hold", "Δ%", "path (innermost first)"}, true);
+            for (const auto& p : l.paths) {
+                const Delta& d = wait ? p.wait_ns : p.hold_ns;
+                b += "<tr><td>" + fmt::signedDuration(d.delta()) + "</td><td>" + fmt::pct(d) + "</td>" +
+                     pathCell(p.frames) + "</tr>";
+            }
             b += "</table>";
         }
         b += "</div>";
@@ -252,18 +278,22 @@ std::string htmlComparison(const Comparison& c, const RenderExtras& x)
         b += "</table>";
     }
     if (!c.syscalls.empty()) {
-        b += "<h2>Syscall latency</h2><table>" + row({"syscall", "calls", "avg", "p99", "verdict"}, true);
+        b += "<h2>Syscall latency</h2><table>" +
+             row({"syscall", "calls per run", "mean (±CV)", "", "change", "verdict (test, p)", "p99"}, true);
         for (const auto& s : c.syscalls)
-            b += row({htmlEscape(s.name + s.sampledNote()), cell(s.calls, false), cell(s.avg_ns, true), cell(s.p99_ns, true),
-                      verdictSpan(s.verdict)});
+            b += row({htmlEscape(s.name + s.sampledNote()), cell(s.calls, false), sideCell(s.avg_runs, false),
+                      sideCell(s.avg_runs, true), fmt::change(s.avg_runs), verdictSpan(s.avg_runs.judgement),
+                      cell(s.p99_ns, true)});
         b += "</table>";
         for (const auto& s : c.syscalls)
             b += svg::histogram(s.before, &s.after, s.name + " latency");
     }
-    b += "<p class=\"muted\">Locks are matched by key, frames by function and module (no offsets). Significance: "
-         "chi-square homogeneity test on the log2 histograms (sparse buckets pooled) and a Poisson rate test on the "
-         "counts, Bonferroni-combined; alpha " + fmt::number(c.options.alpha) + ", effects under " +
-         fmt::number(c.options.min_effect_pct) + "% are reported as no significant change.</p>";
+    b += "<p class=\"muted\">Locks are matched by key, frames by function and module (no offsets). With two or more "
+         "runs per side a verdict needs Welch's t-test across runs, separated ranges (LKP) and the effect floor; with "
+         "one run the event tests decide (chi-square homogeneity on the log2 histograms, sparse buckets pooled, and a "
+         "Poisson rate test on the counts, Bonferroni-combined), which overstate significance. Alpha " +
+         fmt::number(c.options.alpha) + ", effects under " + fmt::number(c.options.min_effect_pct) + "% (" +
+         fmt::number(c.options.min_effect_pp) + " points for percentages) are no significant change.</p>";
     return page("lockscope compare", b);
 }
 

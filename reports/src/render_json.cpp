@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "render_internal.h"
@@ -86,13 +88,51 @@ json latencyRows(const std::vector<LatencyRow>& rows)
     return a;
 }
 
+json runSummary(const RunSummary& r)
+{
+    return {{"n", r.n}, {"mean", r.mean}, {"stddev", r.stddev}, {"coeff_var_pct", r.coeffVarPct()},
+            {"min", r.min}, {"max", r.max}};
+}
+
+// The verdict with the test that produced it and that test's p-value.
+json judgement(const Judgement& j)
+{
+    json o = {{"verdict", toString(j.verdict)}, {"test", toString(j.test)}, {"basis", j.basis},
+              {"reason", j.reason}};
+    o["p_value"] = j.p_value ? json(*j.p_value) : json(nullptr);
+    return o;
+}
+
+json metric(const MetricDelta& m)
+{
+    json o = {{"name", m.name}, {"unit", m.unit}, {"value", delta(m.value)},
+              {"higher_is_better", m.higher_is_better}, {"verdict", toString(m.judgement.verdict)},
+              {"judgement", judgement(m.judgement)}, {"before_runs", runSummary(m.before_runs)},
+              {"after_runs", runSummary(m.after_runs)}};
+    if (m.isPercent())
+        o["value"]["pp"] = m.value.delta();
+    if (m.runs_test)
+        o["runs_test"] = {{"test", "welch_t"}, {"t", std::isfinite(m.runs_test->t) ? json(m.runs_test->t) : json(nullptr)},
+                          {"df", m.runs_test->df}, {"p_value", m.runs_test->p_value},
+                          {"ranges_separate", m.runs_test->ranges_separate}};
+    else
+        o["runs_test"] = nullptr;
+    return o;
+}
+
 json metrics(const std::vector<MetricDelta>& v)
 {
     json a = json::array();
     for (const auto& m : v)
-        a.push_back({{"name", m.name}, {"unit", m.unit}, {"value", delta(m.value)},
-                     {"higher_is_better", m.higher_is_better}, {"verdict", toString(m.verdict)}});
+        a.push_back(metric(m));
     return a;
+}
+
+json quality(const DataQuality& q)
+{
+    return {{"events", q.events}, {"lost", q.lost}, {"stack_failures", q.stack_failures}, {"waits", q.waits},
+            {"waits_untimed", q.waits_untimed}, {"lost_pct", q.lostPct()},
+            {"stack_failure_pct", q.stackFailurePct()}, {"untimed_pct", q.untimedPct()}};
 }
 
 json paths(const std::vector<PathDelta>& v)
@@ -110,7 +150,9 @@ json latencyDeltas(const std::vector<LatencyDelta>& v)
     for (const auto& l : v)
         a.push_back({{"name", l.name}, {"presence", presence(l.presence)}, {"calls", delta(l.calls)},
                      {"avg_ns", delta(l.avg_ns)}, {"p99_ns", delta(l.p99_ns)}, {"errors", delta(l.errors)},
-                     {"test", sig(l.test)}, {"verdict", toString(l.verdict)}, {"before", hist(l.before)},
+                     {"test", sig(l.test)}, {"verdict", toString(l.avg_runs.judgement.verdict)},
+                     {"judgement", judgement(l.avg_runs.judgement)}, {"avg_runs", metric(l.avg_runs)},
+                     {"before", hist(l.before)},
                      {"after", hist(l.after)}, {"sample_period", {l.sample_before, l.sample_after}}});
     return a;
 }
@@ -177,7 +219,11 @@ std::string jsonComparison(const Comparison& c, const RenderExtras& x)
     j["format"] = "lockscope-comparison";
     j["version"] = 1;
     j["options"] = {{"alpha", c.options.alpha}, {"min_effect_pct", c.options.min_effect_pct},
+                    {"min_effect_pp", c.options.min_effect_pp}, {"max_loss_gap_pp", c.options.max_loss_gap_pp},
                     {"threshold_pct", c.options.threshold_pct}, {"min_events", c.options.min_events}};
+    j["runs"] = {{"before", c.runs_before}, {"after", c.runs_after}, {"variance_known", c.varianceKnown()},
+                 {"note", varianceNote(c)}};
+    j["quality"] = {{"before", quality(c.quality_before)}, {"after", quality(c.quality_after)}};
     for (const auto& [name, side] : {std::pair{"before", &c.before}, std::pair{"after", &c.after}})
         j[name] = {{"meta", meta(side->meta)}, {"stats", stats(side->stats)}, {"workload", workload(side->workload)},
                    {"probes", probes(side->probes)}};
@@ -188,7 +234,9 @@ std::string jsonComparison(const Comparison& c, const RenderExtras& x)
     json locks = json::array();
     for (const auto& l : c.locks)
         locks.push_back({{"key", l.key}, {"type", l.type}, {"presence", presence(l.presence)},
-                         {"verdict", toString(l.verdict)}, {"hidden", l.hidden},
+                         {"verdict", toString(l.judgement.verdict)}, {"judgement", judgement(l.judgement)},
+                         {"runs", metrics(l.runs)}, {"has_wait", l.has_wait}, {"has_hold", l.has_hold},
+                         {"hidden", l.hidden},
                          {"contentions", delta(l.contentions)}, {"total_wait_ns", delta(l.total_wait_ns)},
                          {"avg_wait_ns", delta(l.avg_wait_ns)}, {"p50_wait_ns", delta(l.p50_wait_ns)},
                          {"p99_wait_ns", delta(l.p99_wait_ns)}, {"max_wait_ns", delta(l.max_wait_ns)},

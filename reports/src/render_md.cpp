@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
+#include "format_runs.h"
 #include "format_util.h"
 #include "render_internal.h"
 
@@ -31,18 +33,14 @@ std::string cmdline(const std::vector<std::string>& v)
     return s;
 }
 
-std::string arrow(const Delta& d, bool time)
+// The verdict in bold when it is a change, always with its own test and p-value.
+std::string verdictCell(const Judgement& j)
 {
-    auto v = [&](double x) { return time ? duration(x) : fmt::number(x); };
-    return v(d.before) + " → " + v(d.after) + " (" + fmt::pct(d) + ")";
-}
-
-std::string verdictCell(Verdict v, const Significance& s)
-{
-    std::string t = toString(v);
-    if (v == Verdict::Improved || v == Verdict::Regressed)
-        t = "**" + t + "** (p" + (s.p_value < 0.001 ? "" : " ") + fmt::pValue(s.p_value) + ")";
-    return t;
+    std::string t = toString(j.verdict);
+    if (j.verdict == Verdict::Improved || j.verdict == Verdict::Regressed)
+        t = "**" + t + "**";
+    const std::string tp = fmt::testAndP(j);
+    return tp.empty() ? t : t + " (" + tp + ")";
 }
 } // namespace
 
@@ -103,6 +101,48 @@ std::string markdownReport(const Report& r, const RenderExtras& x)
     return out;
 }
 
+namespace {
+// "412345 ±1.2%": the side's mean with LKP's %stddev when it has runs.
+std::string sideCell(const MetricDelta& m, bool after)
+{
+    const std::string sp = fmt::spread(after ? m.after_runs : m.before_runs);
+    return fmt::figureValue(after ? m.value.after : m.value.before, m.unit) + (sp.empty() ? "" : " " + sp);
+}
+
+std::string figureCells(const MetricDelta& m)
+{
+    return sideCell(m, false) + " | " + sideCell(m, true) + " | " + fmt::change(m) + " | " +
+           verdictCell(m.judgement) + " |\n";
+}
+
+// Rank of a lock for "top changed": verdicts first, then the size of the change of its judged figure.
+int verdictRank(Verdict v)
+{
+    switch (v) {
+    case Verdict::Regressed: case Verdict::Improved: return 0;
+    case Verdict::OnlyAfter: case Verdict::OnlyBefore: case Verdict::Withheld: return 1;
+    default: return 2;
+    }
+}
+
+std::vector<const LockDelta*> topChangedLocks(const Comparison& c, size_t keep)
+{
+    std::vector<const LockDelta*> out;
+    for (const auto& l : c.locks)
+        if (!l.hidden && judgedMetric(l) && fmt::hasData(*judgedMetric(l)))
+            out.push_back(&l);
+    std::stable_sort(out.begin(), out.end(), [](const LockDelta* x, const LockDelta* y) {
+        const int rx = verdictRank(x->judgement.verdict), ry = verdictRank(y->judgement.verdict);
+        if (rx != ry)
+            return rx < ry;
+        return std::fabs(judgedMetric(*x)->value.delta()) > std::fabs(judgedMetric(*y)->value.delta());
+    });
+    if (out.size() > keep)
+        out.resize(keep);
+    return out;
+}
+} // namespace
+
 std::string markdownComparison(const Comparison& c, const RenderExtras& x)
 {
     const std::string b = label(c.before.meta, "baseline"), a = label(c.after.meta, "patched");
@@ -112,54 +152,44 @@ std::string markdownComparison(const Comparison& c, const RenderExtras& x)
            (c.after.meta.cpu_model.empty() ? "" : " (" + mdEscape(c.after.meta.cpu_model) + ")") + ".";
     if (!c.after.workload.command.empty())
         out += " Workload: " + code(cmdline(c.after.workload.command)) + ".";
-    out += "\n\n";
-    for (const auto& w : c.warnings)
-        out += "> **Warning:** " + mdEscape(w) + "\n";
-    if (!c.warnings.empty())
-        out += "\n";
-
-    out += "| | " + mdEscape(b) + " | " + mdEscape(a) + " | change |\n|---|---:|---:|---:|\n";
-    for (const auto& m : c.workload)
-        out += "| " + mdEscape(m.name) + " | " + fmt::number(m.value.before) + " | " + fmt::number(m.value.after) +
-               " | " + fmt::pct(m.value) + " |\n";
-    for (const auto& m : c.headline) {
-        std::string name = m.name == "cpu_lock_share" ? "CPU in lock functions" : m.name;
-        std::string change = fmt::pct(m.value);
-        if (m.unit == "%") {
-            char pp[32];
-            std::snprintf(pp, sizeof pp, "%+.2f pp", m.value.delta());
-            change = pp;
-        }
-        out += "| " + mdEscape(name) + " | " + fmt::metricValue(m.value.before, m.unit) + " | " +
-               fmt::metricValue(m.value.after, m.unit) + " | " + change + " |\n";
-    }
-    for (const auto& m : c.cpu_leaves) {
-        char pp[32];
-        std::snprintf(pp, sizeof pp, "%+.2f pp", m.value.delta());
-        out += "| CPU in " + code(m.name) + " | " + fmt::metricValue(m.value.before, "%") + " | " +
-               fmt::metricValue(m.value.after, "%") + " | " + pp + " |\n";
+    out += "\n" + mdEscape(varianceNote(c)) + "\n\n";
+    if (x.verbose) {
+        for (const auto& w : c.warnings)
+            out += "> **Warning:** " + mdEscape(w) + "\n";
+        if (!c.warnings.empty())
+            out += "\n";
     }
 
-    out += "\nTop locks by total wait (matched by key across the two kernels):\n\n"
-           "| lock | type | contended | total wait | avg wait | p99 wait | verdict |\n"
-           "|---|---|---:|---:|---:|---:|---|\n";
-    size_t shown = 0, hidden = 0;
-    for (const auto& l : c.locks) {
-        if (l.hidden) {
-            ++hidden;
-            continue;
-        }
-        if (shown++ == 15)
-            break;
-        out += "| " + code(l.key) + " | " + l.type + " | " + arrow(l.contentions, false) + " | " +
-               arrow(l.total_wait_ns, true) + " | " + arrow(l.avg_wait_ns, true) + " | " +
-               arrow(l.p99_wait_ns, true) + " | " + verdictCell(l.verdict, l.wait_test) + " |\n";
+    const std::string nb = " (n=" + std::to_string(c.runs_before) + ")", na = " (n=" + std::to_string(c.runs_after) + ")";
+    std::string rows;
+    for (const auto* group : {&c.workload, &c.headline})
+        for (const auto& m : *group)
+            if (fmt::hasData(m))
+                rows += "| " + mdEscape(fmt::figureName(m.name)) + " | " + figureCells(m);
+    if (x.verbose)
+        for (const auto& m : c.cpu_leaves)
+            if (fmt::hasData(m))
+                rows += "| CPU in " + code(m.name) + " | " + figureCells(m);
+    if (!rows.empty())
+        out += "| | " + mdEscape(b) + nb + " | " + mdEscape(a) + na + " | change | verdict |\n|---|---:|---:|---:|---|\n" +
+               rows;
+
+    const auto top = topChangedLocks(c, x.verbose ? 25 : 10);
+    if (!top.empty()) {
+        out += "\nTop changed locks (matched by key; " + fmt::lockBasisNote(c) + "):\n\n"
+               "| lock | figure | " + mdEscape(b) + " | " + mdEscape(a) + " | change | verdict |\n"
+               "|---|---|---:|---:|---:|---|\n";
+        for (const LockDelta* l : top)
+            out += "| " + code(l->key) + " | " + judgedMetric(*l)->name + " | " + figureCells(*judgedMetric(*l));
     }
-    if (hidden)
-        out += "\n" + std::to_string(hidden) + " locks changed by less than " + fmt::number(c.options.threshold_pct) +
-               "% and are not listed.\n";
+    if (!x.verbose) {
+        if (!c.warnings.empty())
+            out += "\n" + std::to_string(c.warnings.size()) + (c.warnings.size() == 1 ? " warning" : " warnings") +
+                   " about the captures: `lockscope compare --verbose` lists them.\n";
+        return out;
+    }
     if (!c.paths.empty()) {
-        out += "\nCall paths that gained or lost the most wait time:\n\n```\n";
+        out += "\nCall paths that gained or lost the most wait time (per run):\n\n```\n";
         size_t n = 0;
         for (const auto& p : c.paths) {
             if (n++ == 8)
@@ -169,15 +199,19 @@ std::string markdownComparison(const Comparison& c, const RenderExtras& x)
         out += "```\n";
     }
     if (!c.syscalls.empty()) {
-        out += "\n| syscall | calls | avg latency | p99 latency | verdict |\n|---|---:|---:|---:|---|\n";
+        out += "\n| syscall (mean latency) | " + mdEscape(b) + " | " + mdEscape(a) +
+               " | change | verdict |\n|---|---:|---:|---:|---|\n";
         for (const auto& s : c.syscalls)
-            out += "| " + code(s.name) + s.sampledNote() + " | " + arrow(s.calls, false) + " | " +
-                   arrow(s.avg_ns, true) + " | " +
-                   arrow(s.p99_ns, true) + " | " + verdictCell(s.verdict, s.test) + " |\n";
+            out += "| " + code(s.name) + s.sampledNote() + " | " + figureCells(s.avg_runs);
     }
-    out += "\nSignificance: chi-square test of homogeneity on the log2 wait histograms plus a Poisson "
-           "rate test on the counts (Bonferroni-combined, alpha " + fmt::number(c.options.alpha) +
-           ", changes under " + fmt::number(c.options.min_effect_pct) + "% are never significant).\n";
+    out += "\nMethod: " + (c.varianceKnown()
+                                ? std::string("Welch's t-test across runs, LKP-style range separation and an effect "
+                                              "floor must all hold for a verdict; ")
+                                : std::string("one run on a side, so verdicts come from event tests: chi-square "
+                                              "homogeneity on the log2 histograms plus a Poisson rate test on the "
+                                              "counts (Bonferroni-combined); ")) +
+           "alpha " + fmt::number(c.options.alpha) + ", changes under " + fmt::number(c.options.min_effect_pct) +
+           "% (" + fmt::number(c.options.min_effect_pp) + " points for percentages) are never significant.\n";
     out += scalingTable(x.scaling, true);
     return out;
 }

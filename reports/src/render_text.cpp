@@ -2,6 +2,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include <tuple>
+
+#include "format_runs.h"
 #include "format_util.h"
 #include "render_internal.h"
 
@@ -85,18 +88,39 @@ std::string probeList(const std::vector<ProbeStatus>& probes)
     return out;
 }
 
-std::string deltaCells(const Delta& d, bool time, size_t w)
+// One LKP-style row: figure, before (±CV), change, after (±CV), verdict with its test.
+std::string figureRow(const std::string& label, const MetricDelta& m, size_t labelW)
 {
-    auto v = [&](double x) { return time ? duration(x) : fmt::number(x); };
-    return padLeft(v(d.before), w) + padLeft(v(d.after), w) + padLeft(fmt::pct(d), 9);
+    return padRight("  " + fmt::truncate(label, labelW - 3), labelW) + padLeft(fmt::figureValue(m.value.before, m.unit), 14) +
+           padLeft(fmt::spread(m.before_runs), 8) + padLeft(fmt::change(m), 11) +
+           padLeft(fmt::figureValue(m.value.after, m.unit), 14) + padLeft(fmt::spread(m.after_runs), 8) + "   " +
+           fmt::verdictWithTest(m.judgement) + "\n";
 }
 
-std::string sigText(const Significance& s, Verdict v)
+std::string figureHeader(const char* first, size_t labelW)
 {
-    std::string t = toString(v);
-    if (v == Verdict::Improved || v == Verdict::Regressed || v == Verdict::NoSignificantChange)
-        t += " (p " + fmt::pValue(s.p_value) + ")";
-    return t;
+    return padRight(std::string("  ") + first, labelW) + padLeft("before", 14) + padLeft("±CV", 8) +
+           padLeft("change", 11) + padLeft("after", 14) + padLeft("±CV", 8) + "   verdict (test, p)\n";
+}
+
+std::string figureTable(const std::vector<MetricDelta>& rows, const char* title, const char* prefix = "")
+{
+    std::string out;
+    for (const auto& m : rows)
+        if (fmt::hasData(m))
+            out += figureRow(prefix + fmt::figureName(m.name), m, 34);
+    return out.empty() ? "" : std::string("\n") + title + "\n" + figureHeader("figure", 34) + out;
+}
+
+std::string pathLines(const std::vector<PathDelta>& paths, bool wait)
+{
+    std::string out;
+    for (const auto& p : paths) {
+        const Delta& d = wait ? p.wait_ns : p.hold_ns;
+        out += padLeft(fmt::signedDuration(d.delta()), 13) + padLeft(fmt::pct(d), 9) + "  " + fmt::pathText(p.frames) +
+               "\n";
+    }
+    return out;
 }
 } // namespace
 
@@ -171,87 +195,71 @@ std::string textReport(const Report& r, const RenderExtras& x)
 std::string textComparison(const Comparison& c, const RenderExtras& x)
 {
     std::string out = "lockscope compare\n  before: " + metaLine(c.before.meta) + "\n  after:  " +
-                      metaLine(c.after.meta) + "\n";
+                      metaLine(c.after.meta) + "\n" + varianceNote(c) + "\n";
     for (const auto& w : c.warnings)
         out += "WARNING: " + w + "\n";
 
-    auto metricRows = [&](const std::vector<MetricDelta>& rows, const char* title) {
-        if (rows.empty())
-            return;
-        out += std::string("\n") + title + "\n" + padRight("  figure", 34) + padLeft("before", 14) +
-               padLeft("after", 14) + padLeft("Δ%", 10) + "   verdict\n";
-        for (const auto& m : rows)
-            out += padRight("  " + m.name, 34) + padLeft(fmt::metricValue(m.value.before, m.unit), 14) +
-                   padLeft(fmt::metricValue(m.value.after, m.unit), 14) + padLeft(fmt::pct(m.value), 9) + "   " +
-                   toString(m.verdict) + "\n";
-    };
-    metricRows(c.workload, "workload");
-    metricRows(c.headline, "all locks");
-    metricRows(c.cpu_leaves, "share of CPU samples by leaf function");
+    out += figureTable(c.workload, "workload");
+    out += figureTable(c.headline, "all locks (per run)");
+    out += figureTable(c.cpu_leaves, "share of CPU samples by leaf function", "CPU in ");
 
-    out += "\nlocks (matched by key)\n" + padRight("  key", 34) + padLeft("type", 10) + padLeft("contended", 12) +
-           padLeft("", 10) + padLeft("", 9) + padLeft("total wait", 12) + padLeft("", 12) + padLeft("", 9) +
-           padLeft("avg wait", 12) + padLeft("", 12) + padLeft("", 9) + padLeft("p99 wait", 12) + padLeft("", 12) +
-           padLeft("", 9) + "   verdict\n";
+    // One row per lock on the figure it is judged by: total wait/s, or total hold/s without waits.
+    std::string lockRows;
     size_t hidden = 0;
     for (const auto& l : c.locks) {
-        if (l.hidden) {
-            ++hidden;
+        const MetricDelta* m = judgedMetric(l);
+        if (l.hidden || !m || !fmt::hasData(*m)) {
+            hidden += l.hidden;
             continue;
         }
-        out += padRight("  " + fmt::truncate(l.key, 31), 34) + padLeft(l.type, 10) +
-               deltaCells(l.contentions, false, 11) + deltaCells(l.total_wait_ns, true, 12) +
-               deltaCells(l.avg_wait_ns, true, 12) + deltaCells(l.p99_wait_ns, true, 12) + "   " +
-               sigText(l.wait_test, l.verdict) + "\n";
-        if (l.has_hold)
-            out += padRight("      hold", 44) + deltaCells(l.hold_count, false, 11) +
-                   deltaCells(l.total_hold_ns, true, 12) + deltaCells(l.avg_hold_ns, true, 12) +
-                   deltaCells(l.p99_hold_ns, true, 12) + "   hold " +
-                   (l.hold_test.significant ? "changed" : "unchanged") + " (p " + fmt::pValue(l.hold_test.p_value) +
-                   ")\n";
+        lockRows += figureRow(fmt::truncate(l.key, 31) + " " + m->name, *m, 48);
     }
+    if (!lockRows.empty())
+        out += "\nlocks (matched by key), " + fmt::lockBasisNote(c) + "\n" +
+               figureHeader("key and figure", 48) + lockRows;
     if (hidden)
         out += "  (" + std::to_string(hidden) + " locks changed less than --threshold " +
                fmt::number(c.options.threshold_pct) + "% and are hidden)\n";
 
     size_t shown = 0;
     for (const auto& l : c.locks) {
-        if (l.hidden || shown == 5)
+        if (l.hidden || shown == 5 || !judgedMetric(l) || !fmt::hasData(*judgedMetric(l)))
             continue;
         ++shown;
-        out += "\n=== " + l.key + " (" + l.type + "): " + toString(l.verdict) + " ===\n";
+        out += "\n=== " + l.key + " (" + l.type + "): " + fmt::verdictWithTest(l.judgement) + " ===\n";
+        if (!l.judgement.reason.empty())
+            out += "  " + l.judgement.reason + "\n";
+        out += figureHeader("figure", 34);
+        for (const auto& m : l.runs)
+            out += figureRow(m.name, m, 34);
         if (l.presence == Presence::Both)
-            out += "  chi-square " + fmt::number(std::round(l.wait_test.chi_square * 100) / 100) + " on " +
-                   std::to_string(l.wait_test.dof) + " dof (p " + fmt::pValue(l.wait_test.shape_p) +
-                   "), rate test p " + fmt::pValue(l.wait_test.rate_p) + "\n";
-        out += "wait time:\n" + fmt::textHistogramPair(l.wait_before, l.wait_after, "  ");
+            for (const auto& [what, has, t] : {std::tuple{"wait", l.has_wait, &l.wait_test},
+                                               std::tuple{"hold", l.has_hold, &l.hold_test}})
+                if (has)
+                    out += std::string("  supporting event test on ") + what + " (pooled runs): chi-square " +
+                           fmt::number(std::round(t->chi_square * 100) / 100) + " on " + std::to_string(t->dof) +
+                           " dof (p " + fmt::pValue(t->shape_p) + "), rate test p " + fmt::pValue(t->rate_p) + "\n";
+        if (l.has_wait)
+            out += "wait time:\n" + fmt::textHistogramPair(l.wait_before, l.wait_after, "  ");
         if (l.has_hold)
             out += "hold time:\n" + fmt::textHistogramPair(l.hold_before, l.hold_after, "  ");
-        if (!l.paths.empty()) {
-            out += "call paths that changed most (wait before → after):\n";
-            for (const auto& p : l.paths)
-                out += padLeft(fmt::signedDuration(p.wait_ns.delta()), 13) + padLeft(fmt::pct(p.wait_ns), 9) +
-                       "  " + fmt::pathText(p.frames) + "\n";
-        }
+        if (!l.paths.empty())
+            out += std::string("call paths that changed most (") + (l.has_wait ? "wait" : "hold") +
+                   " per run, before → after):\n" + pathLines(l.paths, l.has_wait);
     }
 
     if (!c.paths.empty()) {
-        out += "\ndifferential call paths, all locks (wait gained + / lost -)\n";
-        for (const auto& p : c.paths)
-            out += padLeft(fmt::signedDuration(p.wait_ns.delta()), 13) + padLeft(fmt::pct(p.wait_ns), 9) + "  " +
-                   fmt::pathText(p.frames) + "\n";
+        const bool wait = c.tree.nodes.empty() || c.tree.nodes[0].before_wait_ns + c.tree.nodes[0].after_wait_ns > 0;
+        out += std::string("\ndifferential call paths, all locks (") + (wait ? "wait" : "hold") +
+               " per run gained + / lost -)\n" + pathLines(c.paths, wait);
     }
 
     auto latency = [&](const std::vector<LatencyDelta>& rows, const char* title) {
         if (rows.empty())
             return;
-        out += std::string("\n") + title + "\n" + padRight("  name", 22) + padLeft("calls", 10) +
-               padLeft("", 10) + padLeft("", 9) + padLeft("avg", 12) + padLeft("", 12) + padLeft("", 9) +
-               padLeft("p99", 12) + padLeft("", 12) + padLeft("", 9) + "   verdict\n";
+        out += std::string("\n") + title + " (mean per call)\n" + figureHeader("name", 40);
         for (const auto& l : rows)
-            out += padRight("  " + l.name + l.sampledNote(), 22) + deltaCells(l.calls, false, 10) +
-                   deltaCells(l.avg_ns, true, 12) +
-                   deltaCells(l.p99_ns, true, 12) + "   " + sigText(l.test, l.verdict) + "\n";
+            out += figureRow(l.name + l.sampledNote(), l.avg_runs, 40);
     };
     latency(c.syscalls, "syscall latency");
     latency(c.functions, "function latency");

@@ -10,16 +10,9 @@ using namespace lockscope;
 using namespace lockscope::reports;
 using test::makeLock;
 using test::makeStack;
+using test::findLock;
 
 namespace {
-const LockDelta& find(const Comparison& c, const std::string& key)
-{
-    auto it = std::find_if(c.locks.begin(), c.locks.end(), [&](const LockDelta& l) { return l.key == key; });
-    if (it == c.locks.end())
-        throw std::runtime_error("no lock " + key);
-    return *it;
-}
-
 // Known answers: "hot" 10x better, "steady" unchanged with noise, "gone" only
 // before, "fresh" only after. Addresses and offsets differ between the two
 // "kernel builds", as they do for real.
@@ -49,9 +42,9 @@ TEST(Compare, TenTimesBetterIsASignificantImprovement)
 {
     auto [b, a] = knownPair();
     const Comparison c = compare(b, a);
-    const LockDelta& hot = find(c, "spinlock@hot");
+    const LockDelta& hot = findLock(c, "spinlock@hot");
     EXPECT_EQ(hot.presence, Presence::Both);
-    EXPECT_EQ(hot.verdict, Verdict::Improved);
+    EXPECT_EQ(hot.judgement.verdict, Verdict::Improved);
     EXPECT_TRUE(hot.wait_test.significant);
     EXPECT_LT(hot.wait_test.p_value, 1e-6);
     ASSERT_TRUE(hot.total_wait_ns.pct());
@@ -62,8 +55,8 @@ TEST(Compare, UnchangedWithNoiseIsNotSignificant)
 {
     auto [b, a] = knownPair();
     const Comparison c = compare(b, a); // find() returns a reference into it
-    const LockDelta& steady = find(c, "spinlock@steady");
-    EXPECT_EQ(steady.verdict, Verdict::NoSignificantChange);
+    const LockDelta& steady = findLock(c, "spinlock@steady");
+    EXPECT_EQ(steady.judgement.verdict, Verdict::NoSignificantChange);
     EXPECT_FALSE(steady.wait_test.significant);
     EXPECT_GT(steady.wait_test.p_value, 0.01);
 }
@@ -72,10 +65,10 @@ TEST(Compare, LocksOnOneSideOnly)
 {
     auto [b, a] = knownPair();
     const Comparison c = compare(b, a);
-    EXPECT_EQ(find(c, "spinlock@gone").verdict, Verdict::OnlyBefore);
-    EXPECT_EQ(find(c, "spinlock@gone").contentions.after, 0.0);
-    EXPECT_EQ(find(c, "spinlock@fresh").verdict, Verdict::OnlyAfter);
-    EXPECT_FALSE(find(c, "spinlock@fresh").total_wait_ns.pct());
+    EXPECT_EQ(findLock(c, "spinlock@gone").judgement.verdict, Verdict::OnlyBefore);
+    EXPECT_EQ(findLock(c, "spinlock@gone").contentions.after, 0.0);
+    EXPECT_EQ(findLock(c, "spinlock@fresh").judgement.verdict, Verdict::OnlyAfter);
+    EXPECT_FALSE(findLock(c, "spinlock@fresh").total_wait_ns.pct());
     EXPECT_EQ(c.locks.size(), 4u);
 }
 
@@ -84,7 +77,7 @@ TEST(Compare, MatchesByKeyAndFramesWithoutOffsets)
     auto [b, a] = knownPair();
     const Comparison c = compare(b, a);
     // One path, matched across builds even though stack ids, offsets and addresses differ.
-    const LockDelta& hot = find(c, "spinlock@hot");
+    const LockDelta& hot = findLock(c, "spinlock@hot");
     ASSERT_EQ(hot.paths.size(), 1u);
     EXPECT_GT(hot.paths[0].wait_ns.before, 0.0);
     EXPECT_GT(hot.paths[0].wait_ns.after, 0.0);
@@ -101,9 +94,9 @@ TEST(Compare, ThresholdHidesSmallChangesOnly)
     CompareOptions o;
     o.threshold_pct = 20;
     const Comparison c = compare(b, a, o);
-    EXPECT_TRUE(find(c, "spinlock@steady").hidden);
-    EXPECT_FALSE(find(c, "spinlock@hot").hidden);
-    EXPECT_FALSE(find(c, "spinlock@fresh").hidden);
+    EXPECT_TRUE(findLock(c, "spinlock@steady").hidden);
+    EXPECT_FALSE(findLock(c, "spinlock@hot").hidden);
+    EXPECT_FALSE(findLock(c, "spinlock@fresh").hidden);
 }
 
 TEST(Compare, FailIfWorseGate)
@@ -121,28 +114,42 @@ TEST(Compare, FailIfWorseGate)
 
 TEST(Compare, WorkloadAndCpuFigures)
 {
-    auto [b, a] = knownPair();
-    b.workload.results = {{"ops_per_sec", 1000.0}, {"threads", 8}, {"latency_ns", 500}};
-    a.workload.results = {{"ops_per_sec", 2500.0}, {"threads", 8}, {"latency_ns", 800}, {"only_after", 1}};
-    b.cpu.samples = a.cpu.samples = 10000;
-    b.cpu.lock_samples = 5000;
-    a.cpu.lock_samples = 500;
-    b.cpu.top_leaves = {{"queued_spin_lock_slowpath", "", 4500}};
-    a.cpu.top_leaves = {{"queued_spin_lock_slowpath", "", 400}};
-    const Comparison c = compare(b, a);
+    // Three runs per side with run-to-run noise: workload figures get run-based verdicts.
+    std::vector<Capture> bs, as;
+    for (int run = 0; run < 3; ++run) {
+        auto [b, a] = knownPair();
+        b.workload.results = {{"ops_per_sec", 1000.0 + run * 10}, {"threads", 8}, {"latency_ns", 500 - run * 5}};
+        a.workload.results = {{"ops_per_sec", 2500.0 - run * 20}, {"threads", 8}, {"latency_ns", 800 + run * 3},
+                              {"only_after", 1}};
+        b.cpu.samples = a.cpu.samples = 10000;
+        b.cpu.lock_samples = 5000 + uint64_t(run) * 50;
+        a.cpu.lock_samples = 500 + uint64_t(run) * 20;
+        b.cpu.top_leaves = {{"queued_spin_lock_slowpath", "", 4500 + uint64_t(run) * 40}};
+        a.cpu.top_leaves = {{"queued_spin_lock_slowpath", "", 400 + uint64_t(run) * 10}};
+        bs.push_back(b);
+        as.push_back(a);
+    }
+    const Comparison c = compareSets(bs, as);
     ASSERT_EQ(c.workload.size(), 3u);
     auto metric = [&](const std::vector<MetricDelta>& v, const std::string& n) {
         return *std::find_if(v.begin(), v.end(), [&](const MetricDelta& m) { return m.name == n; });
     };
-    EXPECT_EQ(metric(c.workload, "ops_per_sec").verdict, Verdict::Improved);
-    EXPECT_EQ(metric(c.workload, "latency_ns").verdict, Verdict::Regressed);
-    EXPECT_EQ(metric(c.workload, "threads").verdict, Verdict::NoSignificantChange);
+    EXPECT_EQ(metric(c.workload, "ops_per_sec").judgement.verdict, Verdict::Improved);
+    EXPECT_EQ(metric(c.workload, "ops_per_sec").judgement.test, TestKind::WelchRuns);
+    EXPECT_EQ(metric(c.workload, "latency_ns").judgement.verdict, Verdict::Regressed);
+    EXPECT_EQ(metric(c.workload, "threads").judgement.verdict, Verdict::NoSignificantChange);
     const MetricDelta share = metric(c.headline, "cpu_lock_share");
-    EXPECT_DOUBLE_EQ(share.value.before, 50.0);
-    EXPECT_DOUBLE_EQ(share.value.after, 5.0);
-    EXPECT_EQ(share.verdict, Verdict::Improved);
-    EXPECT_EQ(metric(c.cpu_leaves, "queued_spin_lock_slowpath").verdict, Verdict::Improved);
+    EXPECT_DOUBLE_EQ(share.value.before, 50.5);
+    EXPECT_DOUBLE_EQ(share.value.after, 5.2);
+    EXPECT_EQ(share.judgement.verdict, Verdict::Improved);
+    EXPECT_EQ(metric(c.cpu_leaves, "queued_spin_lock_slowpath").judgement.verdict, Verdict::Improved);
     EXPECT_FALSE(regressionsBeyond(c, 10).empty()) << "latency_ns got 60% worse";
+
+    // One run per side: the variance is unknown, so a workload figure gets no verdict at all.
+    const Comparison one = compare(bs[0], as[0]);
+    EXPECT_EQ(metric(one.workload, "ops_per_sec").judgement.verdict, Verdict::NoVerdict);
+    EXPECT_EQ(metric(one.workload, "ops_per_sec").judgement.test, TestKind::None);
+    EXPECT_EQ(metric(one.headline, "cpu_lock_share").judgement.test, TestKind::EventProportion);
 }
 
 TEST(Compare, WarnsWhenEitherSideLostEvents)
@@ -151,7 +158,9 @@ TEST(Compare, WarnsWhenEitherSideLostEvents)
     a.stats.lost = 42;
     const Comparison c = compare(b, a);
     EXPECT_NE(std::find_if(c.warnings.begin(), c.warnings.end(),
-                           [](const std::string& w) { return w.find("after (patched): 42 events lost") == 0; }),
+                           [](const std::string& w) {
+                               return w.find("after, of 0 events: 100.00% of events lost (42)") == 0;
+                           }),
               c.warnings.end());
 }
 
@@ -162,5 +171,5 @@ TEST(Compare, TooFewEventsIsInsufficientData)
     a.stacks.push_back(makeStack(1, {"x"}));
     b.locks.push_back(makeLock("l", 1, 3, 1000));
     a.locks.push_back(makeLock("l", 1, 2, 100000));
-    EXPECT_EQ(compare(b, a).locks[0].verdict, Verdict::InsufficientData);
+    EXPECT_EQ(compare(b, a).locks[0].judgement.verdict, Verdict::InsufficientData);
 }

@@ -166,7 +166,7 @@ TEST(ImportLockStat, ImportedCapturesCompare)
     const Importer* i = findImporter("lock-stat");
     const Comparison cmp = compare(i->read(text, "a"), i->read(patched, "b"));
     EXPECT_EQ(cmp.locks[0].key, "&sma->sem_perm.lock");
-    EXPECT_EQ(cmp.locks[0].verdict, Verdict::Improved);
+    EXPECT_EQ(cmp.locks[0].judgement.verdict, Verdict::Improved);
 }
 
 TEST(ImportLockStat, BadInputIsOneLine)

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <sys/wait.h>
 
 #include "sample_capture.h"
@@ -55,6 +56,14 @@ Lock makeLock(const std::string& key, uint32_t stack, uint64_t n, uint64_t wait_
     l.wait = site.wait;
     l.sites.push_back(site);
     return l;
+}
+
+const LockDelta& findLock(const Comparison& c, const std::string& key)
+{
+    for (const auto& l : c.locks)
+        if (l.key == key)
+            return l;
+    throw std::runtime_error("no lock " + key);
 }
 
 Stack makeStack(uint32_t id, std::initializer_list<const char*> frames, uint64_t offsetBase)

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "lockscope/capture/capture.h"
+#include "lockscope/reports/compare.h"
 
 namespace lockscope::reports::test {
 
@@ -16,6 +17,9 @@ void writeFile(const std::string& path, const std::string& text);
 // A lock with n waits of `wait_ns` each (plus an optional spread) on one stack.
 Lock makeLock(const std::string& key, uint32_t stack, uint64_t n, uint64_t wait_ns, uint64_t seed = 1);
 Stack makeStack(uint32_t id, std::initializer_list<const char*> innermostFirst, uint64_t offsetBase = 0);
+
+// The comparison row of a lock key; throws when there is none.
+const LockDelta& findLock(const Comparison& c, const std::string& key);
 
 // Runs a shell command, returns exit status; output captured in *out (stdout+stderr).
 int run(const std::string& cmd, std::string* out);

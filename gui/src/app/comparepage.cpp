@@ -81,7 +81,7 @@ QWidget* ComparePage::buildOverview()
     deltaView_ = new QTableView;
     deltaView_->setModel(deltaProxy_);
     deltaView_->setSortingEnabled(true);
-    deltaView_->sortByColumn(DeltaTableModel::WaitDelta, Qt::AscendingOrder);
+    deltaView_->sortByColumn(DeltaTableModel::Change, Qt::AscendingOrder);
     deltaView_->setSelectionBehavior(QAbstractItemView::SelectRows);
     deltaView_->setSelectionMode(QAbstractItemView::SingleSelection);
     deltaView_->verticalHeader()->hide();
@@ -205,6 +205,9 @@ void ComparePage::setComparison(std::shared_ptr<const reports::Comparison> compa
 {
     comparison_ = std::move(comparison);
     deltaModel_->setComparison(comparison_);
+    // Columns follow the data: no wait columns when no lock waited, no hold columns without holds.
+    for (int col = 0; col < DeltaTableModel::ColumnCount; ++col)
+        deltaView_->setColumnHidden(col, !deltaModel_->columnHasData(col));
     deltaView_->resizeColumnsToContents();
     headline_->setText(comparison_ ? QStringLiteral("<b>%1</b>").arg(headlineText(*comparison_).toHtmlEscaped())
                                    : QString());
@@ -222,9 +225,12 @@ void ComparePage::setComparison(std::shared_ptr<const reports::Comparison> compa
     // Open on the lock whose wait changed most, the row a reader looks for first.
     if (comparison_ && !comparison_->locks.empty()) {
         size_t best = 0;
+        // Wait when any lock waited, else hold: the figure the rows are judged on.
+        auto change = [](const reports::LockDelta& l) {
+            return std::abs(l.has_wait ? l.total_wait_ns.delta() : l.total_hold_ns.delta());
+        };
         for (size_t i = 1; i < comparison_->locks.size(); ++i) {
-            if (std::abs(comparison_->locks[i].total_wait_ns.delta()) >
-                std::abs(comparison_->locks[best].total_wait_ns.delta()))
+            if (change(comparison_->locks[i]) > change(comparison_->locks[best]))
                 best = i;
         }
         selectLock(static_cast<int>(best));

@@ -75,19 +75,23 @@ QString warningsHtml(const std::vector<std::string>& warnings)
 
 QString metricValue(double v, const std::string& unit)
 {
-    if (unit == "ns")
-        return formatNs(static_cast<uint64_t>(std::max(0.0, v)));
-    if (unit == "%")
-        return QString::number(v, 'f', 2) + QStringLiteral(" %");
-    QString s = std::fabs(v) >= 100 || v == std::floor(v) ? formatCount(static_cast<uint64_t>(std::llround(std::fabs(v))))
-                                                          : QString::number(std::fabs(v), 'g', 4);
-    if (v < 0)
-        s.prepend(QChar(0x2212));
-    return unit.empty() ? s : s + QLatin1Char(' ') + QString::fromStdString(unit);
+    return formatFigure(v, unit);
 }
 
-QString pctText(const reports::Delta& d)
+// "1.25 ms ± 3.1 %" with runs, the mean alone with one run.
+QString sideValue(const reports::MetricDelta& m, bool after)
 {
+    const reports::RunSummary& r = after ? m.after_runs : m.before_runs;
+    const QString v = metricValue(after ? m.value.after : m.value.before, m.unit);
+    return r.n < 2 ? v : v + QStringLiteral(" ±%1 %").arg(QString::number(r.coeffVarPct(), 'f', 1));
+}
+
+QString pctText(const reports::MetricDelta& m)
+{
+    if (m.isPercent())
+        return (m.value.delta() >= 0 ? QStringLiteral("+") : QString()) + QString::number(m.value.delta(), 'f', 2) +
+               QStringLiteral(" pp");
+    const reports::Delta& d = m.value;
     const auto p = d.pct();
     if (!p)
         return d.after > 0 ? QStringLiteral("new") : QStringLiteral("–");
@@ -96,13 +100,15 @@ QString pctText(const reports::Delta& d)
 
 QString metricsTable(const std::vector<reports::MetricDelta>& metrics)
 {
-    QString h = QStringLiteral("<table cellspacing=0 cellpadding=3 border=1><tr><th>figure</th><th>before</th>"
-                               "<th>after</th><th>Δ%</th><th>verdict</th></tr>");
+    QString h = QStringLiteral("<table cellspacing=0 cellpadding=3 border=1><tr><th>figure</th><th>before (±CV)</th>"
+                               "<th>after (±CV)</th><th>change</th><th>verdict (test, p)</th></tr>");
     for (const auto& m : metrics) {
+        if (m.value.before == 0.0 && m.value.after == 0.0)
+            continue;
         h += QStringLiteral("<tr><td>%1</td><td align=right>%2</td><td align=right>%3</td>"
                             "<td align=right style='color:%5'><b>%4</b></td><td style='color:%5'>%6</td></tr>")
-                 .arg(esc(m.name), metricValue(m.value.before, m.unit), metricValue(m.value.after, m.unit),
-                      pctText(m.value), verdictColor(m.verdict), QString::fromUtf8(reports::toString(m.verdict)));
+                 .arg(esc(m.name), sideValue(m, false), sideValue(m, true), pctText(m),
+                      verdictColor(m.judgement.verdict), esc(judgementText(m.judgement).toStdString()));
     }
     return h + QStringLiteral("</table>");
 }
@@ -188,6 +194,7 @@ QString compareSummaryHtml(const reports::Comparison& c)
         h += QStringLiteral("<h3>Workload results</h3>") + metricsTable(c.workload);
     if (!c.cpu_leaves.empty())
         h += QStringLiteral("<h3>CPU share of hot leaves</h3>") + metricsTable(c.cpu_leaves);
+    h += QStringLiteral("<p>%1</p>").arg(esc(reports::varianceNote(c)));
     h += QStringLiteral("<h3>Warnings</h3>") + warningsHtml(c.warnings);
     h += QStringLiteral("<table width=100%><tr><td valign=top><h3>Probes before</h3>%1</td>"
                         "<td valign=top><h3>Probes after</h3>%2</td></tr></table>")
@@ -200,7 +207,7 @@ QString headlineText(const reports::Comparison& c)
     QStringList parts;
     auto add = [&parts](const reports::MetricDelta& m, const QString& label) {
         parts << label + QStringLiteral(" ") + metricValue(m.value.before, m.unit) + QStringLiteral(" → ") +
-                     metricValue(m.value.after, m.unit) + QStringLiteral(" (") + pctText(m.value) +
+                     metricValue(m.value.after, m.unit) + QStringLiteral(" (") + pctText(m) +
                      QLatin1Char(')');
     };
     // Throughput first, as patch descriptions quote it, then the lock figures.
@@ -211,7 +218,8 @@ QString headlineText(const reports::Comparison& c)
             add(m, name);
     }
     static const std::pair<const char*, const char*> lockFigures[] = {
-        {"cpu_lock_share", "CPU in locks"}, {"total_wait", "total wait"}, {"contentions", "contentions"}};
+        {"cpu_lock_share", "CPU in locks"}, {"total wait/s", "total wait"}, {"total hold/s", "total hold"},
+        {"contentions/s", "contentions"}};
     for (const auto& [key, label] : lockFigures) {
         for (const auto& m : c.headline) {
             if (m.name == key)

@@ -51,8 +51,28 @@ QString DeltaTableModel::verdictLabel(reports::Verdict v)
         return QStringLiteral("only before");
     case reports::Verdict::OnlyAfter:
         return QStringLiteral("only after");
+    case reports::Verdict::Withheld:
+        return QStringLiteral("withheld");
+    case reports::Verdict::NoVerdict:
+        return QStringLiteral("no verdict");
     }
     return {};
+}
+
+bool DeltaTableModel::columnHasData(int column) const
+{
+    if (!comparison_)
+        return true;
+    bool wait = false, hold = false;
+    for (const auto& l : comparison_->locks) {
+        wait = wait || l.has_wait;
+        hold = hold || l.has_hold;
+    }
+    if (column >= ContentionsBefore && column <= MaxWaitPct)
+        return wait;
+    if (column >= HoldsBefore && column <= AvgHoldPct)
+        return hold;
+    return true;
 }
 
 QColor DeltaTableModel::verdictTint(reports::Verdict v)
@@ -99,7 +119,7 @@ QVariant count(double v, bool display)
     return display ? QVariant(formatCount(static_cast<uint64_t>(std::max(0.0, v)))) : QVariant(v);
 }
 
-QString testTip(const reports::Significance& s)
+QString eventTestTip(const reports::Significance& s)
 {
     return QStringLiteral("p = %1 (distribution shape p = %2, χ² = %3 with %4 dof; event rate p = %5)%6")
         .arg(QString::number(s.p_value, 'g', 3), QString::number(s.shape_p, 'g', 3),
@@ -107,6 +127,30 @@ QString testTip(const reports::Significance& s)
         .arg(s.dof)
         .arg(QString::number(s.rate_p, 'g', 3),
              s.significant ? QStringLiteral(" — significant") : QStringLiteral(" — not significant"));
+}
+QVariant figure(const reports::MetricDelta* m, bool after, bool display)
+{
+    if (!m)
+        return display ? QVariant(QStringLiteral("–")) : QVariant(0.0);
+    const double v = after ? m->value.after : m->value.before;
+    if (!display)
+        return v;
+    const reports::RunSummary& r = after ? m->after_runs : m->before_runs;
+    const QString text = formatFigure(v, m->unit);
+    return r.n < 2 ? text : text + QStringLiteral(" ±%1 %").arg(QString::number(r.coeffVarPct(), 'f', 1));
+}
+
+// The verdict's own test and p-value, then the pooled event tests as supporting evidence.
+QString verdictTip(const LockDelta& l)
+{
+    QString t = judgementText(l.judgement);
+    if (l.presence == reports::Presence::Both) {
+        if (l.has_wait)
+            t += QStringLiteral("\nsupporting event test on waits: ") + eventTestTip(l.wait_test);
+        if (l.has_hold)
+            t += QStringLiteral("\nsupporting event test on holds: ") + eventTestTip(l.hold_test);
+    }
+    return t;
 }
 } // namespace
 
@@ -119,15 +163,14 @@ QVariant DeltaTableModel::data(const QModelIndex& index, int role) const
     if (role == LockIndexRole)
         return index.row();
     if (role == Qt::BackgroundRole) {
-        const QColor tint = verdictTint(l.verdict);
+        const QColor tint = verdictTint(l.judgement.verdict);
         return tint.isValid() ? QVariant(tint) : QVariant();
     }
     if (role == Qt::TextAlignmentRole)
         return col <= Outcome ? QVariant() : QVariant(Qt::AlignRight | Qt::AlignVCenter);
     if (role == Qt::ToolTipRole) {
-        if (col == Outcome || col == PValue || col == WaitPct)
-            return QStringLiteral("wait: ") + testTip(l.wait_test) +
-                   (l.has_hold ? QStringLiteral("\nhold: ") + testTip(l.hold_test) : QString());
+        if (col == Outcome || col == PValue || col == Test || col == Change)
+            return verdictTip(l);
         if (col == Key)
             return QString::fromStdString(l.key);
         return {};
@@ -135,13 +178,25 @@ QVariant DeltaTableModel::data(const QModelIndex& index, int role) const
     if (role != Qt::DisplayRole && role != SortRole)
         return {};
     const bool display = role == Qt::DisplayRole;
+    const reports::MetricDelta* judged = reports::judgedMetric(l);
     switch (col) {
     case Key:
         return QString::fromStdString(l.key);
     case Type:
         return QString::fromStdString(l.type);
     case Outcome:
-        return display ? QVariant(verdictLabel(l.verdict)) : QVariant(static_cast<int>(l.verdict));
+        return display ? QVariant(verdictLabel(l.judgement.verdict)) : QVariant(static_cast<int>(l.judgement.verdict));
+    case Figure:
+        return QString::fromStdString(l.judgement.basis);
+    case Before:
+        return figure(judged, false, display);
+    case After:
+        return figure(judged, true, display);
+    case Change:
+        return judged ? pct(judged->value, display) : QVariant(display ? QStringLiteral("–") : QVariant(0.0));
+    case Test:
+        return l.judgement.test == reports::TestKind::None ? QStringLiteral("–")
+                                                            : QString::fromUtf8(reports::toString(l.judgement.test));
     case ContentionsBefore:
         return count(l.contentions.before, display);
     case ContentionsAfter:
@@ -162,10 +217,23 @@ QVariant DeltaTableModel::data(const QModelIndex& index, int role) const
         return pct(l.p99_wait_ns, display);
     case MaxWaitPct:
         return pct(l.max_wait_ns, display);
+    case HoldsBefore:
+        return count(l.hold_count.before, display);
+    case HoldsAfter:
+        return count(l.hold_count.after, display);
+    case HoldBefore:
+        return ns(l.total_hold_ns.before, display);
+    case HoldAfter:
+        return ns(l.total_hold_ns.after, display);
     case HoldPct:
         return l.has_hold ? pct(l.total_hold_ns, display) : QVariant(display ? QStringLiteral("–") : QVariant(0.0));
+    case AvgHoldPct:
+        return l.has_hold ? pct(l.avg_hold_ns, display) : QVariant(display ? QStringLiteral("–") : QVariant(0.0));
     case PValue:
-        return display ? QVariant(QString::number(l.wait_test.p_value, 'g', 2)) : QVariant(l.wait_test.p_value);
+        // The verdict's own test's p-value; none when no test ran (presence, too few events, one run).
+        if (!l.judgement.p_value)
+            return display ? QVariant(QStringLiteral("–")) : QVariant(2.0);
+        return display ? QVariant(QString::number(*l.judgement.p_value, 'g', 2)) : QVariant(*l.judgement.p_value);
     default:
         return {};
     }
@@ -174,13 +242,22 @@ QVariant DeltaTableModel::data(const QModelIndex& index, int role) const
 QVariant DeltaTableModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
     static const char* const names[ColumnCount] = {
-        "Lock", "Type", "Verdict", "Contentions A", "Contentions B", "Contentions Δ%", "Wait A", "Wait B",
-        "Wait Δ", "Wait Δ%", "Avg wait Δ%", "p99 wait Δ%", "Max wait Δ%", "Hold Δ%", "p"};
+        "Lock", "Type", "Verdict", "Judged on", "A", "B", "Δ%", "Test", "p", "Contentions A", "Contentions B",
+        "Contentions Δ%", "Wait A", "Wait B", "Wait Δ", "Wait Δ%", "Avg wait Δ%", "p99 wait Δ%", "Max wait Δ%",
+        "Holds A", "Holds B", "Hold A", "Hold B", "Hold Δ%", "Avg hold Δ%"};
     static const char* const tips[ColumnCount] = {
         "Lock key, matched across the two kernel builds by symbol or <type>@<caller>, never by address",
         "Lock type (after's, else before's)",
-        "The comparison engine's verdict on the wait time: significant change in either direction, no "
-        "significant change, too few events, or a lock seen on one side only",
+        "The comparison engine's verdict on the judged figure (total wait/s, or total hold/s for a lock without "
+        "waits): significant change in either direction, no significant change, withheld (the sides lost different "
+        "shares of data), too few events, or a lock seen on one side only; the tooltip names the test",
+        "The figure the verdict is on: total wait/s, or total hold/s when the lock has no waits",
+        "Mean of the judged figure over the baseline (A) runs, ± coefficient of variation with two or more runs",
+        "Mean of the judged figure over the patched (B) runs, ± coefficient of variation with two or more runs",
+        "(B − A) / A of the judged figure's means",
+        "The test that produced the verdict: Welch's t across runs (with range separation and the effect floor) "
+        "with two or more runs per side, else the event tests on the pooled histograms",
+        "The p-value of the test in the Test column (the verdict's own test); “–” when no test ran",
         "Contended acquisitions in the baseline (A)",
         "Contended acquisitions in the patched capture (B)",
         "(B − A) / A of the contention count; “new” when A had none",
@@ -191,9 +268,12 @@ QVariant DeltaTableModel::headerData(int section, Qt::Orientation orientation, i
         "(B − A) / A of the mean wait",
         "(B − A) / A of the 99th percentile wait (estimated from log2 histograms)",
         "(B − A) / A of the longest wait",
+        "Holds in the baseline (A), per run",
+        "Holds in the patched capture (B), per run",
+        "Total hold time in the baseline (A), per run",
+        "Total hold time in the patched capture (B), per run",
         "(B − A) / A of the total hold time, “–” without hold data",
-        "Combined p-value of the histogram-shape (χ²) and event-rate (Poisson) tests on the waits; "
-        "significant needs p below α and a change above the effect floor"};
+        "(B − A) / A of the mean hold time, “–” without hold data"};
     return columnHeader(names, tips, section, orientation, role);
 }
 

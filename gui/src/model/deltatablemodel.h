@@ -12,6 +12,9 @@ namespace lockscope::gui {
 // The per-lock rows of a reports::Comparison. Every figure, percentage and
 // verdict comes from the comparison engine; this model only presents them,
 // tints rows by verdict and explains each column in its header tooltip.
+// The verdict, its test and its p-value come from one Judgement, so no row
+// shows a verdict beside another test's p-value; wait and hold columns are
+// reported empty (columnHasData) when no lock has that kind of data.
 class DeltaTableModel final : public QAbstractTableModel {
     Q_OBJECT
 public:
@@ -19,6 +22,12 @@ public:
         Key,
         Type,
         Outcome,
+        Figure,       // the judged figure: total wait/s, or total hold/s without waits
+        Before,       // its mean over the baseline runs (± CV with runs)
+        After,
+        Change,       // Δ% of the means
+        Test,         // the test that gave the verdict
+        PValue,       // that test's p-value
         ContentionsBefore,
         ContentionsAfter,
         ContentionsPct,
@@ -29,8 +38,12 @@ public:
         AvgWaitPct,
         P99WaitPct,
         MaxWaitPct,
+        HoldsBefore,
+        HoldsAfter,
+        HoldBefore,
+        HoldAfter,
         HoldPct,
-        PValue,
+        AvgHoldPct,
         ColumnCount
     };
 
@@ -43,6 +56,9 @@ public:
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+    // False for wait columns when no lock has waits, hold columns when none has holds.
+    bool columnHasData(int column) const;
 
     static QString verdictLabel(reports::Verdict v);
     static QColor verdictTint(reports::Verdict v);

@@ -63,17 +63,17 @@ QVariant LatencyDeltaModel::data(const QModelIndex& index, int role) const
     if (role == EntryIndexRole)
         return index.row();
     if (role == Qt::BackgroundRole) {
-        const QColor tint = DeltaTableModel::verdictTint(d.verdict);
+        const QColor tint = DeltaTableModel::verdictTint(d.avg_runs.judgement.verdict);
         return tint.isValid() ? QVariant(tint) : QVariant();
     }
     if (role == Qt::TextAlignmentRole)
         return col <= Outcome ? QVariant() : QVariant(Qt::AlignRight | Qt::AlignVCenter);
     if (role == Qt::ToolTipRole && (col == Outcome || col == MeanRatio))
-        // The engine tests the distribution's shape only: per-call latency is what a syscall patch changes.
-        return QStringLiteral("p = %1 (χ² on the latency distributions, %2 dof)%3")
-            .arg(QString::number(d.test.p_value, 'g', 3))
-            .arg(d.test.dof)
-            .arg(d.test.significant ? QStringLiteral(" — significant") : QStringLiteral(" — not significant"));
+        // The verdict's own test, then the shape test on the pooled calls as supporting evidence.
+        return judgementText(d.avg_runs.judgement) +
+               QStringLiteral("\nsupporting: χ² on the pooled latency distributions p = %1, %2 dof")
+                   .arg(QString::number(d.test.p_value, 'g', 3))
+                   .arg(d.test.dof);
     if (role != Qt::DisplayRole && role != SortRole)
         return {};
     const bool display = role == Qt::DisplayRole;
@@ -97,7 +97,8 @@ QVariant LatencyDeltaModel::data(const QModelIndex& index, int role) const
     case Name:
         return QString::fromStdString(display ? d.name + d.sampledNote() : d.name);
     case Outcome:
-        return display ? QVariant(DeltaTableModel::verdictLabel(d.verdict)) : QVariant(static_cast<int>(d.verdict));
+        return display ? QVariant(DeltaTableModel::verdictLabel(d.avg_runs.judgement.verdict))
+                       : QVariant(static_cast<int>(d.avg_runs.judgement.verdict));
     case CallsBefore:
         return count(hasBefore, d.calls.before);
     case MeanBefore:
@@ -128,7 +129,8 @@ QVariant LatencyDeltaModel::headerData(int section, Qt::Orientation orientation,
     static const char* const tips[ColumnCount] = {
         "syscall or kernel function",
         "Matched by name across the two captures",
-        "The comparison engine's verdict on the latency distribution: significant change either way, no "
+        "The comparison engine's verdict on the mean latency (Welch's t across runs with two or more runs per side, "
+        "else χ² on the pooled calls; the tooltip names the test): significant change either way, no "
         "significant change, too few calls, or an entry on one side only",
         "Calls in the baseline (A); estimated from the timed calls when only 1 in N was timed and not counted",
         "Mean latency in the baseline (A)",

@@ -64,4 +64,34 @@ QString fromStd(const std::string& s)
     return QString::fromStdString(s);
 }
 
+QString formatFigure(double v, const std::string& unit)
+{
+    if (unit == "ns")
+        return formatNs(static_cast<uint64_t>(std::max(0.0, v)));
+    if (unit == "ns/s")
+        return formatNs(static_cast<uint64_t>(std::max(0.0, v))) + QStringLiteral("/s");
+    if (unit == "%")
+        return QString::number(v, 'f', 2) + QStringLiteral(" %");
+    QString s = std::fabs(v) >= 100 || v == std::floor(v) ? formatCount(static_cast<uint64_t>(std::llround(std::fabs(v))))
+                                                          : QString::number(std::fabs(v), 'g', 4);
+    if (v < 0)
+        s.prepend(QChar(0x2212));
+    if (unit == "/s")
+        return s + QStringLiteral("/s");
+    return unit.empty() ? s : s + QLatin1Char(' ') + QString::fromStdString(unit);
+}
+
+QString judgementText(const reports::Judgement& j)
+{
+    QString t = QString::fromUtf8(reports::toString(j.verdict));
+    if (j.test != reports::TestKind::None && j.p_value)
+        t += QStringLiteral(" — %1, p = %2").arg(QString::fromUtf8(reports::toString(j.test)),
+                                                 QString::number(*j.p_value, 'g', 3));
+    if (!j.basis.empty())
+        t += QStringLiteral(" (on %1)").arg(QString::fromStdString(j.basis));
+    if (!j.reason.empty())
+        t += QStringLiteral("\n") + QString::fromStdString(j.reason);
+    return t;
+}
+
 } // namespace lockscope::gui

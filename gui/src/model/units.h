@@ -5,6 +5,8 @@
 
 #include <QString>
 
+#include "lockscope/reports/compare.h"
+
 namespace lockscope::gui {
 
 // Human-readable durations with three significant digits ("812 ns",
@@ -16,5 +18,10 @@ QString formatPercent(double fraction);
 // Short label of a log2 histogram bucket's lower bound ("512 ns", "2 µs").
 QString bucketLabel(unsigned bucket);
 QString fromStd(const std::string& s);
+// A comparison figure in its unit: "ns" durations, "ns/s" durations per
+// second, "/s" rates, "%" percentages, else a plain number with the unit.
+QString formatFigure(double v, const std::string& unit);
+// The verdict with the test that produced it and its p-value, for tooltips and cells.
+QString judgementText(const reports::Judgement& j);
 
 } // namespace lockscope::gui

@@ -9,11 +9,20 @@
 
 #include "lockscope/capture/capture.h"
 #include "lockscope/capture/histogram.h"
+#include "lockscope/reports/run_stats.h"
 
-// The A/B comparison engine: one baseline capture against one patched capture,
-// usually from two kernel builds. Shared by the CLI renderers and the GUI, so
-// the result is plain values that own their data (no pointers into the
-// captures): it stays valid after the captures are gone.
+// The A/B comparison engine: a set of baseline captures (repeated runs,
+// usually of one kernel build) against a set of patched captures. One
+// capture per side is the n = 1 case of the same model. Shared by the CLI
+// renderers and the GUI, so the result is plain values that own their data
+// (no pointers into the captures): it stays valid after the captures are gone.
+//
+// Two kinds of evidence: run statistics (each capture is one sample of a
+// figure; Welch's t across runs, LKP's range separation, an effect floor),
+// which give the verdicts whenever both sides have >= 2 runs; and event
+// tests on the pooled histograms (significance.h), which treat each event as
+// a sample and so overstate significance — supporting evidence, and the
+// verdict's basis only when a side has a single run (said plainly).
 //
 // Locks are matched by Lock::key only, never by address (addresses differ
 // between builds); stack frames are matched by (function, module) without
@@ -37,8 +46,31 @@ enum class Verdict {
     InsufficientData,     // too few events on a side to say anything
     OnlyBefore,           // the lock (or figure) exists in the baseline only
     OnlyAfter,            // ... in the patched capture only
+    Withheld,             // a test ran but the sides are not comparable (Judgement::reason says why)
+    NoVerdict,            // not judged: one run on a side, or no better/worse direction (reason says which)
 };
 const char* toString(Verdict v) noexcept;
+
+// The test a verdict came from.
+enum class TestKind {
+    None,              // no test ran (presence, too few events, one run without an event test)
+    WelchRuns,         // Welch's t across runs + range separation + effect floor
+    EventHistograms,   // chi-square shape + Poisson rate on pooled events (one run per side)
+    EventProportion,   // two-proportion z-test on pooled samples (CPU shares, one run per side)
+    EventShape,        // chi-square shape on pooled calls (syscall latency, one run per side)
+};
+const char* toString(TestKind t) noexcept;
+
+// A verdict with the test that produced it and that test's p-value, so a
+// renderer can never show a verdict beside another test's p-value.
+struct Judgement {
+    Verdict verdict = Verdict::NoSignificantChange;
+    TestKind test = TestKind::None;
+    std::optional<double> p_value;  // of `test`; absent when no test ran
+    std::string basis;              // the figure judged, e.g. "wait/s" or "hold/s"
+    std::string reason;             // why withheld / insufficient, or the single-run caveat; "" otherwise
+    bool operator==(const Judgement&) const = default;
+};
 
 // Result of the two-sample test on a pair of log2 histograms plus event
 // counts. See significance.h for the tests and why they were chosen.
@@ -64,6 +96,22 @@ struct PathDelta {
     bool operator==(const PathDelta&) const = default;
 };
 
+// A named figure measured once per run on both sides: workload results, CPU
+// share, a lock's wait/s. value holds the two sides' means (for n = 1 the
+// values themselves); the change is in % except for figures that are already
+// percentages (unit "%"), whose change is in percentage points.
+struct MetricDelta {
+    std::string name;             // "ops_per_sec", "cpu_lock_share", "wait/s", ...
+    std::string unit;             // "ns", "ns/s", "/s", "%", "" ...
+    Delta value;
+    bool higher_is_better = false;
+    RunSummary before_runs, after_runs;
+    std::optional<RunTest> runs_test;  // when both sides have >= 2 runs
+    Judgement judgement;
+    bool isPercent() const noexcept { return unit == "%"; }
+    bool operator==(const MetricDelta&) const = default;
+};
+
 struct LockDelta {
     std::string key;
     std::string type;             // after's type, else before's
@@ -78,24 +126,20 @@ struct LockDelta {
     Delta total_hold_ns;
     Delta avg_hold_ns;
     Delta p99_hold_ns;
+    bool has_wait = false;        // wait data on at least one side
     bool has_hold = false;        // hold data on at least one side
-    Significance wait_test;
+    Significance wait_test;       // event tests on the pooled histograms (supporting evidence)
     Significance hold_test;
-    Verdict verdict = Verdict::NoSignificantChange;  // on wait (hold when there is no wait data)
-    bool hidden = false;          // |Δ% total wait| below CompareOptions::threshold_pct
+    // On wait/s when the lock has waits, else on hold/s.
+    Judgement judgement;
+    // Per-run figures: wait/s, contentions/s, mean and p99 wait when has_wait;
+    // hold/s, holds/s, mean and p99 hold when has_hold. Rates are per second
+    // of capture (per run when a capture has no duration).
+    std::vector<MetricDelta> runs;
+    bool hidden = false;          // |Δ%| of the judged figure below CompareOptions::threshold_pct
     Log2Hist wait_before, wait_after, hold_before, hold_after;  // for overlays
     std::vector<PathDelta> paths; // most changed call paths, by |Δ wait| descending
     bool operator==(const LockDelta&) const = default;
-};
-
-// A named scalar figure: workload results, CPU share, totals.
-struct MetricDelta {
-    std::string name;             // "ops_per_sec", "cpu.lock_share", "total_wait_ns", ...
-    std::string unit;             // "ns", "%", "ops/s", "" ...
-    Delta value;
-    bool higher_is_better = false;
-    Verdict verdict = Verdict::NoSignificantChange;
-    bool operator==(const MetricDelta&) const = default;
 };
 
 struct LatencyDelta {
@@ -105,9 +149,9 @@ struct LatencyDelta {
     Delta avg_ns;
     Delta p99_ns;
     Delta errors;
-    Significance test;
-    Verdict verdict = Verdict::NoSignificantChange;
-    Log2Hist before, after;       // timed calls only
+    Significance test;            // chi-square shape on the pooled calls (supporting evidence)
+    MetricDelta avg_runs;         // mean latency per run; its judgement is the row's verdict
+    Log2Hist before, after;       // timed calls only, pooled
     uint32_t sample_before = 1;   // 1 in N calls timed on each side
     uint32_t sample_after = 1;
     bool operator==(const LatencyDelta&) const = default;
@@ -135,6 +179,7 @@ struct DiffTree {
     bool operator==(const DiffTree&) const = default;
 };
 
+// One side's first capture (meta, workload, probes) with stats summed over its runs.
 struct Side {
     Meta meta;
     Stats stats;
@@ -143,33 +188,70 @@ struct Side {
     bool operator==(const Side&) const = default;
 };
 
+// Shares of a side's data that were lost or are estimates, summed over its runs.
+struct DataQuality {
+    uint64_t events = 0, lost = 0, stack_failures = 0, waits = 0, waits_untimed = 0;
+    double lostPct() const noexcept;           // lost / (events + lost)
+    double stackFailurePct() const noexcept;   // stack failures / events
+    double untimedPct() const noexcept;        // untimed waits / waits
+    bool operator==(const DataQuality&) const = default;
+};
+
+enum class CompareSort { Wait, Hold, Change };
+
 struct CompareOptions {
-    double alpha = 0.01;          // significance level of the combined test
-    double min_effect_pct = 5.0;  // smaller changes are never "significant" (noise floor)
-    double threshold_pct = 0.0;   // hide rows whose |Δ% total wait| is below this (--threshold)
+    double alpha = 0.01;          // significance level of every test
+    // Smaller changes are never "significant": 5% like LKP's 1.05 ratio;
+    // for figures that are percentages, min_effect_pp percentage points.
+    double min_effect_pct = 5.0;
+    double min_effect_pp = 1.0;
+    // Verdicts are withheld when the two sides' shares of lost events,
+    // failed stacks or untimed waits differ by more than this many points.
+    double max_loss_gap_pp = 5.0;
+    double threshold_pct = 0.0;   // hide rows whose |Δ%| of the judged figure is below this (--threshold)
+    CompareSort sort = CompareSort::Wait; // locks by max total wait (then hold), by max total hold, or by |Δ%|
     uint64_t min_events = 10;     // fewer events on both sides → InsufficientData
     size_t paths_per_lock = 5;    // PathDelta rows kept per lock
     size_t top_paths = 20;        // Comparison::paths rows kept
+    bool operator==(const CompareOptions&) const = default;
 };
 
 struct Comparison {
     Side before, after;
+    size_t runs_before = 1, runs_after = 1;
+    DataQuality quality_before, quality_after;
     std::vector<std::string> warnings;   // lost events, version/kernel mismatches, skipped probes...
-    std::vector<MetricDelta> headline;   // total contentions, total wait, avg wait, hold, CPU lock share
+    // Over all locks, per run: contentions/s, wait/s, mean and p99 wait when
+    // any side has waits; holds/s, hold/s, mean hold when any has holds; CPU lock share.
+    std::vector<MetricDelta> headline;
     std::vector<MetricDelta> workload;   // every numeric workload result present on both sides
     std::vector<MetricDelta> cpu_leaves; // share of CPU samples per hot leaf (e.g. _raw_spin_lock), in %
-    std::vector<LockDelta> locks;        // by max(before, after) total wait, descending
+    std::vector<LockDelta> locks;        // ordered by CompareOptions::sort
     std::vector<LatencyDelta> syscalls;
     std::vector<LatencyDelta> functions;
     std::vector<PathDelta> paths;        // all locks' stacks that gained/lost the most wait
     DiffTree tree;
     CompareOptions options;
+    bool varianceKnown() const noexcept { return runs_before >= 2 && runs_after >= 2; }
     bool operator==(const Comparison&) const = default;
 };
 
-// Throws std::invalid_argument when the captures cannot be compared (for
-// example different capture format versions); the message is one line.
+// Run sets against run sets; each set needs at least one capture. Throws
+// std::invalid_argument when the captures cannot be compared; the message is one line.
+Comparison compareSets(const std::vector<Capture>& base, const std::vector<Capture>& patched,
+                       const CompareOptions& options = {});
+Comparison compareSets(const std::vector<const Capture*>& base, const std::vector<const Capture*>& patched,
+                       const CompareOptions& options = {});
+// One capture per side: compareSets with n = 1.
 Comparison compare(const Capture& before, const Capture& after, const CompareOptions& options = {});
+
+// The sentence every format prints about run-to-run variance: what n is on
+// each side and, with a single run on a side, that variance is unknown.
+std::string varianceNote(const Comparison& comparison);
+
+// The judged figure's row of a lock (its runs entry named by judgement.basis), nullptr when absent.
+const MetricDelta* judgedMetric(const LockDelta& lock);
+
 
 // The CI gate behind --fail-if-worse PCT: the regressions that are
 // significant and worse by at least pct percent (a lock's total wait, the

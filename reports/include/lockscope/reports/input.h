@@ -3,6 +3,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "lockscope/capture/capture.h"
 
@@ -16,5 +17,14 @@ Capture loadCapture(const std::string& path);
 // Both captures of a comparison. When one fails to load because the two
 // were written in different capture format versions, the error says so.
 std::pair<Capture, Capture> loadPair(const std::string& before, const std::string& after);
+
+// The capture files a compare argument names: the file itself, or every
+// *.lockscope.json directly inside a directory (sorted by name). Throws
+// CaptureError for a directory without captures.
+std::vector<std::string> expandCaptureArgs(const std::vector<std::string>& args);
+
+// Two run sets; version mismatches between any two files are named as in loadPair.
+std::pair<std::vector<Capture>, std::vector<Capture>> loadSets(const std::vector<std::string>& before,
+                                                               const std::vector<std::string>& after);
 
 } // namespace lockscope::reports

@@ -22,6 +22,9 @@ const char* toString(Format f) noexcept;
 // Extra material shown beside the kernel figures.
 struct RenderExtras {
     std::vector<ScalingChart> scaling;   // before/after scaling curves
+    // Markdown comparisons: everything (warnings, paths, syscalls, method)
+    // instead of only the headline and the top changed locks.
+    bool verbose = false;
 };
 
 std::string render(const Report& report, Format format, const RenderExtras& extras = {});

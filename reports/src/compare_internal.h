@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <vector>
+
+#include "lockscope/reports/compare.h"
+
+// The pieces of compareSets: the pooled comparison (one capture per side,
+// the runs of a side merged into one) and the run-statistics layer on top.
+namespace lockscope::reports::detail {
+
+// Δ% used for the effect floor; a change from zero counts as infinitely large.
+inline double effectPct(const Delta& x)
+{
+    if (auto p = x.pct())
+        return *p;
+    return x.after == 0.0 ? 0.0 : 1e9;
+}
+
+// The runs of one side merged into one capture: histograms and counters
+// summed, durations summed, stack ids renumbered per run, meta, probes and
+// workload from the first run.
+Capture poolRuns(const std::vector<const Capture*>& runs);
+
+// Matched locks, paths, tree and latency rows with their event tests; no
+// verdicts, headline or workload figures (those need the runs).
+Comparison comparePooled(const Capture& before, const Capture& after, const CompareOptions& options);
+
+// Lost/failed/untimed shares of a side, summed over its runs.
+DataQuality dataQuality(const std::vector<const Capture*>& runs);
+
+// Warnings about a set comparison: probe skips grouped by cause, data quality
+// per side with shares, empty captures, duration and build notes.
+std::vector<std::string> setWarnings(const std::vector<const Capture*>& base,
+                                     const std::vector<const Capture*>& patched, const DataQuality& before,
+                                     const DataQuality& after);
+
+} // namespace lockscope::reports::detail

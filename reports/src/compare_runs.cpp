@@ -1,0 +1,587 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <stdexcept>
+
+#include "compare_internal.h"
+#include "lockscope/reports/report.h"
+#include "lockscope/reports/significance.h"
+
+// The run-statistics layer of compareSets: every figure once per run, its
+// spread per side, Welch's t and LKP's range check across runs, and the
+// judgement each row carries (verdict + the test that gave it + its p-value).
+namespace lockscope::reports {
+
+using detail::effectPct;
+
+namespace {
+using Runs = std::vector<const Capture*>;
+using Values = std::vector<double>;
+
+// Per second of capture; per run when a capture has no duration (imports).
+double perSecond(double v, const Capture& c)
+{
+    return c.meta.duration_s > 0.0 ? v / c.meta.duration_s : v;
+}
+
+MetricDelta runMetric(std::string name, std::string unit, const Values& b, const Values& a, bool higherIsBetter)
+{
+    MetricDelta m;
+    m.name = std::move(name);
+    m.unit = std::move(unit);
+    m.higher_is_better = higherIsBetter;
+    m.before_runs = RunSummary::of(b);
+    m.after_runs = RunSummary::of(a);
+    m.value = Delta{m.before_runs.mean, m.after_runs.mean};
+    if (m.before_runs.n >= 2 && m.after_runs.n >= 2)
+        m.runs_test = welchTest(m.before_runs, m.after_runs);
+    return m;
+}
+
+bool bigEnough(const MetricDelta& m, const CompareOptions& o)
+{
+    if (m.isPercent())
+        return std::fabs(m.value.delta()) >= o.min_effect_pp;
+    return std::fabs(effectPct(m.value)) >= o.min_effect_pct;
+}
+
+Verdict direction(const MetricDelta& m)
+{
+    return (m.value.delta() > 0.0) == m.higher_is_better ? Verdict::Improved : Verdict::Regressed;
+}
+
+constexpr const char* kOneRun = "one run on a side: run-to-run variance unknown";
+
+// The run-based verdict: Welch p < alpha, separated ranges and the effect floor, all three.
+Judgement judgeRuns(const MetricDelta& m, const CompareOptions& o, bool directed)
+{
+    Judgement j;
+    j.basis = m.name;
+    if (!m.runs_test) {
+        j.verdict = Verdict::NoVerdict;
+        j.reason = kOneRun;
+        return j;
+    }
+    j.test = TestKind::WelchRuns;
+    j.p_value = m.runs_test->p_value;
+    const bool changed = m.runs_test->p_value < o.alpha && m.runs_test->ranges_separate && bigEnough(m, o) &&
+                         m.value.delta() != 0.0;
+    if (changed && directed)
+        j.verdict = direction(m);
+    else if (changed) {
+        j.verdict = Verdict::NoVerdict;
+        j.reason = "changed beyond noise; no better/worse direction is known for this figure";
+    }
+    return j;
+}
+
+// The single-run verdict from an event test (its own effect floor applied in s.significant).
+Judgement judgeEvents(const MetricDelta& m, TestKind kind, const Significance& s, bool directed)
+{
+    Judgement j;
+    j.basis = m.name;
+    j.test = kind;
+    j.p_value = s.p_value;
+    j.reason = std::string(kOneRun) + "; the event test treats every event as independent and overstates significance";
+    if (s.significant && m.value.delta() != 0.0) {
+        if (directed)
+            j.verdict = direction(m);
+        else {
+            j.verdict = Verdict::NoVerdict;
+            j.reason = "changed; no better/worse direction is known for this figure";
+        }
+    }
+    return j;
+}
+
+Judgement insufficient(const std::string& basis, const CompareOptions& o)
+{
+    Judgement j;
+    j.verdict = Verdict::InsufficientData;
+    j.basis = basis;
+    j.reason = "fewer than " + std::to_string(o.min_events) + " events on each side";
+    return j;
+}
+
+std::string pctText(double v)
+{
+    char b[32];
+    std::snprintf(b, sizeof b, "%.2f%%", v);
+    return b;
+}
+
+// Why verdicts on lock figures cannot be trusted: the sides lost very different shares of data.
+std::string lossGap(const DataQuality& b, const DataQuality& a, const CompareOptions& o, bool waitTimes)
+{
+    auto gap = [&](double pb, double pa, const char* what) -> std::string {
+        if (std::fabs(pb - pa) <= o.max_loss_gap_pp)
+            return "";
+        return std::string("the sides lost very different shares of data (") + what + ": " + pctText(pb) +
+               " before, " + pctText(pa) + " after)";
+    };
+    std::string r = gap(b.lostPct(), a.lostPct(), "events lost");
+    if (r.empty())
+        r = gap(b.stackFailurePct(), a.stackFailurePct(), "stack captures failed");
+    if (r.empty() && waitTimes)
+        r = gap(b.untimedPct(), a.untimedPct(), "waits untimed");
+    return r;
+}
+
+void withhold(Judgement& j, const std::string& reason)
+{
+    if (j.test == TestKind::None || reason.empty())
+        return;
+    j.verdict = Verdict::Withheld;
+    j.reason = reason;
+}
+
+// One lock per key in each run.
+std::vector<std::map<std::string, const Lock*>> lockMaps(const Runs& runs)
+{
+    std::vector<std::map<std::string, const Lock*>> out(runs.size());
+    for (size_t i = 0; i < runs.size(); ++i)
+        for (const auto& l : runs[i]->locks)
+            out[i][l.key] = &l;
+    return out;
+}
+
+using LockFigure = std::function<std::optional<double>(const Lock*, const Capture&)>;
+
+Values lockValues(const Runs& runs, const std::vector<std::map<std::string, const Lock*>>& maps,
+                  const std::string& key, const LockFigure& f)
+{
+    Values v;
+    for (size_t i = 0; i < runs.size(); ++i) {
+        const auto it = maps[i].find(key);
+        if (auto x = f(it == maps[i].end() ? nullptr : it->second, *runs[i]))
+            v.push_back(*x);
+    }
+    return v;
+}
+
+struct LockFigureDef {
+    const char* name;
+    const char* unit;
+    bool hold;
+    LockFigure f;
+    // Lower is better except for the hold count, which grows with throughput as
+    // much as with contention: it gets no better/worse direction.
+    bool directed() const { return std::string(name) != "holds/s"; }
+};
+
+const std::vector<LockFigureDef>& lockFigures()
+{
+    // Absent from a run: no waits or holds then (0 per second); means and percentiles have no value.
+    auto hist = [](bool hold) {
+        return [hold](const Lock* l) -> const Log2Hist* { return l ? (hold ? &l->hold : &l->wait) : nullptr; };
+    };
+    static const std::vector<LockFigureDef> defs = [&] {
+        std::vector<LockFigureDef> d;
+        for (bool hold : {false, true}) {
+            auto h = hist(hold);
+            d.push_back({hold ? "total hold/s" : "total wait/s", "ns/s", hold,
+                         [h](const Lock* l, const Capture& c) -> std::optional<double> {
+                             const Log2Hist* x = h(l);
+                             return perSecond(x ? double(x->total()) : 0.0, c);
+                         }});
+            d.push_back({hold ? "holds/s" : "contentions/s", "/s", hold,
+                         [h](const Lock* l, const Capture& c) -> std::optional<double> {
+                             const Log2Hist* x = h(l);
+                             return perSecond(x ? double(x->count()) : 0.0, c);
+                         }});
+            d.push_back({hold ? "mean hold" : "mean wait", "ns", hold,
+                         [h](const Lock* l, const Capture&) -> std::optional<double> {
+                             const Log2Hist* x = h(l);
+                             if (!x || x->empty())
+                                 return std::nullopt;
+                             return double(x->mean());
+                         }});
+            d.push_back({hold ? "p99 hold" : "p99 wait", "ns", hold,
+                         [h](const Lock* l, const Capture&) -> std::optional<double> {
+                             const Log2Hist* x = h(l);
+                             if (!x || x->empty())
+                                 return std::nullopt;
+                             return double(x->percentile(99));
+                         }});
+        }
+        return d;
+    }();
+    return defs;
+}
+
+void judgeLocks(Comparison& c, const Runs& base, const Runs& patched, const CompareOptions& o)
+{
+    const auto mb = lockMaps(base), ma = lockMaps(patched);
+    const std::string gapWait = lossGap(c.quality_before, c.quality_after, o, true);
+    const std::string gapHold = lossGap(c.quality_before, c.quality_after, o, false);
+    for (LockDelta& l : c.locks) {
+        for (const auto& def : lockFigures()) {
+            if (def.hold ? !l.has_hold : !l.has_wait)
+                continue;
+            l.runs.push_back(runMetric(def.name, def.unit, lockValues(base, mb, l.key, def.f),
+                                       lockValues(patched, ma, l.key, def.f), false));
+            l.runs.back().judgement = judgeRuns(l.runs.back(), o, def.directed());
+        }
+        const bool waits = l.has_wait;
+        const std::string basis = waits ? "total wait/s" : "total hold/s";
+        MetricDelta* m = nullptr;
+        for (auto& r : l.runs)
+            if (r.name == basis)
+                m = &r;
+        const Log2Hist& hb = waits ? l.wait_before : l.hold_before;
+        const Log2Hist& ha = waits ? l.wait_after : l.hold_after;
+        if (l.presence != Presence::Both || !m) {
+            l.judgement.basis = basis;
+            l.judgement.verdict = l.presence == Presence::OnlyAfter ? Verdict::OnlyAfter : Verdict::OnlyBefore;
+        } else if (std::max(hb.count(), ha.count()) < o.min_events) {
+            l.judgement = insufficient(basis, o);
+        } else if (c.varianceKnown()) {
+            l.judgement = judgeRuns(*m, o, true);
+        } else {
+            l.judgement = judgeEvents(*m, TestKind::EventHistograms, waits ? l.wait_test : l.hold_test, true);
+        }
+        withhold(l.judgement, waits ? gapWait : gapHold);
+        if (m)  // the judged figure's row carries the lock's verdict, so every table shows the same one
+            m->judgement = l.judgement;
+        if (m && l.presence == Presence::Both && o.threshold_pct > 0.0)
+            l.hidden = std::fabs(effectPct(m->value)) < o.threshold_pct;
+    }
+}
+
+void judgeLatency(std::vector<LatencyDelta>& rows, const Runs& base, const Runs& patched, bool functions,
+                  const Comparison& c, const CompareOptions& o)
+{
+    auto values = [&](const Runs& runs, const std::string& name) {
+        Values v;
+        for (const Capture* r : runs)
+            for (const auto& e : functions ? r->functions : r->syscalls)
+                if (e.name == name && !e.latency.empty())
+                    v.push_back(double(e.latency.mean()));
+        return v;
+    };
+    for (LatencyDelta& l : rows) {
+        l.avg_runs = runMetric("mean latency", "ns", values(base, l.name), values(patched, l.name), false);
+        Judgement& j = l.avg_runs.judgement;
+        if (l.presence != Presence::Both) {
+            j.basis = l.avg_runs.name;
+            j.verdict = l.presence == Presence::OnlyAfter ? Verdict::OnlyAfter : Verdict::OnlyBefore;
+        } else if (std::max(l.before.count(), l.after.count()) < o.min_events) {
+            j = insufficient(l.avg_runs.name, o);
+        } else if (c.varianceKnown()) {
+            j = judgeRuns(l.avg_runs, o, true);
+        } else {
+            j = judgeEvents(l.avg_runs, TestKind::EventShape, l.test, true);
+        }
+    }
+}
+
+// Two-proportion z-test: are k1/n1 and k2/n2 the same share?
+double proportionTest(uint64_t k1, uint64_t n1, uint64_t k2, uint64_t n2)
+{
+    if (!n1 || !n2)
+        return 1.0;
+    const double p1 = double(k1) / double(n1), p2 = double(k2) / double(n2);
+    const double p = double(k1 + k2) / double(n1 + n2);
+    const double se = std::sqrt(p * (1.0 - p) * (1.0 / double(n1) + 1.0 / double(n2)));
+    if (se == 0.0)
+        return p1 == p2 ? 1.0 : 0.0;
+    return std::erfc(std::fabs(p1 - p2) / se / std::sqrt(2.0));
+}
+
+// A CPU share in percent, per run; directed only for lock functions.
+MetricDelta shareMetric(const std::string& name, const Runs& base, const Runs& patched,
+                        const std::function<uint64_t(const Capture&)>& part, bool directed, const Comparison& c,
+                        const CompareOptions& o)
+{
+    auto values = [&](const Runs& runs, uint64_t& k, uint64_t& n) {
+        Values v;
+        for (const Capture* r : runs)
+            if (r->cpu.samples) {
+                v.push_back(100.0 * double(part(*r)) / double(r->cpu.samples));
+                k += part(*r);
+                n += r->cpu.samples;
+            }
+        return v;
+    };
+    uint64_t kb = 0, nb = 0, ka = 0, na = 0;
+    const Values vb = values(base, kb, nb), va = values(patched, ka, na);
+    MetricDelta m = runMetric(name, "%", vb, va, false);
+    if (!nb || !na) {
+        m.judgement.basis = name;
+        m.judgement.verdict = Verdict::InsufficientData;
+        m.judgement.reason = "no CPU samples on a side";
+    } else if (c.varianceKnown()) {
+        m.judgement = judgeRuns(m, o, directed);
+    } else {
+        Significance s;
+        s.p_value = s.rate_p = proportionTest(kb, nb, ka, na);
+        s.significant = s.p_value < o.alpha && bigEnough(m, o);
+        m.judgement = judgeEvents(m, TestKind::EventProportion, s, directed);
+    }
+    return m;
+}
+
+// Direction of a workload figure from its name: throughput-like figures are
+// better higher, latency/time-like ones lower; others get no direction.
+std::optional<bool> higherIsBetter(const std::string& name)
+{
+    std::string n = name;
+    std::transform(n.begin(), n.end(), n.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
+    for (const char* w : {"ops", "per_sec", "throughput", "iterations", "rate", "bandwidth", "qps", "rps"})
+        if (n.find(w) != std::string::npos)
+            return true;
+    for (const char* w : {"latency", "_ns", "_us", "_ms", "time", "seconds", "wait", "errors", "failures"})
+        if (n.find(w) != std::string::npos)
+            return false;
+    return std::nullopt;
+}
+
+void workloadMetrics(Comparison& c, const Runs& base, const Runs& patched, const CompareOptions& o)
+{
+    auto values = [](const Runs& runs) {
+        std::map<std::string, Values> v;
+        std::vector<std::string> order;
+        for (const Capture* r : runs)
+            for (const auto& f : numericFields(r->workload.results)) {
+                if (!v.count(f.name))
+                    order.push_back(f.name);
+                v[f.name].push_back(f.value);
+            }
+        return std::pair{v, order};
+    };
+    const auto [vb, order] = values(base);
+    const auto [va, unused] = values(patched);
+    (void)unused;
+    for (const auto& name : order) {
+        const auto it = va.find(name);
+        if (it == va.end())
+            continue;
+        const auto dir = higherIsBetter(name);
+        MetricDelta m = runMetric(name, "", vb.at(name), it->second, dir.value_or(true));
+        m.judgement = judgeRuns(m, o, dir.has_value());
+        c.workload.push_back(std::move(m));
+    }
+}
+
+void headlineMetrics(Comparison& c, const Runs& base, const Runs& patched, const Capture& pb, const Capture& pa,
+                     const CompareOptions& o)
+{
+    auto allOf = [](const Capture& cap, bool hold) {
+        Log2Hist h;
+        for (const auto& l : cap.locks)
+            h.merge(hold ? l.hold : l.wait);
+        return h;
+    };
+    const std::string gapWait = lossGap(c.quality_before, c.quality_after, o, true);
+    const std::string gapHold = lossGap(c.quality_before, c.quality_after, o, false);
+    for (bool hold : {false, true}) {
+        const Log2Hist hb = allOf(pb, hold), ha = allOf(pa, hold);
+        if (hb.empty() && ha.empty())
+            continue;
+        for (const auto& def : lockFigures()) {
+            if (def.hold != hold || std::string(def.name) == (hold ? "p99 hold" : ""))
+                continue;
+            auto values = [&](const Runs& runs) {
+                Values v;
+                for (const Capture* r : runs) {
+                    Lock all;
+                    (hold ? all.hold : all.wait) = allOf(*r, hold);
+                    if (auto x = def.f(&all, *r))
+                        v.push_back(*x);
+                }
+                return v;
+            };
+            MetricDelta m = runMetric(def.name, def.unit, values(base), values(patched), false);
+            if (std::max(hb.count(), ha.count()) < o.min_events)
+                m.judgement = insufficient(m.name, o);
+            else if (c.varianceKnown())
+                m.judgement = judgeRuns(m, o, def.directed());
+            else
+                m.judgement = judgeEvents(m, TestKind::EventHistograms,
+                                          testHistograms(hb, pb.meta.duration_s, ha, pa.meta.duration_s,
+                                                         effectPct(m.value), o.alpha, o.min_effect_pct),
+                                          def.directed());
+            withhold(m.judgement, hold ? gapHold : gapWait);
+            c.headline.push_back(std::move(m));
+        }
+    }
+    if (pb.cpu.samples || pa.cpu.samples)
+        c.headline.push_back(shareMetric(
+            "cpu_lock_share", base, patched, [](const Capture& r) { return r.cpu.lock_samples; }, true, c, o));
+    // CPU share of the hottest leaves (the perf-top figure).
+    std::map<std::string, uint64_t> leaves;
+    for (const auto& l : pb.cpu.top_leaves)
+        leaves[l.function] += l.samples;
+    for (const auto& l : pa.cpu.top_leaves)
+        leaves[l.function] += l.samples;
+    for (const auto& [fn, unusedSamples] : leaves) {
+        const bool lockFn = isLockFunction(fn) || fn.find("spin_lock") != std::string::npos;
+        auto part = [fn = fn](const Capture& r) {
+            uint64_t n = 0;
+            for (const auto& l : r.cpu.top_leaves)
+                if (l.function == fn)
+                    n += l.samples;
+            return n;
+        };
+        // More CPU in ordinary work is not worse; only lock functions get a direction.
+        c.cpu_leaves.push_back(shareMetric(fn, base, patched, part, lockFn, c, o));
+    }
+    std::stable_sort(c.cpu_leaves.begin(), c.cpu_leaves.end(), [](const MetricDelta& x, const MetricDelta& y) {
+        return std::max(x.value.before, x.value.after) > std::max(y.value.before, y.value.after);
+    });
+    if (c.cpu_leaves.size() > 10)
+        c.cpu_leaves.resize(10);
+}
+
+// Totals of the pooled comparison become per-run means (n = 1: unchanged).
+void perRunMeans(Comparison& c)
+{
+    const double nb = double(c.runs_before), na = double(c.runs_after);
+    if (nb == 1.0 && na == 1.0)
+        return;
+    auto scale = [&](Delta& d) {
+        d.before /= nb;
+        d.after /= na;
+    };
+    for (LockDelta& l : c.locks) {
+        for (Delta* d : {&l.contentions, &l.total_wait_ns, &l.hold_count, &l.total_hold_ns})
+            scale(*d);
+        for (PathDelta& p : l.paths)
+            for (Delta* d : {&p.wait_ns, &p.hold_ns, &p.count})
+                scale(*d);
+    }
+    for (PathDelta& p : c.paths)
+        for (Delta* d : {&p.wait_ns, &p.hold_ns, &p.count})
+            scale(*d);
+    for (auto* rows : {&c.syscalls, &c.functions})
+        for (LatencyDelta& l : *rows) {
+            scale(l.calls);
+            scale(l.errors);
+        }
+    for (DiffNode& n : c.tree.nodes) {
+        for (uint64_t* v : {&n.before_wait_ns, &n.before_hold_ns, &n.before_count})
+            *v = uint64_t(std::llround(double(*v) / nb));
+        for (uint64_t* v : {&n.after_wait_ns, &n.after_hold_ns, &n.after_count})
+            *v = uint64_t(std::llround(double(*v) / na));
+    }
+}
+
+void sortLocks(std::vector<LockDelta>& locks, CompareSort key)
+{
+    auto maxOf = [](const Delta& d) { return std::max(d.before, d.after); };
+    auto change = [](const LockDelta& l) {
+        const MetricDelta* m = judgedMetric(l);
+        return m ? std::fabs(effectPct(m->value)) : 0.0;
+    };
+    std::stable_sort(locks.begin(), locks.end(), [&](const LockDelta& x, const LockDelta& y) {
+        double kx = 0, ky = 0, sx = 0, sy = 0;
+        switch (key) {
+        case CompareSort::Wait:
+            kx = maxOf(x.total_wait_ns), ky = maxOf(y.total_wait_ns);
+            sx = maxOf(x.total_hold_ns), sy = maxOf(y.total_hold_ns);
+            break;
+        case CompareSort::Hold:
+            kx = maxOf(x.total_hold_ns), ky = maxOf(y.total_hold_ns);
+            sx = maxOf(x.total_wait_ns), sy = maxOf(y.total_wait_ns);
+            break;
+        case CompareSort::Change:
+            kx = change(x), ky = change(y);
+            sx = maxOf(x.total_wait_ns) + maxOf(x.total_hold_ns);
+            sy = maxOf(y.total_wait_ns) + maxOf(y.total_hold_ns);
+            break;
+        }
+        if (kx != ky)
+            return kx > ky;
+        return sx != sy ? sx > sy : x.key < y.key;
+    });
+}
+} // namespace
+
+double DataQuality::lostPct() const noexcept
+{
+    return events + lost ? 100.0 * double(lost) / double(events + lost) : 0.0;
+}
+double DataQuality::stackFailurePct() const noexcept
+{
+    return events ? 100.0 * double(stack_failures) / double(events) : 0.0;
+}
+double DataQuality::untimedPct() const noexcept
+{
+    return waits ? 100.0 * double(waits_untimed) / double(waits) : 0.0;
+}
+
+const MetricDelta* judgedMetric(const LockDelta& lock)
+{
+    for (const auto& m : lock.runs)
+        if (m.name == lock.judgement.basis)
+            return &m;
+    return nullptr;
+}
+
+std::string varianceNote(const Comparison& c)
+{
+    const std::string n = "n = " + std::to_string(c.runs_before) + " run" + (c.runs_before == 1 ? "" : "s") +
+                          " before, " + std::to_string(c.runs_after) + " after";
+    if (c.varianceKnown()) {
+        char b[256];
+        std::snprintf(b, sizeof b,
+                      "; a verdict needs Welch's t p < %g across runs, separated ranges and a change of at "
+                      "least %g%% (%g points for percentages)",
+                      c.options.alpha, c.options.min_effect_pct, c.options.min_effect_pp);
+        return n + b + ".";
+    }
+    return n + ": run-to-run variance is unknown, so no verdict rests on runs. Verdicts come from event tests, "
+               "which treat every event as independent and overstate significance; record several runs per side "
+               "(compare A1 A2 A3 -- B1 B2 B3) for run-based verdicts.";
+}
+
+Comparison compareSets(const std::vector<const Capture*>& base, const std::vector<const Capture*>& patched,
+                       const CompareOptions& o)
+{
+    if (base.empty() || patched.empty())
+        throw std::invalid_argument("compare needs at least one capture on each side");
+    Capture poolB, poolA;
+    if (base.size() > 1)
+        poolB = detail::poolRuns(base);
+    if (patched.size() > 1)
+        poolA = detail::poolRuns(patched);
+    const Capture& pb = base.size() > 1 ? poolB : *base.front();
+    const Capture& pa = patched.size() > 1 ? poolA : *patched.front();
+    Comparison c = detail::comparePooled(pb, pa, o);
+    c.before.meta = base.front()->meta;
+    c.after.meta = patched.front()->meta;
+    c.runs_before = base.size();
+    c.runs_after = patched.size();
+    c.quality_before = detail::dataQuality(base);
+    c.quality_after = detail::dataQuality(patched);
+    c.warnings = detail::setWarnings(base, patched, c.quality_before, c.quality_after);
+    perRunMeans(c);
+    workloadMetrics(c, base, patched, o);
+    headlineMetrics(c, base, patched, pb, pa, o);
+    judgeLocks(c, base, patched, o);
+    judgeLatency(c.syscalls, base, patched, false, c, o);
+    judgeLatency(c.functions, base, patched, true, c, o);
+    sortLocks(c.locks, o.sort);
+    return c;
+}
+
+Comparison compareSets(const std::vector<Capture>& base, const std::vector<Capture>& patched,
+                       const CompareOptions& o)
+{
+    std::vector<const Capture*> b, a;
+    for (const auto& x : base)
+        b.push_back(&x);
+    for (const auto& x : patched)
+        a.push_back(&x);
+    return compareSets(b, a, o);
+}
+
+Comparison compare(const Capture& before, const Capture& after, const CompareOptions& o)
+{
+    return compareSets(std::vector<const Capture*>{&before}, std::vector<const Capture*>{&after}, o);
+}
+
+} // namespace lockscope::reports

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "compare_internal.h"
+
+// Warnings that inform: a probe skipped for the same reason on both sides is
+// one line per cause, not one per probe and side; a side's lost, failed and
+// estimated data is one line with each share of its events.
+namespace lockscope::reports::detail {
+
+namespace {
+std::string share(double pct)
+{
+    char b[32];
+    std::snprintf(b, sizeof b, pct > 0.0 && pct < 0.01 ? "%.3f%%" : "%.2f%%", pct);
+    return b;
+}
+
+std::string sideName(const char* side, size_t runs)
+{
+    return std::string(side) + (runs > 1 ? " (" + std::to_string(runs) + " runs)" : "");
+}
+
+// A probe's state over a side's runs: attached in every run, or the first reason it was skipped.
+struct ProbeState {
+    bool seen = false;
+    bool skipped = false;
+    std::string reason;
+};
+
+std::map<std::string, ProbeState> probeStates(const std::vector<const Capture*>& runs)
+{
+    std::map<std::string, ProbeState> out;
+    for (const Capture* run : runs)
+        for (const auto& p : run->probes) {
+            ProbeState& s = out[p.name];
+            s.seen = true;
+            if (!p.attached && !s.skipped) {
+                s.skipped = true;
+                s.reason = p.reason.empty() ? "no reason recorded" : p.reason;
+            }
+        }
+    return out;
+}
+
+std::string joinNames(const std::vector<std::string>& names)
+{
+    std::string s;
+    for (const auto& n : names)
+        s += (s.empty() ? "" : ", ") + n;
+    return s;
+}
+
+void probeWarnings(std::vector<std::string>& w, const std::vector<const Capture*>& base,
+                   const std::vector<const Capture*>& patched)
+{
+    const auto b = probeStates(base), a = probeStates(patched);
+    std::set<std::string> names;
+    for (const auto& [n, s] : b)
+        names.insert(n);
+    for (const auto& [n, s] : a)
+        names.insert(n);
+    // cause -> probes, for skips shared by both sides and for each side's own.
+    std::map<std::string, std::vector<std::string>> both, onlyBefore, onlyAfter;
+    for (const auto& n : names) {
+        const ProbeState pb = b.count(n) ? b.at(n) : ProbeState{};
+        const ProbeState pa = a.count(n) ? a.at(n) : ProbeState{};
+        if (pb.skipped && pa.skipped && pb.reason == pa.reason)
+            both[pb.reason].push_back(n);
+        else {
+            if (pb.skipped)
+                onlyBefore[pb.reason].push_back(n);
+            if (pa.skipped)
+                onlyAfter[pa.reason].push_back(n);
+            if (pb.seen && pa.seen && pb.skipped != pa.skipped)
+                w.push_back("probe " + n + " attached only " + (pb.skipped ? "after" : "before") +
+                            ": its figures are missing on the other side");
+        }
+    }
+    auto lines = [&](const std::map<std::string, std::vector<std::string>>& byCause, const std::string& where) {
+        for (const auto& [cause, probes] : byCause)
+            w.push_back(std::to_string(probes.size()) + (probes.size() == 1 ? " probe" : " probes") +
+                        " not attached " + where + ": " + cause + " (" + joinNames(probes) + ")");
+    };
+    lines(both, "on either side");
+    lines(onlyBefore, "before");
+    lines(onlyAfter, "after");
+}
+
+void qualityLine(std::vector<std::string>& w, const char* side, const std::vector<const Capture*>& runs,
+                 const DataQuality& q)
+{
+    Stats s;
+    for (const Capture* r : runs) {
+        s.map_full += r->stats.map_full;
+        s.unmatched += r->stats.unmatched;
+        s.recursion_misses += r->stats.recursion_misses;
+    }
+    std::vector<std::string> parts;
+    auto ofEvents = [&](uint64_t n, const char* what) {
+        if (n)
+            parts.push_back(share(q.events ? 100.0 * double(n) / double(q.events) : 100.0) + " " + what + " (" +
+                            std::to_string(n) + ")");
+    };
+    if (q.lost)
+        parts.push_back(share(q.lostPct()) + " of events lost (" + std::to_string(q.lost) + "): counts undercount");
+    if (q.stack_failures)
+        parts.push_back(share(q.stackFailurePct()) + " of stack captures failed (" + std::to_string(q.stack_failures) +
+                        "): no call path");
+    if (q.waits_untimed)
+        parts.push_back(share(q.untimedPct()) + " of waits untimed (" + std::to_string(q.waits_untimed) +
+                        "): their times are estimated from the timed waits of their lock");
+    ofEvents(s.map_full, "map-full drops");
+    ofEvents(s.unmatched, "unmatched ends");
+    ofEvents(s.recursion_misses, "probe runs skipped on re-entry");
+    if (parts.empty())
+        return;
+    std::string line = sideName(side, runs.size()) + ", of " + std::to_string(q.events) + " events: ";
+    for (size_t i = 0; i < parts.size(); ++i)
+        line += (i ? "; " : "") + parts[i];
+    w.push_back(line);
+}
+
+void emptyRuns(std::vector<std::string>& w, const char* side, const std::vector<const Capture*>& runs)
+{
+    for (size_t i = 0; i < runs.size(); ++i) {
+        const Capture& c = *runs[i];
+        if (c.locks.empty() && c.syscalls.empty() && c.functions.empty() && c.cpu.samples == 0)
+            w.push_back(std::string(side) + (runs.size() > 1 ? " run " + std::to_string(i + 1) : "") + " (" +
+                        c.meta.label + ") holds no lock, syscall or CPU data (was the workload contended?)");
+    }
+}
+} // namespace
+
+std::vector<std::string> setWarnings(const std::vector<const Capture*>& base, const std::vector<const Capture*>& patched,
+                                     const DataQuality& qb, const DataQuality& qa)
+{
+    std::vector<std::string> w;
+    qualityLine(w, "before", base, qb);
+    qualityLine(w, "after", patched, qa);
+    emptyRuns(w, "before", base);
+    emptyRuns(w, "after", patched);
+    probeWarnings(w, base, patched);
+    double lo = INFINITY, hi = 0.0;
+    for (const auto* side : {&base, &patched})
+        for (const Capture* c : *side)
+            if (c->meta.duration_s > 0.0) {
+                lo = std::min(lo, c->meta.duration_s);
+                hi = std::max(hi, c->meta.duration_s);
+            }
+    if (hi > 0.0 && (hi - lo) / hi > 0.1)
+        w.push_back("capture durations differ (" + std::to_string(lo) + " s to " + std::to_string(hi) +
+                    " s): totals are not directly comparable; the per-second figures are");
+    const Meta& b = base.front()->meta;
+    const Meta& a = patched.front()->meta;
+    if (!b.kernel_release.empty() && b.kernel_release == a.kernel_release && b.kernel_build_id == a.kernel_build_id)
+        w.push_back("both sides come from the same kernel build (" + b.kernel_release +
+                    "): differences are run-to-run noise or workload changes");
+    return w;
+}
+
+} // namespace lockscope::reports::detail

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <string>
+
+#include "lockscope/reports/compare.h"
+
+// Formatting of run statistics and judgements, shared by every comparison
+// renderer so that a verdict is always printed with its own test and p-value.
+namespace lockscope::reports::fmt {
+
+// A figure's value in its unit: "ns" durations, "ns/s" durations per second,
+// "/s" rates, "%" percentages, else a plain number.
+std::string figureValue(double v, const std::string& unit);
+// LKP's %stddev column: "±2.3%" (coefficient of variation) with n >= 2, "" otherwise.
+std::string spread(const RunSummary& s);
+// Δ% of the means, or "+1.23 pp" for percentages; "new", "gone", "=".
+std::string change(const MetricDelta& m);
+// "regressed (Welch t over runs, p 0.003)", "withheld (...)", "only after", ...
+std::string verdictWithTest(const Judgement& j);
+// The verdict word alone, and the test and p-value alone ("Welch t over runs, p 0.003"; "" when no test ran).
+std::string testAndP(const Judgement& j);
+// Display name of a figure: cpu_lock_share → "CPU in lock functions".
+std::string figureName(const std::string& name);
+// "mean ± stddev" of a side, or the mean alone with one run.
+std::string meanSpread(const MetricDelta& m, bool after);
+// How the lock rows are judged, following the data: "judged on total wait/s,
+// or total hold/s when a lock has no waits", or on total hold/s alone.
+std::string lockBasisNote(const Comparison& c);
+// True when the row carries any data (no 0 → 0 rows in tables).
+bool hasData(const MetricDelta& m);
+
+} // namespace lockscope::reports::fmt

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "lockscope/reports/compare.h"
+#include "lockscope/reports/render.h"
+#include "test_support.h"
+
+// Run sets: run-to-run statistics decide, event tests only support; hold-only
+// locks are judged on holds; every verdict carries its own test and p-value.
+using namespace lockscope;
+using namespace lockscope::reports;
+using test::makeLock;
+using test::makeStack;
+using test::findLock;
+
+namespace {
+const MetricDelta& figure(const LockDelta& l, const std::string& name)
+{
+    auto it = std::find_if(l.runs.begin(), l.runs.end(), [&](const MetricDelta& m) { return m.name == name; });
+    if (it == l.runs.end())
+        throw std::runtime_error("no figure " + name);
+    return *it;
+}
+
+Lock holdLock(const std::string& key, uint32_t stack, uint64_t n, uint64_t hold_ns, uint64_t seed)
+{
+    Lock l = makeLock(key, stack, n, hold_ns, seed);
+    l.hold = l.wait;
+    l.wait = Log2Hist{};
+    l.sites[0].hold = l.sites[0].wait;
+    l.sites[0].wait = Log2Hist{};
+    return l;
+}
+
+// One run: "busy" has waits (n waits of wait_ns), "quiet" only holds.
+Capture run(const std::string& label, uint64_t waits, uint64_t wait_ns, uint64_t holds, uint64_t hold_ns,
+            uint64_t seed)
+{
+    Capture c;
+    c.meta.label = label;
+    c.meta.kernel_release = "6.18.0";
+    c.meta.duration_s = 10;
+    c.stats.events = waits + holds;
+    c.stacks.push_back(makeStack(1, {"_raw_spin_lock", "sem_lock", "do_semtimedop"}, seed * 16));
+    c.locks.push_back(makeLock("spinlock@busy", 1, waits, wait_ns, seed));
+    c.locks.push_back(holdLock("spinlock@quiet", 1, holds, hold_ns, seed + 1000));
+    return c;
+}
+
+std::vector<Capture> runs(const std::string& label, std::initializer_list<uint64_t> waits, uint64_t wait_ns,
+                          uint64_t seed)
+{
+    std::vector<Capture> v;
+    for (uint64_t n : waits)
+        v.push_back(run(label, n, wait_ns, 20000, 3000, seed++));
+    return v;
+}
+} // namespace
+
+TEST(CompareSets, RunStatisticsGiveTheVerdictWithTheirOwnTestAndP)
+{
+    const auto base = runs("base", {20000, 20600, 19500}, 2000, 1);
+    const auto patched = runs("patched", {30000, 31000, 29500}, 2000, 11);
+    const Comparison c = compareSets(base, patched);
+    EXPECT_EQ(c.runs_before, 3u);
+    EXPECT_TRUE(c.varianceKnown());
+    const LockDelta& busy = findLock(c, "spinlock@busy");
+    EXPECT_EQ(busy.judgement.verdict, Verdict::Regressed);
+    EXPECT_EQ(busy.judgement.test, TestKind::WelchRuns);
+    EXPECT_EQ(busy.judgement.basis, "total wait/s");
+    const MetricDelta& m = figure(busy, "total wait/s");
+    ASSERT_TRUE(m.runs_test);
+    ASSERT_TRUE(busy.judgement.p_value);
+    EXPECT_DOUBLE_EQ(*busy.judgement.p_value, m.runs_test->p_value);
+    EXPECT_TRUE(m.runs_test->ranges_separate);
+    EXPECT_EQ(m.before_runs.n, 3u);
+    EXPECT_GT(m.before_runs.stddev, 0.0);
+    EXPECT_EQ(m.judgement, busy.judgement) << "the judged figure's row carries the lock's verdict";
+    // Per-run means: the pooled totals divided by the runs.
+    EXPECT_DOUBLE_EQ(busy.contentions.before, (20000.0 + 20600.0 + 19500.0) / 3.0);
+}
+
+TEST(CompareSets, EventTestsAloneNeverDecideWhenRunsExist)
+{
+    // Run-to-run noise larger than the change: overlapping ranges. The pooled
+    // event test sees 60000 events a side and calls the 3% shift significant.
+    const auto base = runs("base", {20000, 23000, 17000}, 2000, 1);
+    const auto patched = runs("patched", {24000, 17500, 20500}, 2000, 21);
+    const Comparison c = compareSets(base, patched);
+    const LockDelta& busy = findLock(c, "spinlock@busy");
+    EXPECT_EQ(busy.judgement.test, TestKind::WelchRuns);
+    EXPECT_EQ(busy.judgement.verdict, Verdict::NoSignificantChange);
+    EXPECT_FALSE(figure(busy, "total wait/s").runs_test->ranges_separate);
+}
+
+TEST(CompareSets, OneRunPerSideSaysVarianceIsUnknown)
+{
+    const auto base = runs("base", {20000}, 2000, 1);
+    const auto patched = runs("patched", {30000}, 2000, 11);
+    const Comparison c = compareSets(base, patched);
+    EXPECT_FALSE(c.varianceKnown());
+    EXPECT_NE(varianceNote(c).find("run-to-run variance is unknown"), std::string::npos);
+    const LockDelta& busy = findLock(c, "spinlock@busy");
+    EXPECT_EQ(busy.judgement.test, TestKind::EventHistograms);
+    EXPECT_DOUBLE_EQ(*busy.judgement.p_value, busy.wait_test.p_value);
+    EXPECT_NE(busy.judgement.reason.find("variance unknown"), std::string::npos);
+    for (const auto& m : busy.runs)
+        EXPECT_FALSE(m.runs_test) << m.name;
+    // compare() is the n = 1 case of the same model.
+    EXPECT_EQ(compare(base[0], patched[0]), c);
+}
+
+TEST(CompareSets, HoldOnlyLockIsJudgedOnHoldsWithTheHoldTest)
+{
+    auto base = runs("base", {20000}, 2000, 1);
+    auto patched = runs("patched", {20000}, 2000, 1);
+    patched[0].locks[1] = holdLock("spinlock@quiet", 1, 20000, 9000, 77);  // 3x longer holds
+    const Comparison c = compareSets(base, patched);
+    const LockDelta& quiet = findLock(c, "spinlock@quiet");
+    EXPECT_FALSE(quiet.has_wait);
+    EXPECT_TRUE(quiet.has_hold);
+    EXPECT_EQ(quiet.judgement.basis, "total hold/s");
+    EXPECT_EQ(quiet.judgement.verdict, Verdict::Regressed);
+    ASSERT_TRUE(quiet.judgement.p_value);
+    EXPECT_DOUBLE_EQ(*quiet.judgement.p_value, quiet.hold_test.p_value);
+    for (const auto& m : quiet.runs)
+        EXPECT_EQ(m.name.find("wait"), std::string::npos) << "no wait figures on a hold-only lock: " << m.name;
+    // Sorted by hold, the hold-only lock comes first; the headline has hold figures.
+    CompareOptions o;
+    o.sort = CompareSort::Hold;
+    EXPECT_EQ(compareSets(base, patched, o).locks.front().key, "spinlock@quiet");
+    EXPECT_NE(std::find_if(c.headline.begin(), c.headline.end(),
+                           [](const MetricDelta& m) { return m.name == "total hold/s"; }),
+              c.headline.end());
+}
+
+TEST(CompareSets, NoWaitsAnywhereMeansNoWaitFiguresOrZeroRows)
+{
+    auto base = runs("base", {20000}, 2000, 1);
+    auto patched = runs("patched", {20000}, 2000, 1);
+    for (auto* side : {&base, &patched})
+        (*side)[0].locks.erase((*side)[0].locks.begin());  // only the hold-only lock is left
+    const Comparison c = compareSets(base, patched);
+    for (const auto& m : c.headline)
+        EXPECT_EQ(m.name.find("wait"), std::string::npos) << m.name;
+    for (Format f : {Format::Text, Format::Markdown, Format::Html}) {
+        const std::string out = render(c, f);
+        EXPECT_EQ(out.find("total wait/s"), std::string::npos) << toString(f);
+        EXPECT_NE(out.find("total hold/s"), std::string::npos) << toString(f);
+        EXPECT_EQ(out.find("0 ns/s | 0 ns/s"), std::string::npos) << toString(f);
+    }
+}
+
+TEST(CompareSets, VerdictWithheldWhenTheSidesLostDifferentShares)
+{
+    auto base = runs("base", {20000, 20600, 19500}, 2000, 1);
+    auto patched = runs("patched", {30000, 31000, 29500}, 2000, 11);
+    for (auto& r : patched)
+        r.stats.lost = r.stats.events / 4;  // 20% of the patched side's events lost
+    const Comparison c = compareSets(base, patched);
+    const LockDelta& busy = findLock(c, "spinlock@busy");
+    EXPECT_EQ(busy.judgement.verdict, Verdict::Withheld);
+    EXPECT_EQ(busy.judgement.test, TestKind::WelchRuns) << "the test that ran is still named";
+    EXPECT_NE(busy.judgement.reason.find("events lost"), std::string::npos) << busy.judgement.reason;
+    EXPECT_NE(c.warnings.front().find("of events lost"), std::string::npos) << c.warnings.front();
+}
+
+TEST(CompareSets, IdenticalProbeSkipsAreOneLinePerCause)
+{
+    auto base = runs("base", {20000}, 2000, 1);
+    auto patched = runs("patched", {20000}, 2000, 2);
+    for (auto* side : {&base, &patched})
+        for (const char* name : {"hold:fentry", "function:ipc_lock", "function:sem_lock"})
+            (*side)[0].probes.push_back(ProbeStatus{name, "", "fentry", false, "fentry refused (EPERM)"});
+    patched[0].probes.push_back(ProbeStatus{"cpu_sampling", "", "perf_event", false, "disabled"});
+    const Comparison c = compareSets(base, patched);
+    const auto count = std::count_if(c.warnings.begin(), c.warnings.end(), [](const std::string& w) {
+        return w.find("fentry refused") != std::string::npos;
+    });
+    EXPECT_EQ(count, 1);
+    EXPECT_NE(std::find(c.warnings.begin(), c.warnings.end(),
+                        "3 probes not attached on either side: fentry refused (EPERM) "
+                        "(function:ipc_lock, function:sem_lock, hold:fentry)"),
+              c.warnings.end());
+    EXPECT_NE(std::find(c.warnings.begin(), c.warnings.end(), "1 probe not attached after: disabled (cpu_sampling)"),
+              c.warnings.end());
+}
+
+TEST(CompareSets, PercentagesChangeInPoints)
+{
+    std::vector<Capture> base, patched;
+    for (uint64_t r = 0; r < 3; ++r) {
+        Capture b = run("base", 1000, 2000, 1000, 2000, r + 1), a = run("patched", 1000, 2000, 1000, 2000, r + 5);
+        b.cpu.samples = a.cpu.samples = 1000;
+        b.cpu.lock_samples = 300 + r;
+        a.cpu.lock_samples = 200 + r;
+        base.push_back(b);
+        patched.push_back(a);
+    }
+    const Comparison c = compareSets(base, patched);
+    const std::string md = render(c, Format::Markdown);
+    EXPECT_NE(md.find("| CPU in lock functions | 30.10% ±0.3% | 20.10% ±0.5% | -10.00 pp | **improved** (Welch t"),
+              std::string::npos)
+        << md;
+}
+
+TEST(CompareSets, MarkdownIsTheBlockAMaintainerPastes)
+{
+    auto base = runs("base", {20000, 20600, 19500}, 2000, 1);
+    auto patched = runs("patched", {30000, 31000, 29500}, 2000, 11);
+    patched[0].stats.lost = 5;
+    const Comparison c = compareSets(base, patched);
+    const std::string md = render(c, Format::Markdown);
+    EXPECT_NE(md.find("n = 3 runs before, 3 after"), std::string::npos) << md;
+    EXPECT_NE(md.find("| `spinlock@busy` | total wait/s |"), std::string::npos) << md;
+    EXPECT_EQ(md.find("> **Warning:**"), std::string::npos) << "warnings only with --verbose";
+    EXPECT_EQ(md.find("Method:"), std::string::npos);
+    RenderExtras verbose;
+    verbose.verbose = true;
+    const std::string all = render(c, Format::Markdown, verbose);
+    EXPECT_NE(all.find("> **Warning:** after (3 runs), of"), std::string::npos) << all;
+    EXPECT_NE(all.find("Method: Welch's t-test"), std::string::npos);
+}
+
+TEST(CompareSets, EmptySetIsAnError)
+{
+    EXPECT_THROW(compareSets(std::vector<Capture>{}, runs("p", {10}, 1, 1)), std::invalid_argument);
+}
