@@ -393,7 +393,7 @@ std::string fnv1aHex(std::string_view data)
         h *= 0x100000001b3ULL;
     }
     char buf[17];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    (void)std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
     return buf;
 }
 
