@@ -80,6 +80,25 @@ std::string withoutDebugInfo(const std::string& host_path, const std::string& wo
     return out.string();
 }
 
+// The lab's own binary, copied once at the start: every guest of a run gets
+// the same lockscope, and `compare` still runs, when the build tree relinks
+// it meanwhile (seen: a rebuild during a 20-boot run gave four guests a
+// half-written binary).
+std::string snapshotLockscope(const std::string& host_path, const std::string& out_dir)
+{
+    auto dir = (fs::path(out_dir) / ".lab").string();
+    auto stripped = withoutDebugInfo(host_path, dir);
+    if (stripped != host_path)
+        return stripped;
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    auto copy = fs::path(dir) / "lockscope";
+    fs::copy_file(host_path, copy, fs::copy_options::overwrite_existing, ec);
+    if (ec)
+        throw LabError("cannot copy '" + host_path + "' to '" + copy.string() + "': " + ec.message());
+    return copy.string();
+}
+
 } // namespace
 
 std::string GuestRun::serialTail(unsigned lines) const { return tailLines(boot.serial, lines); }
@@ -240,7 +259,8 @@ int runLab(const LabOptions& o, std::ostream& log)
     // busybox applets (sleep, sh, ...) are there already.
     auto busybox = findBusybox();
     auto applets = busyboxApplets(busybox);
-    std::vector<GuestBinary> binaries = {{"/usr/bin/lockscope", o.lockscope}};
+    const auto lockscope = snapshotLockscope(o.lockscope, o.out_dir);
+    std::vector<GuestBinary> binaries = {{"/usr/bin/lockscope", lockscope}};
     std::vector<std::string> workload = o.workload;
     if (workload[0].find('/') != std::string::npos || !applets.count(workload[0])) {
         auto host = findExecutable(workload[0]);
@@ -366,7 +386,7 @@ int runLab(const LabOptions& o, std::ostream& log)
             }
             say("compare", base.spec.name + " vs " + other.spec.name);
             int rc = 0;
-            auto report = compareCaptureSets(o.lockscope, base.captures, other.captures, rc);
+            auto report = compareCaptureSets(lockscope, base.captures, other.captures, rc);
             writeText(file, report);
             log << report;
             if (rc != 0) {

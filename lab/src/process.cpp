@@ -37,8 +37,8 @@ void killChildrenAndDie(int sig)
         if (pg > 0)
             ::kill(-pg, SIGKILL);
     }
-    ::signal(sig, SIG_DFL);
-    ::raise(sig);
+    (void)::signal(sig, SIG_DFL);
+    (void)::raise(sig);
 }
 
 // Only where nobody chose a disposition: a host program embedding the lab

@@ -222,7 +222,7 @@ PreparedSource prepareGitTree(const SourceSpec& s, const fs::path& trees, const 
 }
 
 // Turns make's quiet lines ("  CC      kernel/fork.o") into a progress line
-// every ~10 s, so a 5-minute cold build never looks hung.
+// every 10 s, so a 5-minute cold build never looks hung.
 class BuildProgress {
 public:
     explicit BuildProgress(const ProgressFn& progress) : progress_(progress) {}
@@ -239,6 +239,12 @@ public:
                 last_ = trimmed(line.substr(2));
             }
         }
+    }
+
+    // Called twice a second whether make prints or not: linking vmlinux and
+    // generating BTF print nothing for a minute.
+    void tick()
+    {
         auto now = std::chrono::steady_clock::now();
         if (now - last_report_ >= std::chrono::seconds(10)) {
             last_report_ = now;
@@ -387,7 +393,7 @@ std::string fnv1aHex(std::string_view data)
         h *= 0x100000001b3ULL;
     }
     char buf[17];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    (void)std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
     return buf;
 }
 
@@ -495,7 +501,11 @@ Kernel buildKernelFromSource(const KernelSpec& spec, const std::string& cache_di
     progress("building " + description + " in " + source.tree.string() + " (make " + jobsArg() +
              (findExecutable("ccache").empty() ? ", no ccache)" : ", ccache)"));
     BuildProgress meter(progress);
-    auto r = runProcess(make, kBuildTimeoutS, [&](std::string_view chunk) { meter.feed(chunk); });
+    auto r = runProcess(make, kBuildTimeoutS, [&](std::string_view chunk) { meter.feed(chunk); },
+                        [&] {
+                            meter.tick();
+                            return false;
+                        });
     if (!r.ok()) {
         writeFile(fs::path(source.tree.string() + ".failed.log"), r.output);
         throw LabError("building " + description + " failed (make exit " + std::to_string(r.exit_code) +
