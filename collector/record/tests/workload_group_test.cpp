@@ -6,10 +6,14 @@
 #include <csignal>
 #include <cstdlib>
 #include <poll.h>
+#include <grp.h>
 #include <pwd.h>
+#include <set>
+#include <sstream>
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <vector>
 
 #include "lockscope/record/run_as.h"
 #include "lockscope/record/workload.h"
@@ -174,4 +178,40 @@ TEST(WorkloadUser, NothingChangesWithoutSudoOrPkexec)
 {
     ScopedEnv pk("PKEXEC_UID", nullptr), su("SUDO_UID", nullptr);
     EXPECT_FALSE(invokingUserCredentials());
+}
+
+// Supplementary groups as initgroups would set them: needs a user that has
+// some (on a stock Debian, postgres is in ssl-cert, for one).
+TEST(WorkloadUser, GetsTheUsersSupplementaryGroups)
+{
+    if (geteuid() != 0)
+        GTEST_SKIP() << "skipped: switching user needs root";
+    std::string name;
+    uid_t uid = 0;
+    std::vector<gid_t> groups(256);
+    setpwent();
+    while (const passwd* pw = getpwent()) {
+        int n = int(groups.size());
+        if (pw->pw_uid != 0 && getgrouplist(pw->pw_name, pw->pw_gid, groups.data(), &n) >= 0 && n > 1) {
+            name = pw->pw_name;
+            uid = pw->pw_uid;
+            groups.resize(size_t(n));
+            break;
+        }
+    }
+    endpwent();
+    if (name.empty())
+        GTEST_SKIP() << "skipped: no user on this machine has supplementary groups";
+    const std::string uidText = std::to_string(uid);
+    ScopedEnv pk("PKEXEC_UID", uidText.c_str()), su("SUDO_UID", nullptr);
+    const auto who = invokingUserCredentials();
+    ASSERT_TRUE(who);
+    HangGuard guard(120);
+    WorkloadProcess w({"id", "-G"}, WorkloadOptions{who, true});
+    w.release();
+    std::set<gid_t> seen, want(groups.begin(), groups.end());
+    std::istringstream in(allOutput(w));
+    for (gid_t g; in >> g;)
+        seen.insert(g);
+    EXPECT_EQ(seen, want) << "user " << name;
 }
