@@ -20,7 +20,7 @@ std::string label(const Meta& m, const char* fallback)
 
 std::string code(const std::string& s)
 {
-    return "`" + s + "`";
+    return fmt::mdCode(s);
 }
 
 std::string cmdline(const std::vector<std::string>& v)
@@ -72,7 +72,7 @@ std::string markdownReport(const Report& r, const RenderExtras& x)
     out += "\n| lock | type | contended | total wait | max wait | avg wait | p99 wait | avg hold | caller |\n"
            "|---|---|---:|---:|---:|---:|---:|---:|---|\n";
     for (const auto& l : r.locks)
-        out += "| " + code(l.key) + " | " + l.type + " | " + std::to_string(l.wait.count()) + " | " +
+        out += "| " + code(l.key) + " | " + mdEscape(l.type) + " | " + std::to_string(l.wait.count()) + " | " +
                duration(double(l.wait.total())) + " | " + duration(double(l.wait.max())) + " | " +
                duration(double(l.wait.mean())) + " | " + duration(double(l.p99_wait_ns)) + " | " +
                (l.hold.empty() ? "-" : duration(double(l.hold.mean()))) + " | " +
@@ -80,16 +80,18 @@ std::string markdownReport(const Report& r, const RenderExtras& x)
     for (const auto& l : r.locks) {
         if (l.paths.empty())
             continue;
-        out += "\n<details><summary>" + fmt::htmlEscape(l.key) + ": wait histogram and top call paths</summary>\n\n"
-               "```\n" + fmt::textHistogram(l.wait, "") + "\n";
+        std::string block = fmt::textHistogram(l.wait, "") + "\n";
         for (const auto& p : l.paths)
-            out += fmt::percent(p.wait_share) + "  " + fmt::pathText(p.frames) + "\n";
+            block += fmt::percent(p.wait_share) + "  " + fmt::pathText(p.frames) + "\n";
         if (!l.holders.empty()) {
-            out += "\nheld by (share of wait time; approximate):\n";
+            block += "\nheld by (share of wait time; approximate):\n";
             for (const auto& h : l.holders)
-                out += fmt::percent(h.wait_share) + "  " + fmt::pathText(h.frames) + "\n";
+                block += fmt::percent(h.wait_share) + "  " + fmt::pathText(h.frames) + "\n";
         }
-        out += "```\n</details>\n";
+        // A frame name with a run of backticks cannot close a longer fence.
+        const std::string fence = fmt::mdFence(block);
+        out += "\n<details><summary>" + fmt::htmlEscape(fmt::printable(l.key)) +
+               ": wait histogram and top call paths</summary>\n\n" + fence + "\n" + block + fence + "\n</details>\n";
     }
     if (!r.syscalls.empty()) {
         out += "\n| syscall | calls | avg | p99 | errors |\n|---|---:|---:|---:|---:|\n";
@@ -151,7 +153,7 @@ std::string markdownComparison(const Comparison& c, const RenderExtras& x)
         }
         if (shown++ == 15)
             break;
-        out += "| " + code(l.key) + " | " + l.type + " | " + arrow(l.contentions, false) + " | " +
+        out += "| " + code(l.key) + " | " + mdEscape(l.type) + " | " + arrow(l.contentions, false) + " | " +
                arrow(l.total_wait_ns, true) + " | " + arrow(l.avg_wait_ns, true) + " | " +
                arrow(l.p99_wait_ns, true) + " | " + verdictCell(l.verdict, l.wait_test) + " |\n";
     }

@@ -129,7 +129,7 @@ QVariant DeltaTableModel::data(const QModelIndex& index, int role) const
             return QStringLiteral("wait: ") + testTip(l.wait_test) +
                    (l.has_hold ? QStringLiteral("\nhold: ") + testTip(l.hold_test) : QString());
         if (col == Key)
-            return QString::fromStdString(l.key);
+            return plainToolTip(QString::fromStdString(l.key));
         return {};
     }
     if (role != Qt::DisplayRole && role != SortRole)

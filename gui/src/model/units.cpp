@@ -4,6 +4,8 @@
 #include <cmath>
 #include <string>
 
+#include <QTextDocument>
+
 #include "lockscope/capture/histogram.h"
 
 namespace lockscope::gui {
@@ -62,6 +64,11 @@ QString bucketLabel(unsigned bucket)
 QString fromStd(const std::string& s)
 {
     return QString::fromStdString(s);
+}
+
+QString plainToolTip(const QString& text)
+{
+    return Qt::convertFromPlainText(text, Qt::WhiteSpacePre);
 }
 
 } // namespace lockscope::gui

@@ -16,5 +16,8 @@ QString formatPercent(double fraction);
 // Short label of a log2 histogram bucket's lower bound ("512 ns", "2 µs").
 QString bucketLabel(unsigned bucket);
 QString fromStd(const std::string& s);
+// A tooltip that shows `text` as it is: Qt renders a tooltip as rich text
+// whenever it looks like HTML, and lock and frame names come from captures.
+QString plainToolTip(const QString& text);
 
 } // namespace lockscope::gui
