@@ -285,7 +285,9 @@ std::string textHistogramPair(const Log2Hist& before, const Log2Hist& after, con
 {
     if (before.empty() && after.empty())
         return indent + "(no events)\n";
-    const auto [lo, hi] = bucketRange(before, &after);
+    // Plain names: clang 14 (the fuzz build) cannot capture structured bindings.
+    const auto range = bucketRange(before, &after);
+    const unsigned lo = range.first, hi = range.second;
     auto peak = [&](const Log2Hist& h) {
         uint64_t p = 0;
         for (unsigned i = lo; i <= hi; ++i)

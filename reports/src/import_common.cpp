@@ -46,7 +46,8 @@ double parseNonNegative(const std::string& s)
 Capture validated(const Capture& capture, const std::string& source)
 {
     try {
-        return fromJson(toJson(capture));
+        // Through the text: a name that is not UTF-8 fails in dump(), as the writer would.
+        return parseCapture(toJson(capture).dump());
     } catch (const std::exception& e) {
         throw ImportError(source + ": the imported figures do not make a valid capture: " + e.what());
     }

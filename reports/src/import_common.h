@@ -38,9 +38,10 @@ std::string trim(const std::string& s);
 uint64_t parseCount(const std::string& s, int base = 10);
 // A finite number >= 0 ("12.5", "1e3"); NaN, "inf" and negatives are refused.
 double parseNonNegative(const std::string& s);
-// The capture an importer built, checked by the capture layer's own reader
-// (every field and cross-reference), as a file written from it would be
-// read back; a problem is an ImportError "<source>: ...".
+// The capture an importer built, written to text and checked by the capture
+// layer's own reader (UTF-8, every field and cross-reference), as a file
+// written from it would be read back; a problem is an ImportError
+// "<source>: ...".
 Capture validated(const Capture& capture, const std::string& source);
 
 } // namespace lockscope::reports::detail

@@ -239,6 +239,15 @@ TEST(ImportPerfScript, RefusesNanInfAndNegativeValues)
 TEST(ImportLockStat, ValidatesTheCaptureItBuilds)
 {
     const Importer* i = findImporter("lock-stat");
+    // Found by import_lock_stat_fuzz: a class name that is not UTF-8 cannot be written as JSON.
+    try {
+        i->read("lock_stat version 0.4\nl\xff: 1 2 0.10 0.20 0.30 0.15 1 4 0.10 0.20 0.50 0.12\n", "ls.txt");
+        FAIL() << "no error";
+    } catch (const ImportError& e) {
+        const std::string what = e.what();
+        EXPECT_EQ(what.rfind("ls.txt: the imported figures do not make a valid capture: ", 0), 0u) << what;
+        EXPECT_NE(what.find("UTF-8"), std::string::npos) << what;
+    }
     // A class line with an empty class name parses, but a lock key must not be empty.
     try {
         i->read("lock_stat version 0.4\n: 1 2 0.10 0.20 0.30 0.15 1 4 0.10 0.20 0.50 0.12\n", "ls.txt");
