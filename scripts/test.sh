@@ -5,7 +5,7 @@
 #  - then the ones that load BPF programs or boot qemu guests, one at a time
 #    (they measure the kernel and must not disturb each other),
 #  - then the seed kernel pairs built from source (label kernel-build),
-#  - then the capture reader's fuzzer for a bounded time (clang build).
+#  - then the fuzzers (capture reader, importers, renderers) for a bounded time (clang build).
 # Exits non-zero if any test fails.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,8 +24,11 @@ if command -v clang++ >/dev/null; then
       -DLOCKSCOPE_FUZZ=ON -DLOCKSCOPE_BUILD_GUI=OFF -DLOCKSCOPE_BUILD_BPF=OFF \
       -DLOCKSCOPE_BUILD_BENCH=OFF >/dev/null
   fi
-  cmake --build "$fuzz" -j "$(nproc)" --target capture_fuzz
-  (cd "$fuzz" && ctest --output-on-failure -R capture_fuzz_bounded) || status=1
+  # The capture reader, each importer and each renderer (reports/fuzz), 10-30 s each.
+  cmake --build "$fuzz" -j "$(nproc)" --target capture_fuzz import_perf_script_fuzz import_lock_stat_fuzz \
+    render_text_fuzz render_md_fuzz render_html_fuzz render_json_fuzz render_folded_fuzz render_pprof_fuzz \
+    render_speedscope_fuzz
+  (cd "$fuzz" && ctest --output-on-failure -R '_fuzz_bounded$') || status=1
 else
   echo "test.sh: skipped: the fuzzer needs clang, which is not installed" >&2
 fi

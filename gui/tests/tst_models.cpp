@@ -15,6 +15,7 @@
 #include "model/latencytablemodel.h"
 #include "model/locktablemodel.h"
 #include "model/roles.h"
+#include "model/units.h"
 #include "testcaptures.h"
 
 using namespace lockscope;
@@ -52,6 +53,21 @@ Capture foldedCapture()
 class TestModels : public QObject {
     Q_OBJECT
 private slots:
+    // A name that looks like HTML is shown as written: Qt renders tooltips
+    // that look like rich text as rich text.
+    void tooltipsShowNamesAsPlainText()
+    {
+        Capture c;
+        c.stacks = {foldedStack(1, "<img src=x>;<b>f</b>")};
+        c.locks.push_back(lockOf("<b>lock</b>", "spin<i>", {site(1, 100, 5)}));
+        LockTableModel model;
+        model.setCapture(std::make_shared<const Capture>(c));
+        const QString tip = model.index(0, LockTableModel::Key).data(Qt::ToolTipRole).toString();
+        QVERIFY2(tip.contains(QStringLiteral("&lt;b&gt;lock&lt;/b&gt;")), qPrintable(tip));
+        QVERIFY2(!tip.contains(QStringLiteral("<b>lock")), qPrintable(tip));
+        QCOMPARE(model.index(0, LockTableModel::Key).data().toString(), QStringLiteral("<b>lock</b>"));
+        QCOMPARE(plainToolTip(QStringLiteral("a<b>\nc")).contains(QStringLiteral("&lt;b&gt;")), true);
+    }
     void lockTable()
     {
         LockTableModel model;

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "exchange_internal.h"
+#include "format_util.h"
 #include "paths.h"
 
 // Brendan Gregg's folded format: "frame;frame;...;leaf weight" per line,
@@ -29,12 +30,11 @@ public:
                 if (!w)
                     continue;
                 std::string key;
-                for (auto& label : pathLabels(index.find(site.stack_id))) {
-                    // ';' separates frames; the last space separates the weight.
-                    std::replace(label.begin(), label.end(), ';', ':');
-                    key += label + ";";
-                }
-                key += "[" + lock.key + "]";
+                // One frame per ';'-separated field, one stack per line
+                // (fmt::foldedFrame); the last space separates the weight.
+                for (const auto& label : pathLabels(index.find(site.stack_id)))
+                    key += fmt::foldedFrame(label) + ";";
+                key += "[" + fmt::foldedFrame(lock.key) + "]";
                 lines[key] += w;
             }
         std::string out;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string_view>
 
 namespace lockscope::reports::fmt {
 
@@ -96,14 +97,129 @@ std::string htmlEscape(const std::string& s)
     return o;
 }
 
-std::string mdEscape(const std::string& s)
+namespace {
+std::string escapeControls(const std::string& s, bool wholeText)
 {
+    static const char kHex[] = "0123456789abcdef";
     std::string o;
-    for (char c : s) {
-        if (c == '|' || c == '*' || c == '_' || c == '`' || c == '<' || c == '>')
+    o.reserve(s.size());
+    auto hexByte = [&](const char* prefix, unsigned char c) {
+        o += prefix;
+        o += kHex[c >> 4];
+        o += kHex[c & 15];
+    };
+    for (size_t i = 0; i < s.size();) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c < 0x80) {
+            switch (c) {
+            case '\\': o += wholeText ? "\\" : "\\\\"; break;
+            case '\n': o += wholeText ? "\n" : "\\n"; break;
+            case '\r': o += "\\r"; break;
+            case '\t': o += "\\t"; break;
+            case 0x1b: o += "\\e"; break;
+            default:
+                if (c < 0x20 || c == 0x7f)
+                    hexByte("\\x", c);
+                else
+                    o += static_cast<char>(c);
+            }
+            ++i;
+            continue;
+        }
+        // A UTF-8 sequence: its length from the lead byte, then continuation
+        // bytes, no overlong forms, no surrogates, nothing past U+10FFFF.
+        const size_t len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? (c <= 0xef ? 3 : 0) : c >= 0xc2 ? 2 : 0;
+        uint32_t cp = len == 2 ? c & 0x1fu : len == 3 ? c & 0x0fu : c & 0x07u;
+        bool ok = len && i + len <= s.size();
+        for (size_t k = 1; ok && k < len; ++k) {
+            const auto cc = static_cast<unsigned char>(s[i + k]);
+            ok = (cc & 0xc0) == 0x80;
+            cp = cp << 6 | (cc & 0x3fu);
+        }
+        ok = ok && !(len == 3 && cp < 0x800) && !(len == 4 && (cp < 0x10000 || cp > 0x10ffff)) &&
+             !(cp >= 0xd800 && cp <= 0xdfff);
+        if (!ok) {
+            hexByte("\\x", c);
+            ++i;
+        } else if (cp <= 0x9f) {
+            hexByte("\\u00", static_cast<unsigned char>(cp)); // C1 control: 0x9b is a CSI
+            i += len;
+        } else {
+            o.append(s, i, len);
+            i += len;
+        }
+    }
+    return o;
+}
+
+} // namespace
+
+std::string printable(const std::string& s)
+{
+    return escapeControls(s, false);
+}
+
+std::string terminalText(const std::string& text)
+{
+    return escapeControls(text, true);
+}
+
+std::string mdEscape(const std::string& raw)
+{
+    const std::string s = printable(raw);
+    constexpr auto npos = std::string::npos;
+    // What makes a line a heading, list item, quote or setext underline.
+    const size_t lead = s.find_first_not_of(' ');
+    const size_t digitsEnd = lead == npos ? npos : s.find_first_not_of("0123456789", lead);
+    const size_t orderedMark =
+        digitsEnd != npos && digitsEnd > lead && (s[digitsEnd] == '.' || s[digitsEnd] == ')') ? digitsEnd : npos;
+    std::string o;
+    o.reserve(s.size() + 8);
+    for (size_t i = 0; i < s.size(); ++i) {
+        const char c = s[i];
+        if (std::string_view("|`*_<>[]\\").find(c) != npos ||
+            (i == lead && std::string_view("#-+=~").find(c) != npos) || i == orderedMark)
             o += '\\';
         o += c;
     }
+    return o;
+}
+
+namespace {
+size_t longestBacktickRun(const std::string& s)
+{
+    size_t longest = 0, run = 0;
+    for (char c : s) {
+        run = c == '`' ? run + 1 : 0;
+        longest = std::max(longest, run);
+    }
+    return longest;
+}
+} // namespace
+
+std::string mdCode(const std::string& raw)
+{
+    std::string s;
+    for (char c : printable(raw)) {
+        if (c == '|')
+            s += '\\';
+        s += c;
+    }
+    const std::string fence(longestBacktickRun(s) + 1, '`');
+    // A span that starts or ends with a backtick needs a space inside its fence.
+    const bool pad = !s.empty() && (s.front() == '`' || s.back() == '`');
+    return fence + (pad ? " " : "") + s + (pad ? " " : "") + fence;
+}
+
+std::string mdFence(const std::string& body)
+{
+    return std::string(std::max<size_t>(3, longestBacktickRun(body) + 1), '`');
+}
+
+std::string foldedFrame(const std::string& s)
+{
+    std::string o = printable(s);
+    std::replace(o.begin(), o.end(), ';', ':');
     return o;
 }
 
@@ -169,7 +285,9 @@ std::string textHistogramPair(const Log2Hist& before, const Log2Hist& after, con
 {
     if (before.empty() && after.empty())
         return indent + "(no events)\n";
-    const auto [lo, hi] = bucketRange(before, &after);
+    // Plain names: clang 14 (the fuzz build) cannot capture structured bindings.
+    const auto range = bucketRange(before, &after);
+    const unsigned lo = range.first, hi = range.second;
     auto peak = [&](const Log2Hist& h) {
         uint64_t p = 0;
         for (unsigned i = lo; i <= hi; ++i)
@@ -199,7 +317,7 @@ std::string pathText(const std::vector<std::string>& frames, size_t maxFrames)
         }
         if (n)
             s += " <- ";
-        s += *it;
+        s += printable(*it);
     }
     return s;
 }

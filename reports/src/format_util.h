@@ -29,7 +29,30 @@ std::string padLeft(const std::string& s, size_t width);
 std::string padRight(const std::string& s, size_t width);
 std::string truncate(const std::string& s, size_t width);
 std::string htmlEscape(const std::string& s);
+// Markdown text (a table cell, a heading, a quote): printable() first, then
+// backslash before every character Markdown or a GFM table gives a meaning
+// (| ` * _ < > [ ] \ and a leading # - + = or "1."), so a name is one cell
+// of literal text.
 std::string mdEscape(const std::string& s);
+// A Markdown code span: printable(), `|` escaped (GFM splits cells even
+// inside code spans), in a backtick run longer than any inside.
+std::string mdCode(const std::string& s);
+// A fence for a Markdown code block holding `body`: backticks, at least
+// three, more than the longest run in it.
+std::string mdFence(const std::string& body);
+// Text safe for a terminal and for one line: ASCII controls (ESC, newline,
+// ...) and DEL as C escapes (\e, \n, \x7f), the C1 controls U+0080-U+009F
+// as \u0080.., bytes that are not UTF-8 as \xNN, and the backslash
+// doubled, so the escape cannot be forged; printable UTF-8 is kept.
+std::string printable(const std::string& s);
+// A whole terminal report: as printable() but its own newlines kept and
+// backslashes left alone (the names in it went through printable()), so no
+// ESC sequence or other control character reaches the terminal.
+std::string terminalText(const std::string& text);
+// One frame of Brendan Gregg's folded format: printable(), then ';' (the
+// frame separator) as ':'. flamegraph.pl, speedscope and difffolded.pl read
+// the result; the last space of a line still separates the weight.
+std::string foldedFrame(const std::string& s);
 // Short bucket label: "512", "1K", "2M" ... of a bucket's low bound (ns).
 std::string bucketLabel(unsigned bucket);
 // First and last non-empty bucket over one or two histograms (lo > hi when both are empty).
@@ -40,7 +63,7 @@ std::string textHistogram(const Log2Hist& h, const std::string& indent, const ch
 // Before and after side by side, each bar normalized to its own side.
 std::string textHistogramPair(const Log2Hist& before, const Log2Hist& after, const std::string& indent);
 
-// Joins a path innermost first with " <- ", at most maxFrames frames.
+// Joins a path innermost first with " <- ", at most maxFrames frames, each printable().
 std::string pathText(const std::vector<std::string>& outermostFirst, size_t maxFrames = 8);
 
 // A metric value in its unit ("ns" → duration, "%" → percent figure).

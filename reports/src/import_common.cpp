@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "import_common.h"
 
+#include <charconv>
+#include <cmath>
+#include <stdexcept>
 #include <tuple>
+
+#include "lockscope/capture/io.h"
+#include "lockscope/reports/exchange.h"
 
 namespace lockscope::reports::detail {
 
@@ -12,6 +18,39 @@ std::string trim(const std::string& s)
         return "";
     const auto e = s.find_last_not_of(" \t\r\n");
     return s.substr(b, e - b + 1);
+}
+
+uint64_t parseCount(const std::string& s, int base)
+{
+    uint64_t v = 0;
+    const char* end = s.data() + s.size();
+    const auto [ptr, ec] = std::from_chars(s.data(), end, v, base);
+    if (s.empty() || ec == std::errc::result_out_of_range || ec != std::errc() || ptr != end)
+        throw std::invalid_argument((ec == std::errc::result_out_of_range ? "out of range: '" : "not a count: '") +
+                                    s.substr(0, 40) + "'");
+    return v;
+}
+
+double parseNonNegative(const std::string& s)
+{
+    double v = 0;
+    const char* end = s.data() + s.size();
+    const auto [ptr, ec] = std::from_chars(s.data(), end, v);
+    if (s.empty() || ec != std::errc() || ptr != end)
+        throw std::invalid_argument("not a number: '" + s.substr(0, 40) + "'");
+    if (!std::isfinite(v) || v < 0)
+        throw std::invalid_argument("NaN, infinite or negative value '" + s.substr(0, 40) + "'");
+    return v;
+}
+
+Capture validated(const Capture& capture, const std::string& source)
+{
+    try {
+        // Through the text: a name that is not UTF-8 fails in dump(), as the writer would.
+        return parseCapture(toJson(capture).dump());
+    } catch (const std::exception& e) {
+        throw ImportError(source + ": the imported figures do not make a valid capture: " + e.what());
+    }
 }
 
 uint32_t CaptureBuilder::stackId(const std::vector<Frame>& frames)

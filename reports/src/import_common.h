@@ -33,4 +33,15 @@ private:
 
 std::string trim(const std::string& s);
 
+// Strict numbers for the importers: the whole string, digits only (no sign,
+// no space, no "0x"), in range; else std::invalid_argument saying what.
+uint64_t parseCount(const std::string& s, int base = 10);
+// A finite number >= 0 ("12.5", "1e3"); NaN, "inf" and negatives are refused.
+double parseNonNegative(const std::string& s);
+// The capture an importer built, written to text and checked by the capture
+// layer's own reader (UTF-8, every field and cross-reference), as a file
+// written from it would be read back; a problem is an ImportError
+// "<source>: ...".
+Capture validated(const Capture& capture, const std::string& source);
+
 } // namespace lockscope::reports::detail

@@ -25,11 +25,10 @@ namespace lockscope::reports::detail {
 namespace {
 uint64_t usToNs(const std::string& s)
 {
-    size_t used = 0;
-    const double v = std::stod(s, &used);
-    if (used != s.size() || v < 0)
-        throw std::invalid_argument("bad time");
-    return uint64_t(std::llround(v * 1000.0));
+    const double ns = parseNonNegative(s) * 1000.0;
+    if (ns >= 1.8e19)
+        throw std::invalid_argument("time out of range: '" + s.substr(0, 40) + "'");
+    return uint64_t(std::llround(ns));
 }
 
 Log2Hist synthesize(uint64_t count, uint64_t min, uint64_t max, uint64_t total)
@@ -71,13 +70,13 @@ Point parsePoint(const std::string& line)
         tok.push_back(t);
     if (tok.size() < 2)
         throw std::invalid_argument("no count");
-    p.count = std::stoull(tok.back());
-    p.frame.address = std::stoull(line.substr(lb + 2, rb - lb - 2), nullptr, 16);
+    p.count = parseCount(tok.back());
+    p.frame.address = parseCount(line.substr(lb + 2, rb - lb - 2), 16);
     std::string sym = trim(line.substr(rb + 2));
     if (const auto slash = sym.find('/'); slash != std::string::npos)
         sym = sym.substr(0, slash);
     if (const auto plus = sym.rfind("+0x"); plus != std::string::npos) {
-        p.frame.offset = std::stoull(sym.substr(plus + 3), nullptr, 16);
+        p.frame.offset = parseCount(sym.substr(plus + 3), 16);
         sym = sym.substr(0, plus);
     }
     if (const auto sp = sym.find(" ["); sp != std::string::npos) {  // "sym+off/len [module]"
@@ -171,8 +170,8 @@ public:
                     } else {
                         points.push_back(std::move(p));
                     }
-                } catch (const std::exception&) {
-                    fail("bad contention point '" + t.substr(0, 80) + "'");
+                } catch (const std::exception& e) {
+                    fail("bad contention point '" + t.substr(0, 80) + "' (" + e.what() + ")");
                 }
                 continue;
             }
@@ -193,8 +192,8 @@ public:
                 type += key.ends_with("-R") ? ":R" : ":W";
             }
             try {
-                const uint64_t contentions = std::stoull(f[1]);
-                const uint64_t acquisitions = std::stoull(f[7]);
+                const uint64_t contentions = parseCount(f[1]);
+                const uint64_t acquisitions = parseCount(f[7]);
                 Lock& l = builder.lock(key, type);
                 l.wait = synthesize(contentions, usToNs(f[2]), usToNs(f[3]), usToNs(f[4]));
                 l.hold = synthesize(acquisitions, usToNs(f[8]), usToNs(f[9]), usToNs(f[10]));
@@ -205,8 +204,8 @@ public:
                 pointSection = 0;
             } catch (const ImportError&) {
                 throw;
-            } catch (const std::exception&) {
-                fail("bad number in class line '" + t.substr(0, 80) + "'");
+            } catch (const std::exception& e) {
+                fail("bad number in class line '" + t.substr(0, 80) + "' (" + e.what() + ")");
             }
         }
         finishClass();
@@ -214,7 +213,7 @@ public:
             throw ImportError(source + ": not /proc/lock_stat text (no 'lock_stat version' header); read it on a "
                                        "CONFIG_LOCK_STAT kernel after `echo 1 > /proc/sys/kernel/lock_stat`");
         builder.finish(c);
-        return c;
+        return validated(c, source);
     }
 };
 } // namespace

@@ -58,7 +58,7 @@ Frame parseFrame(const std::string& line)
     Frame f;
     std::string s = trim(line);
     const auto sp = s.find(' ');
-    f.address = std::stoull(s.substr(0, sp), nullptr, 16);
+    f.address = parseCount(s.substr(0, sp), 16);
     std::string rest = sp == std::string::npos ? "" : trim(s.substr(sp + 1));
     const auto paren = rest.rfind(" (");
     std::string module;
@@ -75,7 +75,7 @@ Frame parseFrame(const std::string& line)
         const auto plus = rest.rfind("+0x");
         f.function = rest.substr(0, plus);
         if (plus != std::string::npos)
-            f.offset = std::stoull(rest.substr(plus + 3), nullptr, 16);
+            f.offset = parseCount(rest.substr(plus + 3), 16);
     }
     return f;
 }
@@ -161,7 +161,14 @@ public:
                 if (auto v = header("cpudesc"); !v.empty())
                     c.meta.cpu_model = v;
                 if (auto v = header("nrcpus online"); !v.empty())
-                    c.meta.cpu_count = uint32_t(std::stoul(v));
+                    try {
+                        const uint64_t n = parseCount(v);
+                        if (n > 1u << 20)
+                            throw std::invalid_argument("out of range: '" + v + "'");
+                        c.meta.cpu_count = uint32_t(n);
+                    } catch (const std::exception& e) {
+                        fail(std::string("bad 'nrcpus online' header (") + e.what() + ")");
+                    }
                 continue;
             }
             if (line[0] == '\t' || line[0] == ' ') {
@@ -196,7 +203,10 @@ public:
                 ts.pop_back();
             const std::string beforeTs = tsStart == std::string::npos ? "" : trim(head.substr(0, tsStart));
             try {
-                ev.ts_ns = uint64_t(std::llround(std::stod(ts) * 1e9));
+                const double tsNs = parseNonNegative(ts) * 1e9;
+                if (tsNs >= 1.8e19)
+                    throw std::invalid_argument("timestamp out of range: '" + ts + "'");
+                ev.ts_ns = uint64_t(std::llround(tsNs));
                 // "comm tid [cpu]" or "comm tid/pid [cpu]"; comm may hold spaces.
                 const auto cpu = beforeTs.rfind(" [");
                 const std::string commTid = trim(beforeTs.substr(0, cpu));
@@ -204,15 +214,18 @@ public:
                 std::string tid = commTid.substr(tidPos == std::string::npos ? 0 : tidPos + 1);
                 if (auto slash = tid.find('/'); slash != std::string::npos)
                     tid = tid.substr(slash + 1);
-                ev.tid = std::stoull(tid);
+                ev.tid = parseCount(tid);
                 const std::string rest = trim(line.substr(line.find(':', evPos + 16) + 1));
-                ev.lock = std::stoull(rest, nullptr, 16);
+                std::string addr = rest.substr(0, rest.find_first_of(" \t("));
+                if (addr.rfind("0x", 0) == 0)
+                    addr = addr.substr(2);
+                ev.lock = parseCount(addr, 16);
                 if (auto f = rest.find("flags="); f != std::string::npos)
                     ev.flags = rest.substr(f + 6, rest.find(')', f) - f - 6);
                 if (auto r = rest.find("ret="); r != std::string::npos)
                     ev.ret = std::stoi(rest.substr(r + 4));
-            } catch (const std::exception&) {
-                fail("cannot parse the event header '" + line.substr(0, 80) + "'");
+            } catch (const std::exception& e) {
+                fail("cannot parse the event header '" + line.substr(0, 80) + "' (" + e.what() + ")");
             }
             cur = &ev;
         }
@@ -224,7 +237,7 @@ public:
         c.stats.unmatched += open.size();  // begins still waiting when recording stopped
         c.meta.duration_s = double(lastTs - firstTs) / 1e9;
         builder.finish(c);
-        return c;
+        return validated(c, source);
     }
 };
 } // namespace

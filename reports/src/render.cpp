@@ -36,7 +36,7 @@ const char* toString(Format f) noexcept
 std::string render(const Report& report, Format format, const RenderExtras& extras)
 {
     switch (format) {
-    case Format::Text: return detail::textReport(report, extras);
+    case Format::Text: return fmt::terminalText(detail::textReport(report, extras));
     case Format::Markdown: return detail::markdownReport(report, extras);
     case Format::Html: return detail::htmlReport(report, extras);
     case Format::Json: return detail::jsonReport(report, extras);
@@ -47,7 +47,7 @@ std::string render(const Report& report, Format format, const RenderExtras& extr
 std::string render(const Comparison& comparison, Format format, const RenderExtras& extras)
 {
     switch (format) {
-    case Format::Text: return detail::textComparison(comparison, extras);
+    case Format::Text: return fmt::terminalText(detail::textComparison(comparison, extras));
     case Format::Markdown: return detail::markdownComparison(comparison, extras);
     case Format::Html: return detail::htmlComparison(comparison, extras);
     case Format::Json: return detail::jsonComparison(comparison, extras);

@@ -22,7 +22,7 @@ std::string label(const Meta& m, const char* fallback)
 
 std::string code(const std::string& s)
 {
-    return "`" + s + "`";
+    return fmt::mdCode(s);
 }
 
 std::string cmdline(const std::vector<std::string>& v)
@@ -70,7 +70,7 @@ std::string markdownReport(const Report& r, const RenderExtras& x)
     out += "\n| lock | type | contended | total wait | max wait | avg wait | p99 wait | avg hold | caller |\n"
            "|---|---|---:|---:|---:|---:|---:|---:|---|\n";
     for (const auto& l : r.locks)
-        out += "| " + code(l.key) + " | " + l.type + " | " + std::to_string(l.wait.count()) + " | " +
+        out += "| " + code(l.key) + " | " + mdEscape(l.type) + " | " + std::to_string(l.wait.count()) + " | " +
                duration(double(l.wait.total())) + " | " + duration(double(l.wait.max())) + " | " +
                duration(double(l.wait.mean())) + " | " + duration(double(l.p99_wait_ns)) + " | " +
                (l.hold.empty() ? "-" : duration(double(l.hold.mean()))) + " | " +
@@ -78,16 +78,18 @@ std::string markdownReport(const Report& r, const RenderExtras& x)
     for (const auto& l : r.locks) {
         if (l.paths.empty())
             continue;
-        out += "\n<details><summary>" + fmt::htmlEscape(l.key) + ": wait histogram and top call paths</summary>\n\n"
-               "```\n" + fmt::textHistogram(l.wait, "") + "\n";
+        std::string block = fmt::textHistogram(l.wait, "") + "\n";
         for (const auto& p : l.paths)
-            out += fmt::percent(p.wait_share) + "  " + fmt::pathText(p.frames) + "\n";
+            block += fmt::percent(p.wait_share) + "  " + fmt::pathText(p.frames) + "\n";
         if (!l.holders.empty()) {
-            out += "\nheld by (share of wait time; approximate):\n";
+            block += "\nheld by (share of wait time; approximate):\n";
             for (const auto& h : l.holders)
-                out += fmt::percent(h.wait_share) + "  " + fmt::pathText(h.frames) + "\n";
+                block += fmt::percent(h.wait_share) + "  " + fmt::pathText(h.frames) + "\n";
         }
-        out += "```\n</details>\n";
+        // A frame name with a run of backticks cannot close a longer fence.
+        const std::string fence = fmt::mdFence(block);
+        out += "\n<details><summary>" + fmt::htmlEscape(fmt::printable(l.key)) +
+               ": wait histogram and top call paths</summary>\n\n" + fence + "\n" + block + fence + "\n</details>\n";
     }
     if (!r.syscalls.empty()) {
         out += "\n| syscall | calls | avg | p99 | errors |\n|---|---:|---:|---:|---:|\n";
@@ -189,14 +191,15 @@ std::string markdownComparison(const Comparison& c, const RenderExtras& x)
         return out;
     }
     if (!c.paths.empty()) {
-        out += "\nCall paths that gained or lost the most wait time (per run):\n\n```\n";
+        std::string block;
         size_t n = 0;
         for (const auto& p : c.paths) {
             if (n++ == 8)
                 break;
-            out += fmt::padLeft(fmt::signedDuration(p.wait_ns.delta()), 12) + "  " + fmt::pathText(p.frames, 6) + "\n";
+            block += fmt::padLeft(fmt::signedDuration(p.wait_ns.delta()), 12) + "  " + fmt::pathText(p.frames, 6) + "\n";
         }
-        out += "```\n";
+        const std::string fence = fmt::mdFence(block);
+        out += "\nCall paths that gained or lost the most wait time (per run):\n\n" + fence + "\n" + block + fence + "\n";
     }
     if (!c.syscalls.empty()) {
         out += "\n| syscall (mean latency) | " + mdEscape(b) + " | " + mdEscape(a) +

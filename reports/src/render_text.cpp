@@ -25,12 +25,12 @@ std::string join(const std::vector<std::string>& v, const char* sep)
 
 std::string metaLine(const Meta& m)
 {
-    std::string s = m.label.empty() ? std::string("(unlabelled)") : m.label;
+    std::string s = m.label.empty() ? std::string("(unlabelled)") : fmt::printable(m.label);
     s += ": kernel " + (m.kernel_release.empty() ? std::string("?") : m.kernel_release);
     if (m.cpu_count)
         s += ", " + std::to_string(m.cpu_count) + " CPUs";
     if (!m.cpu_model.empty())
-        s += " (" + m.cpu_model + ")";
+        s += " (" + fmt::printable(m.cpu_model) + ")";
     s += ", " + fmt::number(std::round(m.duration_s * 100) / 100) + " s";
     if (!m.start_time.empty())
         s += ", " + m.start_time;
@@ -129,7 +129,7 @@ std::string textReport(const Report& r, const RenderExtras& x)
     std::string out = "lockscope report — " + metaLine(r.meta) + "\n";
     out += workloadLine(r.workload);
     for (const auto& f : r.results)
-        out += "  " + padRight(f.name, 30) + fmt::number(f.value) + "\n";
+        out += "  " + padRight(fmt::printable(f.name), 30) + fmt::number(f.value) + "\n";
     if (r.cpu_lock_share)
         out += "CPU in lock functions: " + fmt::percent(*r.cpu_lock_share) + " (" +
                std::to_string(r.cpu.lock_samples) + " of " + std::to_string(r.cpu.samples) + " samples)\n";
@@ -150,14 +150,14 @@ std::string textReport(const Report& r, const RenderExtras& x)
                padLeft(duration(double(l.wait.max())), 13) + padLeft(duration(double(l.wait.mean())), 13) +
                padLeft(duration(double(l.p50_wait_ns)), 13) + padLeft(duration(double(l.p99_wait_ns)), 13) +
                padLeft(hold ? duration(double(l.hold.total())) : "-", 13) +
-               padLeft(hold ? duration(double(l.hold.mean())) : "-", 13) + padLeft(l.type, 13) + "   " + l.key +
-               (l.caller.empty() ? "" : "  (" + l.caller + ")") + "\n";
+               padLeft(hold ? duration(double(l.hold.mean())) : "-", 13) + padLeft(fmt::printable(l.type), 13) +
+               "   " + fmt::printable(l.key) + (l.caller.empty() ? "" : "  (" + fmt::printable(l.caller) + ")") + "\n";
     }
     if (r.locks.size() < r.lock_count)
         out += "  ... " + std::to_string(r.lock_count - r.locks.size()) + " more locks (use --top 0 for all)\n";
 
     for (const auto& l : r.locks) {
-        out += "\n=== " + l.key + " (" + l.type + ")";
+        out += "\n=== " + fmt::printable(l.key) + " (" + fmt::printable(l.type) + ")";
         if (l.instances > 1)
             out += ", " + std::to_string(l.instances) + " instances";
         if (l.aborted)

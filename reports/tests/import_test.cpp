@@ -181,3 +181,80 @@ TEST(ImportLockStat, BadInputIsOneLine)
                                "/proc/lock_stat text (lock_stat version 0.4)");
     }
 }
+
+// NaN, infinities and negative numbers are refused with one line naming the
+// value; std::stoull would have wrapped "-1" to 2^64-1 and std::stod read "nan".
+TEST(ImportLockStat, RefusesNanInfAndNegativeValues)
+{
+    const Importer* i = findImporter("lock-stat");
+    const std::string head = "lock_stat version 0.4\n";
+    const std::string good = "  l: 1 2 0.10 0.20 0.30 0.15 1 4 0.10 0.20 0.50 0.12\n";
+    EXPECT_NO_THROW(i->read(head + good, "ok.txt"));
+    for (const char* bad : {"nan", "inf", "-0.5", "-1", "1e400", "0x10"}) {
+        std::string line = good;
+        line.replace(line.find("0.20"), 4, bad); // waittime-max
+        try {
+            i->read(head + line, "ls.txt");
+            ADD_FAILURE() << bad << " accepted";
+        } catch (const ImportError& e) {
+            const std::string what = e.what();
+            EXPECT_EQ(what.rfind("ls.txt:2: bad number in class line", 0), 0u) << what;
+            EXPECT_NE(what.find(bad), std::string::npos) << what;
+            EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+        }
+    }
+    std::string negCount = good;
+    negCount.replace(negCount.find(" 2 "), 3, " -2 "); // contentions
+    EXPECT_THROW(i->read(head + negCount, "ls.txt"), ImportError);
+    EXPECT_THROW(i->read(head + good + "  -------\n  l  -5  [<ffffffff81000000>] f+0x1/0x2\n", "ls.txt"),
+                 ImportError)
+        << "negative contention point count";
+}
+
+TEST(ImportPerfScript, RefusesNanInfAndNegativeValues)
+{
+    const Importer* i = findImporter("perf-script");
+    const std::string end = "\na 1 [0] 1.5: lock:contention_end: 0x10 (ret=0)\n";
+    EXPECT_NO_THROW(i->read("a 1 [0] 1.0: lock:contention_begin: 0x10 (flags=SPIN)" + end, "ok.txt"));
+    for (const char* ts : {"nan", "inf", "-1.0", "1e400"}) {
+        try {
+            i->read(std::string("a 1 [0] ") + ts + ": lock:contention_begin: 0x10 (flags=SPIN)" + end, "p.txt");
+            ADD_FAILURE() << ts << " accepted";
+        } catch (const ImportError& e) {
+            const std::string what = e.what();
+            EXPECT_EQ(what.rfind("p.txt:1: cannot parse the event header", 0), 0u) << what;
+            EXPECT_NE(what.find(ts), std::string::npos) << what;
+        }
+    }
+    EXPECT_THROW(i->read("a -1 [0] 1.0: lock:contention_begin: 0x10 (flags=SPIN)" + end, "p.txt"), ImportError)
+        << "negative tid";
+    EXPECT_THROW(i->read("a 1 [0] 1.0: lock:contention_begin: -0x10 (flags=SPIN)" + end, "p.txt"), ImportError)
+        << "negative lock address";
+    EXPECT_THROW(i->read("# nrcpus online : -4\na 1 [0] 1.0: lock:contention_begin: 0x10 (flags=SPIN)" + end, "p.txt"),
+                 ImportError);
+}
+
+// What an importer returns is what the capture reader accepts: a capture the
+// capture layer would refuse is an import error, not a file written for later.
+TEST(ImportLockStat, ValidatesTheCaptureItBuilds)
+{
+    const Importer* i = findImporter("lock-stat");
+    // Found by import_lock_stat_fuzz: a class name that is not UTF-8 cannot be written as JSON.
+    try {
+        i->read("lock_stat version 0.4\nl\xff: 1 2 0.10 0.20 0.30 0.15 1 4 0.10 0.20 0.50 0.12\n", "ls.txt");
+        FAIL() << "no error";
+    } catch (const ImportError& e) {
+        const std::string what = e.what();
+        EXPECT_EQ(what.rfind("ls.txt: the imported figures do not make a valid capture: ", 0), 0u) << what;
+        EXPECT_NE(what.find("UTF-8"), std::string::npos) << what;
+    }
+    // A class line with an empty class name parses, but a lock key must not be empty.
+    try {
+        i->read("lock_stat version 0.4\n: 1 2 0.10 0.20 0.30 0.15 1 4 0.10 0.20 0.50 0.12\n", "ls.txt");
+        FAIL() << "no error";
+    } catch (const ImportError& e) {
+        const std::string what = e.what();
+        EXPECT_EQ(what.rfind("ls.txt: the imported figures do not make a valid capture: ", 0), 0u) << what;
+        EXPECT_NE(what.find("key"), std::string::npos) << what;
+    }
+}

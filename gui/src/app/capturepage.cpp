@@ -218,6 +218,7 @@ QWidget* CapturePage::buildFlameTab()
     bar->addWidget(reset);
     flame_ = new FlameGraphWidget;
     flameStatus_ = new QLabel;
+    flameStatus_->setTextFormat(Qt::PlainText); // frame names
     flameStatus_->setTextInteractionFlags(Qt::TextSelectableByMouse);
     connect(flameWeight_, &QComboBox::currentIndexChanged, this, [this] { refreshFlame(); });
     connect(search, &QLineEdit::textChanged, this, [this](const QString& text) {
@@ -354,7 +355,7 @@ void CapturePage::refreshSelection()
         return;
     }
     const Lock* lock = selected_ >= 0 ? &capture_->locks[static_cast<size_t>(selected_)] : nullptr;
-    selectionLabel_->setText(lock ? tr("Lock: <b>%1</b> (%2)").arg(fromStd(lock->key).toHtmlEscaped(), fromStd(lock->type))
+    selectionLabel_->setText(lock ? tr("Lock: <b>%1</b> (%2)").arg(fromStd(lock->key).toHtmlEscaped(), fromStd(lock->type).toHtmlEscaped())
                                   : tr("All %1 locks").arg(capture_->locks.size()));
     if (lock) {
         topDownTree_ = std::make_shared<const CallTree>(CallTree::forLock(*capture_, *lock, TreeDirection::TopDown));

@@ -144,6 +144,7 @@ QWidget* ComparePage::buildFlamePanel()
     bar->addWidget(legend);
     flame_ = new FlameGraphWidget;
     flameStatus_ = new QLabel;
+    flameStatus_->setTextFormat(Qt::PlainText); // frame names
     connect(flameWeight_, &QComboBox::currentIndexChanged, this, [this] { refreshFlame(); });
     connect(widthsFromBefore_, &QCheckBox::toggled, this, [this] { refreshFlame(); });
     connect(search, &QLineEdit::textChanged, flame_, &FlameGraphWidget::setSearch);

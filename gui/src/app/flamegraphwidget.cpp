@@ -252,7 +252,7 @@ bool FlameGraphWidget::event(QEvent* event)
         auto* help = static_cast<QHelpEvent*>(event);
         const int id = nodeAt(help->pos());
         if (id >= 0)
-            QToolTip::showText(help->globalPos(), describe(static_cast<uint32_t>(id)), this);
+            QToolTip::showText(help->globalPos(), plainToolTip(describe(static_cast<uint32_t>(id))), this);
         else
             QToolTip::hideText();
         return true;

@@ -58,6 +58,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent)
     setCentralWidget(stack_);
 
     status_ = new QLabel;
+    status_->setTextFormat(Qt::PlainText); // file names, errors quoting capture contents
     progress_ = new QProgressBar;
     progress_->setMaximumWidth(200);
     progress_->setVisible(false);
@@ -135,6 +136,7 @@ void MainWindow::showError(const QString& message)
     lastError_ = message;
     // Window-modal but non-blocking, so loading and tests keep running.
     auto* box = new QMessageBox(QMessageBox::Critical, tr("lockscope"), message, QMessageBox::Ok, this);
+    box->setTextFormat(Qt::PlainText);
     box->setAttribute(Qt::WA_DeleteOnClose);
     box->open();
     emit errorShown(message);

@@ -125,6 +125,7 @@ RecordDialog::RecordDialog(QWidget* parent) : QDialog(parent)
     form->addRow(tr("Privileges:"), elevate_);
     layout->addLayout(form);
     status_ = new QLabel(tr("Ready."));
+    status_->setTextFormat(Qt::PlainText); // the recorder's own lines
     status_->setWordWrap(true);
     log_ = new QPlainTextEdit;
     log_->setReadOnly(true);

@@ -52,7 +52,8 @@ QVariant CallTreeTraits::data(const Tree& t, uint32_t id, int column, int role)
         return {};
     }
     if (role == Qt::ToolTipRole && column == Function)
-        return fromStd(n.function) + (n.module.empty() ? QString() : QStringLiteral(" [") + fromStd(n.module) + QLatin1Char(']'));
+        return plainToolTip(fromStd(n.function) +
+                            (n.module.empty() ? QString() : QStringLiteral(" [") + fromStd(n.module) + QLatin1Char(']')));
     if (!display && role != SortRole)
         return {};
     auto ns = [display](uint64_t v) -> QVariant { return display ? QVariant(formatNs(v)) : QVariant(qulonglong(v)); };

@@ -172,7 +172,7 @@ QVariant DeltaTableModel::data(const QModelIndex& index, int role) const
         if (col == Outcome || col == PValue || col == Test || col == Change)
             return verdictTip(l);
         if (col == Key)
-            return QString::fromStdString(l.key);
+            return plainToolTip(QString::fromStdString(l.key));
         return {};
     }
     if (role != Qt::DisplayRole && role != SortRole)

@@ -53,7 +53,7 @@ QVariant LockTableModel::data(const QModelIndex& index, int role) const
             tip += QStringLiteral("\naddress 0x") + QString::number(*lock.address, 16);
         if (lock.aborted)
             tip += QStringLiteral("\n%1 waits aborted").arg(lock.aborted);
-        return tip;
+        return plainToolTip(tip);
     }
     if (role != Qt::DisplayRole && role != SortRole)
         return {};

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <string>
 
+#include <QTextDocument>
+
 #include "lockscope/capture/histogram.h"
 
 namespace lockscope::gui {
@@ -92,6 +94,11 @@ QString judgementText(const reports::Judgement& j)
     if (!j.reason.empty())
         t += QStringLiteral("\n") + QString::fromStdString(j.reason);
     return t;
+}
+
+QString plainToolTip(const QString& text)
+{
+    return Qt::convertFromPlainText(text, Qt::WhiteSpacePre);
 }
 
 } // namespace lockscope::gui

@@ -23,5 +23,8 @@ QString fromStd(const std::string& s);
 QString formatFigure(double v, const std::string& unit);
 // The verdict with the test that produced it and its p-value, for tooltips and cells.
 QString judgementText(const reports::Judgement& j);
+// A tooltip that shows `text` as it is: Qt renders a tooltip as rich text
+// whenever it looks like HTML, and lock and frame names come from captures.
+QString plainToolTip(const QString& text);
 
 } // namespace lockscope::gui
