@@ -8,13 +8,16 @@
 // for a second between two seconds alone, and the medians of the per-cycle
 // ratios are printed.
 //
-//   bench_attach_toggle [--cycles N] [--seconds S] [--threads T]
+//   bench_attach_toggle [--cycles N] [--seconds S] [--threads T] [--modes A,B,...]
 //
 // Modes: alone; hook (programs that return at once: what the hooks cost
 // by themselves); lockscope (the wait probe as `lockscope record` sets it up,
 // stack budget 1000/s/CPU, timing budget 20000/s/CPU); every-timed
 // (--timing-budget 0); every-stack (--stack-budget 0); no-stacks
-// (--stack-depth 0). Needs root.
+// (--stack-depth 0); sc-hook (programs that return at once on
+// raw_syscalls); syscalls (the syscall probe alone, budget 20000/s/CPU);
+// sc-exact (budget 0); record and record-exact (every default probe).
+// Needs root.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -30,6 +33,7 @@
 #include <csignal>
 
 #include <sys/sem.h>
+#include <unistd.h>
 
 #include <bpf/libbpf.h>
 
@@ -124,17 +128,53 @@ struct Attached {
     std::shared_ptr<probes::Session> session;
 };
 
-Attached attachHookFloor()
+// Programs that return at once on the contention tracepoints, or on
+// raw_syscalls:sys_enter/sys_exit.
+Attached attachHookFloor(bool syscalls)
 {
-    ls_hook_floor* skel = ls_hook_floor__open_and_load();
+    ls_hook_floor* skel = ls_hook_floor__open();
     if (!skel)
-        throw std::runtime_error("hook_floor: load failed");
+        throw std::runtime_error("hook_floor: open failed");
     Attached holder { std::shared_ptr<void>(
                           skel, [](void* p) { ls_hook_floor__destroy(static_cast<ls_hook_floor*>(p)); }),
         nullptr };
-    if (ls_hook_floor__attach(skel) != 0)
-        throw std::runtime_error("hook_floor: attach failed");
+    for (bpf_program* p : { skel->progs.floor_begin, skel->progs.floor_end })
+        bpf_program__set_autoload(p, !syscalls);
+    for (bpf_program* p : { skel->progs.floor_sys_enter, skel->progs.floor_sys_exit })
+        bpf_program__set_autoload(p, syscalls);
+    if (ls_hook_floor__load(skel) != 0 || ls_hook_floor__attach(skel) != 0)
+        throw std::runtime_error("hook_floor: load or attach failed");
     return holder;
+}
+
+// The syscall probe alone, on this process, as record sets it up (timing
+// budget in calls per second per CPU; 0: every call timed).
+Attached attachSyscalls(uint32_t budget)
+{
+    probes::Options o;
+    o.wait = probes::Backend::Off;
+    o.hold = probes::Backend::Off;
+    o.functions = probes::Backend::Off;
+    o.cpu_frequency_hz = 0;
+    o.follow_forks = false;
+    o.syscall_budget = budget;
+    o.tgids = { static_cast<uint32_t>(getpid()) };
+    std::shared_ptr<probes::Session> s = probes::Session::open(o);
+    for (const auto& st : s->status())
+        if (st.name == "syscall:semop" && !st.attached)
+            throw std::runtime_error("syscall:semop: " + st.reason);
+    return { nullptr, s };
+}
+
+// Every probe `lockscope record` attaches by default, with its budgets.
+Attached attachRecordDefault(bool exact)
+{
+    probes::Options o;
+    o.stack_budget = 1000;
+    o.timing_budget = exact ? 0 : 20000;
+    o.syscall_budget = exact ? 0 : 20000;
+    o.tgids = { static_cast<uint32_t>(getpid()) };
+    return { nullptr, probes::Session::open(o) };
 }
 
 Attached attachWait(uint32_t stack_budget, unsigned stack_depth, uint32_t timing_budget)
@@ -190,10 +230,16 @@ int main(int argc, char** argv)
     int cycles = 15;
     double seconds = 1;
     unsigned threads = 8;
+    std::string only; // --modes a,b,c: these after alone; empty = all
+    const char* usage = "usage: bench_attach_toggle [--cycles N] [--seconds S] [--threads T] [--modes A,B,...]\n";
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
+        if (a == "--modes" && i + 1 < argc) {
+            only = "," + std::string(argv[++i]) + ",";
+            continue;
+        }
         if (a != "--cycles" && a != "--seconds" && a != "--threads") {
-            std::fprintf(stderr, "usage: bench_attach_toggle [--cycles N] [--seconds S] [--threads T]\n");
+            std::fprintf(stderr, "%s", usage);
             return 2;
         }
         const double v = argValue(argc, argv, i);
@@ -212,14 +258,28 @@ int main(int argc, char** argv)
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);
 
-    const std::vector<Mode> modes = {
+    const std::vector<Mode> all = {
         { "alone", [] { return Attached {}; } },
-        { "hook", attachHookFloor },
+        { "hook", [] { return attachHookFloor(false); } },
         { "lockscope", [] { return attachWait(1000, 16, 20000); } },
         { "every-timed", [] { return attachWait(1000, 16, 0); } },
         { "every-stack", [] { return attachWait(0, 16, 20000); } },
         { "no-stacks", [] { return attachWait(1000, 0, 20000); } },
+        { "sc-hook", [] { return attachHookFloor(true); } },
+        { "syscalls", [] { return attachSyscalls(20000); } },
+        { "sc-exact", [] { return attachSyscalls(0); } },
+        { "record", [] { return attachRecordDefault(false); } },
+        { "record-exact", [] { return attachRecordDefault(true); } },
     };
+    std::vector<Mode> modes;
+    for (const Mode& m : all)
+        if (modes.empty() || only.empty() || only.find("," + std::string(m.name) + ",") != std::string::npos)
+            modes.push_back(m);
+    if (modes.size() < 2) {
+        std::fprintf(stderr, "bench_attach_toggle: --modes names none of hook, lockscope, every-timed, every-stack, "
+                             "no-stacks, sc-hook, syscalls, sc-exact, record, record-exact\n");
+        return 2;
+    }
     try {
         SemopLoad load(threads, 16);
         std::vector<std::vector<double>> ratio(modes.size());
@@ -231,6 +291,7 @@ int main(int argc, char** argv)
         // cancels; the modes' order rotates from cycle to cycle.
         // Per mode with a wait probe: waits a second and the share untimed.
         std::vector<std::vector<double>> waitRate(modes.size()), untimed(modes.size());
+        std::vector<std::vector<double>> callRate(modes.size()), callsUntimed(modes.size());
         auto measure = [&](size_t m) {
             const auto attached = Clock::now();
             Attached a = modes[m].attach();
@@ -243,12 +304,21 @@ int main(int argc, char** argv)
                 / std::chrono::duration<double>(Clock::now() - t0).count();
             if (a.session) {
                 const probes::Snapshot snap = a.session->snapshot();
-                uint64_t waits = 0;
+                const double since = std::chrono::duration<double>(Clock::now() - attached).count();
+                uint64_t waits = 0, calls = 0;
                 for (const auto& r : snap.waits)
                     waits += r.hist.count();
-                waitRate[m].push_back(
-                    static_cast<double>(waits) / std::chrono::duration<double>(Clock::now() - attached).count());
-                untimed[m].push_back(waits ? static_cast<double>(snap.stats.waits_untimed) / static_cast<double>(waits) : 0);
+                for (const auto& r : snap.latencies)
+                    calls += r.hist.count();
+                if (waits) {
+                    waitRate[m].push_back(static_cast<double>(waits) / since);
+                    untimed[m].push_back(static_cast<double>(snap.stats.waits_untimed) / static_cast<double>(waits));
+                }
+                if (calls) {
+                    callRate[m].push_back(static_cast<double>(calls) / since);
+                    callsUntimed[m].push_back(
+                        static_cast<double>(snap.stats.syscalls_untimed) / static_cast<double>(calls));
+                }
             }
             a = {};
             if (load.failed())
@@ -289,6 +359,8 @@ int main(int argc, char** argv)
                 (median(ratio[m]) - 1) * 100, (*lo - 1) * 100, (*hi - 1) * 100);
             if (!waitRate[m].empty())
                 std::printf("  %.0f waits/s, %.0f%% untimed", median(waitRate[m]), median(untimed[m]) * 100);
+            if (!callRate[m].empty())
+                std::printf("  %.0f syscalls/s, %.0f%% untimed", median(callRate[m]), median(callsUntimed[m]) * 100);
             std::printf("\n");
         }
     } catch (const std::exception& e) {

@@ -1,27 +1,57 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 #
-# Throughput cost of recording: a contention-heavy workload (semop-multi
-# --multi: 8 threads on one System V semaphore array lock) run alone, under
-# `lockscope record` (all probes; all probes timing 1 in 16 syscalls;
-# contention only, with the default stack budget; contention only walking
-# every stack), and under
-# `perf lock record`, alternating in each round so drift hits every mode alike.
-# Prints median ops/s per mode and the ratios. Needs root (BPF, perf).
+# Throughput cost of recording, whole runs side by side: each workload runs
+# alone, under `lockscope record` as a user types it (every default probe,
+# default budgets), under contention capture only (--no-cpu --no-hold
+# --no-syscalls), and under `perf lock record`; the order of the modes rotates
+# every round and the workloads alternate, so drift hits every mode alike.
+# Prints per workload and mode the median ops/s, the cost against alone (from
+# the medians, and the median of each round's cost against that round's
+# alone run), the spread, and how many times perf's cost lockscope's is.
 #
-#   bench/record/overhead.sh [-r ROUNDS] [-d SECONDS] [-t THREADS] [-b BUILD_DIR]
+# With -s it then records each workload once more with
+# kernel.bpf_stats_enabled=1 and prints every lockscope program's run count
+# and run time (bpftool prog show) over the middle of the run: ns per run and
+# share of the CPUs, robust to other load where throughput is not.
+#
+#   bench/record/overhead.sh [-r ROUNDS] [-d SECONDS] [-w WORKLOADS] [-m MODES] [-b BUILD_DIR] [-s]
+#
+# WORKLOADS: comma-separated, of semop-multi, timer-stress, sem-postwait
+# (default all three). MODES: comma-separated, of alone, lockscope,
+# lockscope-wait, perf-lock, lockscope-exact (every wait and syscall timed),
+# lockscope-nosc (--no-syscalls), lockscope-nocpu (--no-cpu); default
+# alone,lockscope,lockscope-wait,perf-lock. Needs root (BPF, perf).
 set -euo pipefail
 
-rounds=5 duration=3 threads=8 build=""
-usage() { echo "usage: $0 [-r ROUNDS] [-d SECONDS] [-t THREADS] [-b BUILD_DIR]" >&2; exit 2; }
-while getopts "r:d:t:b:h" o; do
+rounds=10 duration=3 build="" stats=0
+workloads=semop-multi,timer-stress,sem-postwait
+modes_arg=alone,lockscope,lockscope-wait,perf-lock
+usage() {
+    echo "usage: $0 [-r ROUNDS] [-d SECONDS] [-w WORKLOADS] [-m MODES] [-b BUILD_DIR] [-s]" >&2
+    exit 2
+}
+while getopts "r:d:w:m:b:sh" o; do
     case $o in
-        r) rounds=$OPTARG ;; d) duration=$OPTARG ;; t) threads=$OPTARG ;; b) build=$OPTARG ;; *) usage ;;
+        r) rounds=$OPTARG ;; d) duration=$OPTARG ;; w) workloads=$OPTARG ;; m) modes_arg=$OPTARG ;;
+        b) build=$OPTARG ;; s) stats=1 ;; *) usage ;;
     esac
 done
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "$0: -r needs a positive integer, got '$rounds'" >&2; exit 2; }
-[[ $threads =~ ^[1-9][0-9]*$ ]] || { echo "$0: -t needs a positive integer, got '$threads'" >&2; exit 2; }
 [[ $duration =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "$0: -d needs seconds, got '$duration'" >&2; exit 2; }
+IFS=, read -r -a wls <<<"$workloads"
+IFS=, read -r -a modes <<<"$modes_arg"
+for w in "${wls[@]}"; do
+    case $w in semop-multi | timer-stress | sem-postwait) ;;
+        *) echo "$0: unknown workload '$w' (semop-multi, timer-stress, sem-postwait)" >&2; exit 2 ;;
+    esac
+done
+for m in "${modes[@]}"; do
+    case $m in alone | lockscope | lockscope-wait | perf-lock | lockscope-exact | lockscope-nosc | lockscope-nocpu) ;;
+        *) echo "$0: unknown mode '$m'" >&2; exit 2 ;;
+    esac
+done
+[[ " ${modes[*]} " == *" alone "* ]] || { echo "$0: the modes must include alone" >&2; exit 2; }
 
 here=$(cd "$(dirname "$0")/../.." && pwd)
 if [[ -z $build ]]; then
@@ -30,64 +60,155 @@ if [[ -z $build ]]; then
     done
 fi
 lockscope=${build%/}/cli/lockscope
-workload=${build%/}/samples/bin/semop-multi
+bin=${build%/}/samples/bin
 [[ -x $lockscope ]] || { echo "$0: no lockscope binary in '${build:-build/*}' (build it or pass -b)" >&2; exit 1; }
-[[ -x $workload ]] || { echo "$0: no semop-multi in '$build' (build target semop-multi)" >&2; exit 1; }
+for w in "${wls[@]}"; do
+    [[ -x $bin/$w ]] || { echo "$0: no $w in '$bin' (build the samples)" >&2; exit 1; }
+done
 [[ $(id -u) -eq 0 ]] || { echo "$0: needs root (BPF and perf lock record)" >&2; exit 1; }
 command -v perf >/dev/null || { echo "$0: perf not found (apt-get install linux-perf)" >&2; exit 1; }
 
 tmp=$(mktemp -d /tmp/lockscope-overhead.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
-wl=("$workload" --multi --threads "$threads" --duration "$duration")
+stats_was=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
+cleanup() {
+    sysctl -qw kernel.bpf_stats_enabled="$stats_was" 2>/dev/null || true
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
 
-# Runs one mode and prints the workload's ops_per_sec.
+# The workload's command line.
+workload_cmd() {
+    case $1 in
+        semop-multi) echo "$bin/semop-multi --multi --threads 8 --duration $duration" ;;
+        timer-stress) echo "$bin/timer-stress --duration $duration" ;;
+        sem-postwait) echo "$bin/sem-postwait --pairs 4 --duration $duration" ;;
+    esac
+}
+
+# Runs one mode of one workload and prints the workload's ops_per_sec.
 run_mode() {
-    local out
+    local out wl
+    read -r -a wl <<<"$(workload_cmd "$2")"
     case $1 in
         alone) out=$("${wl[@]}" 2>/dev/null) ;;
         lockscope) out=$("$lockscope" record -o "$tmp/a.json" -- "${wl[@]}" 2>/dev/null) ;;
-        lockscope-s16) out=$("$lockscope" record --syscall-sample 16 -o "$tmp/c.json" -- "${wl[@]}" 2>/dev/null) ;;
         lockscope-wait) out=$("$lockscope" record --no-cpu --no-hold --no-syscalls -o "$tmp/b.json" \
                                 -- "${wl[@]}" 2>/dev/null) ;;
-        lockscope-wait-all) out=$("$lockscope" record --no-cpu --no-hold --no-syscalls --stack-budget 0 \
-                                -o "$tmp/d.json" -- "${wl[@]}" 2>/dev/null) ;;
+        lockscope-exact) out=$("$lockscope" record --exact -o "$tmp/c.json" -- "${wl[@]}" 2>/dev/null) ;;
+        lockscope-nosc) out=$("$lockscope" record --no-syscalls -o "$tmp/d.json" -- "${wl[@]}" 2>/dev/null) ;;
+        lockscope-nocpu) out=$("$lockscope" record --no-cpu -o "$tmp/e.json" -- "${wl[@]}" 2>/dev/null) ;;
         perf-lock) out=$(perf lock record -o "$tmp/perf.data" -- "${wl[@]}" 2>/dev/null) ;;
     esac
     sed -n 's/.*"ops_per_sec":\([0-9.e+]*\).*/\1/p' <<<"$out" | tail -n1
 }
 
-modes=(alone lockscope lockscope-s16 lockscope-wait lockscope-wait-all perf-lock)
 declare -A results
 for ((r = 0; r < rounds; r++)); do
-    # Rotate the order each round.
-    for ((i = 0; i < ${#modes[@]}; i++)); do
-        m=${modes[$(((i + r) % ${#modes[@]}))]}
-        v=$(run_mode "$m")
-        [[ -n $v ]] || { echo "$0: mode $m printed no lockscope_result" >&2; exit 1; }
-        results[$m]+="$v "
-        printf 'round %d  %-15s %12.0f ops/s\n' "$((r + 1))" "$m" "$v" >&2
+    for w in "${wls[@]}"; do
+        # Rotate the order each round.
+        for ((i = 0; i < ${#modes[@]}; i++)); do
+            m=${modes[$(((i + r) % ${#modes[@]}))]}
+            v=$(run_mode "$m" "$w")
+            [[ -n $v ]] || { echo "$0: $w under $m printed no lockscope_result" >&2; exit 1; }
+            results[$w/$m]+="$v "
+            printf 'round %d  %-13s %-16s %12.0f ops/s\n' "$((r + 1))" "$w" "$m" "$v" >&2
+        done
     done
 done
 
-median() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-# (max - min) / median: how far one run can be from another on this machine.
-spread() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | sort -g | awk '{a[NR]=$1} END {m=(NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2; print (a[NR]-a[1])/m}'; }
-base=$(median "${results[alone]}")
-perf_m=$(median "${results[perf-lock]}")
+# Per workload and mode: median, cost from the medians, median of the paired
+# per-round costs (each run against the same round's alone run), and spread:
+# (max - min) / median of the runs, the paired costs' min..max.
+summarize() {
+    python3 - "$@" <<'EOF'
+import statistics, sys
+args = sys.argv[1:]
+wl, perf_m = args[0], None
+runs = {}
+for a in args[1:]:
+    m, vals = a.split("=", 1)
+    runs[m] = [float(x) for x in vals.split()]
+alone = runs["alone"]
+base = statistics.median(alone)
+cost = {}
+for m, v in runs.items():
+    med = statistics.median(v)
+    paired = [1 - x / a for x, a in zip(v, alone)]
+    cost[m] = statistics.median(paired)
+    spread = (max(v) - min(v)) / med
+    print(f"{wl:<13} {m:<16} {med:>13.0f} {1 - med / base:>9.1%} {cost[m]:>9.1%} {spread:>8.0%}"
+          f"   {min(paired):+.1%} .. {max(paired):+.1%}" if m != "alone" else
+          f"{wl:<13} {m:<16} {med:>13.0f} {'':>9} {'':>9} {spread:>8.0%}")
+if "perf-lock" in cost:
+    pc = cost["perf-lock"]
+    for m, c in cost.items():
+        if m in ("alone", "perf-lock") or not m.startswith("lockscope"):
+            continue
+        if pc <= 0:
+            print(f"{wl}: {m} {c:.1%}; perf lock record showed no cost ({pc:+.1%}): no ratio")
+        elif c <= 0:
+            print(f"{wl}: {m} has no measurable cost (paired median {c:+.1%}); perf lock record {pc:.1%}")
+        else:
+            print(f"{wl}: {m} {c:.1%}, perf lock record {pc:.1%}: perf costs {pc / c:.1f}x as much")
+EOF
+}
+
 echo
-echo "semop-multi --multi --threads $threads --duration $duration, $rounds rounds, $(nproc) CPUs, $(uname -r)"
-printf '%-19s %14s %10s %10s %10s\n' mode "median ops/s" "vs alone" "cost" "spread"
-for m in "${modes[@]}"; do
-    med=$(median "${results[$m]}")
-    spr=$(spread "${results[$m]}")
-    awk -v m="$m" -v v="$med" -v b="$base" -v s="$spr" \
-        'BEGIN {printf "%-19s %14.0f %10.3f %9.1f%% %9.0f%%\n", m, v, v/b, (1 - v/b) * 100, s * 100}'
+echo "$rounds rounds, $duration s each, $(nproc) CPUs, $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-13s %-16s %13s %9s %9s %8s   %s\n' workload mode "median ops/s" "cost" "paired" "spread" "paired min .. max"
+for w in "${wls[@]}"; do
+    args=()
+    for m in "${modes[@]}"; do
+        args+=("$m=${results[$w/$m]}")
+    done
+    summarize "$w" "${args[@]}"
 done
-for m in lockscope lockscope-s16 lockscope-wait lockscope-wait-all; do
-    med=$(median "${results[$m]}")
-    awk -v m="$m" -v v="$med" -v b="$base" -v p="$perf_m" 'BEGIN {
-        c = 1 - v/b; pc = 1 - p/b;
-        if (pc <= 0) printf "%s costs %.1f%%; perf lock record showed no cost (%.1f%%): no ratio\n", m, c * 100, pc * 100;
-        else if (c <= 0) printf "%s: no measurable cost (perf lock record costs %.1f%%)\n", m, pc * 100;
-        else printf "%s: perf lock record costs %.1fx as much\n", m, pc / c }'
+
+((stats)) || exit 0
+
+# A process's BPF programs: name, run_time_ns and run_cnt (from their fdinfo).
+prog_stats() {
+    local names
+    names=$(bpftool prog show 2>/dev/null | sed -n 's/^\([0-9]*\): .* name \(\S*\) .*/\1 \2/p')
+    awk 'FNR == 1 {id = ""} /^prog_id:/ {id = $2} /^run_time_ns:/ {ns = $2} /^run_cnt:/ && id != "" {print id, ns, $2}' \
+        /proc/"$1"/fdinfo/* 2>/dev/null | sort -u |
+        awk -v names="$names" 'BEGIN {n = split(names, a, "\n"); for (i = 1; i <= n; i++) {split(a[i], p, " "); nm[p[1]] = p[2]}}
+                               {print (nm[$1] != "" ? nm[$1] : "prog" $1), $2, $3}'
+}
+
+echo
+echo "BPF cost per program (kernel.bpf_stats_enabled=1, which itself adds ~20-40 ns a run), default record:"
+printf '%-13s %-24s %12s %10s %10s\n' workload program "runs/s" "ns/run" "CPU share"
+sysctl -qw kernel.bpf_stats_enabled=1
+for w in "${wls[@]}"; do
+    read -r -a wl <<<"$(workload_cmd "$w")"
+    "$lockscope" record -o "$tmp/s.json" -- "${wl[@]}" >/dev/null 2>&1 &
+    rec=$!
+    # Past attach, then a window of the steady state.
+    sleep 1
+    t0=$(date +%s.%N)
+    prog_stats "$rec" >"$tmp/s0"
+    sleep "$(awk -v d="$duration" 'BEGIN {print (d > 2.5 ? d - 2 : 0.5)}')"
+    t1=$(date +%s.%N)
+    prog_stats "$rec" >"$tmp/s1"
+    wait "$rec" || true
+    python3 - "$w" "$tmp/s0" "$tmp/s1" "$t0" "$t1" "$(nproc)" <<'EOF'
+import sys
+wl, f0, f1, t0, t1, ncpu = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5]), int(sys.argv[6])
+def load(f):
+    d = {}
+    for line in open(f):
+        name, ns, cnt = line.split()
+        a = d.setdefault(name, [0, 0])
+        a[0] += int(ns); a[1] += int(cnt)
+    return d
+a, b = load(f0), load(f1)
+dt = t1 - t0
+for name in sorted(b):
+    ns = b[name][0] - a.get(name, [0, 0])[0]
+    cnt = b[name][1] - a.get(name, [0, 0])[1]
+    if cnt <= 0:
+        continue
+    print(f"{wl:<13} {name:<24} {cnt / dt:>12.0f} {ns / cnt:>10.0f} {ns / dt / 1e9 / ncpu:>10.2%}")
+EOF
 done

@@ -44,6 +44,11 @@ struct RecordArgs {
     // keep histograms dense while a lock contending at 10^5-10^6/s is timed
     // 1 in N (bench/record/README.md).
     unsigned timing_budget = 20000;
+    // Each timed call costs two clock reads and a histogram update on top of
+    // the hook; 20000 a second per CPU keeps p99 estimates dense while a
+    // syscall-bound workload (10^6 calls/s per CPU) is timed 1 in ~50.
+    unsigned syscall_budget = 20000;
+    bool exact = false; // every wait and every syscall timed
     std::string syscall_backend = "auto";
     unsigned freq = 997;
     bool user_locks = false;
@@ -141,7 +146,8 @@ record::RecordOptions buildOptions(const RecordArgs& a, const std::vector<std::s
     p.syscall_sample = a.syscall_sample;
     p.stack_sample = a.stack_sample;
     p.stack_budget = a.stack_sample > 1 ? 0 : a.stack_budget;
-    p.timing_budget = a.timing_budget;
+    p.timing_budget = a.exact ? 0 : a.timing_budget;
+    p.syscall_budget = a.exact || a.syscall_sample > 1 ? 0 : a.syscall_budget;
     p.syscall_backend = parseBackend("--syscall-backend", a.syscall_backend);
     if (p.syscall_backend != probes::Backend::Auto && p.syscall_backend != probes::Backend::Fentry &&
         p.syscall_backend != probes::Backend::RawTp && p.syscall_backend != probes::Backend::Tracepoint)
@@ -220,12 +226,14 @@ record::RecordOptions buildOptions(const RecordArgs& a, const std::vector<std::s
     if (a.holder_stacks)
         o.filters["holder_stacks"] = "true";
     o.filters["syscall_sample"] = a.no_syscalls ? "off" : std::to_string(a.syscall_sample);
+    if (!a.no_syscalls && a.syscall_sample == 1)
+        o.filters["syscall_budget"] = std::to_string(p.syscall_budget);
     if (a.stack_sample > 1)
         o.filters["stack_sample"] = std::to_string(a.stack_sample);
     else if (a.stack_depth > 0)
         o.filters["stack_budget"] = std::to_string(a.stack_budget);
     if (!a.holder_stacks)
-        o.filters["timing_budget"] = std::to_string(a.timing_budget);
+        o.filters["timing_budget"] = std::to_string(p.timing_budget);
     o.filters["cpu_frequency_hz"] = std::to_string(p.cpu_frequency_hz);
     if (a.duration > 0)
         o.filters["duration_s"] = std::to_string(a.duration);
@@ -266,11 +274,21 @@ void addRecordCommand(CLI::App& app, Result& result)
                     "walk the stack of exactly 1 in N contended waits per CPU instead of a budget")
         ->check(CLI::Range(1u, 1000000u))
         ->excludes(budget);
-    cmd->add_option("--timing-budget", args->timing_budget,
+    auto* timingBudget = cmd->add_option("--timing-budget", args->timing_budget,
                     "time at most about N contended spinning waits per second per CPU (default 20000); above "
                     "that, 1 in N waits on each lock is timed, every one is counted, and the untimed ones are "
                     "given the times of the timed ones. 0: time every wait (--holder-stacks does)")
         ->check(CLI::Range(0u, 100000000u));
+    auto* scBudget = cmd->add_option("--syscall-budget", args->syscall_budget,
+                    "time at most about N IPC/timer syscalls per second per CPU (default 20000); above that, 1 in "
+                    "N calls of each syscall is timed, every call (and error) is counted, and the untimed ones are "
+                    "given the times of the timed ones. 0: time every call")
+        ->check(CLI::Range(0u, 100000000u));
+    auto* exact = cmd->add_flag("--exact", args->exact,
+                  "time every contended wait and every syscall (--timing-budget 0 --syscall-budget 0): exact "
+                  "histograms, at a higher cost on busy workloads")
+        ->excludes(timingBudget)
+        ->excludes(scBudget);
     cmd->add_option("--hold-sample", args->hold_sample, "time 1 in N spin-lock holds")
         ->check(CLI::Range(1u, 1000000u));
     cmd->add_flag("--no-hold", args->no_hold, "do not probe hold times");
@@ -279,8 +297,10 @@ void addRecordCommand(CLI::App& app, Result& result)
     cmd->add_flag("--no-cpu", args->no_cpu, "do not sample on-CPU stacks");
     cmd->add_flag("--no-syscalls", args->no_syscalls, "do not time IPC/timer syscalls");
     cmd->add_option("--syscall-sample", args->syscall_sample,
-                    "time 1 in N IPC/timer syscalls per thread (cuts the cost on syscall-bound workloads)")
-        ->check(CLI::Range(1u, 1000000u));
+                    "time exactly 1 in N IPC/timer syscalls per thread instead of a budget")
+        ->check(CLI::Range(1u, 1000000u))
+        ->excludes(scBudget)
+        ->excludes(exact);
     cmd->add_option("--syscall-backend", args->syscall_backend,
                     "force the syscall hook: auto, fentry, raw_tp, tracepoint");
     cmd->add_option("--freq", args->freq, "CPU sampling frequency in Hz")->check(CLI::Range(1u, 100000u));

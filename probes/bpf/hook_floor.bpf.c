@@ -21,3 +21,17 @@ int BPF_PROG(floor_end, void *lock, int ret)
 {
     return 0;
 }
+
+/* The same for raw_syscalls, the syscall probe's hook on kernels that refuse
+ * fentry: every syscall of every task then takes the tracing entry path. */
+SEC("raw_tp/sys_enter")
+int floor_sys_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+    return 0;
+}
+
+SEC("raw_tp/sys_exit")
+int floor_sys_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+    return 0;
+}

@@ -195,6 +195,10 @@ struct ls_lat_val {
     struct ls_hist hist;
     __u64 errors;
     __u64 calls; /* syscalls: every traced call, timed or sampled out */
+    /* Syscalls under a timing budget: each timed call's bucket and time
+     * weighted by the calls it stands for (itself and the untimed ones after
+     * it); count is the sum of the weights, min and max are unused. */
+    struct ls_hist weighted;
 };
 
 struct ls_ulock_key {

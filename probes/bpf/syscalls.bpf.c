@@ -16,26 +16,39 @@
  *   shared histogram made every CPU bounce its cache lines with atomic adds.
  */
 #include "common.bpf.h"
+#include "time_budget.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define LS_SC_NR_MAX 1024
 
 struct sc_task {
-    __u64 ts;      /* 0: not inside a timed syscall */
-    __u32 idx;
+    __u64 ts;      /* start of the timed call in progress; 0: untimed */
+    __u32 call;    /* index + 1 of the traced call in progress; 0: none */
     __u32 wanted;  /* passed the tgid filter; tgids are never removed from it */
     __u32 tick;    /* traced calls so far, for sampling */
-    __u32 pad;
+    __u32 weight;  /* timing budget: calls the timed one in progress stands for */
 };
 
 /*
- * Time 1 in N traced calls per thread. The two clock reads are a third of the
- * per-call cost on a VM (rdtsc ~20 ns here), so a sampled-out call skips them
- * and the histogram; per thread, not per CPU, so a thread's long waits are
- * sampled as often as its short ones.
+ * Time 1 in N traced calls per thread (--syscall-sample). A sampled-out call
+ * is invisible to the exit: only its count, at enter, in calls.
  */
 const volatile __u32 sc_sample = 1;
+
+/*
+ * The timing budget (time_budget.bpf.h, per CPU, one countdown per syscall)
+ * is the default instead: an untimed call skips both clock reads and the
+ * histogram's buckets but is still paired with its exit, which adds it to the
+ * histogram's count and, when it failed, to errors. A timed call also goes
+ * into the weighted histogram with the number of calls it stands for (itself
+ * and the untimed ones its countdown lets pass), and userspace gives every
+ * call that weighted distribution: the period follows the call rate, so a
+ * busy phase of a run has fewer of its calls timed than a quiet one, and an
+ * unweighted sample would lean towards the quiet phase's calls. The
+ * countdown's jitter keeps a thread that alternates a short call and a long
+ * one (a post, then a wait) from being timed at the same phase every time.
+ */
 
 struct {
     __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -85,7 +98,7 @@ static __always_inline struct sc_task *wanted_task(void)
         }
     }
     if (filter_comm_on && !comm_wanted()) {
-        t->ts = 0;
+        t->call = 0;
         return NULL;
     }
     return t;
@@ -97,6 +110,9 @@ static __always_inline int sc_enter(__u32 idx)
 
     if (!t)
         return 0;
+    t->ts = 0;
+    t->weight = 0;
+    t->call = idx + 1;
     if (sc_sample > 1) {
         /* Exact call counts cost one per-CPU array slot; the clock is what sampling saves. */
         struct ls_lat_val *v = bpf_map_lookup_elem(&sc_lat, &idx);
@@ -104,28 +120,57 @@ static __always_inline int sc_enter(__u32 idx)
         if (v)
             v->calls += 1;
         if (t->tick++ % sc_sample) {
-            t->ts = 0;
+            t->call = 0;
             return 0;
         }
+    } else {
+        struct ls_time_tick *tick = time_tick_here();
+
+        if (tick) {
+            if (untimed_event(tick, idx, idx))
+                return 0;
+            /* Its own clock read, so the bookkeeping stays out of the call's time. */
+            timed_event(tick, idx, idx, bpf_ktime_get_ns(), true);
+            t->weight = tick->skip[idx & (LS_TIME_SLOTS - 1)] + 1;
+        }
     }
-    t->idx = idx;
     t->ts = bpf_ktime_get_ns();
     return 0;
 }
 
+/* Adds a timed call standing for w calls to the weighted histogram. */
+static __always_inline void weighted_add(struct ls_hist *h, __u64 v, __u32 w)
+{
+    __u32 b = log2_bucket(v);
+
+    /* Opaque to the verifier so the mask bounds the finished index (6.1). */
+    asm volatile("" : "+r"(b));
+    b &= LS_HIST_SLOTS - 1;
+    h->slots[b] += w;
+    h->total += v * w;
+    h->count += w;
+}
+
+/* The exit of the thread's traced call idx, if one is in progress. */
 static __always_inline int sc_finish(struct sc_task *t, __u32 idx, long ret)
 {
-    __u64 delta = bpf_ktime_get_ns() - t->ts;
-    __u32 start_idx = t->idx;
+    __u64 ts = t->ts, now = ts ? bpf_ktime_get_ns() : 0;
+    __u32 call = t->call, weight = t->weight;
 
-    t->ts = 0;
-    if (start_idx != idx)
+    t->call = 0;
+    if (call != idx + 1)
         return 0;
     struct ls_lat_val *v = bpf_map_lookup_elem(&sc_lat, &idx);
 
     if (!v)
         return 0;
-    hist_add_cpu(&v->hist, delta);
+    if (ts) {
+        hist_add_cpu(&v->hist, now - ts);
+        if (weight)
+            weighted_add(&v->weighted, now - ts, weight);
+    } else {
+        v->hist.count += 1; /* untimed: the budget's */
+    }
     if (ret < 0)
         v->errors += 1;
     count(LS_C_SYSCALL_EVENTS);
@@ -136,7 +181,7 @@ static __always_inline int sc_exit(__u32 idx, long ret)
 {
     struct sc_task *t = bpf_task_storage_get(&sc_tasks, bpf_get_current_task_btf(), 0, 0);
 
-    if (!t || !t->ts)
+    if (!t || !t->call)
         return 0;
     return sc_finish(t, idx, ret);
 }
@@ -171,13 +216,9 @@ int raw_exit(struct bpf_raw_tracepoint_args *ctx)
 {
     struct sc_task *t = bpf_task_storage_get(&sc_tasks, bpf_get_current_task_btf(), 0, 0);
 
-    if (!t || !t->ts)
+    if (!t || !t->call)
         return 0;
-    __u32 idx = t->idx;
-
-    if (idx >= LS_MAX_SYSCALLS)
-        return 0;
-    return sc_finish(t, idx, (long)ctx->args[1]);
+    return sc_finish(t, t->call - 1, (long)ctx->args[1]);
 }
 
 /*

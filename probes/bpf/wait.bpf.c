@@ -14,6 +14,7 @@
  */
 #include "common.bpf.h"
 #include "stack_budget.bpf.h"
+#include "time_budget.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -250,70 +251,21 @@ static __always_inline void drain_done(void)
 }
 
 /*
- * Timing budget. Under heavy contention the cost that matters is not CPU
- * time but what the programs do to the lock: contention_end runs with the
- * lock just taken, and every clock read there lengthens the critical section
- * the other waiters queue behind, which makes the next acquisition contend
- * too. On semop-multi's contended mode (hundreds of thousands of spinning
- * waits a second per CPU) timing every wait cost 4-11% of throughput per
- * cycle; timing 1 in 4 cost what programs that return at once cost (0%).
- * So above time_window_waits spinning waits per LS_STACK_WINDOW_NS on a CPU,
- * only 1 in (waits / budget) waits on each lock is timed; every wait is
- * still counted, and an untimed one (ts 0: no clock read at either end, no
- * stack walk) adds only to its histogram's count. Userspace spreads those
- * counts like the timed waits of the same key, or of the same lock when the
- * key has none (wait_hist.cpp). Sleeping
- * waits are always timed: they are long and rare. The per-lock countdown
- * keeps a lock that contends now and then timed next to a hot one.
+ * Timing budget (time_budget.bpf.h). Under heavy contention the cost that
+ * matters is not CPU time but what the programs do to the lock:
+ * contention_end runs with the lock just taken, and every clock read there
+ * lengthens the critical section the other waiters queue behind, which makes
+ * the next acquisition contend too. On semop-multi's contended mode
+ * (hundreds of thousands of spinning waits a second per CPU) timing every
+ * wait cost 4-11% of throughput per cycle; timing 1 in 4 cost what programs
+ * that return at once cost (0%). An untimed wait (ts 0) reads no clock at
+ * either end and is never walked. Userspace spreads its count like the timed
+ * waits of the same key, or of the same lock when the key has none
+ * (wait_hist.cpp). Sleeping waits are always timed: they are long and rare.
  */
-const volatile __u32 time_window_waits = 0; /* 0: time every wait */
-
-#define LS_TIME_SLOTS 16
-
-struct ls_time_tick {
-    __u64 window_start;
-    __u32 waits;  /* spinning waits begun this window */
-    __u32 period; /* from the previous window: time 1 in period per lock */
-    __u64 lock[LS_TIME_SLOTS];
-    __u32 skip[LS_TIME_SLOTS]; /* untimed waits still to come on that lock */
-};
-
-struct {
-    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-    __type(key, __u32);
-    __type(value, struct ls_time_tick);
-    __uint(max_entries, 1);
-} time_tick SEC(".maps");
-
-/* Decides without reading the clock: true for a wait not to time. */
-static __always_inline bool untimed_wait(struct ls_time_tick *t, __u64 lock, __u32 *slot)
+static __always_inline __u32 time_slot(__u64 lock)
 {
-    t->waits++;
-    *slot = (__u32)((lock >> 4) * 0x9E3779B97F4A7C15ULL >> 60) & (LS_TIME_SLOTS - 1);
-    if (t->lock[*slot] != lock || t->skip[*slot] == 0)
-        return false;
-    t->skip[*slot]--;
-    return true;
-}
-
-/* A timed wait, now that the clock is read: closes the window if it is over
- * (windows close on timed waits only, so one may have lasted longer), then
- * sets how many waits on this lock go untimed next. */
-static __always_inline void timed_wait(struct ls_time_tick *t, __u32 slot, __u64 lock, __u64 now)
-{
-    __u64 elapsed = now - t->window_start;
-
-    if (elapsed >= LS_STACK_WINDOW_NS) {
-        __u64 per_window = (__u64)t->waits * LS_STACK_WINDOW_NS / elapsed;
-
-        t->period = per_window > time_window_waits
-            ? (__u32)((per_window + time_window_waits - 1) / time_window_waits) : 1;
-        t->window_start = now;
-        t->waits = 0;
-    }
-    slot &= LS_TIME_SLOTS - 1;
-    t->lock[slot] = lock;
-    t->skip[slot] = t->period > 1 ? t->period - 1 : 0;
+    return (__u32)((lock >> 4) * 0x9E3779B97F4A7C15ULL >> 60) & (LS_TIME_SLOTS - 1);
 }
 
 /* skip: frames of the BPF machinery above the lock code (the program and
@@ -335,9 +287,9 @@ static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags, __u64 sk
 
     if (per_cpu_wait(flags)) {
         s = bpf_map_lookup_elem(&cpu_pending, &zero);
-        if (time_window_waits)
-            tick = bpf_map_lookup_elem(&time_tick, &zero);
-        if (tick && untimed_wait(tick, lock, &slot))
+        tick = time_tick_here();
+        slot = time_slot(lock);
+        if (tick && untimed_event(tick, lock, slot))
             timed = false;
     } else {
         s = task_stack(true);
@@ -364,7 +316,7 @@ static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags, __u64 sk
     if (timed) {
         ts = bpf_ktime_get_ns();
         if (tick)
-            timed_wait(tick, slot, lock, ts);
+            timed_event(tick, lock, slot, ts, false);
     }
     s->e[d].ts = ts;
     s->e[d].flags = flags;

@@ -12,6 +12,7 @@
 #include "bpf_util.h"
 #include "family.h"
 #include "syscalls.skel.h"
+#include "untimed_hist.h"
 
 namespace lockscope::probes::detail {
 
@@ -24,15 +25,38 @@ using SyscallSkel = SkelPtr<ls_syscalls, ls_syscalls__destroy>;
 ls_lat_val mergeCpus(const std::vector<ls_lat_val>& cpus)
 {
     ls_lat_val sum {};
-    std::vector<ls_hist> hists;
+    std::vector<ls_hist> hists, weighted;
     hists.reserve(cpus.size());
+    weighted.reserve(cpus.size());
     for (const ls_lat_val& c : cpus) {
         sum.calls += c.calls;
         sum.errors += c.errors;
         hists.push_back(c.hist);
+        weighted.push_back(c.weighted);
     }
     sum.hist = sumCpuHists(hists);
+    sum.weighted = sumCpuHists(weighted);
     return sum;
+}
+
+// Under a timing budget count has every call and the slots the timed ones;
+// every call is given the distribution of the timed calls weighted by the
+// calls each stands for (syscalls.bpf.c), keeping the exact count and the
+// timed calls' min and max. Returns the calls that were not timed.
+uint64_t estimateUntimed(ls_lat_val& v)
+{
+    const uint64_t timed = timedCount(v.hist);
+    const uint64_t untimed = v.hist.count > timed ? v.hist.count - timed : 0;
+    if (!untimed || !timed || !timedCount(v.weighted))
+        return untimed;
+    ls_hist like = v.weighted;
+    like.min = v.hist.min;
+    like.max = v.hist.max;
+    ls_hist all {};
+    all.count = v.hist.count;
+    spreadUntimed(all, v.hist.count, like);
+    v.hist = all;
+    return untimed;
 }
 
 // Index i matches SYSCALL_PAIR(name, i) in syscalls.bpf.c.
@@ -87,10 +111,11 @@ std::string syscallFunction(const char* name)
 
 class SyscallFamily final : public Family {
 public:
-    SyscallFamily(SyscallSkel skel, int ncpus, uint32_t sample)
+    SyscallFamily(SyscallSkel skel, int ncpus, uint32_t sample, bool budgeted)
         : skel_(std::move(skel))
         , ncpus_(ncpus)
         , sample_(sample)
+        , budgeted_(budgeted)
     {
     }
 
@@ -157,7 +182,12 @@ public:
             LatencyRecord r;
             r.name = kSyscalls[idx];
             r.is_syscall = true;
-            const ls_lat_val sum = mergeCpus(cpus);
+            ls_lat_val sum = mergeCpus(cpus);
+            if (budgeted_) {
+                const bool placed = timedCount(sum.hist) > 0;
+                // None timed yet to take times from (read mid-call): left out.
+                (placed ? out.stats.syscalls_untimed : out.stats.lost) += estimateUntimed(sum);
+            }
             r.hist = histFromKernel(sum.hist);
             r.errors = sum.errors;
             r.sample_period = sample_;
@@ -185,6 +215,7 @@ private:
     SyscallSkel skel_;
     int ncpus_;
     uint32_t sample_;
+    bool budgeted_; // timing budget on: count has untimed calls beside the timed ones
     Links links_;
     std::vector<size_t> attached_;
 };
@@ -204,6 +235,8 @@ std::unique_ptr<SyscallFamily> loadHook(
     }
     configureRodata(skel->rodata, ctx.options);
     skel->rodata->sc_sample = std::max<uint32_t>(1, ctx.options.syscall_sample);
+    skel->rodata->time_window_events
+        = skel->rodata->sc_sample > 1 ? 0 : stackWindowWalks(ctx.options.syscall_budget);
     for (size_t i = 0; i < std::size(kSyscalls); ++i)
         if (nativeNumber(i))
             skel->rodata->sc_of_nr[kNumbers[i]] = static_cast<uint8_t>(i + 1);
@@ -234,7 +267,8 @@ std::unique_ptr<SyscallFamily> loadHook(
         return nullptr;
     }
     const uint32_t sample = skel->rodata->sc_sample;
-    return std::make_unique<SyscallFamily>(std::move(skel), ctx.maps.ncpus(), sample);
+    const bool budgeted = skel->rodata->time_window_events != 0;
+    return std::make_unique<SyscallFamily>(std::move(skel), ctx.maps.ncpus(), sample, budgeted);
 }
 
 std::vector<Hook> hooksToTry(Backend b)
@@ -286,8 +320,12 @@ std::unique_ptr<Family> openSyscalls(FamilyContext& ctx)
     for (const char* name : kSyscalls)
         functions.push_back(syscallFunction(name));
     const uint32_t sample = std::max<uint32_t>(1, ctx.options.syscall_sample);
-    const std::string sampled
-        = sample > 1 ? "timing 1 in " + std::to_string(sample) + " calls per thread" : std::string();
+    std::string sampled;
+    if (sample > 1)
+        sampled = "timing 1 in " + std::to_string(sample) + " calls per thread";
+    else if (ctx.options.syscall_budget)
+        sampled = "timing at most " + std::to_string(ctx.options.syscall_budget)
+            + " calls/s per CPU, counting every one";
     // Why each earlier hook was not used, per syscall, carried into the next one's status.
     std::vector<std::string> notes(std::size(kSyscalls));
     auto addNote = [&](size_t i, Hook hook, const std::string& why) {

@@ -3,18 +3,12 @@
 
 #include <algorithm>
 #include <map>
-#include <numeric>
 
 #include <bpf/bpf.h>
 
 #include "bpf_util.h"
 
 namespace lockscope::probes::detail {
-
-uint64_t timedCount(const ls_hist& h)
-{
-    return std::accumulate(std::begin(h.slots), std::end(h.slots), uint64_t { 0 });
-}
 
 namespace {
 
@@ -25,31 +19,6 @@ void addTimed(ls_hist& h, uint64_t delta)
     h.total += delta;
     h.min = timed == 0 ? delta : std::min<uint64_t>(h.min, delta);
     h.max = timed == 0 ? delta : std::max<uint64_t>(h.max, delta);
-}
-
-// Adds `untimed` waits to h in the proportions of `like`'s timed slots
-// (largest remainders get the leftover units, so the count is exact).
-void spread(ls_hist& h, uint64_t untimed, const ls_hist& like)
-{
-    const uint64_t base = timedCount(like);
-    const uint64_t own = timedCount(h);
-    std::array<long double, LS_HIST_SLOTS> frac {};
-    uint64_t given = 0;
-    for (size_t b = 0; b < LS_HIST_SLOTS; ++b) {
-        const long double share = static_cast<long double>(untimed) * like.slots[b] / base;
-        const auto whole = static_cast<uint64_t>(share);
-        h.slots[b] += whole;
-        frac[b] = share - whole;
-        given += whole;
-    }
-    std::array<size_t, LS_HIST_SLOTS> order {};
-    std::iota(order.begin(), order.end(), size_t { 0 });
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return frac[a] > frac[b]; });
-    for (size_t i = 0; given < untimed && i < order.size(); ++i, ++given)
-        h.slots[order[i]] += 1;
-    h.total += static_cast<uint64_t>(static_cast<long double>(untimed) * like.total / base);
-    h.min = own == 0 ? like.min : std::min<uint64_t>(h.min, like.min);
-    h.max = own == 0 ? like.max : std::max<uint64_t>(h.max, like.max);
 }
 
 } // namespace
@@ -143,9 +112,9 @@ UntimedWaits finishWaits(std::vector<RawWait>& raw, std::vector<LockRecord>& out
         if (untimed) {
             const auto lock = byLock.find(w.record.lock_addr);
             if (timed)
-                spread(w.hist, untimed, ls_hist(w.hist));
+                spreadUntimed(w.hist, untimed, ls_hist(w.hist));
             else if (lock != byLock.end())
-                spread(w.hist, untimed, lock->second);
+                spreadUntimed(w.hist, untimed, lock->second);
             (timed || lock != byLock.end() ? u.spread : u.unplaced) += untimed;
         }
         w.record.hist = histFromKernel(w.hist);

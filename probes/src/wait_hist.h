@@ -12,6 +12,7 @@
 
 #include "lockscope/probes/probes.h"
 #include "lockscope_bpf.h"
+#include "untimed_hist.h"
 
 namespace lockscope::probes::detail {
 
@@ -35,9 +36,6 @@ struct RawWait {
     LockRecord record; // key fields; hist is filled by finishWaits
     ls_hist hist {};
 };
-
-// Waits of h that were timed: its slots' sum (count has the untimed ones too).
-uint64_t timedCount(const ls_hist& h);
 
 // The histogram map (waits), summed over CPUs.
 std::vector<RawWait> readWaits(int waits_map_fd);

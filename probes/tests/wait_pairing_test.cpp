@@ -424,7 +424,7 @@ TEST_F(StackBudget, WalksAtMostTheBudgetPerWindowAndSpreadsThemOnceExceeded)
 
 class TimingBudget : public Pairing {
 protected:
-    void configure(ls_wait& w) override { w.rodata->time_window_waits = 3; }
+    void configure(ls_wait& w) override { w.rodata->time_window_events = 3; }
 
     // n spin waits on lock; returns how many of them were timed.
     uint64_t waitsTimed(unsigned n, uint64_t lock = A)

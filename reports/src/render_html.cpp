@@ -81,6 +81,8 @@ std::string metaTable(const Meta& m, const Stats& st, const Workload& w, const s
         kv("own probe locks left out", std::to_string(st.own_lock_events));
     if (st.waits_untimed)
         kv("waits counted, time estimated (timing budget)", std::to_string(st.waits_untimed));
+    if (st.syscalls_untimed)
+        kv("syscalls counted, latency estimated (syscall budget)", std::to_string(st.syscalls_untimed));
     s += "</table><table>" + row({"probe", "target", "hook", "status"}, true);
     for (const auto& p : probes)
         s += row({htmlEscape(p.name), htmlEscape(p.target), htmlEscape(p.hook),

@@ -56,10 +56,13 @@ json meta(const Meta& m)
 
 json stats(const Stats& s)
 {
-    return {{"events", s.events}, {"lost", s.lost}, {"map_full", s.map_full}, {"stack_failures", s.stack_failures},
+    json j {{"events", s.events}, {"lost", s.lost}, {"map_full", s.map_full}, {"stack_failures", s.stack_failures},
             {"aborted_waits", s.aborted_waits}, {"unmatched", s.unmatched}, {"recursion_misses", s.recursion_misses},
             {"stacks_unsampled", s.stacks_unsampled}, {"own_lock_events", s.own_lock_events},
             {"waits_untimed", s.waits_untimed}};
+    if (s.syscalls_untimed) // absent = 0, as in the capture
+        j["syscalls_untimed"] = s.syscalls_untimed;
+    return j;
 }
 
 json probes(const std::vector<ProbeStatus>& v)

@@ -18,6 +18,8 @@ std::vector<std::string> captureWarnings(const Capture& c, const std::string& si
     counter(c.stats.recursion_misses, "probe runs skipped by the kernel (re-entry)", "counts undercount");
     counter(c.stats.waits_untimed, "contended waits counted but not timed (timing budget)",
         "their wait times are estimated from the timed waits of their lock; record --timing-budget 0 times every one");
+    counter(c.stats.syscalls_untimed, "syscalls counted but not timed (syscall timing budget)",
+        "their latencies are estimated from the timed calls of the same syscall; record --exact times every one");
     for (const auto& probe : c.probes)
         if (!probe.attached)
             w.push_back(p + "probe " + probe.name + (probe.target.empty() ? "" : " (" + probe.target + ")") + " skipped: " +

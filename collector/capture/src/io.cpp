@@ -485,6 +485,8 @@ Stats statsFromJson(const json& j, const Path& at)
         s.own_lock_events = u64At(j, at, "own_lock_events");
     if (optionalMember(j, "waits_untimed"))
         s.waits_untimed = u64At(j, at, "waits_untimed");
+    if (optionalMember(j, "syscalls_untimed"))
+        s.syscalls_untimed = u64At(j, at, "syscalls_untimed");
     return s;
 }
 
@@ -788,6 +790,8 @@ template <class J> J buildJson(const Capture& c, bool withBig)
         doc["stats"]["own_lock_events"] = s.own_lock_events;
     if (s.waits_untimed)
         doc["stats"]["waits_untimed"] = s.waits_untimed;
+    if (s.syscalls_untimed)
+        doc["stats"]["syscalls_untimed"] = s.syscalls_untimed;
 
     // The writer streams these two (the bulk of a capture) element by element.
     J stacks = J::array();

@@ -241,6 +241,7 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
         throw RecordError("nothing to record");
 
     std::unique_ptr<probes::Session> session;
+    const auto attachStart = Clock::now();
     try {
         session = probes::Session::open(popt);
     } catch (const probes::ProbeError& e) {
@@ -248,6 +249,12 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
     }
     for (const auto& p : session->status())
         std::fprintf(log, "%s\n", probeLine(p).c_str());
+    // Events before this line are not seen: the workload is held until now,
+    // a -p or -a target was running unobserved.
+    const auto attachedCount = std::count_if(session->status().begin(), session->status().end(),
+                                             [](const ProbeStatus& p) { return p.attached; });
+    std::fprintf(log, "%ld probes attached in %.2f s: recording%s\n", static_cast<long>(attachedCount),
+                 secondsSince(attachStart), workload ? ", workload started" : "");
     std::fflush(log);
     capture.probes = session->status();
 
@@ -463,6 +470,9 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
         std::fprintf(log, "note: %" PRIu64 " contended spinning waits were counted, not timed: their times follow "
                      "the timed waits of their lock (timing budget; --timing-budget 0 times every one)\n",
                      st.waits_untimed);
+    if (st.syscalls_untimed)
+        std::fprintf(log, "note: %" PRIu64 " syscalls were counted, not timed: their latencies follow the timed "
+                     "calls of the same syscall (--syscall-budget; --exact times every one)\n", st.syscalls_untimed);
     if (st.holder_not_found)
         std::fprintf(log, "note: %" PRIu64 " contended spinlock waits found no holder on another CPU "
                      "(holder stacks are approximate)\n", st.holder_not_found);

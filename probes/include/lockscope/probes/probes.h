@@ -63,6 +63,10 @@ struct Options {
     bool syscalls = true;               // IPC and timer syscall latency
     Backend syscall_backend = Backend::Auto; // Auto: fentry -> raw_tp -> tracepoint
     uint32_t syscall_sample = 1;        // time 1 in N calls per thread
+    uint32_t syscall_budget = 0;        // when syscall_sample is 1: calls timed per second per CPU;
+                                        // above it 1 in N calls of each syscall is timed, every call
+                                        // counted (errors too), and the untimed ones get the times of
+                                        // the timed ones (Stats::syscalls_untimed); 0 = time every call
     Backend functions = Backend::Auto;  // __lock_timer, ipc_lock, ...: fentry -> kprobe
     uint32_t cpu_frequency_hz = 997;    // 0 disables CPU sampling
     std::vector<UserLockSpec> user_locks;

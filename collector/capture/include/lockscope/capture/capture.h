@@ -66,6 +66,8 @@ struct Stats {
     uint64_t own_lock_events = 0; // waits and holds of locks lockscope's own BPF programs took, left out
     uint64_t waits_untimed = 0;   // contended waits counted but not timed (timing budget): their
                                   // histogram entries follow the timed waits of the same lock
+    uint64_t syscalls_untimed = 0;// syscalls counted but not timed (syscall timing budget): their
+                                  // histogram entries follow the timed calls of the same syscall
     bool operator==(const Stats&) const = default;
 };
 
