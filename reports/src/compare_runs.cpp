@@ -67,6 +67,12 @@ Judgement judgeRuns(const MetricDelta& m, const CompareOptions& o, bool directed
     }
     j.test = TestKind::WelchRuns;
     j.p_value = m.runs_test->p_value;
+    if (m.before_runs.stddev == 0.0 && m.after_runs.stddev == 0.0 && m.value.delta() != 0.0) {
+        // The same value in every run of a side is a setting (threads, semaphores), not a measurement.
+        j.verdict = Verdict::NoVerdict;
+        j.reason = "constant within each side: a setting, not a measurement";
+        return j;
+    }
     const bool changed = m.runs_test->p_value < o.alpha && m.runs_test->ranges_separate && bigEnough(m, o) &&
                          m.value.delta() != 0.0;
     if (changed && directed)
@@ -529,7 +535,7 @@ std::string varianceNote(const Comparison& c)
         char b[256];
         std::snprintf(b, sizeof b,
                       "; a verdict needs Welch's t p < %g across runs, separated ranges and a change of at "
-                      "least %g%% (%g points for percentages)",
+                      "least %g%% (%g pp for percentages)",
                       c.options.alpha, c.options.min_effect_pct, c.options.min_effect_pp);
         return n + b + ".";
     }
