@@ -330,18 +330,32 @@ MetricDelta shareMetric(const std::string& name, const Runs& base, const Runs& p
     return m;
 }
 
-// Direction of a workload figure from its name: throughput-like figures are
-// better higher, latency/time-like ones lower; others get no direction.
+// Direction of a workload figure from the words of its name (split at '_'):
+// throughput-like figures are better higher, latency/time-like ones lower;
+// others get no direction ("nsops" is a setting, not "ops").
 std::optional<bool> higherIsBetter(const std::string& name)
 {
     std::string n = name;
     std::transform(n.begin(), n.end(), n.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
-    for (const char* w : {"ops", "per_sec", "throughput", "iterations", "rate", "bandwidth", "qps", "rps"})
-        if (n.find(w) != std::string::npos)
-            return true;
-    for (const char* w : {"latency", "_ns", "_us", "_ms", "time", "seconds", "wait", "errors", "failures"})
-        if (n.find(w) != std::string::npos)
-            return false;
+    std::vector<std::string> words(1);
+    for (char ch : n) {
+        if (ch == '_' || ch == '-' || ch == '.' || ch == '/')
+            words.emplace_back();
+        else
+            words.back() += ch;
+    }
+    auto has = [&](std::initializer_list<const char*> set) {
+        for (const auto& w : words)
+            for (const char* s : set)
+                if (w == s)
+                    return true;
+        return false;
+    };
+    if (has({"ops", "throughput", "iterations", "rate", "bandwidth", "qps", "rps", "tps"}) ||
+        n.find("per_sec") != std::string::npos)
+        return true;
+    if (has({"latency", "ns", "us", "ms", "time", "seconds", "wait", "errors", "failures"}))
+        return false;
     return std::nullopt;
 }
 
