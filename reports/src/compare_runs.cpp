@@ -73,8 +73,9 @@ Judgement judgeRuns(const MetricDelta& m, const CompareOptions& o, bool directed
         j.reason = "constant within each side: a setting, not a measurement";
         return j;
     }
-    const bool changed = m.runs_test->p_value < o.alpha && m.runs_test->ranges_separate && bigEnough(m, o) &&
-                         m.value.delta() != 0.0;
+    const bool passed = m.runs_test->p_value < o.alpha && m.runs_test->ranges_separate;
+    j.below_effect_floor = passed && !bigEnough(m, o);
+    const bool changed = passed && bigEnough(m, o) && m.value.delta() != 0.0;
     if (changed && directed)
         j.verdict = direction(m);
     else if (changed) {
@@ -85,12 +86,14 @@ Judgement judgeRuns(const MetricDelta& m, const CompareOptions& o, bool directed
 }
 
 // The single-run verdict from an event test (its own effect floor applied in s.significant).
-Judgement judgeEvents(const MetricDelta& m, TestKind kind, const Significance& s, bool directed)
+Judgement judgeEvents(const MetricDelta& m, TestKind kind, const Significance& s, bool directed,
+                      const CompareOptions& o)
 {
     Judgement j;
     j.basis = m.name;
     j.test = kind;
     j.p_value = s.p_value;
+    j.below_effect_floor = s.p_value < o.alpha && !s.significant;
     j.reason = std::string(kOneRun) + "; the event test treats every event as independent and overstates significance";
     if (s.significant && m.value.delta() != 0.0) {
         if (directed)
@@ -247,7 +250,7 @@ void judgeLocks(Comparison& c, const Runs& base, const Runs& patched, const Comp
         } else if (c.varianceKnown()) {
             l.judgement = judgeRuns(*m, o, true);
         } else {
-            l.judgement = judgeEvents(*m, TestKind::EventHistograms, waits ? l.wait_test : l.hold_test, true);
+            l.judgement = judgeEvents(*m, TestKind::EventHistograms, waits ? l.wait_test : l.hold_test, true, o);
         }
         withhold(l.judgement, waits ? gapWait : gapHold);
         if (m)  // the judged figure's row carries the lock's verdict, so every table shows the same one
@@ -279,7 +282,7 @@ void judgeLatency(std::vector<LatencyDelta>& rows, const Runs& base, const Runs&
         } else if (c.varianceKnown()) {
             j = judgeRuns(l.avg_runs, o, true);
         } else {
-            j = judgeEvents(l.avg_runs, TestKind::EventShape, l.test, true);
+            j = judgeEvents(l.avg_runs, TestKind::EventShape, l.test, true, o);
         }
     }
 }
@@ -325,7 +328,7 @@ MetricDelta shareMetric(const std::string& name, const Runs& base, const Runs& p
         Significance s;
         s.p_value = s.rate_p = proportionTest(kb, nb, ka, na);
         s.significant = s.p_value < o.alpha && bigEnough(m, o);
-        m.judgement = judgeEvents(m, TestKind::EventProportion, s, directed);
+        m.judgement = judgeEvents(m, TestKind::EventProportion, s, directed, o);
     }
     return m;
 }
@@ -423,7 +426,7 @@ void headlineMetrics(Comparison& c, const Runs& base, const Runs& patched, const
                 m.judgement = judgeEvents(m, TestKind::EventHistograms,
                                           testHistograms(hb, pb.meta.duration_s, ha, pa.meta.duration_s,
                                                          effectPct(m.value), o.alpha, o.min_effect_pct),
-                                          def.directed());
+                                          def.directed(), o);
             withhold(m.judgement, hold ? gapHold : gapWait);
             c.headline.push_back(std::move(m));
         }
