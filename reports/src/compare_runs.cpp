@@ -67,8 +67,15 @@ Judgement judgeRuns(const MetricDelta& m, const CompareOptions& o, bool directed
     }
     j.test = TestKind::WelchRuns;
     j.p_value = m.runs_test->p_value;
-    const bool changed = m.runs_test->p_value < o.alpha && m.runs_test->ranges_separate && bigEnough(m, o) &&
-                         m.value.delta() != 0.0;
+    if (m.before_runs.stddev == 0.0 && m.after_runs.stddev == 0.0 && m.value.delta() != 0.0) {
+        // The same value in every run of a side is a setting (threads, semaphores), not a measurement.
+        j.verdict = Verdict::NoVerdict;
+        j.reason = "constant within each side: a setting, not a measurement";
+        return j;
+    }
+    const bool passed = m.runs_test->p_value < o.alpha && m.runs_test->ranges_separate;
+    j.below_effect_floor = passed && !bigEnough(m, o);
+    const bool changed = passed && bigEnough(m, o) && m.value.delta() != 0.0;
     if (changed && directed)
         j.verdict = direction(m);
     else if (changed) {
@@ -79,12 +86,14 @@ Judgement judgeRuns(const MetricDelta& m, const CompareOptions& o, bool directed
 }
 
 // The single-run verdict from an event test (its own effect floor applied in s.significant).
-Judgement judgeEvents(const MetricDelta& m, TestKind kind, const Significance& s, bool directed)
+Judgement judgeEvents(const MetricDelta& m, TestKind kind, const Significance& s, bool directed,
+                      const CompareOptions& o)
 {
     Judgement j;
     j.basis = m.name;
     j.test = kind;
     j.p_value = s.p_value;
+    j.below_effect_floor = s.p_value < o.alpha && !s.significant;
     j.reason = std::string(kOneRun) + "; the event test treats every event as independent and overstates significance";
     if (s.significant && m.value.delta() != 0.0) {
         if (directed)
@@ -241,7 +250,7 @@ void judgeLocks(Comparison& c, const Runs& base, const Runs& patched, const Comp
         } else if (c.varianceKnown()) {
             l.judgement = judgeRuns(*m, o, true);
         } else {
-            l.judgement = judgeEvents(*m, TestKind::EventHistograms, waits ? l.wait_test : l.hold_test, true);
+            l.judgement = judgeEvents(*m, TestKind::EventHistograms, waits ? l.wait_test : l.hold_test, true, o);
         }
         withhold(l.judgement, waits ? gapWait : gapHold);
         if (m)  // the judged figure's row carries the lock's verdict, so every table shows the same one
@@ -273,7 +282,7 @@ void judgeLatency(std::vector<LatencyDelta>& rows, const Runs& base, const Runs&
         } else if (c.varianceKnown()) {
             j = judgeRuns(l.avg_runs, o, true);
         } else {
-            j = judgeEvents(l.avg_runs, TestKind::EventShape, l.test, true);
+            j = judgeEvents(l.avg_runs, TestKind::EventShape, l.test, true, o);
         }
     }
 }
@@ -319,23 +328,37 @@ MetricDelta shareMetric(const std::string& name, const Runs& base, const Runs& p
         Significance s;
         s.p_value = s.rate_p = proportionTest(kb, nb, ka, na);
         s.significant = s.p_value < o.alpha && bigEnough(m, o);
-        m.judgement = judgeEvents(m, TestKind::EventProportion, s, directed);
+        m.judgement = judgeEvents(m, TestKind::EventProportion, s, directed, o);
     }
     return m;
 }
 
-// Direction of a workload figure from its name: throughput-like figures are
-// better higher, latency/time-like ones lower; others get no direction.
+// Direction of a workload figure from the words of its name (split at '_'):
+// throughput-like figures are better higher, latency/time-like ones lower;
+// others get no direction ("nsops" is a setting, not "ops").
 std::optional<bool> higherIsBetter(const std::string& name)
 {
     std::string n = name;
     std::transform(n.begin(), n.end(), n.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
-    for (const char* w : {"ops", "per_sec", "throughput", "iterations", "rate", "bandwidth", "qps", "rps"})
-        if (n.find(w) != std::string::npos)
-            return true;
-    for (const char* w : {"latency", "_ns", "_us", "_ms", "time", "seconds", "wait", "errors", "failures"})
-        if (n.find(w) != std::string::npos)
-            return false;
+    std::vector<std::string> words(1);
+    for (char ch : n) {
+        if (ch == '_' || ch == '-' || ch == '.' || ch == '/')
+            words.emplace_back();
+        else
+            words.back() += ch;
+    }
+    auto has = [&](std::initializer_list<const char*> set) {
+        for (const auto& w : words)
+            for (const char* s : set)
+                if (w == s)
+                    return true;
+        return false;
+    };
+    if (has({"ops", "throughput", "iterations", "rate", "bandwidth", "qps", "rps", "tps"}) ||
+        n.find("per_sec") != std::string::npos)
+        return true;
+    if (has({"latency", "ns", "us", "ms", "time", "seconds", "wait", "errors", "failures"}))
+        return false;
     return std::nullopt;
 }
 
@@ -403,7 +426,7 @@ void headlineMetrics(Comparison& c, const Runs& base, const Runs& patched, const
                 m.judgement = judgeEvents(m, TestKind::EventHistograms,
                                           testHistograms(hb, pb.meta.duration_s, ha, pa.meta.duration_s,
                                                          effectPct(m.value), o.alpha, o.min_effect_pct),
-                                          def.directed());
+                                          def.directed(), o);
             withhold(m.judgement, hold ? gapHold : gapWait);
             c.headline.push_back(std::move(m));
         }
@@ -529,7 +552,7 @@ std::string varianceNote(const Comparison& c)
         char b[256];
         std::snprintf(b, sizeof b,
                       "; a verdict needs Welch's t p < %g across runs, separated ranges and a change of at "
-                      "least %g%% (%g points for percentages)",
+                      "least %g%% (%g pp for percentages)",
                       c.options.alpha, c.options.min_effect_pct, c.options.min_effect_pp);
         return n + b + ".";
     }

@@ -48,7 +48,9 @@ std::string testAndP(const Judgement& j)
 {
     if (j.test == TestKind::None || !j.p_value)
         return "";
-    return std::string(toString(j.test)) + ", p " + pValue(*j.p_value);
+    // A small p beside "no significant change" is not a contradiction: the change is too small to matter.
+    return std::string(j.below_effect_floor ? "under the effect floor; " : "") + toString(j.test) + ", p " +
+           pValue(*j.p_value);
 }
 
 std::string verdictWithTest(const Judgement& j)

@@ -101,7 +101,7 @@ json runSummary(const RunSummary& r)
 json judgement(const Judgement& j)
 {
     json o = {{"verdict", toString(j.verdict)}, {"test", toString(j.test)}, {"basis", j.basis},
-              {"reason", j.reason}};
+              {"reason", j.reason}, {"below_effect_floor", j.below_effect_floor}};
     o["p_value"] = j.p_value ? json(*j.p_value) : json(nullptr);
     return o;
 }

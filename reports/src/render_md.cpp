@@ -122,7 +122,7 @@ int verdictRank(Verdict v)
 {
     switch (v) {
     case Verdict::Regressed: case Verdict::Improved: return 0;
-    case Verdict::OnlyAfter: case Verdict::OnlyBefore: case Verdict::Withheld: return 1;
+    case Verdict::Withheld: return 1;
     default: return 2;
     }
 }

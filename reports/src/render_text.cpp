@@ -92,15 +92,15 @@ std::string probeList(const std::vector<ProbeStatus>& probes)
 std::string figureRow(const std::string& label, const MetricDelta& m, size_t labelW)
 {
     return padRight("  " + fmt::truncate(label, labelW - 3), labelW) + padLeft(fmt::figureValue(m.value.before, m.unit), 14) +
-           padLeft(fmt::spread(m.before_runs), 8) + padLeft(fmt::change(m), 11) +
-           padLeft(fmt::figureValue(m.value.after, m.unit), 14) + padLeft(fmt::spread(m.after_runs), 8) + "   " +
+           padLeft(fmt::spread(m.before_runs), 9) + padLeft(fmt::change(m), 11) +
+           padLeft(fmt::figureValue(m.value.after, m.unit), 14) + padLeft(fmt::spread(m.after_runs), 9) + "   " +
            fmt::verdictWithTest(m.judgement) + "\n";
 }
 
 std::string figureHeader(const char* first, size_t labelW)
 {
-    return padRight(std::string("  ") + first, labelW) + padLeft("before", 14) + padLeft("±CV", 8) +
-           padLeft("change", 11) + padLeft("after", 14) + padLeft("±CV", 8) + "   verdict (test, p)\n";
+    return padRight(std::string("  ") + first, labelW) + padLeft("before", 14) + padLeft("±CV", 10) +
+           padLeft("change", 11) + padLeft("after", 14) + padLeft("±CV", 10) + "   verdict (test, p)\n";
 }
 
 std::string figureTable(const std::vector<MetricDelta>& rows, const char* title, const char* prefix = "")

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "test_support.h"
 
@@ -84,4 +85,33 @@ TEST(CliInput, ImportThenReport)
     log.clear();
     ASSERT_EQ(run(cli() + " report " + out + " --format md", &log), 0) << log;
     EXPECT_NE(log.find("&sma->sem_perm.lock"), std::string::npos);
+}
+
+TEST(CliInput, CompareRunSetsAndDirectories)
+{
+    using lockscope::reports::test::testdata;
+    auto aa = [](int i) { return testdata("fixtures/aa/aa" + std::to_string(i) + ".lockscope.json"); };
+    std::string out;
+    // B1 B2 B3 -- A1 A2 A3, options after the sets still parse.
+    ASSERT_EQ(run(cli() + " compare " + aa(1) + " " + aa(3) + " " + aa(5) + " -- " + aa(2) + " " + aa(4) + " " + aa(6) +
+                      " --format json 2>&1",
+                  &out),
+              0)
+        << out;
+    EXPECT_NE(out.find("\"before\": 3"), std::string::npos) << out.substr(0, 2000);
+    // Two directories: every *.lockscope.json inside each.
+    const std::string dir = testdata("fixtures/aa");
+    out.clear();
+    ASSERT_EQ(run(cli() + " compare " + dir + " " + dir + " --format md 2>&1", &out), 0) << out;
+    EXPECT_NE(out.find("n = 6 runs before, 6 after"), std::string::npos) << out;
+    // One capture alone, or an empty directory: one line, non-zero.
+    out.clear();
+    EXPECT_EQ(run(cli() + " compare " + aa(1) + " 2>&1 >/dev/null", &out), 2);
+    EXPECT_EQ(lines(out), 1u) << out;
+    const std::string empty = artifactDir() + "/no-captures";
+    std::filesystem::create_directories(empty);
+    out.clear();
+    EXPECT_EQ(run(cli() + " compare " + empty + " " + aa(1) + " 2>&1 >/dev/null", &out), 1);
+    EXPECT_EQ(lines(out), 1u) << out;
+    EXPECT_NE(out.find("holds no *.lockscope.json"), std::string::npos) << out;
 }

@@ -91,6 +91,8 @@ QString judgementText(const reports::Judgement& j)
                                                  QString::number(*j.p_value, 'g', 3));
     if (!j.basis.empty())
         t += QStringLiteral(" (on %1)").arg(QString::fromStdString(j.basis));
+    if (j.below_effect_floor)
+        t += QStringLiteral("\nthe test passed alpha, but the change is under the effect floor");
     if (!j.reason.empty())
         t += QStringLiteral("\n") + QString::fromStdString(j.reason);
     return t;

@@ -69,6 +69,7 @@ struct Judgement {
     std::optional<double> p_value;  // of `test`; absent when no test ran
     std::string basis;              // the figure judged, e.g. "wait/s" or "hold/s"
     std::string reason;             // why withheld / insufficient, or the single-run caveat; "" otherwise
+    bool below_effect_floor = false;// the test passed alpha but the change is under the effect floor
     bool operator==(const Judgement&) const = default;
 };
 

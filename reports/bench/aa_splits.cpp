@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// A/A false-positive rate of compareSets on real captures of one workload on
+// one kernel: every way (or a seeded sample of the ways) to split the runs
+// into two disjoint sets of K, compared at default settings. Any Improved or
+// Regressed lock verdict is a false positive. Also prints the rate for one
+// run per side (event tests), for contrast. Numbers go to reports/README.md.
+//
+// usage: lockscope_aa_splits K MAX_SPLITS ALPHA capture.json... [-- patched.json...]
+//   with "-- patched...": instead of A/A, every K-subset of the first set
+//   against every K-subset of the second (the injected-change detection rate).
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "lockscope/reports/compare.h"
+#include "lockscope/reports/input.h"
+
+using namespace lockscope;
+using namespace lockscope::reports;
+
+namespace {
+struct Tally {
+    size_t comparisons = 0, withChange = 0, judged = 0, changed = 0;
+    std::vector<std::string> examples;
+};
+
+void add(Tally& t, const Comparison& c)
+{
+    ++t.comparisons;
+    bool any = false;
+    for (const auto& l : c.locks) {
+        if (l.judgement.test == TestKind::None)
+            continue;
+        ++t.judged;
+        if (l.judgement.verdict == Verdict::Improved || l.judgement.verdict == Verdict::Regressed) {
+            ++t.changed;
+            any = true;
+            if (t.examples.size() < 5)
+                t.examples.push_back(l.key + " " + toString(l.judgement.verdict));
+        }
+    }
+    t.withChange += any;
+}
+
+void print(const char* what, const Tally& t)
+{
+    std::printf("%s: %zu comparisons, %zu (%.1f%%) with a significant lock verdict; %zu of %zu judged lock rows "
+                "(%.2f%%) significant\n",
+                what, t.comparisons, t.withChange, t.comparisons ? 100.0 * double(t.withChange) / double(t.comparisons) : 0.0,
+                t.changed, t.judged, t.judged ? 100.0 * double(t.changed) / double(t.judged) : 0.0);
+    for (const auto& e : t.examples)
+        std::printf("    e.g. %s\n", e.c_str());
+}
+
+// All K-subsets of {0..n-1}.
+std::vector<std::vector<size_t>> subsets(size_t n, size_t k)
+{
+    std::vector<std::vector<size_t>> out;
+    std::vector<bool> pick(n, false);
+    std::fill(pick.begin(), pick.begin() + ptrdiff_t(k), true);
+    do {
+        std::vector<size_t> s;
+        for (size_t i = 0; i < n; ++i)
+            if (pick[i])
+                s.push_back(i);
+        out.push_back(s);
+    } while (std::prev_permutation(pick.begin(), pick.end()));
+    return out;
+}
+
+std::vector<const Capture*> pick(const std::vector<Capture>& all, const std::vector<size_t>& idx)
+{
+    std::vector<const Capture*> v;
+    for (size_t i : idx)
+        v.push_back(&all[i]);
+    return v;
+}
+} // namespace
+
+int main(int argc, char** argv)
+{
+    if (argc < 6) {
+        std::fprintf(stderr, "usage: %s K MAX_SPLITS ALPHA capture.json... [-- patched.json...]\n", argv[0]);
+        return 2;
+    }
+    const size_t k = std::strtoul(argv[1], nullptr, 10), maxSplits = std::strtoul(argv[2], nullptr, 10);
+    CompareOptions o;
+    o.alpha = std::strtod(argv[3], nullptr);
+    std::vector<std::string> a, b;
+    bool second = false;
+    for (int i = 4; i < argc; ++i) {
+        if (std::string(argv[i]) == "--")
+            second = true;
+        else
+            (second ? b : a).push_back(argv[i]);
+    }
+    try {
+        const auto [runsA, runsB] = loadSets(a, b.empty() ? std::vector<std::string>{a.front()} : b);
+        std::mt19937 rng(42);
+        Tally sets, singles;
+        if (b.empty()) {
+            // A/A: disjoint K-subsets (first, second) with first < second to count each split once.
+            auto all = subsets(runsA.size(), k);
+            std::vector<std::pair<size_t, size_t>> pairs;
+            for (size_t i = 0; i < all.size(); ++i)
+                for (size_t j = i + 1; j < all.size(); ++j) {
+                    std::vector<size_t> both;
+                    std::set_intersection(all[i].begin(), all[i].end(), all[j].begin(), all[j].end(),
+                                          std::back_inserter(both));
+                    if (both.empty())
+                        pairs.emplace_back(i, j);
+                }
+            std::shuffle(pairs.begin(), pairs.end(), rng);
+            if (pairs.size() > maxSplits)
+                pairs.resize(maxSplits);
+            for (const auto& [i, j] : pairs)
+                add(sets, compareSets(pick(runsA, all[i]), pick(runsA, all[j]), o));
+            for (size_t i = 0; i < runsA.size(); ++i)
+                for (size_t j = i + 1; j < runsA.size(); ++j)
+                    add(singles, compare(runsA[i], runsA[j], o));
+            std::printf("A/A on %zu runs, %zu vs %zu runs per side\n", runsA.size(), k, k);
+        } else {
+            auto sa = subsets(runsA.size(), k), sb = subsets(runsB.size(), k);
+            for (const auto& x : sa)
+                for (const auto& y : sb)
+                    if (sets.comparisons < maxSplits)
+                        add(sets, compareSets(pick(runsA, x), pick(runsB, y), o));
+            for (const auto& x : runsA)
+                for (const auto& y : runsB)
+                    add(singles, compare(x, y, o));
+            std::printf("A/B: %zu base runs, %zu patched runs, %zu vs %zu runs per side\n", runsA.size(),
+                        runsB.size(), k, k);
+        }
+        print("run sets (Welch t + ranges + effect floor)", sets);
+        print("one run per side (event tests)", singles);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return 1;
+    }
+    return 0;
+}
