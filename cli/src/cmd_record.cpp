@@ -30,6 +30,7 @@ struct RecordArgs {
     unsigned hold_sample = 1;
     bool no_hold = false;
     bool holder_stacks = false;
+    bool lock_owner = false;
     bool no_cpu = false;
     bool no_syscalls = false;
     unsigned syscall_sample = 1;
@@ -122,6 +123,7 @@ record::RecordOptions buildOptions(const RecordArgs& a, const std::vector<std::s
     p.comm = a.comm;
     p.hold_sample = a.hold_sample;
     p.holder_stacks = a.holder_stacks;
+    p.lock_owner = a.lock_owner;
     // The wait probe names a holder by finding the lock among the hold probe's held locks.
     if (a.holder_stacks && a.no_hold)
         throw CLI::ValidationError("--holder-stacks", "needs the hold probe: drop --no-hold");
@@ -210,6 +212,8 @@ record::RecordOptions buildOptions(const RecordArgs& a, const std::vector<std::s
     o.filters["hold_sample"] = a.no_hold ? "off" : std::to_string(a.hold_sample);
     if (a.holder_stacks)
         o.filters["holder_stacks"] = "true";
+    if (a.lock_owner)
+        o.filters["lock_owner"] = "true";
     o.filters["syscall_sample"] = a.no_syscalls ? "off" : std::to_string(a.syscall_sample);
     if (a.stack_sample > 1)
         o.filters["stack_sample"] = std::to_string(a.stack_sample);
@@ -267,6 +271,9 @@ void addRecordCommand(CLI::App& app, Result& result)
     cmd->add_flag("--no-hold", args->no_hold, "do not probe hold times");
     cmd->add_flag("--holder-stacks", args->holder_stacks,
                   "name the stack holding a spinlock while others waited (needs the hold probe)");
+    cmd->add_flag("--lock-owner", args->lock_owner,
+                  "name the owner task of a contended mutex or writer-owned rwsem, and its kernel stack "
+                  "when the wait began (where the holder was)");
     cmd->add_flag("--no-cpu", args->no_cpu, "do not sample on-CPU stacks");
     cmd->add_flag("--no-syscalls", args->no_syscalls, "do not time IPC/timer syscalls");
     cmd->add_option("--syscall-sample", args->syscall_sample,

@@ -87,7 +87,8 @@ std::string markdownReport(const Report& r, const RenderExtras& x)
         if (!l.holders.empty()) {
             out += "\nheld by (share of wait time; approximate):\n";
             for (const auto& h : l.holders)
-                out += fmt::percent(h.wait_share) + "  " + fmt::pathText(h.frames) + "\n";
+                out += fmt::percent(h.wait_share) + "  " + (h.owner.empty() ? "" : h.owner + " at ") +
+                       fmt::pathText(h.frames) + "\n";
         }
         out += "```\n</details>\n";
     }
