@@ -243,7 +243,9 @@ void addRecordCommand(CLI::App& app, Result& result)
     cmd->add_flag("-a,--all", args->all, "record every process");
     cmd->add_option("-d,--duration", args->duration, "stop after SECONDS")->check(CLI::PositiveNumber);
     cmd->add_option("--comm", args->comm, "only tasks with this command name");
-    cmd->add_option("--lock-type", args->lock_types, "only these lock types (spinlock, rwlock, mutex, rwsem, ...)");
+    cmd->add_option("--lock-type", args->lock_types,
+                    "only these lock types: spinlock, rwlock[:R|:W], mutex, mutex:spin (got it by optimistic "
+                    "spinning), rwsem[:R|:W], percpu-rwsem, rtmutex, semaphore; a base name matches all its modes");
     cmd->add_option("--lock", args->locks, "only this lock: a key (spinlock@sem_lock) or 0xADDRESS");
     cmd->add_option("--stack-contains", args->stack_contains, "only stacks with a function containing FUNC");
     cmd->add_flag("--per-tgid", args->per_tgid, "keep locks apart per process (key#tgid)");
