@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 #include <unistd.h>
 
 #include "lockscope/capture/io.h"
@@ -27,15 +28,20 @@ bool hasFrame(const lockscope::Stack& s, const std::string& function)
     return false;
 }
 
-TEST(RecordLockOwner, NamesTheOwnerOfAHeldPipeMutexAndWhereItSlept)
+// mode: owner-workload's argument ("" for the pipe mutex); the waiter's lock
+// is of type `type`, keyed at a function containing `caller`, which is also
+// on the owner's stack, where it sleeps in the userfaultfd fault.
+void expectOwnerNamed(const std::string& mode, const std::string& type, const std::string& caller)
 {
     if (geteuid() != 0)
         GTEST_SKIP() << "skipped: loading BPF programs needs root (CI runs these as root)";
     auto dir = tempDir();
     const std::string out = dir + "/owner.lockscope.json";
-    Exit e = run({ kBin, "record", "--lock-owner", "--no-cpu", "--no-hold", "--no-syscalls", "-o", out, "--",
-                     kOwnerWorkload },
-        dir, "owner");
+    std::vector<std::string> argv { kBin, "record", "--lock-owner", "--no-cpu", "--no-hold", "--no-syscalls", "-o",
+        out, "--", kOwnerWorkload };
+    if (!mode.empty())
+        argv.push_back(mode);
+    Exit e = run(argv, dir, "owner");
     ASSERT_EQ(e.code, 0) << e.err;
     const lockscope::Capture c = lockscope::readCapture(out);
     ASSERT_TRUE(c.workload.results.contains("owner_tid")) << e.err;
@@ -52,17 +58,28 @@ TEST(RecordLockOwner, NamesTheOwnerOfAHeldPipeMutexAndWhereItSlept)
                     lock = &l;
                 }
     ASSERT_NE(found, nullptr) << "no lock names owner " << ownerTid << "\n" << e.err;
-    EXPECT_EQ(lock->type, "mutex") << lock->key;
-    EXPECT_NE(lock->key.find("pipe_write"), std::string::npos) << lock->key << ": the waiter's own write";
+    EXPECT_EQ(lock->type, type) << lock->key;
+    EXPECT_NE(lock->key.find(caller), std::string::npos) << lock->key << ": the waiter's own write";
     EXPECT_EQ(found->owner_comm, "ls-owner");
     EXPECT_GE(found->count, 1u);
     EXPECT_GT(found->wait_ns, 0u);
     const lockscope::Stack* where = stacks.find(found->stack_id);
     ASSERT_NE(where, nullptr);
-    // The owner slept in the userfaultfd fault, inside pipe_write.
+    // The owner slept in the userfaultfd fault, inside its own write.
     EXPECT_TRUE(hasFrame(*where, "handle_userfault")) << "owner stack " << found->stack_id;
-    EXPECT_TRUE(hasFrame(*where, "pipe_write")) << "owner stack " << found->stack_id;
+    EXPECT_TRUE(hasFrame(*where, caller)) << "owner stack " << found->stack_id;
     EXPECT_EQ(c.meta.filters.at("lock_owner"), "true");
+}
+
+TEST(RecordLockOwner, NamesTheOwnerOfAHeldPipeMutexAndWhereItSlept)
+{
+    expectOwnerNamed("", "mutex", "pipe_write");
+}
+
+// shmem's write holds the inode's i_rwsem for writing: a writer-owned rwsem.
+TEST(RecordLockOwner, NamesTheWriterOwningAnInodeRwsemAndWhereItSlept)
+{
+    expectOwnerNamed("rwsem", "rwsem", "shmem_file_write_iter");
 }
 
 } // namespace

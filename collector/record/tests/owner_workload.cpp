@@ -8,7 +8,10 @@
 // and its stack are known. The page is supplied only once /proc shows the
 // waiter asleep (state D), so the wait really happened; no timing involved.
 //
-//   owner-workload   prints {"lockscope_result": {"owner_tid": T, "waiter_tid": W}}
+// With "rwsem", both write to one memfd instead: shmem's write path holds
+// the inode's i_rwsem for writing while it faults the buffer in.
+//
+//   owner-workload [rwsem]   prints {"lockscope_result": {"owner_tid": T, "waiter_tid": W}}
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -53,8 +56,9 @@ void waitForState(pid_t tid, char state)
 
 } // namespace
 
-int main()
+int main(int argc, char** argv)
 {
+    const bool rwsem = argc > 1 && std::strcmp(argv[1], "rwsem") == 0;
     const int uffd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC));
     if (uffd < 0)
         die("userfaultfd");
@@ -72,8 +76,13 @@ int main()
     if (ioctl(uffd, UFFDIO_REGISTER, &reg) != 0)
         die("UFFDIO_REGISTER");
     int pipefd[2];
-    if (pipe(pipefd) != 0)
+    if (rwsem) {
+        pipefd[1] = memfd_create("ls-owner", MFD_CLOEXEC);
+        if (pipefd[1] < 0)
+            die("memfd_create");
+    } else if (pipe(pipefd) != 0) {
         die("pipe");
+    }
 
     std::atomic<pid_t> ownerTid { 0 }, waiterTid { 0 };
     std::thread owner([&] {
