@@ -32,6 +32,7 @@ struct RecordArgs {
     unsigned hold_sample = 1;
     bool no_hold = false;
     bool holder_stacks = false;
+    bool lock_owner = false;
     bool no_cpu = false;
     bool no_syscalls = false;
     unsigned syscall_sample = 1;
@@ -136,6 +137,7 @@ record::RecordOptions buildOptions(const RecordArgs& a, const std::vector<std::s
     p.comm = a.comm;
     p.hold_sample = a.hold_sample;
     p.holder_stacks = a.holder_stacks;
+    p.lock_owner = a.lock_owner;
     // The wait probe names a holder by finding the lock among the hold probe's held locks.
     if (a.holder_stacks && a.no_hold)
         throw CLI::ValidationError("--holder-stacks", "needs the hold probe: drop --no-hold");
@@ -225,6 +227,8 @@ record::RecordOptions buildOptions(const RecordArgs& a, const std::vector<std::s
     o.filters["hold_sample"] = a.no_hold ? "off" : std::to_string(a.hold_sample);
     if (a.holder_stacks)
         o.filters["holder_stacks"] = "true";
+    if (a.lock_owner)
+        o.filters["lock_owner"] = "true";
     o.filters["syscall_sample"] = a.no_syscalls ? "off" : std::to_string(a.syscall_sample);
     if (!a.no_syscalls && a.syscall_sample == 1)
         o.filters["syscall_budget"] = std::to_string(p.syscall_budget);
@@ -256,7 +260,9 @@ void addRecordCommand(CLI::App& app, Result& result)
     cmd->add_flag("-a,--all", args->all, "record every process");
     cmd->add_option("-d,--duration", args->duration, "stop after SECONDS")->check(CLI::PositiveNumber);
     cmd->add_option("--comm", args->comm, "only tasks with this command name");
-    cmd->add_option("--lock-type", args->lock_types, "only these lock types (spinlock, rwlock, mutex, rwsem, ...)");
+    cmd->add_option("--lock-type", args->lock_types,
+                    "only these lock types: spinlock, rwlock[:R|:W], mutex, mutex:spin (got it by optimistic "
+                    "spinning), rwsem[:R|:W], percpu-rwsem, rtmutex, semaphore; a base name matches all its modes");
     cmd->add_option("--lock", args->locks, "only this lock: a key (spinlock@sem_lock) or 0xADDRESS");
     cmd->add_option("--stack-contains", args->stack_contains, "only stacks with a function containing FUNC");
     cmd->add_flag("--per-tgid", args->per_tgid, "keep locks apart per process (key#tgid)");
@@ -294,6 +300,9 @@ void addRecordCommand(CLI::App& app, Result& result)
     cmd->add_flag("--no-hold", args->no_hold, "do not probe hold times");
     cmd->add_flag("--holder-stacks", args->holder_stacks,
                   "name the stack holding a spinlock while others waited (needs the hold probe)");
+    cmd->add_flag("--lock-owner", args->lock_owner,
+                  "name the owner task of a contended mutex or writer-owned rwsem, and its kernel stack "
+                  "when the wait began (where the holder was)");
     cmd->add_flag("--no-cpu", args->no_cpu, "do not sample on-CPU stacks");
     cmd->add_flag("--no-syscalls", args->no_syscalls, "do not time IPC/timer syscalls");
     cmd->add_option("--syscall-sample", args->syscall_sample,

@@ -92,6 +92,9 @@ struct ls_pending {
     __s32 ustack;  /* -1: none */
     __u32 tid;     /* the waiter: a spinning task never leaves its CPU, so a
                       per-CPU entry another task ends is stale, not its wait */
+    __u32 owner_tid;   /* sleeping locks (--lock-owner): the owner read from the lock word; 0: none */
+    __u32 pad;
+    __u64 owner_stack; /* key of its stack in owner_stacks; 0: not taken */
 };
 
 enum ls_holder_state {
@@ -134,6 +137,33 @@ struct ls_holder_val {
     __u64 wait_ns;
 };
 
+/*
+ * Lock owners (--lock-owner): sleeping waits (mutex, writer-owned rwsem)
+ * attributed to the task the lock word named when the wait began, and to
+ * where that task was (its kernel stack, walked by bpf_get_task_stack and
+ * kept in owner_stacks under a hash of its addresses).
+ */
+#define LS_OWNER_DEPTH 32
+
+struct ls_owner_key {
+    __u64 lock;
+    __s32 wait_kstack;  /* the waiter's stack, as in ls_wait_key */
+    __u32 tgid;         /* the waiter's tgid, as in ls_wait_key */
+    __u32 owner_tid;
+    __u32 pad;
+    __u64 owner_stack;  /* 0: no stack taken */
+};
+
+struct ls_owner_stack {
+    __u32 nr;
+    __u32 pad;
+    __u64 ips[LS_OWNER_DEPTH];
+};
+
+struct ls_owner_comm {
+    char comm[LS_COMM_LEN];
+};
+
 struct ls_wait_stack {
     __u32 depth;
     __u32 pad;
@@ -152,6 +182,9 @@ struct ls_wait_done {
     __u32 tgid;    /* as in ls_wait_key */
     __u32 ready;   /* written last: the slot is reserved before it is filled */
     __u32 timed;   /* 0: counted, not timed (timing budget); delta is 0 */
+    __u32 owner_tid;   /* as in ls_pending */
+    __u32 pad;
+    __u64 owner_stack;
 };
 
 /*

@@ -15,6 +15,7 @@
 #include "common.bpf.h"
 #include "stack_budget.bpf.h"
 #include "time_budget.bpf.h"
+#include "lock_owner.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -225,6 +226,8 @@ static __always_inline void record_wait(const struct ls_wait_done *w)
     count(LS_C_WAIT_EVENTS);
     if (holder_scan && w->holder_state == LS_HOLDER_FOUND)
         holder_add(w);
+    if (owner_scan && w->owner_tid)
+        owner_add(w);
 }
 
 static __always_inline void drain_done(void)
@@ -270,8 +273,9 @@ static __always_inline __u32 time_slot(__u64 lock)
 
 /* skip: frames of the BPF machinery above the lock code (the program and
  * bpf_trace_run2 for tp_btf/raw_tp; none for perf tracepoints), so stacks
- * start at the lock slow path whatever the hook. */
-static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags, __u64 skip)
+ * start at the lock slow path whatever the hook. task_stacks: the hook may
+ * walk another task's stack (lock owners; tp_btf only). */
+static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags, __u64 skip, bool task_stacks)
 {
     struct ls_time_tick *tick = NULL;
     struct ls_wait_stack *s;
@@ -293,11 +297,23 @@ static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags, __u64 sk
             timed = false;
     } else {
         s = task_stack(true);
-        /* A mutex first spins, then sleeps: one wait, timed from the first begin. */
+        /* A mutex first spins, then sleeps: one wait, timed from the first
+         * begin. Once it sleeps it is a "mutex" wait, no longer "mutex:spin",
+         * and its owner (now maybe asleep too) is read again, with its stack. */
         if (s) {
             d = s->depth;
-            if (d > 0 && d <= LS_NEST && s->e[(d - 1) & (LS_NEST - 1)].lock == lock)
-                return 0;
+            if (d > 0 && d <= LS_NEST) {
+                struct ls_pending *top = &s->e[(d - 1) & (LS_NEST - 1)];
+
+                if (top->lock == lock) {
+                    if ((top->flags & LS_LCB_F_SPIN) && !(flags & LS_LCB_F_SPIN)) {
+                        top->flags = flags;
+                        if (owner_scan)
+                            read_owner(top, lock, flags, task_stacks);
+                    }
+                    return 0;
+                }
+            }
         }
     }
     if (!s)
@@ -342,6 +358,10 @@ static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags, __u64 sk
         if (c.state == LS_HOLDER_NONE)
             count(LS_C_HOLDER_MISSING);
     }
+    s->e[d].owner_tid = 0;
+    s->e[d].owner_stack = 0;
+    if (owner_scan && !per_cpu_wait(flags))
+        read_owner(&s->e[d], lock, flags, task_stacks);
     s->e[d].lock = lock;
     return 0;
 }
@@ -452,6 +472,8 @@ static __always_inline int on_end(void *ctx, __u64 lock, int ret)
     w->holder = p.holder;
     w->holder_state = p.holder_state;
     w->ustack = p.ustack;
+    w->owner_tid = p.owner_tid;
+    w->owner_stack = p.owner_stack;
     /* A user stack means nothing outside its process: record symbolizes it there. */
     w->tgid = per_tgid || p.ustack >= 0 ? (__u32)(id >> 32) : 0;
     if (!deferred) {
@@ -467,7 +489,7 @@ static __always_inline int on_end(void *ctx, __u64 lock, int ret)
 SEC("tp_btf/contention_begin")
 int BPF_PROG(wait_begin_btf, void *lock, unsigned int flags)
 {
-    return on_begin(ctx, (__u64)lock, flags, 2);
+    return on_begin(ctx, (__u64)lock, flags, 2, true);
 }
 
 SEC("tp_btf/contention_end")
@@ -479,7 +501,7 @@ int BPF_PROG(wait_end_btf, void *lock, int ret)
 SEC("raw_tp/contention_begin")
 int BPF_PROG(wait_begin_raw, void *lock, unsigned int flags)
 {
-    return on_begin(ctx, (__u64)lock, flags, 2);
+    return on_begin(ctx, (__u64)lock, flags, 2, false);
 }
 
 SEC("raw_tp/contention_end")
@@ -491,7 +513,7 @@ int BPF_PROG(wait_end_raw, void *lock, int ret)
 SEC("tracepoint/lock/contention_begin")
 int wait_begin_tp(struct trace_event_raw_contention_begin *ctx)
 {
-    return on_begin(ctx, (__u64)ctx->lock_addr, ctx->flags, 0);
+    return on_begin(ctx, (__u64)ctx->lock_addr, ctx->flags, 0, false);
 }
 
 SEC("tracepoint/lock/contention_end")

@@ -12,8 +12,10 @@ std::string lockTypeName(uint32_t flags)
     const bool read = flags & LS_LCB_F_READ;
     const bool write = flags & LS_LCB_F_WRITE;
     std::string mode = read && write ? ":RW" : read ? ":R" : write ? ":W" : "";
+    // The wait probe keeps LCB_F_SPIN on a mutex wait only while it never
+    // slept: "mutex:spin" waits got the lock by optimistic spinning.
     if (flags & LS_LCB_F_MUTEX)
-        return "mutex"; // LCB_F_SPIN here only marks the optimistic-spin phase
+        return spin ? "mutex:spin" : "mutex";
     if (flags & LS_LCB_F_RT)
         return "rtmutex" + mode;
     if (flags & LS_LCB_F_PERCPU)

@@ -7,6 +7,7 @@
 
 #include "bpf_util.h"
 #include "family.h"
+#include "lock_owners.h"
 #include "wait_hist.h"
 #include "wait.skel.h"
 
@@ -46,7 +47,12 @@ public:
         readHolders(out);
         // Read while attached, these may be counted twice or not at all; the
         // capture's final read comes after detach, when they are exact.
-        out.stats.events += addUndrained(undrainedWaits(bpf_map__fd(skel_->maps.done)), raw, out.holders);
+        const std::vector<ls_wait_done> undrained = undrainedWaits(bpf_map__fd(skel_->maps.done));
+        out.stats.events += addUndrained(undrained, raw, out.holders);
+        if (skel_->rodata->owner_scan)
+            out.owners = readOwners({ bpf_map__fd(skel_->maps.owners), bpf_map__fd(skel_->maps.owner_stacks),
+                                        bpf_map__fd(skel_->maps.owner_comms) },
+                undrained);
         const UntimedWaits u = finishWaits(raw, out.waits);
         out.stats.waits_untimed += u.spread;
         out.stats.lost += u.unplaced;
@@ -115,6 +121,7 @@ std::unique_ptr<Family> openWait(FamilyContext& ctx)
         }
         configureRodata(skel->rodata, o);
         skel->rodata->holder_scan = o.holder_stacks;
+        skel->rodata->owner_scan = o.lock_owner;
         configureStackBudget(skel->rodata, o);
         // Holder stacks add each wait's time to its holder's entry at the end.
         skel->rodata->time_window_events = o.holder_stacks ? 0 : stackWindowWalks(o.timing_budget);
@@ -151,6 +158,11 @@ std::unique_ptr<Family> openWait(FamilyContext& ctx)
         st.attached = true;
         st.reason = notes.empty() ? "" : notes + "; fell back to " + hook;
         ctx.status.push_back(st);
+        if (o.lock_owner)
+            ctx.status.push_back(ProbeStatus { "lock_owner", "lock:contention_begin -> mutex/rwsem owner word", hook,
+                true,
+                b == Backend::TpBtf ? "mutexes and writer-owned rwsems; owner stacks via bpf_get_task_stack"
+                                    : "owner stacks need tp_btf (kfuncs): owners named without their stacks" });
         return family;
     }
     st.reason = notes;

@@ -12,7 +12,7 @@ TEST(LockTypeName, MatchesKernelCallSiteFlags)
     EXPECT_EQ(lockTypeName(LS_LCB_F_SPIN | LS_LCB_F_READ), "rwlock:R");
     EXPECT_EQ(lockTypeName(LS_LCB_F_SPIN | LS_LCB_F_WRITE), "rwlock:W");
     EXPECT_EQ(lockTypeName(LS_LCB_F_MUTEX), "mutex");
-    EXPECT_EQ(lockTypeName(LS_LCB_F_MUTEX | LS_LCB_F_SPIN), "mutex");
+    EXPECT_EQ(lockTypeName(LS_LCB_F_MUTEX | LS_LCB_F_SPIN), "mutex:spin"); // acquired while spinning
     EXPECT_EQ(lockTypeName(LS_LCB_F_READ), "rwsem:R");
     EXPECT_EQ(lockTypeName(LS_LCB_F_WRITE), "rwsem:W");
     EXPECT_EQ(lockTypeName(LS_LCB_F_RT), "rtmutex");

@@ -255,10 +255,20 @@ TEST_F(Pairing, MutexSpinThenSleepIsOneWaitAndItsWaitLockIsSeparate)
     end(M, 0);
     auto w = waits();
     ASSERT_EQ(w.size(), 2u);
-    EXPECT_EQ((w[{ M, LS_LCB_F_MUTEX | LS_LCB_F_SPIN }].count()), 1u) << "timed from the first begin";
+    EXPECT_EQ((w[{ M, LS_LCB_F_MUTEX }].count()), 1u) << "one wait, a mutex (not mutex:spin) wait once it slept";
     EXPECT_EQ((w[{ A, LS_LCB_F_SPIN }].count()), 1u);
     EXPECT_FALSE(taskPending()) << "no wait is left pending on the task when its last wait ends";
     EXPECT_EQ(cpuDepth(), 0u);
+}
+
+// A mutex wait that got the lock while spinning keeps LCB_F_SPIN: mutex:spin.
+TEST_F(Pairing, MutexWaitThatNeverSleptStaysSpin)
+{
+    begin(M, LS_LCB_F_MUTEX | LS_LCB_F_SPIN);
+    end(M, 0);
+    auto w = waits();
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_EQ((w[{ M, LS_LCB_F_MUTEX | LS_LCB_F_SPIN }].count()), 1u);
 }
 
 TEST_F(Pairing, SleepingWaitInterruptedBySpinWaitOnTheSameLockAddressSpace)

@@ -179,7 +179,11 @@ std::string htmlReport(const Report& r, const RenderExtras& x)
                  row({"share", "waits", "wait", "holder path (innermost first)"}, true);
             for (const auto& h : l.holders)
                 b += "<tr><td>" + fmt::percent(h.wait_share) + "</td><td>" + std::to_string(h.count) +
-                     "</td><td>" + duration(double(h.wait_ns)) + "</td>" + pathCell(h.frames) + "</tr>";
+                     "</td><td>" + duration(double(h.wait_ns)) + "</td>" +
+                     (h.owner.empty() ? pathCell(h.frames)
+                                      : "<td class=\"l\"><code>" + htmlEscape(h.owner + " at " + fmt::pathText(h.frames, 10)) +
+                                            "</code></td>") +
+                     "</tr>";
             b += "</table>";
         }
         b += "</div>";

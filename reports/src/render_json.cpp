@@ -202,9 +202,14 @@ std::string jsonReport(const Report& r, const RenderExtras& x)
                          {"wait_share", l.wait_share}, {"paths", paths}});
         if (!l.holders.empty()) { // holder-stack captures only: older report readers never see the key
             json holders = json::array();
-            for (const auto& h : l.holders)
+            for (const auto& h : l.holders) {
                 holders.push_back({{"frames", h.frames}, {"count", h.count}, {"wait_ns", h.wait_ns},
                                    {"wait_share", h.wait_share}});
+                if (h.owner_tid) { // lock owners (record --lock-owner)
+                    holders.back()["owner_tid"] = *h.owner_tid;
+                    holders.back()["owner_comm"] = h.owner_comm;
+                }
+            }
             locks.back()["holders"] = std::move(holders);
         }
     }

@@ -175,7 +175,8 @@ std::string textReport(const Report& r, const RenderExtras& x)
             out += "held by (share of wait time while this stack held the lock; approximate):\n";
             for (const auto& h : l.holders)
                 out += padLeft(fmt::percent(h.wait_share), 9) + padLeft(std::to_string(h.count), 9) +
-                       padLeft(duration(double(h.wait_ns)), 12) + "  " + fmt::pathText(h.frames) + "\n";
+                       padLeft(duration(double(h.wait_ns)), 12) + "  " + (h.owner.empty() ? "" : fmt::printable(h.owner) + " at ") +
+                       fmt::pathText(h.frames) + "\n";
         }
     }
     out += latencyTable(r.syscalls, "syscall latency");

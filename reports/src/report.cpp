@@ -108,9 +108,15 @@ std::vector<HolderRow> lockHolders(const Lock& lock, const StackIndex& index, si
     for (const auto& site : lock.sites)
         for (const auto& h : site.holders) {
             std::vector<std::string> frames = pathLabels(index.find(h.stack_id));
-            HolderRow& row = byPath[joinPath(frames)];
-            if (row.frames.empty())
+            const std::string owner
+                = h.owner_tid ? (h.owner_comm.empty() ? "?" : h.owner_comm) + "/" + std::to_string(*h.owner_tid) : "";
+            HolderRow& row = byPath[owner + '\x1f' + joinPath(frames)];
+            if (row.frames.empty()) {
                 row.frames = std::move(frames);
+                row.owner_tid = h.owner_tid;
+                row.owner_comm = h.owner_comm;
+                row.owner = owner;
+            }
             row.count += h.count;
             row.wait_ns = saturatingAdd(row.wait_ns, h.wait_ns);
         }

@@ -552,6 +552,11 @@ std::vector<Holder> holdersFromJson(const json& arr, const Path& at, const Stack
         if (h.count == 0)
             fail(p / "count", "must be at least 1 (a holder is listed because waits found it)");
         h.wait_ns = u64At(j, p, "wait_ns");
+        // Written by record --lock-owner (absent in older captures and for spinlocks).
+        if (const json* t = optionalMember(j, "owner_tid"))
+            h.owner_tid = static_cast<uint32_t>(toU64(*t, p / "owner_tid", UINT32_MAX));
+        if (optionalMember(j, "owner_comm"))
+            h.owner_comm = strAt(j, p, "owner_comm");
         out.push_back(h);
     }
     return out;
@@ -739,8 +744,14 @@ template <class J> J lockToJson(const Lock& l)
             js["user_stack_id"] = *site.user_stack_id;
         if (!site.holders.empty()) {
             J hs = J::array();
-            for (const Holder& h : site.holders)
-                hs.push_back(J { { "stack_id", h.stack_id }, { "count", h.count }, { "wait_ns", h.wait_ns } });
+            for (const Holder& h : site.holders) {
+                J jh { { "stack_id", h.stack_id }, { "count", h.count }, { "wait_ns", h.wait_ns } };
+                if (h.owner_tid)
+                    jh["owner_tid"] = *h.owner_tid;
+                if (!h.owner_comm.empty())
+                    jh["owner_comm"] = h.owner_comm;
+                hs.push_back(std::move(jh));
+            }
             js["holders"] = std::move(hs);
         }
         sites.push_back(std::move(js));

@@ -45,6 +45,26 @@ TEST(CaptureHolders, RoundTripKeepsHoldersAndTheNotFoundCount)
     EXPECT_EQ(back, c);
 }
 
+// record --lock-owner: a holder naming the owner task, its stack where the owner was.
+TEST(CaptureHolders, OwnerTaskRoundTripsAndIsOptional)
+{
+    Capture c = withHolders();
+    c.locks.at(0).sites.at(0).holders.push_back(Holder { 12, 3, 500, 4242u, "ls-owner" });
+    const nlohmann::json j = toJson(c);
+    const auto& hs = j["locks"][0]["sites"][0]["holders"];
+    EXPECT_FALSE(hs[0].contains("owner_tid")) << "spinlock holders name no task";
+    EXPECT_EQ(hs[2]["owner_tid"], 4242);
+    EXPECT_EQ(hs[2]["owner_comm"], "ls-owner");
+    EXPECT_EQ(parseCapture(j.dump()), c);
+
+    auto doc = j;
+    doc["locks"][0]["sites"][0]["holders"][2]["owner_tid"] = -1;
+    EXPECT_NE(errorOf(doc).find("locks[0].sites[0].holders[2].owner_tid"), std::string::npos) << errorOf(doc);
+    doc = j;
+    doc["locks"][0]["sites"][0]["holders"][2]["owner_comm"] = 7;
+    EXPECT_NE(errorOf(doc).find("locks[0].sites[0].holders[2].owner_comm"), std::string::npos) << errorOf(doc);
+}
+
 TEST(CaptureHolders, CapturesWithoutHoldersWriteNoHolderFields)
 {
     const Capture c = testing::makeSemopCapture(testing::SemopScenario::Baseline);

@@ -320,8 +320,8 @@ void CaptureAssembler::fileKernelRecords(Capture& out)
             k.frames = {Frame{kNotSampledFrame, 0, "", std::nullopt}};
         const auto [li, si] = addToLock(key, r, k.hold, StackKind::Kernel, std::move(k.frames),
                                         k.userStackId, out);
-        if (!k.hold && r.type == "spinlock")
-            spinWaitSite_[{r.lock_addr, r.kstack_id, r.tgid}] = {li, si};
+        if (!k.hold)
+            waitSite_[{r.lock_addr, r.kstack_id, r.tgid}] = {li, si};
     }
     kernelRecords_.clear();
 }
@@ -384,8 +384,9 @@ void CaptureAssembler::addHolders(const std::vector<probes::HolderRecord>& recor
 {
     // A holder record whose wait was filtered out (or never read) has no site: dropped with it.
     for (const auto& r : records) {
-        auto it = spinWaitSite_.find({r.lock_addr, r.wait_kstack_id, r.tgid});
-        if (it == spinWaitSite_.end())
+        auto it = waitSite_.find({r.lock_addr, r.wait_kstack_id, r.tgid});
+        // The hold probe sees raw spinlocks only; owners of sleeping locks come from addOwners.
+        if (it == waitSite_.end() || out.locks[it->second.first].type != "spinlock")
             continue;
         std::vector<Frame> frames;
         if (r.holder_kstack_id >= 0 && kernelStack_)
@@ -405,6 +406,28 @@ void CaptureAssembler::addHolders(const std::vector<probes::HolderRecord>& recor
         for (auto& site : lock.sites)
             std::stable_sort(site.holders.begin(), site.holders.end(),
                              [](const Holder& a, const Holder& b) { return a.wait_ns > b.wait_ns; });
+}
+
+void CaptureAssembler::addOwners(const std::vector<probes::OwnerRecord>& records, Capture& out)
+{
+    // Like holders: an owner record whose wait was filtered out has no site.
+    for (const auto& r : records) {
+        auto it = waitSite_.find({r.lock_addr, r.wait_kstack_id, r.tgid});
+        if (it == waitSite_.end())
+            continue;
+        // The whole stack: its leaf is where the owner was (often schedule(), under what it sleeps in).
+        const uint32_t stackId = intern(StackKind::Kernel, kernelFrames(r.owner_stack), out);
+        auto& holders = out.locks[it->second.first].sites[it->second.second].holders;
+        auto h = std::find_if(holders.begin(), holders.end(), [&](const Holder& x) {
+            return x.stack_id == stackId && x.owner_tid == r.owner_tid;
+        });
+        if (h == holders.end())
+            holders.push_back(Holder{stackId, r.count, r.wait_ns, r.owner_tid, r.owner_comm});
+        else {
+            h->count += r.count;
+            h->wait_ns += r.wait_ns;
+        }
+    }
 }
 
 void CaptureAssembler::assembleCpu(const probes::Snapshot& snapshot, Capture& out)
@@ -451,7 +474,8 @@ void CaptureAssembler::assemble(const probes::Snapshot& snapshot, Capture& out)
     fileKernelRecords(out);
     addUserRecords(snapshot.user_waits, false, out);
     addUserRecords(snapshot.user_holds, true, out);
-    addHolders(snapshot.holders, out);
+    addOwners(snapshot.owners, out);
+    addHolders(snapshot.holders, out); // sorts every site's holders, owners included
     // Most contended first (total wait, then hold), the order reports start from.
     std::stable_sort(out.locks.begin(), out.locks.end(), [](const Lock& a, const Lock& b) {
         if (a.wait.total() != b.wait.total())

@@ -624,3 +624,59 @@ TEST_F(Fixture, LocksTakenByOurOwnProgramsAreLeftOutAndCounted)
     EXPECT_EQ(plain.stats.own_lock_events, 0u);
     EXPECT_TRUE(findLock(plain, "spinlock@htab_lock_bucket"));
 }
+
+namespace {
+
+// Mutex waits that spun (mutex:spin) and that slept (mutex) are one lock;
+// --lock-type mutex keeps both, mutex:spin only the spinning ones.
+TEST_F(Fixture, MutexSpinIsAFinerTypeOfMutex)
+{
+    probes::Snapshot snap;
+    snap.waits.push_back(rec(0xffff888000003000, 3, "mutex", {70}));
+    snap.waits.push_back(rec(0xffff888000003000, 3, "mutex:spin", {5, 6}));
+    Capture all = run(snap);
+    ASSERT_EQ(all.locks.size(), 1u);
+    EXPECT_EQ(all.locks[0].type, "mutex");
+    EXPECT_EQ(all.locks[0].wait.count(), 3u);
+
+    opts.lock_types = {"mutex:spin"};
+    Capture spin = run(snap);
+    ASSERT_EQ(spin.locks.size(), 1u);
+    EXPECT_EQ(spin.locks[0].wait.count(), 2u);
+    EXPECT_EQ(spin.locks[0].wait.total(), 11u);
+
+    opts.lock_types = {"mutex"};
+    EXPECT_EQ(run(snap).locks.at(0).wait.count(), 3u);
+}
+
+// Owner records join the site of their wait as holders naming the task,
+// with the owner's whole stack (innermost first) as where it was.
+TEST_F(Fixture, OwnersBecomeHoldersOfTheirWaitSite)
+{
+    probes::Snapshot snap;
+    snap.waits.push_back(rec(0xffff888000003000, 3, "mutex", {70, 30}));
+    snap.owners.push_back(probes::OwnerRecord{0xffff888000003000, 3, 0, 4242, "owner", {kSemop, kSys}, 1, 70});
+    snap.owners.push_back(probes::OwnerRecord{0xffff888000003000, 3, 0, 4243, "other", {}, 1, 30});
+    // A wait filtered out or never read: no site, dropped.
+    snap.owners.push_back(probes::OwnerRecord{0xffff888000009000, 3, 0, 1, "gone", {kSemop}, 1, 5});
+    Capture c = run(snap);
+    const Lock* m = findLock(c, "mutex@ipc_addid");
+    ASSERT_TRUE(m);
+    ASSERT_EQ(m->sites.size(), 1u);
+    const auto& hs = m->sites[0].holders;
+    ASSERT_EQ(hs.size(), 2u);
+    EXPECT_EQ(hs[0].owner_tid, 4242u) << "sorted by wait time";
+    EXPECT_EQ(hs[0].owner_comm, "owner");
+    EXPECT_EQ(hs[0].wait_ns, 70u);
+    const Stack* where = c.findStack(hs[0].stack_id);
+    ASSERT_TRUE(where);
+    ASSERT_EQ(where->frames.size(), 2u);
+    EXPECT_EQ(where->frames[0].function, "do_semtimedop");
+    EXPECT_EQ(where->frames[1].function, "__x64_sys_semtimedop");
+    EXPECT_EQ(hs[1].owner_tid, 4243u);
+    const Stack* none = c.findStack(hs[1].stack_id);
+    ASSERT_TRUE(none);
+    EXPECT_EQ(none->frames.at(0).function, kNoStackFrame) << "owner running: no stack walked";
+}
+
+} // namespace

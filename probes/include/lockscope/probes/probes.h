@@ -60,6 +60,8 @@ struct Options {
     uint32_t hold_sample = 1;           // record 1 in N acquisitions
     bool holder_stacks = false;         // attribute contended spinlock waits to the holder's stack;
                                         // needs the hold probe, which then records every acquisition
+    bool lock_owner = false;            // name the owner task (and its stack) of contended mutexes and
+                                        // writer-owned rwsems from the lock word
     bool syscalls = true;               // IPC and timer syscall latency
     Backend syscall_backend = Backend::Auto; // Auto: fentry -> raw_tp -> tracepoint
     uint32_t syscall_sample = 1;        // time 1 in N calls per thread
@@ -102,6 +104,20 @@ struct HolderRecord {
     uint64_t wait_ns = 0;          // total wait time of these waits
 };
 
+// Sleeping waits on one lock from one waiter stack whose lock word named
+// owner_tid as the owner when they began (Options::lock_owner), with the
+// owner's kernel stack at that moment. Racy like the kernel's own reads.
+struct OwnerRecord {
+    uint64_t lock_addr = 0;
+    int64_t wait_kstack_id = -1;       // as LockRecord::kstack_id of the wait
+    uint32_t tgid = 0;                 // 0 unless per_tgid
+    uint32_t owner_tid = 0;
+    std::string owner_comm;            // "" if its name was not read
+    std::vector<uint64_t> owner_stack; // innermost first; empty: not walked
+    uint64_t count = 0;
+    uint64_t wait_ns = 0;
+};
+
 struct LatencyRecord {
     std::string name;         // "semtimedop", "__lock_timer"
     bool is_syscall = true;
@@ -122,6 +138,7 @@ struct Snapshot {
     std::vector<LockRecord> user_waits;
     std::vector<LockRecord> user_holds;
     std::vector<HolderRecord> holders;
+    std::vector<OwnerRecord> owners;
     std::vector<LatencyRecord> latencies;
     std::vector<CpuRecord> cpu;
     uint64_t cpu_samples = 0;

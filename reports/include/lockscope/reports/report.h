@@ -42,6 +42,9 @@ struct HolderRow {
     uint64_t count = 0;           // waits that found it holding
     uint64_t wait_ns = 0;         // their wait time
     double wait_share = 0.0;      // of the lock's total wait, 0..1 (the rest: holder not seen)
+    std::optional<uint32_t> owner_tid; // mutex/rwsem owners (record --lock-owner): frames are where it was
+    std::string owner_comm;
+    std::string owner;                 // "comm/tid" label, "" for spinlock holders
 };
 
 struct LockRow {

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -90,13 +91,24 @@ struct Stack {
     bool operator==(const Stack&) const = default;
 };
 
-// Who held the lock while a site waited (record --holder-stacks): the
-// holder's acquire stack, with the waits that found it holding. Approximate:
-// the holder is read racily from another CPU at the start of the wait.
+// Who held the lock while a site waited: for spinlocks (record
+// --holder-stacks) the holder's acquire stack; for mutexes and writer-owned
+// rwsems (record --lock-owner) the owner task named by the lock word and
+// its kernel stack when the wait began (where the holder was). Approximate:
+// both are read racily at the start of the wait.
 struct Holder {
-    uint32_t stack_id = 0;   // kernel stack that took the lock
+    uint32_t stack_id = 0;   // spinlocks: the stack that took the lock; owners: where the owner was
     uint64_t count = 0;      // waits attributed to it
     uint64_t wait_ns = 0;    // their total wait time
+    std::optional<uint32_t> owner_tid; // lock owners only: the owner task
+    std::string owner_comm;            // its name ("" if unknown)
+
+    Holder() = default;
+    // Spinlock holders name a stack only; owners add the task.
+    Holder(uint32_t stack, uint64_t waits, uint64_t ns, std::optional<uint32_t> tid = {}, std::string comm = {})
+        : stack_id(stack), count(waits), wait_ns(ns), owner_tid(tid), owner_comm(std::move(comm))
+    {
+    }
     bool operator==(const Holder&) const = default;
 };
 

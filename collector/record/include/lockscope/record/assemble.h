@@ -103,6 +103,7 @@ private:
                                         std::optional<uint32_t> userStackId, Capture& out);
     void assembleCpu(const probes::Snapshot& snapshot, Capture& out);
     void addHolders(const std::vector<probes::HolderRecord>& records, Capture& out);
+    void addOwners(const std::vector<probes::OwnerRecord>& records, Capture& out);
 
     const KernelSymbols& symbols_;
     KernelStackFn kernelStack_;
@@ -113,8 +114,8 @@ private:
     std::map<std::string, size_t> lockIndex_;                  // key -> out.locks index
     std::map<std::string, std::set<uint64_t>> lockAddrs_;      // key -> distinct addresses
     std::map<std::tuple<std::string, uint32_t, int64_t>, size_t> siteIndex_;
-    // Spinlock wait (address, kernel stack id, tgid) -> (out.locks index, site index), for holders.
-    std::map<std::tuple<uint64_t, int64_t, uint32_t>, std::pair<size_t, size_t>> spinWaitSite_;
+    // Kernel wait (address, kernel stack id, tgid) -> (out.locks index, site index), for holders and owners.
+    std::map<std::tuple<uint64_t, int64_t, uint32_t>, std::pair<size_t, size_t>> waitSite_;
     std::vector<KernelRecord> kernelRecords_;
     // Every record of a lock, walked or not, is filed under one key: its
     // hottest walked caller's (lock_identity.h).

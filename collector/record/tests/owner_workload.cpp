@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Holds a kernel mutex on purpose, for the lock-owner tests: a thread named
+// "ls-owner" writes to a pipe from a buffer whose page is missing behind a
+// userfaultfd. pipe_write copies from user memory with pipe->mutex held, so
+// the owner sleeps in handle_userfault holding the mutex until the main
+// thread supplies the page. A second thread ("ls-waiter") writes to the same
+// pipe meanwhile and sleeps in mutex_lock: one contended mutex whose owner
+// and its stack are known. The page is supplied only once /proc shows the
+// waiter asleep (state D), so the wait really happened; no timing involved.
+//
+// With "rwsem", both write to one memfd instead: shmem's write path holds
+// the inode's i_rwsem for writing while it faults the buffer in.
+//
+//   owner-workload [rwsem]   prints {"lockscope_result": {"owner_tid": T, "waiter_tid": W}}
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <pthread.h>
+#include <string>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <thread>
+#include <unistd.h>
+
+namespace {
+
+[[noreturn]] void die(const char* what)
+{
+    std::fprintf(stderr, "owner-workload: %s: %s\n", what, std::strerror(errno));
+    std::exit(1);
+}
+
+
+// Third field of /proc/self/task/TID/stat: R, S, D, ...
+char taskState(pid_t tid)
+{
+    std::ifstream f("/proc/self/task/" + std::to_string(tid) + "/stat");
+    std::string line;
+    std::getline(f, line);
+    const auto paren = line.rfind(')');
+    return paren == std::string::npos || paren + 2 >= line.size() ? '?' : line[paren + 2];
+}
+
+void waitForState(pid_t tid, char state)
+{
+    while (taskState(tid) != state)
+        usleep(1000);
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    const bool rwsem = argc > 1 && std::strcmp(argv[1], "rwsem") == 0;
+    const int uffd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC));
+    if (uffd < 0)
+        die("userfaultfd");
+    uffdio_api api {};
+    api.api = UFFD_API;
+    if (ioctl(uffd, UFFDIO_API, &api) != 0)
+        die("UFFDIO_API");
+    const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    auto* buf = static_cast<char*>(mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    if (buf == MAP_FAILED)
+        die("mmap");
+    uffdio_register reg {};
+    reg.range = { reinterpret_cast<unsigned long>(buf), page };
+    reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+    if (ioctl(uffd, UFFDIO_REGISTER, &reg) != 0)
+        die("UFFDIO_REGISTER");
+    int pipefd[2];
+    if (rwsem) {
+        pipefd[1] = memfd_create("ls-owner", MFD_CLOEXEC);
+        if (pipefd[1] < 0)
+            die("memfd_create");
+    } else if (pipe(pipefd) != 0) {
+        die("pipe");
+    }
+
+    std::atomic<pid_t> ownerTid { 0 }, waiterTid { 0 };
+    std::thread owner([&] {
+        pthread_setname_np(pthread_self(), "ls-owner");
+        ownerTid = gettid();
+        if (write(pipefd[1], buf, 64) != 64) // faults inside pipe_write, mutex held
+            die("owner write");
+    });
+    // The fault arrives once the owner holds the mutex and sleeps in it.
+    pollfd p { uffd, POLLIN, 0 };
+    if (poll(&p, 1, -1) != 1)
+        die("poll");
+    uffd_msg msg {};
+    if (read(uffd, &msg, sizeof msg) != static_cast<ssize_t>(sizeof msg) || msg.event != UFFD_EVENT_PAGEFAULT)
+        die("read uffd");
+
+    std::thread waiter([&] {
+        pthread_setname_np(pthread_self(), "ls-waiter");
+        waiterTid = gettid();
+        const char c = 'x';
+        if (write(pipefd[1], &c, 1) != 1) // sleeps on pipe->mutex
+            die("waiter write");
+    });
+    while (waiterTid == 0)
+        usleep(1000);
+    waitForState(waiterTid, 'D');
+
+    static char filler[65536];
+    std::memset(filler, 'o', sizeof filler);
+    uffdio_copy copy {};
+    copy.dst = reinterpret_cast<unsigned long>(buf);
+    copy.src = reinterpret_cast<unsigned long>(filler);
+    copy.len = page;
+    if (ioctl(uffd, UFFDIO_COPY, &copy) != 0)
+        die("UFFDIO_COPY");
+    owner.join();
+    waiter.join();
+    std::printf("{\"lockscope_result\": {\"owner_tid\": %d, \"waiter_tid\": %d}}\n", int(ownerTid), int(waiterTid));
+    return 0;
+}
