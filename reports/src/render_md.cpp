@@ -85,8 +85,7 @@ std::string markdownReport(const Report& r, const RenderExtras& x)
             block += "\nheld by (share of wait time; approximate):\n";
             for (const auto& h : l.holders)
                 block += fmt::percent(h.wait_share) + "  " + (h.owner.empty() ? "" : fmt::printable(h.owner) + " at ") +
-                         fmt::pathText(h.frames) + "
-";
+                         fmt::pathText(h.frames) + "\n";
         }
         // A frame name with a run of backticks cannot close a longer fence.
         const std::string fence = fmt::mdFence(block);
