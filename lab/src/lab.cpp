@@ -219,16 +219,15 @@ bool worthRetrying(const GuestRun& run) { return run.boot.stalled || run.boot.ti
 std::string compareCaptureSets(const std::string& lockscope, const std::vector<std::string>& base,
                                const std::vector<std::string>& other, int& exit_code)
 {
-    // TODO(ab-stats): the set comparison (mean ± stddev per metric across
-    // runs) lands with the reports/ multi-capture API; until then the first
-    // capture of each side stands for its set.
-    auto r = runProcess({lockscope, "compare", base.front(), other.front()}, 300);
+    // `lockscope compare BASE... -- OTHER...`: run statistics across the sets
+    // (mean ± stddev, Welch's t, range separation) when each side has two or more.
+    std::vector<std::string> argv{lockscope, "compare"};
+    argv.insert(argv.end(), base.begin(), base.end());
+    argv.push_back("--");
+    argv.insert(argv.end(), other.begin(), other.end());
+    auto r = runProcess(argv, 300);
     exit_code = r.ok() ? 0 : (r.exit_code == 0 ? 1 : r.exit_code);
-    std::string note;
-    if (base.size() > 1 || other.size() > 1)
-        note = "(" + std::to_string(base.size()) + " vs " + std::to_string(other.size()) +
-               " runs recorded; this report compares the first of each)\n";
-    return note + r.output;
+    return r.output;
 }
 
 int runLab(const LabOptions& o, std::ostream& log)
