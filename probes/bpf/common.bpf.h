@@ -86,6 +86,25 @@ static __always_inline void count(enum ls_counter c)
         __sync_fetch_and_add(v, 1);
 }
 
+/* Charges one wait to a holder or owner entry (struct ls_holder_val) of map,
+ * creating it at zero first. Only for programs allowed to update hash maps
+ * (not the spin-lock hold probes: a bucket lock would re-enter them). */
+static __always_inline void charge_holder(void *map, const void *key, __u64 wait_ns)
+{
+    struct ls_holder_val zero = {}, *v = bpf_map_lookup_elem(map, key);
+
+    if (!v) {
+        bpf_map_update_elem(map, key, &zero, BPF_NOEXIST);
+        v = bpf_map_lookup_elem(map, key);
+        if (!v) {
+            count(LS_C_MAP_FULL);
+            return;
+        }
+    }
+    __sync_fetch_and_add(&v->count, 1);
+    __sync_fetch_and_add(&v->wait_ns, wait_ns);
+}
+
 /* The current task's comm equals filter_comm (a thread can rename itself, so
  * callers check this on every event). */
 static __always_inline bool comm_wanted(void)

@@ -163,18 +163,8 @@ static __always_inline void owner_add(const struct ls_wait_done *w)
         .owner_tid = w->owner_tid,
         .owner_stack = w->owner_stack,
     };
-    struct ls_holder_val zero = {}, *v = bpf_map_lookup_elem(&owners, &key);
 
-    if (!v) {
-        bpf_map_update_elem(&owners, &key, &zero, BPF_NOEXIST);
-        v = bpf_map_lookup_elem(&owners, &key);
-        if (!v) {
-            count(LS_C_MAP_FULL);
-            return;
-        }
-    }
-    __sync_fetch_and_add(&v->count, 1);
-    __sync_fetch_and_add(&v->wait_ns, w->delta);
+    charge_holder(&owners, &key, w->delta);
 }
 
 #endif /* LOCKSCOPE_LOCK_OWNER_BPF_H */

@@ -171,18 +171,8 @@ static __always_inline void holder_add(const struct ls_wait_done *w)
         .holder_kstack = w->holder,
         .tgid = w->tgid,
     };
-    struct ls_holder_val zero = {}, *v = bpf_map_lookup_elem(&holders, &key);
 
-    if (!v) {
-        bpf_map_update_elem(&holders, &key, &zero, BPF_NOEXIST);
-        v = bpf_map_lookup_elem(&holders, &key);
-        if (!v) {
-            count(LS_C_MAP_FULL);
-            return;
-        }
-    }
-    __sync_fetch_and_add(&v->count, 1);
-    __sync_fetch_and_add(&v->wait_ns, w->delta);
+    charge_holder(&holders, &key, w->delta);
 }
 
 /*
