@@ -22,7 +22,8 @@ int main(int argc, char** argv)
     parser.addHelpOption();
     parser.addVersionOption();
     const QCommandLineOption compare({QStringLiteral("d"), QStringLiteral("compare")},
-                                     QStringLiteral("Compare two captures: BEFORE AFTER (baseline first)."));
+                                     QStringLiteral("Compare BEFORE AFTER (baseline first): two captures, or two directories of "
+                                                    "repeated runs (their *.lockscope.json files)."));
     const QCommandLineOption scaling(QStringLiteral("scaling"),
                                      QStringLiteral("Show reference scaling curves from FILE (repeatable)."),
                                      QStringLiteral("FILE"));

@@ -453,6 +453,31 @@ private slots:
         QVERIFY(w.inCompareMode());
     }
 
+    // Two directories of runs are compared as run sets: the comparison has
+    // every run of each side, so its verdicts rest on run statistics.
+    void compareRunSetDirectories()
+    {
+        const QString base = dir_.filePath(QStringLiteral("base-runs")), patched = dir_.filePath(QStringLiteral("patched-runs"));
+        QVERIFY(QDir().mkpath(base) && QDir().mkpath(patched));
+        for (int i = 0; i < 3; ++i) {
+            writeCapture(semCapture("baseline", 1.0 + 0.02 * i), QDir(base).filePath(QStringLiteral("run-%1.lockscope.json").arg(i)).toStdString());
+            writeCapture(semCapture("patched", 0.1 + 0.002 * i), QDir(patched).filePath(QStringLiteral("run-%1.lockscope.json").arg(i)).toStdString());
+        }
+        MainWindow w;
+        QSignalSpy shown(&w, &MainWindow::comparisonShown);
+        w.compareCaptures(base, patched);
+        QVERIFY2(shown.wait(10000), qPrintable(w.lastError()));
+        const reports::Comparison* c = w.comparePage()->comparison();
+        QVERIFY(c);
+        QCOMPARE(c->runs_before, size_t(3));
+        QCOMPARE(c->runs_after, size_t(3));
+        QVERIFY(w.windowTitle().contains(QStringLiteral("base-runs (3 runs)")));
+
+        QSignalSpy errors(&w, &MainWindow::errorShown);
+        w.compareCaptures(dir_.filePath(QStringLiteral("no-such-dir")), patched);
+        QTRY_COMPARE_WITH_TIMEOUT(errors.count(), 1, 10000);
+    }
+
     void compareAndExport()
     {
         const QString a = writeFixture(QStringLiteral("a.json"), semCapture("baseline", 1.0));

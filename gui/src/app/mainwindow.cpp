@@ -22,6 +22,7 @@
 #include "app/recorddialog.h"
 #include "app/scalingview.h"
 #include "lockscope/capture/io.h"
+#include "lockscope/reports/input.h"
 #include "lockscope/reports/render.h"
 
 namespace lockscope::gui {
@@ -144,19 +145,48 @@ void MainWindow::showError(const QString& message)
 
 void MainWindow::openCapture(const QString& path)
 {
+    baselineRuns_ = 0;
     setBusy(tr("Loading %1…").arg(path));
     loader_->load({path});
 }
 
+namespace {
+
+QStringList captureFilesOf(const QString& arg)
+{
+    QStringList files;
+    for (const auto& f : reports::expandCaptureArgs({arg.toStdString()}))
+        files << QString::fromStdString(f);
+    return files;
+}
+
+QString sideName(const QString& arg, int runs)
+{
+    const QString name = QFileInfo(arg).fileName();
+    return runs == 1 ? name : QObject::tr("%1 (%2 runs)").arg(name).arg(runs);
+}
+
+} // namespace
+
 void MainWindow::compareCaptures(const QString& before, const QString& after)
 {
+    QStringList baseline, patched;
+    try {
+        baseline = captureFilesOf(before);
+        patched = captureFilesOf(after);
+    } catch (const std::exception& e) {
+        showError(QString::fromStdString(e.what()));
+        return;
+    }
+    compareArgs_ = {before, after};
+    baselineRuns_ = static_cast<int>(baseline.size());
     setBusy(tr("Loading %1 and %2…").arg(before, after));
-    loader_->load({before, after});
+    loader_->load(baseline + patched);
 }
 
 void MainWindow::onLoaded(const QStringList& paths, const std::vector<PreparedCapture>& captures)
 {
-    if (captures.size() == 1) {
+    if (baselineRuns_ == 0) {
         capturePage_->setPrepared(captures.front());
         stack_->setCurrentWidget(capturePage_);
         compareMode_ = false;
@@ -173,9 +203,15 @@ void MainWindow::onLoaded(const QStringList& paths, const std::vector<PreparedCa
     comparing_ = true;
     setBusy(tr("Comparing…"));
     progress_->setRange(0, 0);
-    const PreparedCapture before = captures[0], after = captures[1];
+    // The first run of each side stands for it in the flame graphs and histograms.
+    const auto split = captures.begin() + baselineRuns_;
+    const std::vector<PreparedCapture> baseRuns(captures.begin(), split), patchedRuns(split, captures.end());
+    const PreparedCapture before = baseRuns.front(), after = patchedRuns.front();
+    const QStringList args = compareArgs_;
+    const QString names = sideName(args[0], int(baseRuns.size())) + QStringLiteral(" ↔ ") +
+                          sideName(args[1], int(patchedRuns.size()));
     auto* watcher = new QFutureWatcher<CompareResult>(this);
-    connect(watcher, &QFutureWatcher<CompareResult>::finished, this, [this, watcher, before, after, paths] {
+    connect(watcher, &QFutureWatcher<CompareResult>::finished, this, [this, watcher, before, after, args, names] {
         watcher->deleteLater();
         comparing_ = false;
         const CompareResult r = watcher->result();
@@ -187,20 +223,26 @@ void MainWindow::onLoaded(const QStringList& paths, const std::vector<PreparedCa
         comparePage_->setComparison(r.comparison, before, after);
         stack_->setCurrentWidget(comparePage_);
         compareMode_ = true;
-        setWindowTitle(QFileInfo(paths[0]).fileName() + QStringLiteral(" ↔ ") + QFileInfo(paths[1]).fileName() +
-                       QStringLiteral(" — lockscope"));
-        addRecent(paths[0] + kPairSeparator + paths[1]);
+        setWindowTitle(names + QStringLiteral(" — lockscope"));
+        addRecent(args[0] + kPairSeparator + args[1]);
         setIdle(tr("Compared %1 (before) with %2 (after): %3 locks")
-                    .arg(paths[0], paths[1])
+                    .arg(args[0], args[1])
                     .arg(r.comparison->locks.size()));
         emit comparisonShown();
     });
-    watcher->setFuture(QtConcurrent::run([before, after, paths]() -> CompareResult {
+    watcher->setFuture(QtConcurrent::run([baseRuns, patchedRuns, args]() -> CompareResult {
+        const auto pointers = [](const std::vector<PreparedCapture>& runs) {
+            std::vector<const Capture*> out;
+            for (const auto& r : runs)
+                out.push_back(r.capture.get());
+            return out;
+        };
         try {
-            return {std::make_shared<const reports::Comparison>(reports::compare(*before.capture, *after.capture)),
+            return {std::make_shared<const reports::Comparison>(
+                        reports::compareSets(pointers(baseRuns), pointers(patchedRuns))),
                     {}};
         } catch (const std::exception& e) {
-            return {nullptr, tr("cannot compare %1 with %2: %3").arg(paths[0], paths[1], QString::fromStdString(e.what()))};
+            return {nullptr, tr("cannot compare %1 with %2: %3").arg(args[0], args[1], QString::fromStdString(e.what()))};
         }
     }));
 }

@@ -25,6 +25,8 @@ public:
     explicit MainWindow(QWidget* parent = nullptr);
 
     void openCapture(const QString& path);
+    // before and after are capture files, or directories of runs (every
+    // *.lockscope.json inside): run sets are compared with run statistics.
     void compareCaptures(const QString& before, const QString& after);
     // Reference scaling curves shown beside the comparison; false + error dialog on bad input.
     bool loadScaling(const QString& path);
@@ -69,6 +71,10 @@ private:
     QLabel* status_ = nullptr;
     bool compareMode_ = false;
     bool comparing_ = false;
+    // The comparison the loader is reading for: its two arguments and how many
+    // of the loaded captures are the baseline's runs (0: a single capture).
+    QStringList compareArgs_;
+    int baselineRuns_ = 0;
     QString lastError_;
     QStringList scalingFiles_;
 };
