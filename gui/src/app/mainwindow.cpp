@@ -206,7 +206,8 @@ void MainWindow::onLoaded(const QStringList& paths, const std::vector<PreparedCa
     // The first run of each side stands for it in the flame graphs and histograms.
     const auto split = captures.begin() + baselineRuns_;
     const std::vector<PreparedCapture> baseRuns(captures.begin(), split), patchedRuns(split, captures.end());
-    const PreparedCapture before = baseRuns.front(), after = patchedRuns.front();
+    const PreparedCapture& before = baseRuns.front();
+    const PreparedCapture& after = patchedRuns.front();
     const QStringList args = compareArgs_;
     const QString names = sideName(args[0], int(baseRuns.size())) + QStringLiteral(" ↔ ") +
                           sideName(args[1], int(patchedRuns.size()));
@@ -233,6 +234,7 @@ void MainWindow::onLoaded(const QStringList& paths, const std::vector<PreparedCa
     watcher->setFuture(QtConcurrent::run([baseRuns, patchedRuns, args]() -> CompareResult {
         const auto pointers = [](const std::vector<PreparedCapture>& runs) {
             std::vector<const Capture*> out;
+            out.reserve(runs.size());
             for (const auto& r : runs)
                 out.push_back(r.capture.get());
             return out;
