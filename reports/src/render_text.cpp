@@ -91,7 +91,7 @@ std::string probeList(const std::vector<ProbeStatus>& probes)
 // One LKP-style row: figure, before (±CV), change, after (±CV), verdict with its test.
 std::string figureRow(const std::string& label, const MetricDelta& m, size_t labelW)
 {
-    return padRight("  " + fmt::truncate(label, labelW - 3), labelW) + padLeft(fmt::figureValue(m.value.before, m.unit), 14) +
+    return padRight("  " + fmt::truncate(fmt::printable(label), labelW - 3), labelW) + padLeft(fmt::figureValue(m.value.before, m.unit), 14) +
            padLeft(fmt::spread(m.before_runs), 9) + padLeft(fmt::change(m), 11) +
            padLeft(fmt::figureValue(m.value.after, m.unit), 14) + padLeft(fmt::spread(m.after_runs), 9) + "   " +
            fmt::verdictWithTest(m.judgement) + "\n";
@@ -227,7 +227,8 @@ std::string textComparison(const Comparison& c, const RenderExtras& x)
         if (l.hidden || shown == 5 || !judgedMetric(l) || !fmt::hasData(*judgedMetric(l)))
             continue;
         ++shown;
-        out += "\n=== " + l.key + " (" + l.type + "): " + fmt::verdictWithTest(l.judgement) + " ===\n";
+        out += "\n=== " + fmt::printable(l.key) + " (" + fmt::printable(l.type) + "): " +
+               fmt::verdictWithTest(l.judgement) + " ===\n";
         if (!l.judgement.reason.empty())
             out += "  " + l.judgement.reason + "\n";
         out += figureHeader("figure", 34);

@@ -133,6 +133,8 @@ TEST(HostileNames, TextHasNoControlCharactersAndOneLinePerRow)
     EXPECT_EQ(report.find("alert(1)</script>\n"), std::string::npos);
     const std::string cmp = render(compare(c, hostileCapture(3000)), Format::Text);
     EXPECT_FALSE(hasControl(cmp, true)) << cmp;
+    // The key's newline must not start a line of its own in any row or heading.
+    EXPECT_EQ(cmp.find("\n# heading"), std::string::npos) << cmp;
 }
 
 TEST(HostileNames, MarkdownKeepsTablesAndFences)
