@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "lockscope/record/kallsyms.h"
+#include "lockscope/record/lock_frames.h"
 #include "lockscope/record/system_info.h"
 #include "lockscope/record/user_symbols.h"
 #include "lockscope/record/workload.h"
@@ -174,6 +175,17 @@ void finishGroup(const WorkloadProcess& workload, Clock::time_point killAt, Cloc
         workload.killGroup(SIGKILL);
 }
 
+// The functions CPU samples are told apart by when their stack cannot be kept:
+// those the lock and idle shares are made of.
+std::vector<probes::AddressRange> cpuLeafFunctions(const KernelSymbols& symbols)
+{
+    std::vector<probes::AddressRange> out;
+    for (auto [begin, end] : symbols.textRanges(
+             [](std::string_view name) { return isSpinFunction(name) || isIdleFunction(name); }))
+        out.push_back({begin, end});
+    return out;
+}
+
 } // namespace
 
 bool haveBpfPrivileges()
@@ -237,6 +249,7 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
     }
     for (pid_t p : opt.pids)
         popt.tgids.push_back(uint32_t(p));
+    popt.cpu_leaf_functions = cpuLeafFunctions(symbols);
     if (!opt.all && popt.tgids.empty() && popt.comm.empty())
         throw RecordError("nothing to record");
 
@@ -473,6 +486,9 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
     if (st.syscalls_untimed)
         std::fprintf(log, "note: %" PRIu64 " syscalls were counted, not timed: their latencies follow the timed "
                      "calls of the same syscall (--syscall-budget; --exact times every one)\n", st.syscalls_untimed);
+    if (st.cpu_unstacked)
+        std::fprintf(log, "note: %" PRIu64 " CPU samples were counted by their function alone: their kernel stack "
+                     "could not be kept (stack maps full); the CPU shares include them\n", st.cpu_unstacked);
     if (st.holder_not_found)
         std::fprintf(log, "note: %" PRIu64 " contended spinlock waits found no holder on another CPU "
                      "(holder stacks are approximate)\n", st.holder_not_found);
