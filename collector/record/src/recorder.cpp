@@ -186,6 +186,30 @@ std::vector<probes::AddressRange> cpuLeafFunctions(const KernelSymbols& symbols)
     return out;
 }
 
+// Processes whose user stacks have a symbol cache (not the workload, which
+// the recording outlives by at most a moment): once one exits, its stacks
+// seen so far are resolved and its cache freed, so a long -a recording keeps
+// caches for live processes only.
+void retireExited(UserSymbols& syms, std::set<uint32_t>& cached, const probes::Snapshot& snap,
+                  const probes::Session& session)
+{
+    for (auto it = cached.begin(); it != cached.end();) {
+        const uint32_t tgid = *it;
+        if (processExists(pid_t(tgid))) {
+            ++it;
+            continue;
+        }
+        std::vector<uint64_t> addresses;
+        for (const auto* records : {&snap.waits, &snap.user_waits, &snap.user_holds})
+            for (const auto& r : *records)
+                if (r.tgid == tgid && r.ustack_id >= 0)
+                    for (uint64_t ip : session.userStack(r.ustack_id, tgid))
+                        addresses.push_back(ip);
+        syms.retire(pid_t(tgid), addresses);
+        it = cached.erase(it);
+    }
+}
+
 } // namespace
 
 bool haveBpfPrivileges()
@@ -313,7 +337,7 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
     // the process lives, for the workload and for every process seen with one.
     const bool wantUserSymbols = popt.user_stacks || !popt.user_locks.empty();
     bool userStacksPrepared = false;
-    std::set<uint32_t> symbolizedTgids;
+    std::set<uint32_t> symbolizedTgids, cachedTgids; // cachedTgids: see retireExited
     double lastTick = 0;
     uint64_t lastEvents = 0, locksSeen = 0, drops = 0;
     double lastSnap = -10;
@@ -401,11 +425,16 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
                 for (const auto& w : snap.waits)
                     addrs.insert(w.lock_addr);
                 locksSeen = addrs.size();
-                if (wantUserSymbols)
+                if (wantUserSymbols) {
+                    retireExited(userSymbols, cachedTgids, snap, *session);
                     for (const auto* records : {&snap.waits, &snap.user_waits})
                         for (const auto& r : *records)
-                            if (r.ustack_id >= 0 && r.tgid && symbolizedTgids.insert(r.tgid).second)
+                            if (r.ustack_id >= 0 && r.tgid && symbolizedTgids.insert(r.tgid).second) {
                                 userSymbols.prepare(pid_t(r.tgid));
+                                if (!workload || r.tgid != uint32_t(workload->pid()))
+                                    cachedTgids.insert(r.tgid);
+                            }
+                }
                 drops = snap.stats.lost + snap.stats.map_full;
                 lastSnap = elapsed;
             }
