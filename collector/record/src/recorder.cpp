@@ -517,7 +517,7 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
                      "calls of the same syscall (--syscall-budget; --exact times every one)\n", st.syscalls_untimed);
     if (st.cpu_unstacked)
         std::fprintf(log, "note: %" PRIu64 " CPU samples were counted by their function alone: their kernel stack "
-                     "could not be kept (stack maps full); the CPU shares include them\n", st.cpu_unstacked);
+                     "could not be kept (a stack map full, or its bucket taken); the CPU shares include them\n", st.cpu_unstacked);
     if (st.holder_not_found)
         std::fprintf(log, "note: %" PRIu64 " contended spinlock waits found no holder on another CPU "
                      "(holder stacks are approximate)\n", st.holder_not_found);
