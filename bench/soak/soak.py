@@ -3,15 +3,19 @@
 """Soak: `lockscope record` for a long run under a fork-heavy load (a shell
 spawning /bin/true in a loop) plus a syscall-heavy one (semop-multi --multi
 and timer-stress), sampling the recorder's RSS and the entries of every BPF
-map it holds. A benchmark, not a test: it prints a time series and a
-summary; bench/soak/README.md keeps the numbers.
+map it holds. After the recording it samples the RSS every 0.2 s while the
+capture is assembled and written, and the peak over the whole run comes from
+the recorder's rusage (ru_maxrss). A benchmark, not a test: it prints a time
+series and a summary; bench/soak/README.md keeps the numbers.
 
-  bench/soak/soak.py [-d SECONDS] [-i INTERVAL] [-m all|workload] [-b BUILD_DIR] [-- EXTRA RECORD FLAGS]
+  bench/soak/soak.py [-d SECONDS] [-i INTERVAL] [-m all|workload] [-n NICE] [-b BUILD_DIR] [-- EXTRA RECORD FLAGS]
 
 -m all:      `lockscope record -a -d SECONDS` with the loads running beside it.
 -m workload: `lockscope record -d SECONDS -- sh -c LOADS`: the loads are the
              workload, so every process they fork joins the pid filter.
-Needs root. Take /tmp/lockscope-bpf.lock around it on a shared machine.
+The loads run under `nice -n NICE` (default 10) so the recorder keeps up.
+Needs root. On a shared machine take /tmp/lockscope-bpf.lock around short
+runs; a 10-minute run would hold it from everyone.
 """
 import argparse
 import glob
@@ -83,6 +87,7 @@ def main():
     ap.add_argument("-d", type=float, default=600, help="recording seconds (default 600)")
     ap.add_argument("-i", type=float, default=10, help="seconds between samples (default 10)")
     ap.add_argument("-m", choices=["all", "workload"], default="all")
+    ap.add_argument("-n", type=int, default=10, help="nice level of the loads (default 10)")
     ap.add_argument("-b", default="", help="build directory (default: the first build/* with a lockscope)")
     ap.add_argument("extra", nargs="*", help="extra `lockscope record` flags (after --)")
     a = ap.parse_args()
@@ -102,30 +107,43 @@ def main():
     cap = os.path.join(tmp, "soak.lockscope.json")
     cmd = [lockscope, "record", "-d", str(a.d), "-o", cap, *a.extra]
     background = []
+    nice = ["nice", "-n", str(a.n)]
     if a.m == "all":
         cmd.append("-a")
         for load in loads:
-            background.append(subprocess.Popen(["sh", "-c", load], start_new_session=True,
+            background.append(subprocess.Popen([*nice, "sh", "-c", load], start_new_session=True,
                                                stdout=subprocess.DEVNULL))
     else:
-        cmd += ["--", "sh", "-c", " & ".join(loads) + " & wait"]
+        cmd += ["--", *nice, "sh", "-c", " & ".join(loads) + " & wait"]
     err = open(os.path.join(tmp, "record.err"), "w")
     rec = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
     meta, peak_maps = {}, {}
     start = time.monotonic()
+    assembly = []  # (t, rss) after the recording time, while the capture is assembled and written
+    rc, maxrss = None, None
     print("t_s\trss_kib\thwm_kib\t" + "maps (entries/max)", flush=True)
     try:
-        while rec.poll() is None:
-            time.sleep(a.i)
+        # Not rec.poll(): it would reap the recorder before wait4 reads its rusage.
+        while os.waitid(os.P_PID, rec.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+            left = a.d - (time.monotonic() - start)
+            time.sleep(a.i if left > a.i else max(left, 0.2))
             r = rss_kib(rec.pid)
             if r is None:
                 break
+            t = time.monotonic() - start
+            if t >= a.d:
+                assembly.append((t, r[0]))
+                print(f"{t:.1f}\t{r[0]}\t{r[1]}\t(recording over: assembling, writing)", flush=True)
+                continue
             usage = map_usage(rec.pid, meta)
             for name, (n, mx) in usage.items():
                 peak_maps[name] = (max(n, peak_maps.get(name, (0, mx))[0]), mx)
             maps = " ".join(f"{k}={n}/{mx}" for k, (n, mx) in sorted(usage.items()) if n)
-            print(f"{time.monotonic() - start:.0f}\t{r[0]}\t{r[1]}\t{maps}", flush=True)
-        rc = rec.wait(timeout=a.d + 120)
+            print(f"{t:.0f}\t{r[0]}\t{r[1]}\t{maps}", flush=True)
+        # wait4 rather than Popen.wait: its rusage has the peak RSS of the whole run.
+        _, status, usage = os.wait4(rec.pid, 0)
+        rc, maxrss = os.waitstatus_to_exitcode(status), usage.ru_maxrss
+        rec.returncode = rc
     finally:
         for p in background:
             os.killpg(p.pid, signal.SIGKILL)
@@ -136,6 +154,10 @@ def main():
     with open(os.path.join(tmp, "record.err")) as f:
         warnings = [l.strip() for l in f if l.startswith(("warning", "note", "lockscope record"))]
     print(f"# mode {a.m}, {a.d:.0f} s, exit {rc}, capture {os.path.getsize(cap) if os.path.exists(cap) else 0} bytes")
+    if assembly:
+        print(f"# after the recording: {len(assembly)} RSS samples over {assembly[-1][0] - a.d:.1f} s, "
+              f"max {max(r for _, r in assembly)} KiB")
+    print(f"# peak RSS of the whole run (ru_maxrss): {maxrss} KiB")
     print("# peak map entries: " + " ".join(f"{k}={n}/{mx}" for k, (n, mx) in sorted(peak_maps.items())))
     for w in warnings:
         print("# " + w)

@@ -158,7 +158,8 @@ std::string defaultCacheDir()
         return std::string(xdg) + "/lockscope/lab";
     if (const char* home = std::getenv("HOME"); home && *home)
         return std::string(home) + "/.cache/lockscope/lab";
-    return "/tmp/lockscope-lab-cache";
+    // Per user: a shared /tmp cache would let another user plant a kernel or a marker.
+    return "/tmp/lockscope-lab-cache-" + std::to_string(::geteuid());
 }
 
 std::string kernelConfigValue(const std::string& config_path, const std::string& name)
@@ -221,6 +222,7 @@ Kernel resolveKernel(const KernelSpec& spec, const std::string& cache_dir, const
         throw LabError("kernel '" + spec.name + "': '" + s + "' is not a file (expected a bzImage, a .deb, "
                        "or debian:6.1 / debian:cloud)");
     if (endsWith(s, ".deb")) {
+        ensureOwnedDirectory(cache_dir, "cache dir");
         auto abs = fs::absolute(s).string();
         auto key = fs::path(s).stem().string();
         return unpackDeb(abs, fs::path(cache_dir) / ("deb-" + key), spec.name, fs::path(s).filename().string(),

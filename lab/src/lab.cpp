@@ -13,6 +13,7 @@
 #include "lockscope/lab/error.h"
 #include "lockscope/lab/initramfs.h"
 #include "lockscope/lab/process.h"
+#include "lockscope/lab/source_build.h"
 
 namespace fs = std::filesystem;
 
@@ -87,6 +88,7 @@ std::string withoutDebugInfo(const std::string& host_path, const std::string& wo
 std::string snapshotLockscope(const std::string& host_path, const std::string& out_dir)
 {
     auto dir = (fs::path(out_dir) / ".lab").string();
+    ensureOwnedDirectory(dir, "output dir", "-o");
     auto stripped = withoutDebugInfo(host_path, dir);
     if (stripped != host_path)
         return stripped;
@@ -249,10 +251,8 @@ int runLab(const LabOptions& o, std::ostream& log)
     if (o.lockscope.empty() || ::access(o.lockscope.c_str(), X_OK) != 0)
         throw LabError("lockscope binary '" + o.lockscope + "' is not executable");
     const std::string cache = o.cache_dir.empty() ? defaultCacheDir() : o.cache_dir;
+    ensureOwnedDirectory(o.out_dir, "output dir", "-o");
     std::error_code ec;
-    fs::create_directories(o.out_dir, ec);
-    if (ec)
-        throw LabError("cannot create output dir '" + o.out_dir + "': " + ec.message());
 
     // The workload program and --add files go to the same paths in the guest;
     // busybox applets (sleep, sh, ...) are there already.

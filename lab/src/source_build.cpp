@@ -81,7 +81,7 @@ class TreeLock {
 public:
     explicit TreeLock(const fs::path& lock_path)
     {
-        fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd_ < 0 || ::flock(fd_, LOCK_EX) != 0)
             throw LabError("cannot lock '" + lock_path.string() + "'");
     }
@@ -409,18 +409,59 @@ std::string buildKey(const BuildInputs& in)
     return fnv1aHex(all);
 }
 
-void ensureOwnedDirectory(const std::string& dir, const std::string& what)
+namespace {
+
+std::string octalMode(mode_t m)
+{
+    char buf[8];
+    (void)std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(m & 07777));
+    return buf;
+}
+
+// Another user who can write a directory on the way to dir (without the
+// sticky bit that protects /tmp's entries) could rename dir away and put
+// their own in its place.
+void checkAncestors(const fs::path& dir, const std::string& what, const std::string& option)
+{
+    std::error_code ec;
+    const uid_t me = ::geteuid();
+    for (fs::path p = fs::canonical(dir, ec).parent_path(); !ec && !p.empty(); p = p.parent_path()) {
+        struct stat st {};
+        if (::stat(p.c_str(), &st) != 0)
+            break;
+        const bool othersWrite = (st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && (st.st_mode & S_ISVTX) == 0;
+        if ((st.st_uid != me && st.st_uid != 0) || othersWrite)
+            throw LabError(what + " '" + dir.string() + "': '" + p.string() + "' (uid " +
+                           std::to_string(st.st_uid) + ", mode " + octalMode(st.st_mode) +
+                           ") lets another user replace it: choose another with " + option);
+        if (p == p.root_path())
+            break;
+    }
+}
+
+} // namespace
+
+void ensureOwnedDirectory(const std::string& dir, const std::string& what, const std::string& option)
 {
     std::error_code ec;
     fs::create_directories(dir, ec);
+    const uid_t me = ::geteuid();
+    struct stat link {};
+    if (::lstat(dir.c_str(), &link) == 0 && S_ISLNK(link.st_mode) && link.st_uid != me && link.st_uid != 0)
+        throw LabError(what + " '" + dir + "' is a symbolic link of uid " + std::to_string(link.st_uid) +
+                       ", not yours: choose another with " + option);
     struct stat st {};
     if (::stat(dir.c_str(), &st) != 0)
         throw LabError(what + " '" + dir + "': cannot create it" + (ec ? ": " + ec.message() : std::string{}));
     if (!S_ISDIR(st.st_mode))
         throw LabError(what + " '" + dir + "' is not a directory");
-    if (st.st_uid != ::geteuid())
+    if (st.st_uid != me)
         throw LabError(what + " '" + dir + "' belongs to uid " + std::to_string(st.st_uid) +
-                       ", not to you: choose another with --cache");
+                       ", not to you: choose another with " + option);
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+        throw LabError(what + " '" + dir + "' is writable by other users (mode " + octalMode(st.st_mode) +
+                       "): chmod go-w it or choose another with " + option);
+    checkAncestors(dir, what, option);
 }
 
 Kernel buildKernelFromSource(const KernelSpec& spec, const std::string& cache_dir, const ProgressFn& progress)

@@ -3,6 +3,7 @@
 // build, against real git and make on a small fake kernel tree (a Makefile
 // that answers tinyconfig/olddefconfig/bzImage the way Kbuild does), so no
 // kernel is compiled here; lab.source_build (label kernel-build) builds real ones.
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "lockscope/lab/error.h"
+#include "lockscope/lab/lab.h"
 #include "lockscope/lab/process.h"
 #include "lockscope/lab/source_build.h"
 
@@ -272,5 +274,106 @@ TEST(LabSourceBuild, RefusesACacheDirectoryOfAnotherUser)
         EXPECT_NE(std::string(e.what()).find("not to you"), std::string::npos) << e.what();
     }
     EXPECT_NO_THROW(ensureOwnedDirectory((dir / "mine/nested").string(), "cache dir"));
+    fs::remove_all(dir);
+}
+
+namespace {
+
+std::string refusal(const std::string& dir, const std::string& option = "--cache")
+{
+    try {
+        ensureOwnedDirectory(dir, "cache dir", option);
+    } catch (const LabError& e) {
+        return e.what();
+    }
+    return {};
+}
+
+} // namespace
+
+TEST(LabSourceBuild, RefusesADirectoryOtherUsersCanWrite)
+{
+    auto dir = tempDir("mode");
+    fs::create_directories(dir / "open");
+    ASSERT_EQ(::chmod((dir / "open").c_str(), 0777), 0);
+    auto e = refusal((dir / "open").string());
+    EXPECT_NE(e.find("writable by other users (mode 0777)"), std::string::npos) << e;
+    ASSERT_EQ(::chmod((dir / "open").c_str(), 0775), 0);
+    EXPECT_NE(refusal((dir / "open").string()).find("mode 0775"), std::string::npos) << "group-writable";
+    ASSERT_EQ(::chmod((dir / "open").c_str(), 0755), 0);
+    EXPECT_EQ(refusal((dir / "open").string()), "");
+    fs::remove_all(dir);
+}
+
+// Our own directory inside one another user can write (without /tmp's
+// sticky bit) can be renamed away and replaced: refused, whoever owns it.
+TEST(LabSourceBuild, RefusesADirectoryInsideOneOthersCanReplaceItFrom)
+{
+    auto dir = tempDir("parent");
+    fs::create_directories(dir / "shared/cache");
+    ASSERT_EQ(::chmod((dir / "shared").c_str(), 0777), 0);
+    auto e = refusal((dir / "shared/cache").string());
+    EXPECT_NE(e.find("'" + (dir / "shared").string() + "' (uid"), std::string::npos) << e;
+    EXPECT_NE(e.find("lets another user replace it"), std::string::npos) << e;
+    ASSERT_EQ(::chmod((dir / "shared").c_str(), 01777), 0); // sticky, like /tmp: fine
+    EXPECT_EQ(refusal((dir / "shared/cache").string()), "");
+    fs::remove_all(dir);
+}
+
+// The /tmp attack: another user plants a symbolic link where our cache
+// would be, pointing at a directory of ours (or root's, for a root lab).
+TEST(LabSourceBuild, RefusesASymbolicLinkOfAnotherUser)
+{
+    if (::geteuid() != 0)
+        GTEST_SKIP() << "skipped: giving a symbolic link to another user needs root";
+    auto dir = tempDir("link");
+    fs::create_directories(dir / "mine");
+    fs::create_directory_symlink(dir / "mine", dir / "planted");
+    ASSERT_EQ(::lchown((dir / "planted").c_str(), 65534, 65534), 0);
+    auto e = refusal((dir / "planted").string(), "-o");
+    EXPECT_NE(e.find("symbolic link of uid 65534"), std::string::npos) << e;
+    EXPECT_NE(e.find("with -o"), std::string::npos) << e;
+    fs::create_directory_symlink(dir / "mine", dir / "own");
+    EXPECT_EQ(refusal((dir / "own").string()), "") << "a link of our own is followed";
+    fs::remove_all(dir);
+}
+
+TEST(LabSourceBuild, TheTmpFallbackCacheIsPerUser)
+{
+    const char* names[] = {"XDG_CACHE_HOME", "HOME"};
+    std::vector<std::pair<std::string, std::string>> saved;
+    for (const char* n : names)
+        if (const char* v = std::getenv(n)) {
+            saved.emplace_back(n, v);
+            ::unsetenv(n);
+        }
+    const std::string fallback = defaultCacheDir();
+    for (const auto& [n, v] : saved)
+        ::setenv(n.c_str(), v.c_str(), 1);
+    EXPECT_EQ(fallback, "/tmp/lockscope-lab-cache-" + std::to_string(::geteuid()));
+}
+
+TEST(LabSourceBuild, TheLabRefusesAnOutputDirectoryOfAnotherUser)
+{
+    if (::geteuid() != 0)
+        GTEST_SKIP() << "skipped: making a directory of another user needs root";
+    auto dir = tempDir("out");
+    fs::create_directories(dir / "theirs");
+    ASSERT_EQ(::chown((dir / "theirs").c_str(), 65534, 65534), 0);
+    LabOptions o;
+    o.kernels = {{"a", "/nonexistent/bzImage"}};
+    o.workload = {"true"};
+    o.lockscope = "/bin/true";
+    o.out_dir = (dir / "theirs").string();
+    o.cache_dir = (dir / "cache").string();
+    std::ostringstream log;
+    try {
+        runLab(o, log);
+        ADD_FAILURE() << "the lab ran into another user's directory";
+    } catch (const LabError& e) {
+        EXPECT_NE(std::string(e.what()).find("output dir '" + o.out_dir + "' belongs to uid 65534"),
+                  std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(fs::exists(dir / "theirs/.lab")) << "wrote into it before refusing";
     fs::remove_all(dir);
 }

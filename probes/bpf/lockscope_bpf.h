@@ -19,6 +19,7 @@
 #define LS_MAX_FUNCS 8     /* function-latency probe slots */
 #define LS_MAX_SYSCALLS 16
 #define LS_COMM_LEN 16
+#define LS_CPU_LEAF_RANGES 64  /* kernel functions a stackless CPU sample is counted by */
 #define LS_HOLDER_MAX_CPUS 128 /* CPUs a contention_begin scans for the holder */
 #define LS_RELEASED 8          /* per-CPU ring of recent releases (holder stacks; power of two) */
 #define LS_STACK_PENDING (-2)  /* held entry published, its stack walk still running */
@@ -247,6 +248,12 @@ struct ls_cpu_key {
     __u32 pad;
 };
 
+/* [begin, end) of a kernel function's code. */
+struct ls_ip_range {
+    __u64 begin;
+    __u64 end;
+};
+
 /* Per-CPU counters, summed by userspace. Never silently zero. */
 enum ls_counter {
     LS_C_WAIT_EVENTS = 0,
@@ -269,6 +276,7 @@ enum ls_counter {
     LS_C_STACK_NESTED,   /* stack skipped: a stack walk was already running on this CPU */
     LS_C_HOLDER_MISSING, /* holder scan found no CPU holding the lock (see wait.bpf.c) */
     LS_C_STACK_UNSAMPLED, /* waits whose stack was not walked (stack sampling or budget) */
+    LS_C_CPU_UNSTACKED,  /* kernel-mode samples counted by their function alone (no stack kept) */
     /*
      * Not a counter: per-CPU "a bpf_get_stackid is running" flag (see
      * stack_id in common.bpf.h). It lives here because this map is the one

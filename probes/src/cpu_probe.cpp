@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // On-CPU sampling: a cpu-clock perf event per online CPU, each running cpu_sample.
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <sstream>
@@ -19,6 +20,8 @@ namespace lockscope::probes::detail {
 namespace {
 
 using CpuSkel = SkelPtr<ls_cpu, ls_cpu__destroy>;
+
+static_assert(kMaxCpuLeafFunctions == LS_CPU_LEAF_RANGES);
 
 // "0-3,5,7-8" -> {0,1,2,3,5,7,8}
 std::vector<int> onlineCpus()
@@ -42,6 +45,20 @@ std::vector<int> onlineCpus()
     return cpus;
 }
 
+// Sorted, at most LS_CPU_LEAF_RANGES (the probe stops at the first that
+// matches, and the rest count as other kernel code).
+void setLeafRanges(ls_cpu::ls_cpu__rodata& ro, std::vector<AddressRange> ranges)
+{
+    std::sort(ranges.begin(), ranges.end(),
+              [](const AddressRange& a, const AddressRange& b) { return a.begin < b.begin; });
+    ranges.resize(std::min<size_t>(ranges.size(), LS_CPU_LEAF_RANGES));
+    for (size_t i = 0; i < ranges.size(); ++i) {
+        ro.cpu_leaf_ranges[i].begin = ranges[i].begin;
+        ro.cpu_leaf_ranges[i].end = ranges[i].end;
+    }
+    ro.cpu_leaf_nranges = static_cast<uint32_t>(ranges.size());
+}
+
 class CpuFamily final : public Family {
 public:
     explicit CpuFamily(CpuSkel skel)
@@ -63,12 +80,31 @@ public:
             if (bpf_map_lookup_elem(fd, &key, &n) == 0 && n > 0)
                 out.cpu.push_back({ key.kstack, n });
         }
+        readUnstacked(out);
     }
     uint64_t recursionMisses() const override { return detail::recursionMisses(skel_->progs.cpu_sample); }
     void detach() override { links_.clear(); }
     std::vector<int> progFds() const override { return { bpf_program__fd(skel_->progs.cpu_sample) }; }
 
 private:
+    void readUnstacked(Snapshot& out) const
+    {
+        const int fd = bpf_map__fd(skel_->maps.cpu_unstacked);
+        const auto& ranges = skel_->rodata->cpu_leaf_ranges;
+        std::vector<uint64_t> perCpu(static_cast<size_t>(libbpf_num_possible_cpus()));
+        for (uint32_t slot = 0; slot <= LS_CPU_LEAF_RANGES; ++slot) {
+            if (slot < LS_CPU_LEAF_RANGES && slot >= skel_->rodata->cpu_leaf_nranges)
+                continue;
+            if (bpf_map_lookup_elem(fd, &slot, perCpu.data()) != 0)
+                continue;
+            uint64_t n = 0;
+            for (uint64_t v : perCpu)
+                n += v;
+            if (n > 0)
+                out.cpu_unstacked.push_back({ slot < LS_CPU_LEAF_RANGES ? ranges[slot].begin : 0, n });
+        }
+    }
+
     CpuSkel skel_;
     Links links_; // destroyed first: detaches, and libbpf closes the perf event fds with their links
 };
@@ -94,11 +130,18 @@ std::unique_ptr<Family> openCpu(FamilyContext& ctx)
     if (!skel)
         return fail("open failed: " + errnoText(errno));
     configureRodata(skel->rodata, ctx.options);
+    setLeafRanges(*skel->rodata, ctx.options.cpu_leaf_functions);
     if (int err = useStackMap(skel.get(), ctx.maps, LS_STACKS_CPU); err)
         return fail("map setup failed: " + errnoText(err));
+    if (int err = bpf_map__set_max_entries(skel->maps.cpu_counts, std::max(ctx.options.cpu_stack_keys, 1u)); err)
+        return fail("map setup failed: " + errnoText(-err));
     clearLibbpfLog();
     if (int err = ls_cpu__load(skel.get()); err)
         return fail("load failed: " + errnoText(err));
+    // The user-mode key exists from the start, so a full map never drops those samples.
+    const ls_cpu_key userKey { -1, 0 };
+    const uint64_t zero = 0;
+    bpf_map_update_elem(bpf_map__fd(skel->maps.cpu_counts), &userKey, &zero, BPF_NOEXIST);
     auto family = std::make_unique<CpuFamily>(std::move(skel));
     auto& s = *family;
     std::string errors;

@@ -20,6 +20,7 @@ void addStats(Stats& s, const Stats& r)
     s.stacks_unsampled += r.stacks_unsampled;
     s.own_lock_events += r.own_lock_events;
     s.waits_untimed += r.waits_untimed;
+    s.cpu_unstacked += r.cpu_unstacked;
 }
 
 void addLatency(std::vector<LatencyEntry>& out, std::map<std::string, size_t>& index,

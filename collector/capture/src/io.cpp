@@ -487,6 +487,8 @@ Stats statsFromJson(const json& j, const Path& at)
         s.waits_untimed = u64At(j, at, "waits_untimed");
     if (optionalMember(j, "syscalls_untimed"))
         s.syscalls_untimed = u64At(j, at, "syscalls_untimed");
+    if (optionalMember(j, "cpu_unstacked"))
+        s.cpu_unstacked = u64At(j, at, "cpu_unstacked");
     return s;
 }
 
@@ -803,6 +805,8 @@ template <class J> J buildJson(const Capture& c, bool withBig)
         doc["stats"]["waits_untimed"] = s.waits_untimed;
     if (s.syscalls_untimed)
         doc["stats"]["syscalls_untimed"] = s.syscalls_untimed;
+    if (s.cpu_unstacked)
+        doc["stats"]["cpu_unstacked"] = s.cpu_unstacked;
 
     // The writer streams these two (the bulk of a capture) element by element.
     J stacks = J::array();

@@ -437,23 +437,31 @@ void CaptureAssembler::assembleCpu(const probes::Snapshot& snapshot, Capture& ou
     std::map<std::pair<std::string, std::string>, uint64_t> leaves;
     std::map<uint32_t, uint64_t> perStack;
     uint64_t counted = 0;
+    auto addLeaf = [&](const std::vector<Frame>& frames, uint64_t n) {
+        counted += n;
+        std::string leaf = frames.empty() ? std::string() : frames[0].function;
+        std::string module = frames.empty() ? std::string() : frames[0].module;
+        if (!leaf.empty() && isSpinFunction(leaf))
+            cpu.lock_samples += n;
+        if (!leaf.empty() && isIdleFunction(leaf))
+            cpu.idle_samples += n;
+        leaves[{leaf.empty() ? "[unknown]" : leaf, module}] += n;
+    };
     for (const auto& rec : snapshot.cpu) {
-        counted += rec.count;
         std::vector<Frame> frames;
         if (rec.kstack_id >= 0 && kernelStack_)
             for (uint64_t ip : kernelStack_(rec.kstack_id))
                 frames.push_back(kernelFrame(ip));
         if (rec.kstack_id < 0)
             frames.push_back(Frame{kUserModeFrame, 0, "", std::nullopt});
-        std::string leaf = frames.empty() ? std::string() : frames[0].function;
-        std::string module = frames.empty() ? std::string() : frames[0].module;
-        if (!leaf.empty() && isSpinFunction(leaf))
-            cpu.lock_samples += rec.count;
-        if (!leaf.empty() && isIdleFunction(leaf))
-            cpu.idle_samples += rec.count;
-        leaves[{leaf.empty() ? "[unknown]" : leaf, module}] += rec.count;
+        addLeaf(frames, rec.count);
         perStack[intern(StackKind::Kernel, std::move(frames), out)] += rec.count;
     }
+    // Samples the probe could only count by their function: in the shares and
+    // leaves, not in the stacks (a one-frame stack would pose as a call path).
+    for (const auto& rec : snapshot.cpu_unstacked)
+        addLeaf({rec.function ? kernelFrame(rec.function) : Frame{kOtherKernelFrame, 0, "", std::nullopt}},
+                rec.count);
     cpu.samples = std::max(snapshot.cpu_samples, counted);
     for (auto& [leaf, n] : leaves)
         cpu.top_leaves.push_back(LeafShare{leaf.first, leaf.second, n});

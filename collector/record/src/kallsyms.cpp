@@ -168,4 +168,23 @@ std::optional<uint64_t> KernelSymbols::addressOf(std::string_view name) const
     return best;
 }
 
+std::vector<std::pair<uint64_t, uint64_t>>
+KernelSymbols::textRanges(const std::function<bool(std::string_view)>& wanted) const
+{
+    std::vector<std::pair<uint64_t, uint64_t>> out;
+    for (size_t i = 0; i < text_.size(); ++i) {
+        if (!wanted(text_[i].name))
+            continue;
+        const uint64_t begin = text_[i].address;
+        uint64_t end = begin + kMaxTextOffset;
+        for (size_t j = i + 1; j < text_.size(); ++j)
+            if (text_[j].address > begin) {
+                end = std::min(end, text_[j].address);
+                break;
+            }
+        out.emplace_back(begin, end);
+    }
+    return out;
+}
+
 } // namespace lockscope::record

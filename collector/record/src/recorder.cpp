@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "lockscope/record/kallsyms.h"
+#include "lockscope/record/lock_frames.h"
 #include "lockscope/record/system_info.h"
 #include "lockscope/record/user_symbols.h"
 #include "lockscope/record/workload.h"
@@ -174,6 +175,41 @@ void finishGroup(const WorkloadProcess& workload, Clock::time_point killAt, Cloc
         workload.killGroup(SIGKILL);
 }
 
+// The functions CPU samples are told apart by when their stack cannot be kept:
+// those the lock and idle shares are made of.
+std::vector<probes::AddressRange> cpuLeafFunctions(const KernelSymbols& symbols)
+{
+    std::vector<probes::AddressRange> out;
+    for (auto [begin, end] : symbols.textRanges(
+             [](std::string_view name) { return isSpinFunction(name) || isIdleFunction(name); }))
+        out.push_back({begin, end});
+    return out;
+}
+
+// Processes whose user stacks have a symbol cache (not the workload, which
+// the recording outlives by at most a moment): once one exits, its stacks
+// seen so far are resolved and its cache freed, so a long -a recording keeps
+// caches for live processes only.
+void retireExited(UserSymbols& syms, std::set<uint32_t>& cached, const probes::Snapshot& snap,
+                  const probes::Session& session)
+{
+    for (auto it = cached.begin(); it != cached.end();) {
+        const uint32_t tgid = *it;
+        if (processExists(pid_t(tgid))) {
+            ++it;
+            continue;
+        }
+        std::vector<uint64_t> addresses;
+        for (const auto* records : {&snap.waits, &snap.user_waits, &snap.user_holds})
+            for (const auto& r : *records)
+                if (r.tgid == tgid && r.ustack_id >= 0)
+                    for (uint64_t ip : session.userStack(r.ustack_id, tgid))
+                        addresses.push_back(ip);
+        syms.retire(pid_t(tgid), addresses);
+        it = cached.erase(it);
+    }
+}
+
 } // namespace
 
 bool haveBpfPrivileges()
@@ -237,6 +273,7 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
     }
     for (pid_t p : opt.pids)
         popt.tgids.push_back(uint32_t(p));
+    popt.cpu_leaf_functions = cpuLeafFunctions(symbols);
     if (!opt.all && popt.tgids.empty() && popt.comm.empty())
         throw RecordError("nothing to record");
 
@@ -300,7 +337,7 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
     // the process lives, for the workload and for every process seen with one.
     const bool wantUserSymbols = popt.user_stacks || !popt.user_locks.empty();
     bool userStacksPrepared = false;
-    std::set<uint32_t> symbolizedTgids;
+    std::set<uint32_t> symbolizedTgids, cachedTgids; // cachedTgids: see retireExited
     double lastTick = 0;
     uint64_t lastEvents = 0, locksSeen = 0, drops = 0;
     double lastSnap = -10;
@@ -388,11 +425,16 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
                 for (const auto& w : snap.waits)
                     addrs.insert(w.lock_addr);
                 locksSeen = addrs.size();
-                if (wantUserSymbols)
+                if (wantUserSymbols) {
+                    retireExited(userSymbols, cachedTgids, snap, *session);
                     for (const auto* records : {&snap.waits, &snap.user_waits})
                         for (const auto& r : *records)
-                            if (r.ustack_id >= 0 && r.tgid && symbolizedTgids.insert(r.tgid).second)
+                            if (r.ustack_id >= 0 && r.tgid && symbolizedTgids.insert(r.tgid).second) {
                                 userSymbols.prepare(pid_t(r.tgid));
+                                if (!workload || r.tgid != uint32_t(workload->pid()))
+                                    cachedTgids.insert(r.tgid);
+                            }
+                }
                 drops = snap.stats.lost + snap.stats.map_full;
                 lastSnap = elapsed;
             }
@@ -473,6 +515,9 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
     if (st.syscalls_untimed)
         std::fprintf(log, "note: %" PRIu64 " syscalls were counted, not timed: their latencies follow the timed "
                      "calls of the same syscall (--syscall-budget; --exact times every one)\n", st.syscalls_untimed);
+    if (st.cpu_unstacked)
+        std::fprintf(log, "note: %" PRIu64 " CPU samples were counted by their function alone: their kernel stack "
+                     "could not be kept (a stack map full, or its bucket taken); the CPU shares include them\n", st.cpu_unstacked);
     if (st.holder_not_found)
         std::fprintf(log, "note: %" PRIu64 " contended spinlock waits found no holder on another CPU "
                      "(holder stacks are approximate)\n", st.holder_not_found);

@@ -1,46 +1,69 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "lockscope/record/user_symbols.h"
 
+#include "lockscope/record/workload.h"
+
+#include <algorithm>
+
 #include <bcc/bcc_syms.h>
 #include <elf.h>
 
 namespace lockscope::record {
 
+UserSymbols::UserSymbols(size_t maxCaches)
+    : maxCaches_(std::max<size_t>(maxCaches, 1))
+{
+}
+
 UserSymbols::~UserSymbols()
 {
     for (auto& [pid, cache] : caches_)
-        if (cache)
-            bcc_free_symcache(cache, pid);
+        if (cache.syms)
+            bcc_free_symcache(cache.syms, pid);
 }
 
 void UserSymbols::prepare(pid_t pid)
 {
     auto it = caches_.find(pid);
-    if (it != caches_.end() && it->second) {
-        bcc_symcache_refresh(it->second);
+    if (it != caches_.end()) {
+        it->second.lastUse = ++clock_;
+        if (it->second.syms)
+            bcc_symcache_refresh(it->second.syms);
         return;
     }
+    if (caches_.size() >= maxCaches_)
+        dropLeastRecentlyUsed();
     bcc_symbol_option opt{};
     opt.use_debug_file = 1;
     opt.check_debug_file_crc = 1;
     opt.lazy_symbolize = 1;
     opt.use_symbol_type = (1u << STT_FUNC) | (1u << STT_GNU_IFUNC);
-    caches_[pid] = bcc_symcache_new(pid, &opt);
+    caches_[pid] = Cache{bcc_symcache_new(pid, &opt), ++clock_};
+    retired_.erase(pid); // a new process under a reused pid
 }
 
-Frame UserSymbols::resolve(pid_t pid, uint64_t address)
+void UserSymbols::dropLeastRecentlyUsed()
+{
+    auto oldest = std::min_element(caches_.begin(), caches_.end(), [](const auto& a, const auto& b) {
+        return a.second.lastUse < b.second.lastUse;
+    });
+    if (oldest == caches_.end())
+        return;
+    if (!processExists(oldest->first))
+        ++lostExited_;
+    if (oldest->second.syms)
+        bcc_free_symcache(oldest->second.syms, oldest->first);
+    caches_.erase(oldest);
+}
+
+Frame UserSymbols::lookup(void* syms, uint64_t address) const
 {
     Frame f;
     f.address = address;
-    auto it = caches_.find(pid);
-    if (it == caches_.end()) {
-        prepare(pid);
-        it = caches_.find(pid);
-    }
-    if (!it->second)
+    if (!syms)
         return f;
     bcc_symbol sym{};
-    if (bcc_symcache_resolve(it->second, address, &sym) == 0) {
+    if (bcc_symcache_resolve(syms, address, &sym) == 0) {
         if (sym.demangle_name && *sym.demangle_name)
             f.function = sym.demangle_name;
         else if (sym.name)
@@ -55,6 +78,39 @@ Frame UserSymbols::resolve(pid_t pid, uint64_t address)
         f.offset = sym.offset;
     }
     return f;
+}
+
+Frame UserSymbols::resolve(pid_t pid, uint64_t address)
+{
+    if (auto r = retired_.find(pid); r != retired_.end()) {
+        auto f = r->second.find(address);
+        if (f != r->second.end())
+            return f->second;
+        Frame unknown;
+        unknown.address = address;
+        return unknown;
+    }
+    auto it = caches_.find(pid);
+    if (it == caches_.end()) {
+        prepare(pid);
+        it = caches_.find(pid);
+    }
+    it->second.lastUse = ++clock_;
+    return lookup(it->second.syms, address);
+}
+
+void UserSymbols::retire(pid_t pid, const std::vector<uint64_t>& addresses)
+{
+    auto it = caches_.find(pid);
+    if (it == caches_.end())
+        return;
+    auto& frames = retired_[pid];
+    for (uint64_t a : addresses)
+        if (!frames.count(a))
+            frames.emplace(a, lookup(it->second.syms, a));
+    if (it->second.syms)
+        bcc_free_symcache(it->second.syms, pid);
+    caches_.erase(it);
 }
 
 } // namespace lockscope::record

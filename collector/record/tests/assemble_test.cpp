@@ -477,6 +477,32 @@ TEST_F(Fixture, CpuShareAndLatencies)
     EXPECT_EQ(c.functions[0].name, "__lock_timer");
 }
 
+// Samples the probe kept no stack for (maps full) count in the shares and
+// leaves by their function, and in no stack.
+TEST_F(Fixture, CpuSamplesWithoutAStackCountByTheirFunction)
+{
+    opts.cpu_frequency_hz = 997;
+    probes::Snapshot snap;
+    snap.cpu = {{11, 30}, {10, 50}, {-1, 5}};
+    const uint64_t slowBegin = kSlow & ~uint64_t(0xff), haltBegin = kHalt & ~uint64_t(0xff);
+    snap.cpu_unstacked = {{slowBegin, 40}, {haltBegin, 7}, {0, 18}};
+    snap.cpu_samples = 150;
+    Capture c = run(snap);
+
+    EXPECT_EQ(c.cpu.samples, 150u);
+    EXPECT_EQ(c.cpu.lock_samples, 70u) << "30 with a stack, 40 counted by their function";
+    EXPECT_EQ(c.cpu.idle_samples, 57u);
+    std::map<std::string, uint64_t> leaves;
+    for (const auto& l : c.cpu.top_leaves)
+        leaves[l.function] = l.samples;
+    EXPECT_EQ(leaves[kOtherKernelFrame], 18u);
+    EXPECT_EQ(leaves["pv_native_safe_halt"], 57u);
+    uint64_t stackTotal = 0;
+    for (const auto& s : c.cpu.stacks)
+        stackTotal += s.count;
+    EXPECT_EQ(stackTotal, 85u);
+}
+
 TEST_F(Fixture, UserLocksSkipPthreadFrames)
 {
     opts.user_lock_functions = {"ref_lock"};

@@ -54,6 +54,22 @@ TEST(Kallsyms, AliasPrefersGlobalName)
     EXPECT_EQ(r->name, "_stext");
 }
 
+// A function ends where the next text symbol begins; the last one (no next
+// symbol) is cut at kMaxTextOffset.
+TEST(Kallsyms, TextRangesEndAtTheNextSymbol)
+{
+    auto ks = KernelSymbols::parse(kSynthetic);
+    auto ranges = ks.textRanges([](std::string_view n) { return n == "sem_lock" || n == "ext4_readdir"; });
+    ASSERT_EQ(ranges.size(), 2u);
+    EXPECT_EQ(ranges[0], std::make_pair(uint64_t{0xffffffff81001800}, uint64_t{0xffffffff81002000}));
+    EXPECT_EQ(ranges[1].first, 0xffffffffc0001200u);
+    EXPECT_EQ(ranges[1].second, 0xffffffffc0001200u + KernelSymbols::kMaxTextOffset);
+    // Two names at one address: the range runs to the next address, not to the alias.
+    auto stext = ks.textRanges([](std::string_view n) { return n == "_stext"; });
+    ASSERT_EQ(stext.size(), 1u);
+    EXPECT_EQ(stext[0].second, 0xffffffff81001000u);
+}
+
 TEST(Kallsyms, OutsideTextIsUnresolved)
 {
     auto ks = KernelSymbols::parse(kSynthetic);

@@ -51,9 +51,12 @@ std::string fnv1aHex(std::string_view data);
 // build failure appends the compiler's last lines).
 Kernel buildKernelFromSource(const KernelSpec& spec, const std::string& cache_dir, const ProgressFn& progress);
 
-// Creates dir (and parents) when missing; throws LabError unless it is a
-// directory owned by the caller (a cache another user can write could hand
-// us a kernel to boot, or a marker to trust).
-void ensureOwnedDirectory(const std::string& dir, const std::string& what);
+// Creates dir (and parents) when missing; throws LabError, naming `option` to
+// choose another, unless it is a directory owned by the caller that no other
+// user can write or replace: not group/world-writable, reached through no
+// other user's symbolic link, its ancestors owned by the caller or root and
+// writable by others only with the sticky bit (/tmp). A cache another user
+// can write could hand us a kernel to boot, or a marker to trust.
+void ensureOwnedDirectory(const std::string& dir, const std::string& what, const std::string& option = "--cache");
 
 } // namespace lockscope::lab

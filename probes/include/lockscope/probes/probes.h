@@ -25,6 +25,15 @@ public:
 
 enum class Backend { Auto, Fentry, Kprobe, TpBtf, RawTp, Tracepoint, Off };
 
+// [begin, end) of a kernel function's code.
+struct AddressRange {
+    uint64_t begin = 0;
+    uint64_t end = 0;
+};
+
+// Options::cpu_leaf_functions beyond this many are ignored (LS_CPU_LEAF_RANGES).
+inline constexpr size_t kMaxCpuLeafFunctions = 64;
+
 struct UserLockSpec {
     std::string binary;      // path of the executable or shared library
     std::string lock_fn;     // e.g. "pthread_mutex_lock"
@@ -71,6 +80,11 @@ struct Options {
                                         // the timed ones (Stats::syscalls_untimed); 0 = time every call
     Backend functions = Backend::Auto;  // __lock_timer, ipc_lock, ...: fentry -> kprobe
     uint32_t cpu_frequency_hz = 997;    // 0 disables CPU sampling
+    uint32_t cpu_stack_keys = 16384;    // distinct kernel stacks CPU sampling counts; beyond them (or
+                                        // when a stack walk fails) a sample counts by its function
+    std::vector<AddressRange> cpu_leaf_functions; // the kernel functions such samples are told
+                                        // apart by (lock and idle code), at most kMaxCpuLeafFunctions;
+                                        // the rest count as "other kernel code"
     std::vector<UserLockSpec> user_locks;
     bool user_stacks = false;
 };
@@ -132,6 +146,14 @@ struct CpuRecord {
     uint64_t count = 0;
 };
 
+// Kernel-mode CPU samples whose stack was not kept, counted by the function
+// they interrupted: function is the begin of one of Options::cpu_leaf_functions,
+// or 0 for any other kernel code.
+struct CpuUnstackedRecord {
+    uint64_t function = 0;
+    uint64_t count = 0;
+};
+
 struct Snapshot {
     std::vector<LockRecord> waits;
     std::vector<LockRecord> holds;
@@ -141,6 +163,7 @@ struct Snapshot {
     std::vector<OwnerRecord> owners;
     std::vector<LatencyRecord> latencies;
     std::vector<CpuRecord> cpu;
+    std::vector<CpuUnstackedRecord> cpu_unstacked;
     uint64_t cpu_samples = 0;
     Stats stats;              // events, lost, map_full, stack_failures, ...
 };

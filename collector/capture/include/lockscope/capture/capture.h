@@ -69,6 +69,8 @@ struct Stats {
                                   // histogram entries follow the timed waits of the same lock
     uint64_t syscalls_untimed = 0;// syscalls counted but not timed (syscall timing budget): their
                                   // histogram entries follow the timed calls of the same syscall
+    uint64_t cpu_unstacked = 0;   // kernel-mode CPU samples counted by their function alone: their
+                                  // stack could not be kept (stack maps full or the walk failed)
     bool operator==(const Stats&) const = default;
 };
 

@@ -42,6 +42,9 @@ struct AssembleOptions {
 // sample taken in user mode (the CPU probe keys those with no kernel stack).
 inline constexpr const char* kNoStackFrame = "[no stack]";
 inline constexpr const char* kUserModeFrame = "[user]";
+// The leaf of kernel-mode CPU samples whose stack was not kept and whose
+// function is none of the lock and idle ones (probes::CpuUnstackedRecord).
+inline constexpr const char* kOtherKernelFrame = "[other kernel code]";
 
 // "rwlock:R" -> "rwlock": a lock's type independent of the acquisition mode.
 std::string baseLockType(const std::string& type);

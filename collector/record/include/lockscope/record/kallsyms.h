@@ -2,10 +2,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 // Kernel symbolization from /proc/kallsyms. kallsyms has no sizes, so an
@@ -52,6 +54,9 @@ public:
     std::optional<ResolvedSymbol> resolveData(uint64_t address) const;
     // Exact-name look-up of a text symbol (first match; vmlinux before modules).
     std::optional<uint64_t> addressOf(std::string_view name) const;
+    // [address, next text symbol's address) of each text symbol whose name
+    // `wanted` accepts, in address order (at most kMaxTextOffset long).
+    std::vector<std::pair<uint64_t, uint64_t>> textRanges(const std::function<bool(std::string_view)>& wanted) const;
 
     bool hasDataSymbols() const noexcept { return data_.size() >= kMinDataSymbols; }
     size_t textCount() const noexcept { return text_.size(); }

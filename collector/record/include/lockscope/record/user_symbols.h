@@ -4,17 +4,26 @@
 #include <cstdint>
 #include <map>
 #include <sys/types.h>
+#include <vector>
 
 #include "lockscope/capture/capture.h"
 
 // User-space symbolization through libbcc's per-process symbol cache
 // (bcc_syms.h). The cache reads /proc/PID/maps when created, so prepare() must
 // run while the process is alive; resolving later only needs the ELF files.
+//
+// Bounded for long system-wide recordings: at most maxCaches processes keep a
+// cache. A process that exited is retire()d with the addresses of its stacks,
+// which are resolved then and kept as frames; when the limit is reached the
+// least recently used cache is dropped (a live process gets a new one on its
+// next resolve, an exited one that was never retired loses its names).
 namespace lockscope::record {
 
 class UserSymbols {
 public:
-    UserSymbols() = default;
+    static constexpr size_t kDefaultMaxCaches = 128;
+
+    explicit UserSymbols(size_t maxCaches = kDefaultMaxCaches);
     UserSymbols(const UserSymbols&) = delete;
     UserSymbols& operator=(const UserSymbols&) = delete;
     ~UserSymbols();
@@ -24,9 +33,28 @@ public:
     // function + offset + binary path; function "" when unknown. Prepares
     // the process on first use if that was not done.
     Frame resolve(pid_t pid, uint64_t address);
+    // The process has exited: resolves its stacks' addresses now, keeps the
+    // frames and frees its cache. Later resolves of other addresses of it
+    // give unresolved frames.
+    void retire(pid_t pid, const std::vector<uint64_t>& addresses);
+
+    size_t cachedProcesses() const noexcept { return caches_.size(); }
+    // Caches dropped at the limit whose process had already exited.
+    uint64_t lostExited() const noexcept { return lostExited_; }
 
 private:
-    std::map<pid_t, void*> caches_;
+    struct Cache {
+        void* syms = nullptr;
+        uint64_t lastUse = 0;
+    };
+    Frame lookup(void* syms, uint64_t address) const;
+    void dropLeastRecentlyUsed();
+
+    size_t maxCaches_;
+    uint64_t clock_ = 0;
+    uint64_t lostExited_ = 0;
+    std::map<pid_t, Cache> caches_;
+    std::map<pid_t, std::map<uint64_t, Frame>> retired_;
 };
 
 } // namespace lockscope::record
