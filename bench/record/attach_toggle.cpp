@@ -16,7 +16,8 @@
 // (--timing-budget 0); every-stack (--stack-budget 0); no-stacks
 // (--stack-depth 0); sc-hook (programs that return at once on
 // raw_syscalls); syscalls (the syscall probe alone, budget 20000/s/CPU);
-// sc-exact (budget 0); record and record-exact (every default probe).
+// sc-exact (budget 0); record and record-exact (every probe `record` and
+// `record --exact` attach: without fentry, record's default times no syscalls).
 // Needs root.
 #include <algorithm>
 #include <atomic>
@@ -39,6 +40,7 @@
 
 #include "hook_floor.skel.h"
 #include "lockscope/probes/probes.h"
+#include "lockscope/record/syscall_plan.h"
 #include "sysv_sem.h"
 
 namespace {
@@ -173,6 +175,9 @@ Attached attachRecordDefault(bool exact)
     o.stack_budget = 1000;
     o.timing_budget = exact ? 0 : 20000;
     o.syscall_budget = exact ? 0 : 20000;
+    const auto plan = lockscope::record::planSyscallTiming(exact, o.syscall_backend, probes::syscallHooks());
+    o.syscall_backend = plan.backend;
+    o.syscalls = plan.skipped.empty();
     o.tgids = { static_cast<uint32_t>(getpid()) };
     return { nullptr, probes::Session::open(o) };
 }

@@ -103,6 +103,8 @@ run_mode() {
 }
 
 declare -A results
+# Other load moves every number here: it is printed beside them.
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((r = 0; r < rounds; r++)); do
     for w in "${wls[@]}"; do
         # Rotate the order each round.
@@ -153,8 +155,27 @@ if "perf-lock" in cost:
 EOF
 }
 
+# What `record` as typed timed here: without fentry it leaves syscalls alone
+# (the capture says why), which is most of the difference between kernels.
+default_syscalls() {
+    python3 - "$1" <<'EOF'
+import json, sys
+try:
+    c = json.load(open(sys.argv[1]))
+except (OSError, ValueError):
+    sys.exit(0)
+skipped = c["meta"].get("syscall_timing_skipped", "")
+hooks = sorted({p["hook"] for p in c["probes"] if p["name"].startswith("syscall:") and p["attached"]})
+print("lockscope (record as typed): " + (skipped if skipped else "syscalls timed via " + (", ".join(hooks) or "nothing")))
+EOF
+}
+
 echo
-echo "$rounds rounds, $duration s each, $(nproc) CPUs, $(uname -r), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "$rounds rounds, $duration s each, $(nproc) CPUs, $(uname -r)," \
+     "load average $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+echo "lockscope = record as typed (default probes and budgets); lockscope-wait = contention only" \
+     "(--no-cpu --no-hold --no-syscalls); perf-lock = perf lock record"
+[[ -f $tmp/a.json ]] && default_syscalls "$tmp/a.json"
 printf '%-13s %-16s %13s %9s %9s %8s   %s\n' workload mode "median ops/s" "cost" "paired" "spread" "paired min .. max"
 for w in "${wls[@]}"; do
     args=()

@@ -50,6 +50,9 @@ struct RecordArgs {
     // syscall-bound workload (10^6 calls/s per CPU) is timed 1 in ~50.
     unsigned syscall_budget = 20000;
     bool exact = false; // every wait and every syscall timed
+    // --exact or a --syscall-* option given: time syscalls whatever hook it takes
+    // (else only through fentry, which leaves other syscalls alone).
+    bool syscall_timing_asked = false;
     std::string syscall_backend = "auto";
     unsigned freq = 997;
     bool user_locks = false;
@@ -145,6 +148,7 @@ record::RecordOptions buildOptions(const RecordArgs& a, const std::vector<std::s
         throw CLI::ValidationError("--holder-stacks",
                                    "needs every spin-lock acquisition seen: drop --hold-sample");
     p.syscalls = !a.no_syscalls;
+    o.syscall_timing_asked = a.syscall_timing_asked;
     p.syscall_sample = a.syscall_sample;
     p.stack_sample = a.stack_sample;
     p.stack_budget = a.stack_sample > 1 ? 0 : a.stack_budget;
@@ -292,7 +296,7 @@ void addRecordCommand(CLI::App& app, Result& result)
         ->check(CLI::Range(0u, 100000000u));
     auto* exact = cmd->add_flag("--exact", args->exact,
                   "time every contended wait and every syscall (--timing-budget 0 --syscall-budget 0): exact "
-                  "histograms, at a higher cost on busy workloads")
+                  "histograms, syscalls timed even through raw_tp/tracepoint, at a higher cost on busy workloads")
         ->excludes(timingBudget)
         ->excludes(scBudget);
     cmd->add_option("--hold-sample", args->hold_sample, "time 1 in N spin-lock holds")
@@ -305,13 +309,15 @@ void addRecordCommand(CLI::App& app, Result& result)
                   "when the wait began (where the holder was)");
     cmd->add_flag("--no-cpu", args->no_cpu, "do not sample on-CPU stacks");
     cmd->add_flag("--no-syscalls", args->no_syscalls, "do not time IPC/timer syscalls");
-    cmd->add_option("--syscall-sample", args->syscall_sample,
+    auto* scSample = cmd->add_option("--syscall-sample", args->syscall_sample,
                     "time exactly 1 in N IPC/timer syscalls per thread instead of a budget")
         ->check(CLI::Range(1u, 1000000u))
         ->excludes(scBudget)
         ->excludes(exact);
-    cmd->add_option("--syscall-backend", args->syscall_backend,
-                    "force the syscall hook: auto, fentry, raw_tp, tracepoint");
+    auto* scBackend = cmd->add_option("--syscall-backend", args->syscall_backend,
+                    "force the syscall hook: auto, fentry, raw_tp, tracepoint. Without it (or --exact, "
+                    "--syscall-budget, --syscall-sample) syscalls are timed only where fentry works: raw_tp and "
+                    "tracepoint hooks slow every syscall on the machine");
     cmd->add_option("--freq", args->freq, "CPU sampling frequency in Hz")->check(CLI::Range(1u, 100000u));
     cmd->add_flag("--user-locks", args->user_locks, "also probe pthread_mutex_lock/unlock (uprobes)");
     cmd->add_option("--user-lock", args->user_lock_specs,
@@ -333,7 +339,9 @@ void addRecordCommand(CLI::App& app, Result& result)
                   "then reads /dev/null)");
     cmd->add_option("command", args->command, "the workload, after --");
 
-    cmd->callback([args, &result]() {
+    cmd->callback([args, &result, exact, scBudget, scSample, scBackend]() {
+        for (const CLI::Option* asked : {exact, scBudget, scSample, scBackend})
+            args->syscall_timing_asked = args->syscall_timing_asked || asked->count() > 0;
         const RecordArgs& a = *args;
         std::vector<std::string> argv = ownCommandLine();
         record::RecordOptions options = buildOptions(a, argv);

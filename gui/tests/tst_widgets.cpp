@@ -247,6 +247,28 @@ private slots:
         QVERIFY(html.contains(formatCount(906640)));
         QVERIFY(html.contains(QStringLiteral("Own probe locks left out")));
         QVERIFY(html.contains(formatCount(4321)));
+        QVERIFY(!html.contains(QStringLiteral("Syscall latency")));
+        c.stats.syscalls_untimed = 54321;
+        c.meta.syscall_timing_skipped = "syscall latency not timed by default: fentry refused";
+        const QString skipped = summaryHtml(reports::buildReport(c));
+        QVERIFY(skipped.contains(QStringLiteral("Syscalls not timed (syscall budget)")));
+        QVERIFY(skipped.contains(formatCount(54321)));
+        QVERIFY(skipped.contains(QStringLiteral("<b>not measured</b> <small>syscall latency not timed by default")));
+    }
+
+    // A capture whose syscalls record chose not to time says why where the table would be.
+    void latencyTabSaysWhySyscallsWereNotTimed()
+    {
+        CapturePage page;
+        Capture c = semCapture("baseline", 1.0);
+        c.meta.syscall_timing_skipped = "syscall latency not timed by default: fentry refused";
+        page.setCapture(std::make_shared<const Capture>(c));
+        QVERIFY(!page.latencyTableShown());
+        QVERIFY(page.latencyEmptyLabel()->text().contains(QStringLiteral("no syscall or kernel function latency")));
+        QVERIFY(page.latencyEmptyLabel()->text().contains(QStringLiteral("fentry refused")));
+        // The next capture without it does not keep the old reason.
+        page.setCapture(std::make_shared<const Capture>(semCapture("patched", 1.0)));
+        QVERIFY(!page.latencyEmptyLabel()->text().contains(QStringLiteral("fentry refused")));
     }
 
     void latencyTabEmpty()

@@ -37,6 +37,11 @@ std::string ensureTracefs();
 bool kernelHasFunction(const std::string& name, std::string* reason);
 // In the running kernel's BTF as a function (what fentry/fexit can attach to).
 bool btfHasFunction(const std::string& name);
+// Its BTF id in the running kernel (vmlinux BTF parsed once), -1 if none.
+int btfFunctionId(const std::string& name);
+// Empty when an fentry program on this function loads, else why not (no
+// attach: a program that loads attaches on every kernel seen so far).
+std::string fentryRefusal(const std::string& function);
 // Empty when kprobes can be attached at all, else why not.
 std::string kprobeUnavailableReason();
 

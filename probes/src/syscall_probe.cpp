@@ -405,3 +405,18 @@ std::unique_ptr<Family> openSyscalls(FamilyContext& ctx)
 }
 
 } // namespace lockscope::probes::detail
+
+namespace lockscope::probes {
+
+std::vector<SyscallHook> syscallHooks()
+{
+    std::string fn;
+    for (const char* name : detail::kSyscalls)
+        if (fn = detail::syscallFunction(name); !fn.empty())
+            break;
+    std::string refused = fn.empty() ? "no syscall function in BTF" : detail::fentryRefusal(fn);
+    return { { Backend::Fentry, false, std::move(refused) }, { Backend::RawTp, true, {} },
+        { Backend::Tracepoint, true, {} } };
+}
+
+} // namespace lockscope::probes

@@ -22,8 +22,11 @@ std::vector<std::string> captureWarnings(const Capture& c, const std::string& si
         "their latencies are estimated from the timed calls of the same syscall; record --exact times every one");
     counter(c.stats.cpu_unstacked, "CPU samples counted by their function alone (no stack kept)",
         "the CPU share counts them; the CPU stacks miss them");
+    const bool syscallsSkipped = !c.meta.syscall_timing_skipped.empty();
+    if (syscallsSkipped) // the "syscalls" probe's skip line says the same: one line, not two
+        w.push_back(p + c.meta.syscall_timing_skipped);
     for (const auto& probe : c.probes)
-        if (!probe.attached)
+        if (!probe.attached && !(syscallsSkipped && probe.name == "syscalls"))
             w.push_back(p + "probe " + probe.name + (probe.target.empty() ? "" : " (" + probe.target + ")") + " skipped: " +
                         (probe.reason.empty() ? std::string("no reason recorded") : probe.reason));
     if (c.locks.empty() && c.syscalls.empty() && c.functions.empty() && c.cpu.samples == 0)

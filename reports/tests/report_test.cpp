@@ -107,6 +107,29 @@ TEST(Report, SaysWhenWaitTimesWereEstimatedFromASample)
     EXPECT_EQ(nlohmann::json::parse(render(r, Format::Json))["stats"]["waits_untimed"], 123456);
 }
 
+// A capture whose syscalls record chose not to time says so once in every
+// format, instead of the syscall probe's skip line: "not measured", not "none".
+TEST(Report, SaysWhenSyscallTimingWasSkipped)
+{
+    Capture c;
+    c.meta.syscall_timing_skipped = "syscall latency not timed by default: fentry refused";
+    c.probes.push_back({ "syscalls", "IPC and timer syscalls", "", false, c.meta.syscall_timing_skipped });
+    c.probes.push_back({ "cpu_sampling", "cpu-clock", "", false, "disabled" });
+    const Report r = buildReport(c);
+    size_t mentions = 0;
+    for (const auto& w : r.warnings)
+        mentions += w.find("syscall latency not timed by default") != std::string::npos;
+    EXPECT_EQ(mentions, 1u);
+    EXPECT_NE(r.warnings[0].find("syscall latency not timed by default: fentry refused"), std::string::npos)
+        << r.warnings[0];
+    EXPECT_NE(render(r, Format::Text).find("syscall latency not timed by default"), std::string::npos);
+    EXPECT_NE(render(r, Format::Html).find("syscall latency not timed by default"), std::string::npos);
+    const auto warnings = nlohmann::json::parse(render(r, Format::Json))["warnings"];
+    EXPECT_NE(warnings.dump().find("syscall latency not timed by default"), std::string::npos);
+    // Other skipped probes keep their own line.
+    EXPECT_NE(warnings.dump().find("probe cpu_sampling"), std::string::npos);
+}
+
 TEST(Report, NumericFieldsFlatten)
 {
     const auto f = numericFields(nlohmann::json{{"a", 1}, {"b", {{"c", 2.5}, {"s", "x"}}}, {"arr", {1, 2}}});

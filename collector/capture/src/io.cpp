@@ -445,6 +445,8 @@ Meta metaFromJson(const json& j, const Path& at)
             fail(fp, "filter \"" + printable(k) + "\": expected a string value, got " + describe(v));
         m.filters.emplace(k, v.get<std::string>());
     }
+    if (optionalMember(j, "syscall_timing_skipped"))
+        m.syscall_timing_skipped = strAt(j, at, "syscall_timing_skipped");
     return m;
 }
 
@@ -784,6 +786,8 @@ template <class J> J buildJson(const Capture& c, bool withBig)
         { "kernel_build_id", m.kernel_build_id }, { "hostname", m.hostname }, { "cpu_model", m.cpu_model },
         { "cpu_count", m.cpu_count }, { "start_time", m.start_time }, { "duration_s", m.duration_s },
         { "command", m.command }, { "filters", std::move(filters) } };
+    if (!m.syscall_timing_skipped.empty()) // absent = timed (or --no-syscalls), as before
+        doc["meta"]["syscall_timing_skipped"] = m.syscall_timing_skipped;
 
     J probes = J::array();
     for (const auto& p : c.probes)

@@ -68,10 +68,23 @@ TEST(CaptureRoundTrip, OptionalFieldsAbsentStayAbsent)
     EXPECT_FALSE(j.at("workload").contains("exit_status"));
     EXPECT_FALSE(j.at("stacks").at(0).at("frames").at(0).contains("address"));
     EXPECT_FALSE(j.at("locks").at(0).contains("address"));
+    EXPECT_FALSE(j.at("meta").contains("syscall_timing_skipped"));
     EXPECT_EQ(fromJson(j), c);
     // null is read as absent as well (hand-edited files, other writers).
     j["workload"]["exit_status"] = nullptr;
     EXPECT_EQ(fromJson(j), c);
+}
+
+TEST(CaptureRoundTrip, SyscallTimingSkippedSurvives)
+{
+    Capture c = makeSemopCapture(SemopScenario::Baseline);
+    c.meta.syscall_timing_skipped = "syscall latency not timed by default: fentry refused";
+    const auto j = toJson(c);
+    EXPECT_EQ(j.at("meta").at("syscall_timing_skipped"), c.meta.syscall_timing_skipped);
+    EXPECT_EQ(fromJson(j), c);
+    auto bad = j;
+    bad["meta"]["syscall_timing_skipped"] = 3;
+    EXPECT_THROW(fromJson(bad), CaptureError);
 }
 
 TEST(CaptureRoundTrip, ExtremeValuesSurvive)

@@ -17,6 +17,7 @@
 
 #include "lockscope/record/kallsyms.h"
 #include "lockscope/record/lock_frames.h"
+#include "lockscope/record/syscall_plan.h"
 #include "lockscope/record/system_info.h"
 #include "lockscope/record/user_symbols.h"
 #include "lockscope/record/workload.h"
@@ -279,21 +280,31 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
 
     std::unique_ptr<probes::Session> session;
     const auto attachStart = Clock::now();
+    if (popt.syscalls && !opt.syscall_timing_asked) {
+        const SyscallPlan plan = planSyscallTiming(false, popt.syscall_backend, probes::syscallHooks());
+        popt.syscall_backend = plan.backend;
+        popt.syscalls = plan.skipped.empty();
+        capture.meta.syscall_timing_skipped = plan.skipped;
+    }
     try {
         session = probes::Session::open(popt);
     } catch (const probes::ProbeError& e) {
         throw RecordError(e.what());
     }
-    for (const auto& p : session->status())
+    capture.probes = session->status();
+    if (!capture.meta.syscall_timing_skipped.empty())
+        for (auto& p : capture.probes)
+            if (p.name == "syscalls" && !p.attached)
+                p.reason = capture.meta.syscall_timing_skipped; // not "disabled": nobody asked
+    for (const auto& p : capture.probes)
         std::fprintf(log, "%s\n", probeLine(p).c_str());
     // Events before this line are not seen: the workload is held until now,
     // a -p or -a target was running unobserved.
-    const auto attachedCount = std::count_if(session->status().begin(), session->status().end(),
+    const auto attachedCount = std::count_if(capture.probes.begin(), capture.probes.end(),
                                              [](const ProbeStatus& p) { return p.attached; });
     std::fprintf(log, "%ld probes attached in %.2f s: recording%s\n", static_cast<long>(attachedCount),
                  secondsSince(attachStart), workload ? ", workload started" : "");
     std::fflush(log);
-    capture.probes = session->status();
 
     auto wallStart = std::chrono::system_clock::now();
     auto start = Clock::now();

@@ -141,17 +141,61 @@ TEST_F(RecordBpf, SemopWorkloadLocksStacksAndHistograms)
     EXPECT_NE(r.exit.out.find("lockscope_result"), std::string::npos) << "workload stdout not passed through";
 }
 
-TEST_F(RecordBpf, SemopSyscallLatency)
+namespace {
+
+uint64_t semopCalls(const Capture& c)
 {
-    const auto& r = semopRun();
-    ASSERT_TRUE(r.ok) << r.exit.err;
     uint64_t calls = 0;
-    for (const auto& s : r.capture.syscalls)
+    for (const auto& s : c.syscalls)
         if (s.name == "semtimedop" || s.name == "semop") {
             calls += s.latency.count();
             EXPECT_TRUE(s.latency.consistent());
         }
-    EXPECT_GT(calls, 1000u) << "no semop/semtimedop latency recorded";
+    return calls;
+}
+
+} // namespace
+
+// By default syscalls are timed only through fentry, which leaves the other
+// syscalls alone; a kernel that refuses it (this VM) gets no syscall probe,
+// and the status line, the probe list and the capture's meta say why.
+TEST_F(RecordBpf, SemopSyscallLatencyByDefaultOnlyThroughFentry)
+{
+    const auto& r = semopRun();
+    ASSERT_TRUE(r.ok) << r.exit.err;
+    const Capture& c = r.capture;
+    const std::string& skipped = c.meta.syscall_timing_skipped;
+    if (skipped.empty()) {
+        const auto* st = probe(c, "syscall:semtimedop");
+        ASSERT_TRUE(st) << r.exit.err;
+        EXPECT_TRUE(st->attached) << st->reason;
+        EXPECT_EQ(st->hook, "fentry") << "record's default put a hook on every syscall";
+        EXPECT_GT(semopCalls(c), 1000u) << "no semop/semtimedop latency recorded";
+        return;
+    }
+    EXPECT_NE(skipped.find("fentry refused"), std::string::npos) << skipped;
+    EXPECT_NE(r.exit.err.find("syscalls: skipped: " + skipped), std::string::npos) << r.exit.err;
+    const auto* st = probe(c, "syscalls");
+    ASSERT_TRUE(st) << r.exit.err;
+    EXPECT_FALSE(st->attached);
+    EXPECT_EQ(st->reason, skipped);
+    EXPECT_TRUE(c.syscalls.empty());
+    for (const auto& p : c.probes)
+        EXPECT_FALSE(p.name.rfind("syscall", 0) == 0 && p.attached) << p.name << " attached via " << p.hook;
+}
+
+// Asked for, syscall latency is timed through whatever hook the kernel has.
+TEST_F(RecordBpf, SemopSyscallLatencyWhenAsked)
+{
+    const std::string out = dir + "/semop-exact.lockscope.json";
+    std::vector<std::string> argv{kBin, "record", "-o", out, "--exact", "--no-cpu", "--no-hold", "--"};
+    auto w = semopWorkload("1");
+    argv.insert(argv.end(), w.begin(), w.end());
+    const Exit e = record_test::run(argv, dir, "semop-exact");
+    ASSERT_EQ(e.code, 0) << e.err;
+    const Capture c = lockscope::readCapture(out);
+    EXPECT_TRUE(c.meta.syscall_timing_skipped.empty()) << c.meta.syscall_timing_skipped;
+    EXPECT_GT(semopCalls(c), 1000u) << "no semop/semtimedop latency recorded\n" << e.err;
 }
 
 TEST_F(RecordBpf, SemopCpuShare)

@@ -2,6 +2,7 @@
 #include "app/capturepage.h"
 
 #include <QCheckBox>
+#include <QCoreApplication>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -107,6 +108,17 @@ QTreeView* makeTreeView(QSortFilterProxyModel* proxy)
     view->header()->setSectionResizeMode(0, QHeaderView::Interactive);
     view->header()->resizeSection(0, 360);
     return view;
+}
+
+// The latency tab's text when it has nothing to show; skipped: why record
+// did not time syscalls (meta.syscall_timing_skipped), "" if it was not asked to.
+QString emptyLatencyText(const std::string& skipped)
+{
+    QString text = QCoreApplication::translate("CapturePage", "This capture has no syscall or kernel function latency "
+                                                              "(record with the syscall or function latency probes to get it).");
+    if (!skipped.empty())
+        text += QLatin1Char(' ') + QString::fromStdString(skipped) + QLatin1Char('.');
+    return text;
 }
 
 // Expands the hottest path so the tree opens on something useful.
@@ -272,8 +284,8 @@ QWidget* CapturePage::buildLatencyTab()
     tl->addWidget(filter);
     tl->addWidget(latencyView_, 1);
     latencyChart_ = new HistogramChart(tr("Latency"));
-    latencyEmpty_ = new QLabel(tr("This capture has no syscall or kernel function latency "
-                                  "(record with the syscall or function latency probes to get it)."));
+    latencyEmpty_ = new QLabel(emptyLatencyText({}));
+    latencyEmpty_->setWordWrap(true); // a skip reason is a long line
     latencyStack_ = stackLatencyTab(tablePanel, latencyChart_, latencyEmpty_);
     return latencyStack_;
 }
@@ -327,6 +339,7 @@ void CapturePage::setPrepared(PreparedCapture prepared)
     latencyView_->resizeColumnsToContents();
     latencyStack_->setCurrentWidget(latencyModel_->rowCount() > 0 || !capture_ ? latencyStack_->widget(0)
                                                                                : latencyEmpty_);
+    latencyEmpty_->setText(emptyLatencyText(capture_ ? capture_->meta.syscall_timing_skipped : std::string()));
     // Open on the first row so the histogram is never blank while there is something to show.
     selectLatency(latencyModel_->rowCount() > 0 ? 0 : -1);
     selected_ = -2; // force a refresh

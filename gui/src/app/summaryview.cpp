@@ -166,6 +166,13 @@ QString summaryHtml(const reports::Report& r)
     if (r.stats.waits_untimed)
         h += row(QStringLiteral("Waits not timed (timing budget)"), formatCount(r.stats.waits_untimed) +
                      QStringLiteral(" <small>counted; times estimated from the timed waits of their lock</small>"));
+    if (r.stats.syscalls_untimed)
+        h += row(QStringLiteral("Syscalls not timed (syscall budget)"), formatCount(r.stats.syscalls_untimed) +
+                     QStringLiteral(" <small>counted; latencies estimated from the timed calls of the same syscall</small>"));
+    // An empty syscall table then means "not measured", not "no syscalls".
+    if (!m.syscall_timing_skipped.empty())
+        h += row(QStringLiteral("Syscall latency"), QStringLiteral("<b>not measured</b> <small>%1</small>")
+                                                        .arg(esc(m.syscall_timing_skipped)));
     h += QStringLiteral("</table><h3>Warnings</h3>") + warningsHtml(r.warnings);
     h += QStringLiteral("<h3>Probes</h3>") + probesHtml(r.probes);
     return h;

@@ -33,6 +33,26 @@ struct AddressRange {
 
 // Options::cpu_leaf_functions beyond this many are ignored (LS_CPU_LEAF_RANGES).
 inline constexpr size_t kMaxCpuLeafFunctions = 64;
+inline const char* backendName(Backend b)
+{
+    switch (b) {
+    case Backend::Auto:
+        return "auto";
+    case Backend::Fentry:
+        return "fentry";
+    case Backend::Kprobe:
+        return "kprobe";
+    case Backend::TpBtf:
+        return "tp_btf";
+    case Backend::RawTp:
+        return "raw_tp";
+    case Backend::Tracepoint:
+        return "tracepoint";
+    case Backend::Off:
+        return "off";
+    }
+    return "?";
+}
 
 struct UserLockSpec {
     std::string binary;      // path of the executable or shared library
@@ -88,6 +108,21 @@ struct Options {
     std::vector<UserLockSpec> user_locks;
     bool user_stacks = false;
 };
+
+// One hook the syscall probe can time syscalls with on the running kernel.
+struct SyscallHook {
+    Backend backend = Backend::Auto;
+    // raw_tp and tracepoint put every syscall of every task on the tracing
+    // path, whatever it calls (25-31% of a syscall-bound workload on the
+    // 6.18 VM, bench/record/README.md); fentry only the traced functions.
+    bool every_syscall_pays = false;
+    std::string refused; // why this kernel refuses it; empty: usable as far as known
+};
+
+// The syscall probe's hooks in the order Backend::Auto tries them. fentry is
+// checked by loading an empty program on one of the syscall functions (no
+// attach); raw_tp and tracepoint are only known to fail when attached.
+std::vector<SyscallHook> syscallHooks();
 
 // contention_begin flags (include/trace/events/lock.h) as a type name:
 // "spinlock", "rwlock:R", "mutex", "rwsem:W", "rtmutex", "percpu-rwsem", ...

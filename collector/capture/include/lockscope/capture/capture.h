@@ -38,6 +38,9 @@ struct Meta {
     double duration_s = 0.0;
     std::vector<std::string> command;            // the lockscope command line
     std::map<std::string, std::string> filters;  // filter name -> value as given
+    // Why record did not time syscalls although not told to (--no-syscalls
+    // leaves it empty): an empty syscall table then means "not measured".
+    std::string syscall_timing_skipped;
     bool operator==(const Meta&) const = default;
 };
 
