@@ -40,8 +40,8 @@ uint64_t PprofProfile::locationOf(const Frame& f)
     std::string fn = f.function;
     if (fn.empty()) {
         char buf[32];
-        std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(f.address.value_or(0)));
-        fn = f.address ? buf : "[unknown]";
+        const int n = std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(f.address.value_or(0)));
+        fn = f.address && n > 0 ? std::string(buf, static_cast<size_t>(n)) : "[unknown]";
     }
     auto key = std::make_pair(fn, f.module);
     auto [it, inserted] = locIds_.try_emplace(key, locs_.size() + 1);

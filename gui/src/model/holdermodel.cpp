@@ -95,8 +95,7 @@ QVariant HolderTableModel::headerData(int section, Qt::Orientation orientation, 
     static const char* const names[ColumnCount] = {"Owner", "TID", "Waits", "Wait charged", "Wait %", "Lock",
                                                    "Where the holder was (innermost first)"};
     static const char* const tips[ColumnCount] = {
-        "The task that owned the mutex or rwsem when the wait began (record --lock-owner); spinlock holders "
-        "(record --holder-stacks) name no task",
+        "The task that owned the mutex or rwsem when the wait began (record --lock-owner)",
         "The owner's thread id",
         "Waits that found this owner (or holder stack) holding the lock",
         "The wait time of those waits, charged to the holder",
