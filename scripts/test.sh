@@ -27,7 +27,7 @@ if command -v clang++ >/dev/null; then
   # The capture reader, each importer and each renderer (reports/fuzz), 10-30 s each.
   cmake --build "$fuzz" -j "$(nproc)" --target capture_fuzz import_perf_script_fuzz import_lock_stat_fuzz \
     render_text_fuzz render_md_fuzz render_html_fuzz render_json_fuzz render_folded_fuzz render_pprof_fuzz \
-    render_speedscope_fuzz
+    render_pprof-holders_fuzz render_speedscope_fuzz
   (cd "$fuzz" && ctest --output-on-failure -R '_fuzz_bounded$') || status=1
 else
   echo "test.sh: skipped: the fuzzer needs clang, which is not installed" >&2

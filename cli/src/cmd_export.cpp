@@ -9,6 +9,17 @@
 
 namespace lockscope::cli {
 
+namespace {
+bool hasHolders(const Capture& capture)
+{
+    for (const auto& lock : capture.locks)
+        for (const auto& site : lock.sites)
+            if (!site.holders.empty())
+                return true;
+    return false;
+}
+} // namespace
+
 void addExportCommand(CLI::App& app, Result& result)
 {
     struct Opts {
@@ -17,9 +28,10 @@ void addExportCommand(CLI::App& app, Result& result)
     auto o = std::make_shared<Opts>();
     CLI::App* cmd = app.add_subcommand("export", "Convert a capture to folded stacks, pprof or speedscope");
     cmd->add_option("capture", o->capture, "capture file")->required();
-    cmd->add_option("--format", o->format, "folded, pprof or speedscope")
+    cmd->add_option("--format", o->format,
+                    "folded, pprof, speedscope, or pprof-holders (Go's mutex profile: wait charged to the holders' stacks)")
         ->required()
-        ->check(CLI::IsMember({"folded", "pprof", "speedscope"}));
+        ->check(CLI::IsMember({"folded", "pprof", "pprof-holders", "speedscope"}));
     cmd->add_option("--weight", o->weight, "wait, hold or count (pprof carries all three)")
         ->check(CLI::IsMember({"wait", "hold", "count"}));
     cmd->add_option("-o,--output", o->output, "output file (default: stdout)");
@@ -29,6 +41,9 @@ void addExportCommand(CLI::App& app, Result& result)
             throw std::runtime_error("export --format " + o->format +
                                      " writes binary data; give -o FILE or redirect standard output");
         const Capture capture = reports::loadCapture(o->capture);
+        if (o->format == "pprof-holders" && !hasHolders(capture))
+            throw std::runtime_error(o->capture + " names no lock holders: record with --lock-owner (mutex and rwsem"
+                                                  " owners) or --holder-stacks (spinlock holders)");
         reports::ExportOptions eo;
         eo.weight = *reports::parseWeight(o->weight);
         emit(e->write(capture, eo), o->output);

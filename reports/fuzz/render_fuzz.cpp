@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // libFuzzer target for one renderer or exporter (LOCKSCOPE_FUZZ_RENDERER:
-// text, md, html, json, folded, pprof, speedscope) over any capture the
+// text, md, html, json, folded, pprof, pprof-holders, speedscope) over any capture the
 // reader accepts, as a report and as a comparison of the capture with itself. Besides not crashing, the text formats must hold their escaping
 // promises (format_util.h): no control character but newline in terminal
 // text or Markdown, one "frames weight" line per folded stack.

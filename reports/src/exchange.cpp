@@ -10,7 +10,7 @@ namespace lockscope::reports {
 const std::vector<const Exporter*>& exporters()
 {
     static const std::vector<const Exporter*> all{&detail::foldedExporter(), &detail::pprofExporter(),
-                                                  &detail::speedscopeExporter()};
+                                                  &detail::pprofHoldersExporter(), &detail::speedscopeExporter()};
     return all;
 }
 

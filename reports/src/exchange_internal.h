@@ -9,6 +9,7 @@ namespace lockscope::reports::detail {
 
 const Exporter& foldedExporter();
 const Exporter& pprofExporter();
+const Exporter& pprofHoldersExporter();
 const Exporter& speedscopeExporter();
 const Importer& perfScriptImporter();
 const Importer& lockStatImporter();

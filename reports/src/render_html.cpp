@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+#include <algorithm>
 #include <cmath>
 
 #include "format_runs.h"
@@ -126,6 +127,26 @@ std::string pathCell(const std::vector<std::string>& frames)
     return "<td class=\"l\"><code>" + htmlEscape(fmt::pathText(frames, 10)) + "</code></td>";
 }
 
+// "Held by": spinlock holders name a path; mutex/rwsem owners (record
+// --lock-owner) add the task, and their path is where the owner was.
+std::string holdersTable(const std::vector<HolderRow>& holders)
+{
+    const bool owners = std::any_of(holders.begin(), holders.end(), [](const HolderRow& h) { return h.owner_tid; });
+    std::string b = owners ? "<h4>Held by <span class=\"muted\">(the owner task when the wait began, where it was, "
+                             "and the wait charged to it)</span></h4><table>" +
+                                 row({"share", "waits", "wait", "owner", "owner's path (innermost first)"}, true)
+                           : "<h4>Held by <span class=\"muted\">(share of wait time; approximate)</span></h4><table>" +
+                                 row({"share", "waits", "wait", "holder path (innermost first)"}, true);
+    for (const auto& h : holders) {
+        b += "<tr><td>" + fmt::percent(h.wait_share) + "</td><td>" + std::to_string(h.count) + "</td><td>" +
+             duration(double(h.wait_ns)) + "</td>";
+        if (owners)
+            b += "<td><code>" + htmlEscape(fmt::printable(h.owner.empty() ? "-" : h.owner)) + "</code></td>";
+        b += pathCell(h.frames) + "</tr>";
+    }
+    return b + "</table>";
+}
+
 std::string scalingSection(const RenderExtras& x)
 {
     if (x.scaling.empty())
@@ -174,18 +195,8 @@ std::string htmlReport(const Report& r, const RenderExtras& x)
             b += "<tr><td>" + fmt::percent(p.wait_share) + "</td><td>" + std::to_string(p.count) + "</td><td>" +
                  duration(double(p.wait_ns)) + "</td>" + pathCell(p.frames) + "</tr>";
         b += "</table>";
-        if (!l.holders.empty()) {
-            b += "<h4>Held by <span class=\"muted\">(share of wait time; approximate)</span></h4><table>" +
-                 row({"share", "waits", "wait", "holder path (innermost first)"}, true);
-            for (const auto& h : l.holders)
-                b += "<tr><td>" + fmt::percent(h.wait_share) + "</td><td>" + std::to_string(h.count) +
-                     "</td><td>" + duration(double(h.wait_ns)) + "</td>" +
-                     (h.owner.empty() ? pathCell(h.frames)
-                                      : "<td class=\"l\"><code>" + htmlEscape(h.owner + " at " + fmt::pathText(h.frames, 10)) +
-                                            "</code></td>") +
-                     "</tr>";
-            b += "</table>";
-        }
+        if (!l.holders.empty())
+            b += holdersTable(l.holders);
         b += "</div>";
     }
     if (!r.syscalls.empty()) {

@@ -17,6 +17,11 @@ std::string htmlComparison(const Comparison& c, const RenderExtras& x);
 std::string jsonReport(const Report& r, const RenderExtras& x);
 std::string jsonComparison(const Comparison& c, const RenderExtras& x);
 
+// A lock's "held by" section as plain lines (text and the Markdown code
+// block share it): spinlock holders name a path; lock owners (record
+// --lock-owner) the task "comm/tid" and, as the path, where it was.
+std::string holdersText(const std::vector<HolderRow>& holders);
+
 // Scaling charts as a plain table (text and Markdown share the rows).
 std::string scalingTable(const std::vector<ScalingChart>& charts, bool markdown);
 

@@ -218,7 +218,7 @@ std::string jsonReport(const Report& r, const RenderExtras& x)
     j["functions"] = latencyRows(r.functions);
     j["probes"] = probes(r.probes);
     j["scaling"] = scaling(x.scaling);
-    return j.dump(2) + "\n";
+    return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n"; // names from importers may not be UTF-8
 }
 
 std::string jsonComparison(const Comparison& c, const RenderExtras& x)
@@ -266,7 +266,7 @@ std::string jsonComparison(const Comparison& c, const RenderExtras& x)
                          {"before_count", n.before_count}, {"after_count", n.after_count}});
     j["tree"] = nodes;
     j["scaling"] = scaling(x.scaling);
-    return j.dump(2) + "\n";
+    return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n"; // names from importers may not be UTF-8
 }
 
 } // namespace lockscope::reports::detail

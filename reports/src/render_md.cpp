@@ -81,12 +81,8 @@ std::string markdownReport(const Report& r, const RenderExtras& x)
         std::string block = fmt::textHistogram(l.wait, "") + "\n";
         for (const auto& p : l.paths)
             block += fmt::percent(p.wait_share) + "  " + fmt::pathText(p.frames) + "\n";
-        if (!l.holders.empty()) {
-            block += "\nheld by (share of wait time; approximate):\n";
-            for (const auto& h : l.holders)
-                block += fmt::percent(h.wait_share) + "  " + (h.owner.empty() ? "" : fmt::printable(h.owner) + " at ") +
-                         fmt::pathText(h.frames) + "\n";
-        }
+        if (!l.holders.empty())
+            block += "\n" + holdersText(l.holders);
         // A frame name with a run of backticks cannot close a longer fence.
         const std::string fence = fmt::mdFence(block);
         out += "\n<details><summary>" + fmt::htmlEscape(fmt::printable(l.key)) +

@@ -124,6 +124,22 @@ std::string pathLines(const std::vector<PathDelta>& paths, bool wait)
 }
 } // namespace
 
+std::string holdersText(const std::vector<HolderRow>& holders)
+{
+    if (holders.empty())
+        return "";
+    const bool owners = std::any_of(holders.begin(), holders.end(), [](const HolderRow& h) { return h.owner_tid; });
+    std::string out = owners ? "held by (owner task when the wait began, at where it was; share of wait time charged to it):\n"
+                             : "held by (share of wait time while this stack held the lock; approximate):\n";
+    // An owner's stack runs from where it sleeps (often deep in a page fault)
+    // out to the function that took the lock: show more of it.
+    for (const auto& h : holders)
+        out += padLeft(fmt::percent(h.wait_share), 9) + padLeft(std::to_string(h.count), 9) +
+               padLeft(duration(double(h.wait_ns)), 12) + "  " + (h.owner.empty() ? "" : fmt::printable(h.owner) + " at ") +
+               fmt::pathText(h.frames, h.owner_tid ? 12 : 8) + "\n";
+    return out;
+}
+
 std::string textReport(const Report& r, const RenderExtras& x)
 {
     std::string out = "lockscope report — " + metaLine(r.meta) + "\n";
@@ -171,13 +187,7 @@ std::string textReport(const Report& r, const RenderExtras& x)
                 out += padLeft(fmt::percent(p.wait_share), 9) + padLeft(std::to_string(p.count), 9) +
                        padLeft(duration(double(p.wait_ns)), 12) + "  " + fmt::pathText(p.frames) + "\n";
         }
-        if (!l.holders.empty()) {
-            out += "held by (share of wait time while this stack held the lock; approximate):\n";
-            for (const auto& h : l.holders)
-                out += padLeft(fmt::percent(h.wait_share), 9) + padLeft(std::to_string(h.count), 9) +
-                       padLeft(duration(double(h.wait_ns)), 12) + "  " + (h.owner.empty() ? "" : fmt::printable(h.owner) + " at ") +
-                       fmt::pathText(h.frames) + "\n";
-        }
+        out += holdersText(l.holders);
     }
     out += latencyTable(r.syscalls, "syscall latency");
     out += latencyTable(r.functions, "function latency");

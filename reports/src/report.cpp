@@ -98,10 +98,7 @@ std::vector<LatencyRow> latencyRows(const std::vector<LatencyEntry>& entries)
 
 } // namespace
 
-namespace {
-
-// Holders summed over the lock's sites by frame labels (the same holder path
-// reached from several waiter sites is one row), top `keep` by wait time.
+// The same holder path reached from several waiter sites is one row.
 std::vector<HolderRow> lockHolders(const Lock& lock, const StackIndex& index, size_t keep)
 {
     std::map<std::string, HolderRow> byPath;
@@ -131,8 +128,6 @@ std::vector<HolderRow> lockHolders(const Lock& lock, const StackIndex& index, si
         rows.resize(keep);
     return rows;
 }
-
-} // namespace
 
 Report buildReport(const Capture& capture, const ReportOptions& options)
 {

@@ -50,6 +50,16 @@ TEST_P(Golden, Compare)
     EXPECT_TRUE(err.empty()) << err;
 }
 
+// A real `record --lock-owner` capture (owner-workload: a pipe mutex and a
+// memfd's i_rwsem held on purpose): the holders sections name the owners.
+TEST_P(Golden, OwnersReport)
+{
+    static const Capture owners = readCapture(test::fixture("owners.lockscope.json"));
+    const std::string name = std::string("report-owners.") + toString(GetParam());
+    const std::string err = test::checkGolden(name, render(buildReport(owners), GetParam()));
+    EXPECT_TRUE(err.empty()) << err;
+}
+
 INSTANTIATE_TEST_SUITE_P(Formats, Golden,
                          ::testing::Values(Format::Text, Format::Markdown, Format::Html, Format::Json),
                          [](const ::testing::TestParamInfo<Format>& p) { return std::string(toString(p.param)); });

@@ -3,6 +3,7 @@
 // stacks that held it while others waited, with their share of the wait.
 #include <gtest/gtest.h>
 
+#include "../src/format_util.h"
 #include "lockscope/capture/io.h"
 #include "lockscope/reports/render.h"
 #include "lockscope/reports/report.h"
@@ -24,6 +25,18 @@ Capture withHolders()
     const uint64_t total = l.wait.total();
     l.sites.at(0).holders = { Holder { 12, 300, total / 2 }, Holder { 13, 20, total * 15 / 100 } };
     l.sites.at(1).holders = { Holder { 12, 100, total / 10 } };
+    return c;
+}
+
+// The same lock as if recorded with --lock-owner: two owner tasks, one seen
+// at two stacks; the wait charged to them is 70% of the lock's.
+Capture withOwners()
+{
+    Capture c = readCapture(test::fixture("baseline.lockscope.json"));
+    Lock& l = c.locks.at(0);
+    const uint64_t total = l.wait.total();
+    l.sites.at(0).holders = { Holder { 12, 30, total / 2, 4242, "ls-owner" }, Holder { 13, 2, total / 20, 4242, "ls-owner" } };
+    l.sites.at(1).holders = { Holder { 12, 10, total * 15 / 100, 777, "kworker/1:2" } };
     return c;
 }
 
@@ -69,6 +82,57 @@ TEST(HolderReport, TextMarkdownHtmlAndJsonShowHeldBy)
     const auto json = nlohmann::json::parse(render(r, Format::Json));
     ASSERT_TRUE(json["locks"][0].contains("holders"));
     EXPECT_EQ(json["locks"][0]["holders"][0]["count"], 400);
+}
+
+TEST(HolderReport, OwnersAreRowsPerTaskAndStack)
+{
+    const Report r = buildReport(withOwners(), {});
+    const auto& h = r.locks.at(0).holders;
+    ASSERT_EQ(h.size(), 3u) << "one row per (owner, stack)";
+    EXPECT_EQ(h[0].owner, "ls-owner/4242");
+    EXPECT_EQ(h[0].count, 30u);
+    EXPECT_NEAR(h[0].wait_share, 0.50, 1e-6);
+    EXPECT_EQ(h[1].owner, "kworker/1:2/777");
+    EXPECT_NEAR(h[1].wait_share, 0.15, 1e-6);
+    EXPECT_EQ(h[2].owner_tid, 4242u);
+    EXPECT_EQ(h[2].owner_comm, "ls-owner");
+}
+
+TEST(HolderReport, EveryFormatNamesTheOwnerWhereItWasAndTheWaitChargedToIt)
+{
+    const Report r = buildReport(withOwners(), {});
+    const LockRow& l = r.locks.at(0);
+    const std::string wait = fmt::duration(double(l.holders[0].wait_ns));
+    const std::string text = render(r, Format::Text);
+    const size_t at = text.find("held by (owner task");
+    ASSERT_NE(at, std::string::npos) << text;
+    const std::string section = text.substr(at, text.find("\n\n", at) - at);
+    EXPECT_NE(section.find("50.00%       30" + fmt::padLeft(wait, 12) + "  ls-owner/4242 at "), std::string::npos)
+        << section;
+    EXPECT_NE(section.find("kworker/1:2/777 at "), std::string::npos) << section;
+    EXPECT_NE(section.find("semctl_main"), std::string::npos) << "the owner's other stack: " << section;
+
+    const std::string md = render(r, Format::Markdown);
+    EXPECT_NE(md.find("ls-owner/4242 at "), std::string::npos) << md;
+    EXPECT_NE(md.find("held by (owner task"), std::string::npos);
+
+    const std::string html = render(r, Format::Html);
+    EXPECT_NE(html.find("<th>owner</th>"), std::string::npos) << "the owner has its own column";
+    EXPECT_NE(html.find("<td>" + wait + "</td><td><code>ls-owner/4242</code></td><td class=\"l\"><code>"),
+              std::string::npos)
+        << html;
+
+    const auto json = nlohmann::json::parse(render(r, Format::Json));
+    const auto& jh = json["locks"][0]["holders"];
+    ASSERT_EQ(jh.size(), 3u);
+    EXPECT_EQ(jh[0]["owner_tid"], 4242);
+    EXPECT_EQ(jh[0]["owner_comm"], "ls-owner");
+    EXPECT_EQ(jh[0]["wait_ns"], l.holders[0].wait_ns);
+    EXPECT_EQ(jh[0]["count"], 30);
+    EXPECT_EQ(jh[0]["frames"], nlohmann::json(l.holders[0].frames));
+    EXPECT_FALSE(nlohmann::json::parse(render(buildReport(withHolders(), {}), Format::Json))["locks"][0]["holders"][0]
+                     .contains("owner_tid"))
+        << "spinlock holders have no owner task";
 }
 
 TEST(HolderReport, CapturesWithoutHoldersSayNothingAboutThem)

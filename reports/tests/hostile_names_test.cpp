@@ -26,6 +26,8 @@ const std::string kKey = "spin|lock`x`\n# heading\x1b[31m<script>alert(1)</scrip
 const std::string kFrame = "a;b";
 const std::string kFence = "f```\n```evil\x1b]0;title\x07";
 const std::string kType = "spin|lock\x1b[2J";
+// A task names itself (prctl PR_SET_NAME): the owner's comm is as hostile as any frame.
+const std::string kOwner = "ow|n`er\n# x\x1b[31m<script>own</script>";
 
 Capture hostileCapture(uint64_t waitNs)
 {
@@ -44,6 +46,7 @@ Capture hostileCapture(uint64_t waitNs)
     for (int i = 0; i < 40; ++i)
         s2.wait.add(waitNs * 2);
     l.wait.merge(s2.wait);
+    s2.holders = {Holder{2, 3, waitNs, 99, kOwner}};
     l.sites.push_back(s2);
     c.locks.push_back(l);
     return c;
@@ -104,6 +107,19 @@ void expectFencesIntact(const std::string& md)
     EXPECT_TRUE(open.empty()) << "unclosed fence " << open;
 }
 
+// Whether the line starting at bol is inside a fenced code block.
+bool insideFence(const std::string& md, size_t bol)
+{
+    bool inside = false;
+    for (size_t at = 0; at < bol; at = md.find('\n', at) + 1) {
+        if (md.compare(at, 3, "```") == 0)
+            inside = !inside;
+        if (md.find('\n', at) == std::string::npos)
+            break;
+    }
+    return inside;
+}
+
 } // namespace
 
 TEST(HostileNames, EscapersDoWhatTheySay)
@@ -145,10 +161,13 @@ TEST(HostileNames, MarkdownKeepsTablesAndFences)
         EXPECT_FALSE(hasControl(md, true)) << md;
         expectTablesIntact(md);
         expectFencesIntact(md);
-        // Raw only inside the key's code span, where Markdown shows HTML as text.
+        // Raw only inside the key's code span or a fenced code block (the
+        // owner's comm in "held by"), where Markdown shows HTML as text.
         for (size_t at = md.find("<script>"); at != std::string::npos; at = md.find("<script>", at + 1)) {
             const size_t bol = md.rfind('\n', at) + 1;
-            EXPECT_EQ(md.compare(bol, 9, "| ``spin\\"), 0) << md.substr(bol, at - bol);
+            if (!insideFence(md, bol)) {
+                EXPECT_EQ(md.compare(bol, 9, "| ``spin\\"), 0) << md.substr(bol, at - bol);
+            }
         }
         EXPECT_EQ(md.find("\n# heading"), std::string::npos) << md;
         EXPECT_EQ(md.find("\n- item"), std::string::npos) << md;
@@ -165,6 +184,9 @@ TEST(HostileNames, HtmlEscapesEveryName)
         EXPECT_EQ(html.find("<b>|"), std::string::npos);
         EXPECT_NE(html.find("&lt;script&gt;alert(1)"), std::string::npos);
     }
+    const std::string report = render(buildReport(c), Format::Html);
+    EXPECT_EQ(report.find("<script>own"), std::string::npos);
+    EXPECT_NE(report.find("&lt;script&gt;own&lt;/script&gt;/99"), std::string::npos) << "the owner cell";
 }
 
 TEST(HostileNames, JsonRoundTripsNamesExactly)
@@ -172,6 +194,17 @@ TEST(HostileNames, JsonRoundTripsNamesExactly)
     const Capture c = hostileCapture(1000);
     const auto j = nlohmann::json::parse(render(buildReport(c), Format::Json));
     EXPECT_NE(j.dump().find(nlohmann::json(kKey).dump()), std::string::npos);
+    EXPECT_EQ(j["locks"][0]["holders"][0]["owner_comm"], kOwner);
+}
+
+// A comm is bytes, not UTF-8: JSON shows the bad byte as U+FFFD instead of failing the report.
+TEST(HostileNames, JsonReportSurvivesAnOwnerNameThatIsNotUtf8)
+{
+    Capture c = hostileCapture(1000);
+    c.locks.at(0).sites.at(1).holders.at(0).owner_comm = "bad\xff";
+    const auto j = nlohmann::json::parse(render(buildReport(c), Format::Json));
+    EXPECT_EQ(j["locks"][0]["holders"][0]["owner_comm"], "bad\xef\xbf\xbd");
+    EXPECT_NE(render(buildReport(c), Format::Text).find("bad\\xff/99 at "), std::string::npos);
 }
 
 // A frame "a;b" stays one frame: it must not merge with a stack "a" -> "b".

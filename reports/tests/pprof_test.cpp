@@ -93,36 +93,36 @@ std::vector<uint64_t> packed(const std::string& bytes)
     }
     return v;
 }
-} // namespace
+// A decoded profile: sample types, and per sample its functions (leaf
+// first), values and labels (numeric labels as their decimal text).
+struct Decoded {
+    std::vector<std::pair<std::string, std::string>> types;
+    std::string defaultType;
+    struct Sample {
+        std::vector<std::string> functions;
+        std::vector<uint64_t> values;
+        std::map<std::string, std::string> labels;
+    };
+    std::vector<Sample> samples;
+};
 
-TEST(Pprof, DecodesBackToTheCaptureTotals)
+Decoded decode(const std::string& gz)
 {
-    const Capture c = readCapture(test::fixture("baseline.lockscope.json"));
-    const std::string gz = findExporter("pprof")->write(c, {});
-    ASSERT_GE(gz.size(), 2u);
-    EXPECT_EQ(uint8_t(gz[0]), 0x1f);
-    EXPECT_EQ(uint8_t(gz[1]), 0x8b);
-    test::writeFile(test::artifactDir() + "/baseline.pb.gz", gz);
     const auto profile = parse(gunzip(gz));
-
     std::vector<std::string> strings;
     for (const auto& f : profile)
         if (f.number == 6)
             strings.push_back(f.bytes);
-    ASSERT_FALSE(strings.empty());
-    EXPECT_EQ(strings[0], "");
     auto str = [&](uint64_t i) { return strings.at(i); };
-
-    std::vector<std::pair<std::string, std::string>> types;
-    std::map<uint64_t, std::string> functions;  // id -> name
-    std::map<uint64_t, uint64_t> locationFn;    // location id -> function id
-    uint64_t sampleCount = 0, sumCount = 0, sumDelay = 0, sumHold = 0;
-    std::map<std::string, uint64_t> delayByLock;
-    std::string kernel;
+    std::map<uint64_t, std::string> functions;
+    std::map<uint64_t, uint64_t> locationFn;
+    Decoded d;
     for (const auto& f : profile) {
         if (f.number == 1) {
             const auto vt = parse(f.bytes);
-            types.emplace_back(str(vt.at(0).varint), str(vt.at(1).varint));
+            d.types.emplace_back(str(vt.at(0).varint), str(vt.at(1).varint));
+        } else if (f.number == 14) {
+            d.defaultType = str(f.varint);
         } else if (f.number == 5) {
             uint64_t id = 0, name = 0;
             for (const auto& g : parse(f.bytes)) {
@@ -142,46 +142,93 @@ TEST(Pprof, DecodesBackToTheCaptureTotals)
                         if (l.number == 1)
                             fn = l.varint;
             }
-            EXPECT_NE(id, 0u);
             locationFn[id] = fn;
         }
     }
     for (const auto& f : profile) {
         if (f.number != 2)
             continue;
-        ++sampleCount;
-        std::vector<uint64_t> locs, values;
-        std::string lock;
+        Decoded::Sample s;
         for (const auto& g : parse(f.bytes)) {
             if (g.number == 1)
-                locs = packed(g.bytes);
+                for (uint64_t loc : packed(g.bytes))
+                    s.functions.push_back(functions.at(locationFn.at(loc)));
             if (g.number == 2)
-                values = packed(g.bytes);
+                s.values = packed(g.bytes);
             if (g.number == 3) {
-                const auto l = parse(g.bytes);
-                if (str(l.at(0).varint) == "lock")
-                    lock = str(l.at(1).varint);
-                if (str(l.at(0).varint) == "kernel_release")
-                    kernel = str(l.at(1).varint);
+                std::string key, value;
+                for (const auto& l : parse(g.bytes)) {
+                    if (l.number == 1)
+                        key = str(l.varint);
+                    else if (l.number == 2)
+                        value = str(l.varint);
+                    else if (l.number == 3)
+                        value = std::to_string(int64_t(l.varint));
+                }
+                s.labels[key] = value;
             }
         }
-        ASSERT_EQ(values.size(), 3u);
-        ASSERT_FALSE(locs.empty());
-        for (uint64_t id : locs)
-            EXPECT_TRUE(locationFn.count(id)) << "sample refers to missing location " << id;
-        sumCount += values[0];
-        sumDelay += values[1];
-        sumHold += values[2];
-        delayByLock[lock] += values[1];
-        if (lock == "spinlock@sem_lock") {
-            EXPECT_EQ(functions.at(locationFn.at(locs.front())), "queued_spin_lock_slowpath") << "leaf first";
+        d.samples.push_back(std::move(s));
+    }
+    return d;
+}
+} // namespace
+
+// Go's mutex profile: the wait is charged to the holder's stack. One sample
+// per holder of a site, owners labelled with their task.
+TEST(Pprof, HoldersProfileChargesTheWaitToTheOwnersStacks)
+{
+    Capture c = readCapture(test::fixture("baseline.lockscope.json"));
+    Lock& l = c.locks.at(0);
+    l.sites.at(0).holders = {Holder{12, 30, 5000000, 4242, "ls-owner"}, Holder{13, 2, 700000, 4242, "ls-owner"}};
+    l.sites.at(1).holders = {Holder{12, 10, 1500000, 777, ""}, Holder{999, 1, 1000}};
+    const Decoded d = decode(findExporter("pprof-holders")->write(c, {}));
+    EXPECT_EQ(d.types, (std::vector<std::pair<std::string, std::string>>{{"contentions", "count"},
+                                                                         {"delay", "nanoseconds"}}));
+    EXPECT_EQ(d.defaultType, "delay");
+    ASSERT_EQ(d.samples.size(), 4u);
+    const StackIndex index(c);
+    const auto& first = d.samples[0];
+    ASSERT_EQ(first.functions.size(), index.find(12)->frames.size());
+    EXPECT_EQ(first.functions.front(), index.find(12)->frames.front().function) << "the holder's leaf first";
+    EXPECT_EQ(first.values, (std::vector<uint64_t>{30, 5000000}));
+    EXPECT_EQ(first.labels.at("lock"), l.key);
+    EXPECT_EQ(first.labels.at("owner_comm"), "ls-owner");
+    EXPECT_EQ(first.labels.at("owner_tid"), "4242");
+    EXPECT_EQ(d.samples[2].labels.at("owner_comm"), "?") << "an owner whose comm was not read";
+    EXPECT_EQ(d.samples[3].functions, std::vector<std::string>{"[no stack]"}) << "a stack id the capture lacks";
+    EXPECT_FALSE(d.samples[3].labels.count("owner_tid")) << "a spinlock holder names no task";
+    EXPECT_EQ(decode(findExporter("pprof-holders")->write(c, {Weight::Count})).defaultType, "contentions");
+    EXPECT_TRUE(decode(findExporter("pprof-holders")->write(readCapture(test::fixture("baseline.lockscope.json")), {}))
+                    .samples.empty());
+}
+
+TEST(Pprof, DecodesBackToTheCaptureTotals)
+{
+    const Capture c = readCapture(test::fixture("baseline.lockscope.json"));
+    const std::string gz = findExporter("pprof")->write(c, {});
+    ASSERT_GE(gz.size(), 2u);
+    EXPECT_EQ(uint8_t(gz[0]), 0x1f);
+    EXPECT_EQ(uint8_t(gz[1]), 0x8b);
+    test::writeFile(test::artifactDir() + "/baseline.pb.gz", gz);
+    const Decoded d = decode(gz); // throws on a sample naming a missing location or function
+
+    EXPECT_EQ(d.types, (std::vector<std::pair<std::string, std::string>>{
+                           {"contentions", "count"}, {"delay", "nanoseconds"}, {"hold", "nanoseconds"}}));
+    uint64_t sumCount = 0, sumDelay = 0, sumHold = 0;
+    std::map<std::string, uint64_t> delayByLock;
+    for (const auto& s : d.samples) {
+        ASSERT_EQ(s.values.size(), 3u);
+        ASSERT_FALSE(s.functions.empty());
+        EXPECT_EQ(s.labels.at("kernel_release"), c.meta.kernel_release);
+        sumCount += s.values[0];
+        sumDelay += s.values[1];
+        sumHold += s.values[2];
+        delayByLock[s.labels.at("lock")] += s.values[1];
+        if (s.labels.at("lock") == "spinlock@sem_lock") {
+            EXPECT_EQ(s.functions.front(), "queued_spin_lock_slowpath") << "leaf first";
         }
     }
-    ASSERT_EQ(types.size(), 3u);
-    EXPECT_EQ(types[0], (std::pair<std::string, std::string>{"contentions", "count"}));
-    EXPECT_EQ(types[1], (std::pair<std::string, std::string>{"delay", "nanoseconds"}));
-    EXPECT_EQ(types[2], (std::pair<std::string, std::string>{"hold", "nanoseconds"}));
-    EXPECT_EQ(kernel, c.meta.kernel_release);
 
     uint64_t sites = 0, count = 0, delay = 0, hold = 0;
     for (const auto& l : c.locks) {
@@ -195,7 +242,7 @@ TEST(Pprof, DecodesBackToTheCaptureTotals)
         }
         EXPECT_EQ(delayByLock[l.key], lockDelay) << l.key;
     }
-    EXPECT_EQ(sampleCount, sites);
+    EXPECT_EQ(d.samples.size(), sites);
     EXPECT_EQ(sumCount, count);
     EXPECT_EQ(sumDelay, delay);
     EXPECT_EQ(sumHold, hold);

@@ -21,6 +21,7 @@
 
 #include "app/flamegraphwidget.h"
 #include "app/histogramchart.h"
+#include "app/holdersview.h"
 #include "app/summaryview.h"
 #include "model/latencytablemodel.h"
 #include "model/locktablemodel.h"
@@ -152,6 +153,8 @@ CapturePage::CapturePage(QWidget* parent) : QWidget(parent)
     tabs_->addTab(buildCallGraphTab(), tr("Call graph"));
     tabs_->addTab(buildFlameTab(), tr("Flame graph"));
     tabs_->addTab(buildHistogramTab(), tr("Histograms"));
+    holders_ = new HoldersView;
+    tabs_->addTab(holders_, tr("Holders"));
     tabs_->addTab(buildLatencyTab(), tr("Latency"));
     layout->addWidget(tabs_, 1);
 }
@@ -365,6 +368,7 @@ void CapturePage::refreshSelection()
         topDown_->setTree(nullptr);
         bottomUp_->setTree(nullptr);
         flame_->setData({});
+        holders_->show(nullptr, -1);
         return;
     }
     const Lock* lock = selected_ >= 0 ? &capture_->locks[static_cast<size_t>(selected_)] : nullptr;
@@ -382,6 +386,7 @@ void CapturePage::refreshSelection()
     expandHottest(topDownView_, 6);
     expandHottest(bottomUpView_, 3);
     refreshFlame();
+    holders_->show(capture_, selected_);
 
     Log2Hist wait, hold;
     if (lock) {

@@ -25,6 +25,7 @@ namespace lockscope::gui {
 
 class FlameGraphWidget;
 class HistogramChart;
+class HoldersView;
 class LatencyTableModel;
 class LockTableModel;
 
@@ -51,6 +52,8 @@ public:
     CallTreeModel* bottomUpModel() const noexcept { return bottomUp_; }
     FlameGraphWidget* flameGraph() const noexcept { return flame_; }
     HistogramChart* waitChart() const noexcept { return waitChart_; }
+    // Holders tab: the owners (comm/tid) of the selected lock and where they were.
+    HoldersView* holdersView() const noexcept { return holders_; }
     // Latency tab: syscall and kernel function latency, a histogram of the selected row.
     LatencyTableModel* latencyModel() const noexcept { return latencyModel_; }
     QTableView* latencyView() const noexcept { return latencyView_; }
@@ -93,6 +96,7 @@ private:
     QLabel* flameStatus_ = nullptr;
     HistogramChart* waitChart_ = nullptr;
     HistogramChart* holdChart_ = nullptr;
+    HoldersView* holders_ = nullptr;
     LatencyTableModel* latencyModel_ = nullptr;
     QSortFilterProxyModel* latencyProxy_ = nullptr;
     QTableView* latencyView_ = nullptr;

@@ -36,6 +36,7 @@ struct PathRow {
 };
 
 // A stack that held the lock while others waited (record --holder-stacks),
+// or a mutex/rwsem owner task at where it was (record --lock-owner),
 // summed over the lock's sites; frames outermost first.
 struct HolderRow {
     std::vector<std::string> frames;
@@ -104,6 +105,10 @@ struct Report {
 
 // Throws std::invalid_argument (one line) when options.lock_key names no lock.
 Report buildReport(const Capture& capture, const ReportOptions& options = {});
+// The holders of one lock (its LockRow::holders, and the GUI's Holders view):
+// summed over the lock's sites, one row per (owner task, path), most wait
+// first; keep = 0 keeps them all.
+std::vector<HolderRow> lockHolders(const Lock& lock, const StackIndex& index, size_t keep = 0);
 
 // Every numeric leaf of a JSON value, flattened with dotted names.
 std::vector<NumericField> numericFields(const nlohmann::json& value);

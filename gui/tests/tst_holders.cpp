@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The Holders tab on a real `record --lock-owner` capture (the owners
+// fixture: owner-workload held a pipe mutex and a memfd's i_rwsem on
+// purpose): the owner tasks, the wait charged to them, and where they were
+// as a flame graph, for one lock and for all.
+#include <QLabel>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTest>
+
+#include "app/capturepage.h"
+#include "app/flamegraphwidget.h"
+#include "app/holdersview.h"
+#include "lockscope/capture/io.h"
+#include "model/holdermodel.h"
+#include "model/roles.h"
+#include "model/units.h"
+
+using namespace lockscope;
+using namespace lockscope::gui;
+
+namespace {
+int lockIndex(const Capture& c, const std::string& key)
+{
+    for (size_t i = 0; i < c.locks.size(); ++i)
+        if (c.locks[i].key == key)
+            return static_cast<int>(i);
+    return -1;
+}
+
+const Holder& onlyHolder(const Lock& l)
+{
+    const Holder* found = nullptr;
+    for (const auto& s : l.sites)
+        for (const auto& h : s.holders) {
+            if (found)
+                qFatal("more than one holder of %s", l.key.c_str());
+            found = &h;
+        }
+    if (!found)
+        qFatal("no holder of %s", l.key.c_str());
+    return *found;
+}
+
+// The node under root whose function is `name`, searched depth first.
+int findNode(const FlameData& d, const QString& name)
+{
+    for (size_t i = 1; i < d.nodes.size(); ++i)
+        if (d.nodes[i].function == name)
+            return static_cast<int>(i);
+    return -1;
+}
+} // namespace
+
+class TestHolders : public QObject {
+    Q_OBJECT
+    std::shared_ptr<const Capture> capture_;
+
+private slots:
+    void initTestCase()
+    {
+        capture_ = std::make_shared<const Capture>(readCapture(LOCKSCOPE_OWNERS_FIXTURE));
+    }
+
+    void oneLockNamesItsOwnerAndWhereItWas()
+    {
+        CapturePage page;
+        page.setCapture(capture_);
+        int tab = -1;
+        for (int i = 0; i < page.tabs()->count(); ++i)
+            if (page.tabs()->tabText(i) == QStringLiteral("Holders"))
+                tab = i;
+        QVERIFY2(tab >= 0, "no Holders tab");
+
+        const int pipe = lockIndex(*capture_, "mutex@anon_pipe_write");
+        QVERIFY(pipe >= 0);
+        const Holder& owner = onlyHolder(capture_->locks[static_cast<size_t>(pipe)]);
+        QVERIFY(owner.owner_tid);
+        page.selectLock(pipe);
+        HoldersView* view = page.holdersView();
+        QVERIFY(!view->emptyShown());
+        HolderTableModel* m = view->model();
+        QCOMPARE(m->rowCount(), 1);
+        auto cell = [m](int col) { return m->index(0, col).data().toString(); };
+        QCOMPARE(cell(HolderTableModel::Owner), QStringLiteral("ls-owner"));
+        QCOMPARE(cell(HolderTableModel::Tid), QString::number(*owner.owner_tid));
+        QCOMPARE(cell(HolderTableModel::Waits), formatCount(owner.count));
+        QCOMPARE(cell(HolderTableModel::WaitCharged), formatNs(owner.wait_ns));
+        QCOMPARE(cell(HolderTableModel::WaitShare), formatPercent(1.0)); // the lock's only wait
+        QVERIFY2(cell(HolderTableModel::Path).startsWith(QStringLiteral("handle_userfault ← ")),
+                 qPrintable(cell(HolderTableModel::Path)));
+        QVERIFY(cell(HolderTableModel::Path).contains(QStringLiteral("anon_pipe_write")));
+        QVERIFY(view->table()->isColumnHidden(HolderTableModel::Lock));
+
+        // The flame graph of where the owner was: one stack, all of the charged wait.
+        const FlameData& d = view->flameGraph()->data();
+        QCOMPARE(d.nodes.front().value, double(owner.wait_ns));
+        const int leaf = findNode(d, QStringLiteral("handle_userfault"));
+        QVERIFY(leaf > 0);
+        QVERIFY2(d.nodes[static_cast<size_t>(leaf)].children.empty(), "the innermost frame is at the bottom");
+        QCOMPARE(d.nodes[static_cast<size_t>(leaf)].value, double(owner.wait_ns));
+        QVERIFY(findNode(d, QStringLiteral("anon_pipe_write")) > 0);
+        QVERIFY2(findNode(d, QStringLiteral("shmem_file_write_iter")) < 0, "the other lock's owner is not in it");
+
+        page.tabs()->setCurrentIndex(tab);
+        page.resize(1100, 800);
+        page.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&page));
+        QVERIFY(view->flameGraph()->describe(static_cast<uint32_t>(leaf)).contains(QStringLiteral("handle_userfault")));
+    }
+
+    void allLocksListEveryOwnerMostWaitFirst()
+    {
+        CapturePage page;
+        page.setCapture(capture_);
+        HolderTableModel* m = page.holdersView()->model();
+        const int rwsem = lockIndex(*capture_, "rwsem@shmem_file_write_iter");
+        const int pipe = lockIndex(*capture_, "mutex@anon_pipe_write");
+        QVERIFY(rwsem >= 0 && pipe >= 0);
+        const Holder& a = onlyHolder(capture_->locks[static_cast<size_t>(rwsem)]);
+        const Holder& b = onlyHolder(capture_->locks[static_cast<size_t>(pipe)]);
+        QVERIFY2(a.owner_tid && b.owner_tid && *a.owner_tid != *b.owner_tid, "two runs of the workload");
+        QCOMPARE(m->rowCount(), 2);
+        const bool rwsemFirst = a.wait_ns >= b.wait_ns;
+        QCOMPARE(m->index(0, HolderTableModel::Lock).data().toString(),
+                 QString::fromStdString(rwsemFirst ? "rwsem@shmem_file_write_iter" : "mutex@anon_pipe_write"));
+        QCOMPARE(m->index(0, 0).data(LockIndexRole).toInt(), rwsemFirst ? rwsem : pipe);
+        QCOMPARE(m->index(rwsemFirst ? 0 : 1, HolderTableModel::Tid).data().toString(), QString::number(*a.owner_tid));
+        QVERIFY(!page.holdersView()->table()->isColumnHidden(HolderTableModel::Lock));
+        const FlameData& d = page.holdersView()->flameGraph()->data();
+        QCOMPARE(d.nodes.front().value, double(a.wait_ns + b.wait_ns));
+        QVERIFY(findNode(d, QStringLiteral("shmem_file_write_iter")) > 0 ||
+                findNode(d, QStringLiteral("generic_perform_write")) > 0);
+
+        // A lock nobody was seen holding says how to record holders instead.
+        const int spin = lockIndex(*capture_, "spinlock@__schedule");
+        QVERIFY(spin >= 0);
+        page.selectLock(spin);
+        QVERIFY(page.holdersView()->emptyShown());
+        QCOMPARE(m->rowCount(), 0);
+        QVERIFY(page.holdersView()->flameGraph()->data().empty());
+    }
+};
+
+QTEST_MAIN(TestHolders)
+#include "tst_holders.moc"
