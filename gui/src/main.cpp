@@ -3,11 +3,59 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QTabWidget>
 #include <QTimer>
 
+#include "app/comparepage.h"
 #include "app/mainwindow.h"
 
 using lockscope::gui::MainWindow;
+
+namespace {
+
+// --screenshot: once the capture or comparison is shown (and laid out),
+// selects the --lock row and the --tab page of the comparison, saves the
+// window as a PNG and quits; an error on the way is one line and exit 1.
+// Runs without a display under QT_QPA_PLATFORM=offscreen (README images).
+void saveWhenShown(MainWindow& window, const QString& file, const QString& lock, const QString& tab)
+{
+    auto save = [&window, file, lock, tab] {
+        auto* page = window.comparePage();
+        if (window.inCompareMode() && !lock.isEmpty()) {
+            const auto& locks = page->comparison()->locks;
+            int row = -1;
+            for (size_t i = 0; i < locks.size() && row < 0; ++i)
+                if (QString::fromStdString(locks[i].key) == lock)
+                    row = static_cast<int>(i);
+            if (row < 0) {
+                std::fprintf(stderr, "lockscope-gui: no lock %s in the comparison\n", qPrintable(lock));
+                QApplication::exit(1);
+                return;
+            }
+            page->selectLock(row);
+        }
+        for (int i = 0; window.inCompareMode() && !tab.isEmpty() && i < page->tabs()->count(); ++i)
+            if (page->tabs()->tabText(i) == tab)
+                page->tabs()->setCurrentIndex(i);
+        // A turn of the event loop so that charts resized to the window repaint.
+        QTimer::singleShot(200, &window, [&window, file] {
+            if (!window.grab().save(file, "PNG")) {
+                std::fprintf(stderr, "lockscope-gui: cannot write %s\n", qPrintable(file));
+                QApplication::exit(1);
+                return;
+            }
+            QApplication::exit(0);
+        });
+    };
+    QObject::connect(&window, &MainWindow::comparisonShown, &window, save);
+    QObject::connect(&window, &MainWindow::captureShown, &window, save);
+    QObject::connect(&window, &MainWindow::errorShown, &window, [](const QString& message) {
+        std::fprintf(stderr, "lockscope-gui: %s\n", qPrintable(message));
+        QApplication::exit(1);
+    });
+}
+
+} // namespace
 
 int main(int argc, char** argv)
 {
@@ -27,8 +75,20 @@ int main(int argc, char** argv)
     const QCommandLineOption scaling(QStringLiteral("scaling"),
                                      QStringLiteral("Show reference scaling curves from FILE (repeatable)."),
                                      QStringLiteral("FILE"));
+    const QCommandLineOption screenshot(QStringLiteral("screenshot"),
+                                        QStringLiteral("Save the window as a PNG to FILE once the capture or comparison is "
+                                                       "shown, then quit."),
+                                        QStringLiteral("FILE"));
+    const QCommandLineOption lock(QStringLiteral("lock"),
+                                  QStringLiteral("With --compare: select the lock with this KEY."), QStringLiteral("KEY"));
+    const QCommandLineOption tab(QStringLiteral("tab"),
+                                 QStringLiteral("With --compare: show the tab with this TITLE (e.g. \"Reference scaling\")."),
+                                 QStringLiteral("TITLE"));
     parser.addOption(compare);
     parser.addOption(scaling);
+    parser.addOption(screenshot);
+    parser.addOption(lock);
+    parser.addOption(tab);
     parser.addPositionalArgument(QStringLiteral("capture"), QStringLiteral("Capture file(s) to open."),
                                  QStringLiteral("[capture.json | --compare before.json after.json]"));
     parser.process(app);
@@ -46,7 +106,16 @@ int main(int argc, char** argv)
         return 2;
     }
 
+    if (parser.isSet(screenshot) && files.isEmpty()) {
+        std::fprintf(stderr, "lockscope-gui: --screenshot needs a capture or --compare before.json after.json\n");
+        return 2;
+    }
+
     MainWindow window;
+    if (parser.isSet(screenshot)) {
+        window.resize(1400, 900);
+        saveWhenShown(window, parser.value(screenshot), parser.value(lock), parser.value(tab));
+    }
     window.show();
     for (const QString& f : parser.values(scaling))
         window.loadScaling(f);

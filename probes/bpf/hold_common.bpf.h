@@ -174,6 +174,22 @@ static __always_inline void hold_add(__u64 lock, __s32 kstack, __u32 variant, __
     count(LS_C_MAP_FULL);
 }
 
+/*
+ * Files the hold in e, ended at now, unless it ended before it began: an
+ * unlock paired with a later acquisition (e.g. a slot an irq's eviction
+ * rewrote under this release, see on_acquired) makes the u64 difference wrap
+ * to ~1.8e19 ns, which then owns the lock's mean and max (seen on a 2-vCPU
+ * TCG guest). Such holds are dropped and counted (stats.impossible_holds).
+ */
+static __always_inline void hold_close(__u64 lock, const struct ls_held *e, __u64 now)
+{
+    if (now < e->ts) {
+        count(LS_C_HOLD_IMPOSSIBLE);
+        return;
+    }
+    hold_add(lock, e->kstack, e->variant, now - e->ts);
+}
+
 static __always_inline void on_release(__u64 lock)
 {
     __u64 now = bpf_ktime_get_ns();
@@ -207,7 +223,7 @@ static __always_inline void on_release(__u64 lock)
          * here pushes and pops above d, leaving d as it was).
          */
         note_release(lock, e.kstack);
-        hold_add(lock, e.kstack, e.variant, now - e.ts);
+        hold_close(lock, &e, now);
     }
     /* Out-of-order release (lock A, lock B, unlock A): close the gap. */
     for (int j = 0; j < LS_HOLD_NEST - 1; j++) {
@@ -216,7 +232,7 @@ static __always_inline void on_release(__u64 lock)
     }
     s->depth = d - 1;
     if (!holder_track)
-        hold_add(lock, e.kstack, e.variant, now - e.ts);
+        hold_close(lock, &e, now);
 }
 
 #endif /* LOCKSCOPE_HOLD_COMMON_BPF_H */

@@ -148,6 +148,39 @@ TEST_F(HoldLogic, UnlockOfAnUnseenLockIsDroppedAndCounted)
     EXPECT_EQ(counter(LS_C_HOLD_UNMATCHED), 1u);
 }
 
+// An unlock paired with an entry stamped after it (the u64 difference would
+// wrap to ~1.8e19 ns) is dropped and counted, and its entry still popped;
+// the next hold of the lock is filed normally. The entry's stamp is moved
+// into the future by hand, as an irq's rewrite of the slot would. Both
+// release orders (with and without holder tracking) are checked.
+TEST_F(HoldLogic, AHoldReleasedBeforeItsAcquisitionIsDroppedAndCounted)
+{
+    constexpr uint64_t hour = 3600ULL * 1000 * 1000 * 1000;
+    for (bool holder_track : { false, true }) {
+        SCOPED_TRACE(holder_track ? "holder tracking" : "no holder tracking");
+        load(1, 0, holder_track);
+        lock(A);
+        const int fd = bpf_map__fd(skel_->maps.held);
+        std::vector<ls_held_stack> v(static_cast<size_t>(libbpf_num_possible_cpus()));
+        uint32_t key = 0;
+        ASSERT_EQ(bpf_map_lookup_elem(fd, &key, v.data()), 0);
+        ASSERT_EQ(v[0].depth, 1u);
+        v[0].e[0].ts += hour;
+        ASSERT_EQ(bpf_map_update_elem(fd, &key, v.data(), BPF_ANY), 0);
+        unlock(A);
+        EXPECT_TRUE(holds().empty()) << "the impossible hold was filed";
+        EXPECT_EQ(counter(LS_C_HOLD_IMPOSSIBLE), 1u);
+        EXPECT_EQ(counter(LS_C_HOLD_UNMATCHED), 0u);
+        EXPECT_EQ(depth(), 0u);
+        lock(A);
+        unlock(A);
+        auto h = holds();
+        ASSERT_EQ(h[A].count(), 1u);
+        EXPECT_LT(h[A].max(), hour) << "a real hold after it is filed as usual";
+        EXPECT_EQ(counter(LS_C_HOLD_IMPOSSIBLE), 1u);
+    }
+}
+
 TEST_F(HoldLogic, RepeatedHoldsAccumulateInOneSlot)
 {
     load();

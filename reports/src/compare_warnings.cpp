@@ -99,6 +99,7 @@ void qualityLine(std::vector<std::string>& w, const char* side, const std::vecto
         s.map_full += r->stats.map_full;
         s.unmatched += r->stats.unmatched;
         s.recursion_misses += r->stats.recursion_misses;
+        s.impossible_holds += r->stats.impossible_holds;
     }
     std::vector<std::string> parts;
     auto ofEvents = [&](uint64_t n, const char* what) {
@@ -117,6 +118,7 @@ void qualityLine(std::vector<std::string>& w, const char* side, const std::vecto
     ofEvents(s.map_full, "map-full drops");
     ofEvents(s.unmatched, "unmatched ends");
     ofEvents(s.recursion_misses, "probe runs skipped on re-entry");
+    ofEvents(s.impossible_holds, "impossible holds dropped");
     if (parts.empty())
         return;
     std::string line = sideName(side, runs.size()) + ", of " + std::to_string(q.events) + " events: ";

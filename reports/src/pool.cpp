@@ -19,6 +19,7 @@ void addStats(Stats& s, const Stats& r)
     s.holder_not_found += r.holder_not_found;
     s.stacks_unsampled += r.stacks_unsampled;
     s.own_lock_events += r.own_lock_events;
+    s.impossible_holds += r.impossible_holds;
     s.waits_untimed += r.waits_untimed;
     s.cpu_unstacked += r.cpu_unstacked;
 }

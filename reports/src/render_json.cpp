@@ -62,6 +62,8 @@ json stats(const Stats& s)
             {"waits_untimed", s.waits_untimed}};
     if (s.syscalls_untimed) // absent = 0, as in the capture
         j["syscalls_untimed"] = s.syscalls_untimed;
+    if (s.impossible_holds)
+        j["impossible_holds"] = s.impossible_holds;
     return j;
 }
 

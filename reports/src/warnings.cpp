@@ -16,6 +16,8 @@ std::vector<std::string> captureWarnings(const Capture& c, const std::string& si
     counter(c.stats.stack_failures, "stack captures failed", "those events have no call path");
     counter(c.stats.unmatched, "unmatched end events", "waits or holds that began before the capture started");
     counter(c.stats.recursion_misses, "probe runs skipped by the kernel (re-entry)", "counts undercount");
+    counter(c.stats.impossible_holds, "holds released before they were acquired, dropped",
+        "hold counts undercount by that many");
     counter(c.stats.waits_untimed, "contended waits counted but not timed (timing budget)",
         "their wait times are estimated from the timed waits of their lock; record --timing-budget 0 times every one");
     counter(c.stats.syscalls_untimed, "syscalls counted but not timed (syscall timing budget)",

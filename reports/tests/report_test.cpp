@@ -130,6 +130,22 @@ TEST(Report, SaysWhenSyscallTimingWasSkipped)
     EXPECT_NE(warnings.dump().find("probe cpu_sampling"), std::string::npos);
 }
 
+// Holds released before they were acquired were dropped by the probe: the
+// report says how many, in every format.
+TEST(Report, SaysHowManyImpossibleHoldsWereDropped)
+{
+    Capture c;
+    c.stats.impossible_holds = 42;
+    const Report r = buildReport(c);
+    ASSERT_FALSE(r.warnings.empty());
+    EXPECT_NE(r.warnings[0].find("42 holds released before they were acquired, dropped"), std::string::npos)
+        << r.warnings[0];
+    EXPECT_NE(render(r, Format::Html).find("impossible holds dropped"), std::string::npos);
+    EXPECT_EQ(nlohmann::json::parse(render(r, Format::Json))["stats"]["impossible_holds"], 42);
+    EXPECT_FALSE(nlohmann::json::parse(render(buildReport(Capture {}), Format::Json))["stats"].contains(
+        "impossible_holds"));
+}
+
 TEST(Report, NumericFieldsFlatten)
 {
     const auto f = numericFields(nlohmann::json{{"a", 1}, {"b", {{"c", 2.5}, {"s", "x"}}}, {"arr", {1, 2}}});

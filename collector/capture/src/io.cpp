@@ -485,6 +485,8 @@ Stats statsFromJson(const json& j, const Path& at)
         s.stacks_unsampled = u64At(j, at, "stacks_unsampled");
     if (optionalMember(j, "own_lock_events"))
         s.own_lock_events = u64At(j, at, "own_lock_events");
+    if (optionalMember(j, "impossible_holds"))
+        s.impossible_holds = u64At(j, at, "impossible_holds");
     if (optionalMember(j, "waits_untimed"))
         s.waits_untimed = u64At(j, at, "waits_untimed");
     if (optionalMember(j, "syscalls_untimed"))
@@ -805,6 +807,8 @@ template <class J> J buildJson(const Capture& c, bool withBig)
         doc["stats"]["stacks_unsampled"] = s.stacks_unsampled;
     if (s.own_lock_events)
         doc["stats"]["own_lock_events"] = s.own_lock_events;
+    if (s.impossible_holds)
+        doc["stats"]["impossible_holds"] = s.impossible_holds;
     if (s.waits_untimed)
         doc["stats"]["waits_untimed"] = s.waits_untimed;
     if (s.syscalls_untimed)

@@ -87,6 +87,16 @@ TEST(CaptureRoundTrip, SyscallTimingSkippedSurvives)
     EXPECT_THROW(fromJson(bad), CaptureError);
 }
 
+TEST(CaptureRoundTrip, ImpossibleHoldsAreWrittenWhenNonZero)
+{
+    Capture c = makeSemopCapture(SemopScenario::Patched);
+    EXPECT_FALSE(toJson(c).at("stats").contains("impossible_holds"));
+    c.stats.impossible_holds = 3;
+    auto j = toJson(c);
+    EXPECT_EQ(j.at("stats").at("impossible_holds"), 3);
+    EXPECT_EQ(fromJson(j).stats.impossible_holds, 3u);
+}
+
 TEST(CaptureRoundTrip, ExtremeValuesSurvive)
 {
     Capture c = makeSemopCapture(SemopScenario::Baseline);

@@ -532,6 +532,9 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
     if (st.holder_not_found)
         std::fprintf(log, "note: %" PRIu64 " contended spinlock waits found no holder on another CPU "
                      "(holder stacks are approximate)\n", st.holder_not_found);
+    if (st.impossible_holds)
+        std::fprintf(log, "warning: %" PRIu64 " spin-lock holds released before they were acquired were dropped\n",
+                     st.impossible_holds);
     return capture;
 }
 

@@ -242,18 +242,20 @@ void ComparePage::selectLock(int row)
 {
     if (!comparison_ || row < -1 || row >= static_cast<int>(comparison_->locks.size()))
         row = -1;
-    if (row == selected_)
-        return;
+    const bool changed = row != selected_;
     selected_ = row;
     for (int r = 0; r < deltaProxy_->rowCount(); ++r) {
         const QModelIndex idx = deltaProxy_->index(r, 0);
         if (idx.data(LockIndexRole).toInt() == row) {
-            deltaView_->selectionModel()->setCurrentIndex(
-                idx, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+            if (changed)
+                deltaView_->selectionModel()->setCurrentIndex(
+                    idx, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+            deltaView_->scrollTo(idx); // a lock selected from outside the table is shown in it
             break;
         }
     }
-    refreshHistograms();
+    if (changed)
+        refreshHistograms();
 }
 
 void ComparePage::setNormalized(bool normalized)
