@@ -139,11 +139,13 @@ std::string holdersTable(const std::vector<HolderRow>& holders)
                                  row({"share", "waits", "wait", "owner", "owner's path (innermost first)"}, true)
                            : "<h4>Held by <span class=\"muted\">(share of wait time; approximate)</span></h4><table>" +
                                  row({"share", "waits", "wait", "holder path (innermost first)"}, true);
+    // nowrap: beside a long path the browser would break "4.29 ms" and "comm/tid" apart.
     for (const auto& h : holders) {
-        b += "<tr><td>" + fmt::percent(h.wait_share) + "</td><td>" + std::to_string(h.count) + "</td><td>" +
-             duration(double(h.wait_ns)) + "</td>";
+        b += "<tr><td>" + fmt::percent(h.wait_share) + "</td><td>" + std::to_string(h.count) +
+             "</td><td style=\"white-space:nowrap\">" + duration(double(h.wait_ns)) + "</td>";
         if (owners)
-            b += "<td><code>" + htmlEscape(fmt::printable(h.owner.empty() ? "-" : h.owner)) + "</code></td>";
+            b += "<td class=\"l\" style=\"white-space:nowrap\"><code>" +
+                 htmlEscape(fmt::printable(h.owner.empty() ? "-" : h.owner)) + "</code></td>";
         b += pathCell(h.frames) + "</tr>";
     }
     return b + "</table>";

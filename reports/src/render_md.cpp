@@ -86,7 +86,8 @@ std::string markdownReport(const Report& r, const RenderExtras& x)
         // A frame name with a run of backticks cannot close a longer fence.
         const std::string fence = fmt::mdFence(block);
         out += "\n<details><summary>" + fmt::htmlEscape(fmt::printable(l.key)) +
-               ": wait histogram and top call paths</summary>\n\n" + fence + "\n" + block + fence + "\n</details>\n";
+               (l.holders.empty() ? ": wait histogram and top call paths" : ": wait histogram, top call paths and holders") +
+               "</summary>\n\n" + fence + "\n" + block + fence + "\n</details>\n";
     }
     if (!r.syscalls.empty()) {
         out += "\n| syscall | calls | avg | p99 | errors |\n|---|---:|---:|---:|---:|\n";

@@ -118,7 +118,8 @@ TEST(HolderReport, EveryFormatNamesTheOwnerWhereItWasAndTheWaitChargedToIt)
 
     const std::string html = render(r, Format::Html);
     EXPECT_NE(html.find("<th>owner</th>"), std::string::npos) << "the owner has its own column";
-    EXPECT_NE(html.find("<td>" + wait + "</td><td><code>ls-owner/4242</code></td><td class=\"l\"><code>"),
+    EXPECT_NE(html.find(wait + "</td><td class=\"l\" style=\"white-space:nowrap\"><code>ls-owner/4242</code></td>"
+                              "<td class=\"l\"><code>"),
               std::string::npos)
         << html;
 

@@ -78,3 +78,12 @@ TEST(HtmlInChromium, ReportPage)
     const Capture b = readCapture(test::fixture("baseline.lockscope.json"));
     checkInBrowser(render(buildReport(b), Format::Html), "report");
 }
+
+// The owners capture: the "Held by" tables with their owner column.
+TEST(HtmlInChromium, OwnersReportPage)
+{
+    const Capture c = readCapture(test::fixture("owners.lockscope.json"));
+    const std::string html = render(buildReport(c), Format::Html);
+    EXPECT_NE(html.find("<th>owner</th>"), std::string::npos);
+    checkInBrowser(html, "report-owners");
+}
