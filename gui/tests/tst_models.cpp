@@ -81,8 +81,10 @@ private slots:
         QCOMPARE(model.index(0, LockTableModel::Key).data().toString(),
                  QStringLiteral("rwsem@vm_mmap_pgoff#/ls/a  [mmap_lock]"));
         const QString tip = model.index(0, LockTableModel::Key).data(Qt::ToolTipRole).toString();
-        QVERIFY2(tip.contains(QStringLiteral("name mmap_lock")), qPrintable(tip));
-        QVERIFY2(tip.contains(QStringLiteral("cgroup /ls/a")), qPrintable(tip));
+        QVERIFY2(tip.contains(QStringLiteral("<br>\nname")) && tip.contains(QStringLiteral("mmap_lock<br>")),
+                 qPrintable(tip));
+        QVERIFY2(tip.contains(QStringLiteral("<br>\ncgroup")) && tip.contains(QStringLiteral("/ls/a</p>")),
+                 qPrintable(tip));
     }
     void lockTable()
     {
