@@ -17,7 +17,9 @@
 // (--stack-depth 0); sc-hook (programs that return at once on
 // raw_syscalls); syscalls (the syscall probe alone, budget 20000/s/CPU);
 // sc-exact (budget 0); record and record-exact (every probe `record` and
-// `record --exact` attach: without fentry, record's default times no syscalls).
+// `record --exact` attach: without fentry, record's default times no syscalls);
+// owner, names, cgroup (lockscope plus --lock-owner, --lock-names or
+// --per-cgroup) and labels (all three).
 // Needs root.
 #include <algorithm>
 #include <atomic>
@@ -182,7 +184,9 @@ Attached attachRecordDefault(bool exact)
     return { nullptr, probes::Session::open(o) };
 }
 
-Attached attachWait(uint32_t stack_budget, unsigned stack_depth, uint32_t timing_budget)
+// extra: what a mode adds to record's wait probe (--lock-owner, --lock-names, --per-cgroup).
+Attached attachWait(uint32_t stack_budget, unsigned stack_depth, uint32_t timing_budget,
+    const std::function<void(probes::Options&)>& extra = {})
 {
     probes::Options o;
     o.stack_budget = stack_budget;
@@ -193,6 +197,8 @@ Attached attachWait(uint32_t stack_budget, unsigned stack_depth, uint32_t timing
     o.syscalls = false;
     o.cpu_frequency_hz = 0;
     o.follow_forks = false;
+    if (extra)
+        extra(o);
     std::shared_ptr<probes::Session> s = probes::Session::open(o);
     for (const auto& st : s->status())
         if (st.name == "lock_contention" && !st.attached)
@@ -270,6 +276,14 @@ int main(int argc, char** argv)
         { "every-timed", [] { return attachWait(1000, 16, 0); } },
         { "every-stack", [] { return attachWait(0, 16, 20000); } },
         { "no-stacks", [] { return attachWait(1000, 0, 20000); } },
+        { "owner", [] { return attachWait(1000, 16, 20000, [](probes::Options& o) { o.lock_owner = true; }); } },
+        { "names", [] { return attachWait(1000, 16, 20000, [](probes::Options& o) { o.lock_names = true; }); } },
+        { "cgroup", [] { return attachWait(1000, 16, 20000, [](probes::Options& o) { o.per_cgroup = true; }); } },
+        { "labels", [] {
+             return attachWait(1000, 16, 20000, [](probes::Options& o) {
+                 o.lock_owner = o.lock_names = o.per_cgroup = true;
+             });
+         } },
         { "sc-hook", [] { return attachHookFloor(true); } },
         { "syscalls", [] { return attachSyscalls(20000); } },
         { "sc-exact", [] { return attachSyscalls(0); } },
@@ -282,7 +296,7 @@ int main(int argc, char** argv)
             modes.push_back(m);
     if (modes.size() < 2) {
         std::fprintf(stderr, "bench_attach_toggle: --modes names none of hook, lockscope, every-timed, every-stack, "
-                             "no-stacks, sc-hook, syscalls, sc-exact, record, record-exact\n");
+                             "no-stacks, owner, names, cgroup, labels, sc-hook, syscalls, sc-exact, record, record-exact\n");
         return 2;
     }
     try {

@@ -16,25 +16,30 @@
 # share of the CPUs, robust to other load where throughput is not.
 #
 #   bench/record/overhead.sh [-r ROUNDS] [-d SECONDS] [-w WORKLOADS] [-m MODES] [-b BUILD_DIR] [-s]
+#                            [-x 'FLAGS;FLAGS;...']
 #
 # WORKLOADS: comma-separated, of semop-multi, timer-stress, sem-postwait
 # (default all three). MODES: comma-separated, of alone, lockscope,
 # lockscope-wait, perf-lock, lockscope-exact (every wait and syscall timed),
-# lockscope-nosc (--no-syscalls), lockscope-nocpu (--no-cpu); default
-# alone,lockscope,lockscope-wait,perf-lock. Needs root (BPF, perf).
+# lockscope-nosc (--no-syscalls), lockscope-nocpu (--no-cpu), lockscope-labels
+# (lockscope-wait plus --lock-owner --lock-names --per-cgroup); default
+# alone,lockscope,lockscope-wait,perf-lock. -x: the -s pass records once per
+# ';'-separated set of record flags instead of once with the defaults (an
+# empty set is the defaults), e.g. -x ';--lock-owner;--lock-names;--per-cgroup'.
+# Needs root (BPF, perf).
 set -euo pipefail
 
-rounds=10 duration=3 build="" stats=0
+rounds=10 duration=3 build="" stats=0 variants_arg=""
 workloads=semop-multi,timer-stress,sem-postwait
 modes_arg=alone,lockscope,lockscope-wait,perf-lock
 usage() {
-    echo "usage: $0 [-r ROUNDS] [-d SECONDS] [-w WORKLOADS] [-m MODES] [-b BUILD_DIR] [-s]" >&2
+    echo "usage: $0 [-r ROUNDS] [-d SECONDS] [-w WORKLOADS] [-m MODES] [-b BUILD_DIR] [-s] [-x 'FLAGS;...']" >&2
     exit 2
 }
-while getopts "r:d:w:m:b:sh" o; do
+while getopts "r:d:w:m:b:x:sh" o; do
     case $o in
         r) rounds=$OPTARG ;; d) duration=$OPTARG ;; w) workloads=$OPTARG ;; m) modes_arg=$OPTARG ;;
-        b) build=$OPTARG ;; s) stats=1 ;; *) usage ;;
+        b) build=$OPTARG ;; s) stats=1 ;; x) variants_arg=$OPTARG ;; *) usage ;;
     esac
 done
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "$0: -r needs a positive integer, got '$rounds'" >&2; exit 2; }
@@ -47,7 +52,8 @@ for w in "${wls[@]}"; do
     esac
 done
 for m in "${modes[@]}"; do
-    case $m in alone | lockscope | lockscope-wait | perf-lock | lockscope-exact | lockscope-nosc | lockscope-nocpu) ;;
+    case $m in alone | lockscope | lockscope-wait | perf-lock | lockscope-exact | lockscope-nosc | lockscope-nocpu | \
+        lockscope-labels) ;;
         *) echo "$0: unknown mode '$m'" >&2; exit 2 ;;
     esac
 done
@@ -97,6 +103,8 @@ run_mode() {
         lockscope-exact) out=$("$lockscope" record --exact -o "$tmp/c.json" -- "${wl[@]}" 2>/dev/null) ;;
         lockscope-nosc) out=$("$lockscope" record --no-syscalls -o "$tmp/d.json" -- "${wl[@]}" 2>/dev/null) ;;
         lockscope-nocpu) out=$("$lockscope" record --no-cpu -o "$tmp/e.json" -- "${wl[@]}" 2>/dev/null) ;;
+        lockscope-labels) out=$("$lockscope" record --no-cpu --no-hold --no-syscalls --lock-owner --lock-names \
+                                  --per-cgroup -o "$tmp/f.json" -- "${wl[@]}" 2>/dev/null) ;;
         perf-lock) out=$(perf lock record -o "$tmp/perf.data" -- "${wl[@]}" 2>/dev/null) ;;
     esac
     sed -n 's/.*"ops_per_sec":\([0-9.e+]*\).*/\1/p' <<<"$out" | tail -n1
@@ -198,12 +206,17 @@ prog_stats() {
 }
 
 echo
-echo "BPF cost per program (kernel.bpf_stats_enabled=1, which itself adds ~20-40 ns a run), default record:"
-printf '%-13s %-24s %12s %10s %10s\n' workload program "runs/s" "ns/run" "CPU share"
+echo "BPF cost per program (kernel.bpf_stats_enabled=1, which itself adds ~20-40 ns a run):"
 sysctl -qw kernel.bpf_stats_enabled=1
+IFS=';' read -r -a variants <<<"$variants_arg"
+((${#variants[@]})) || variants=("")
+for v in "${variants[@]}"; do
+read -r -a vflags <<<"$v"
+echo "record ${v:-(defaults)}"
+printf '%-13s %-24s %12s %10s %10s\n' workload program "runs/s" "ns/run" "CPU share"
 for w in "${wls[@]}"; do
     read -r -a wl <<<"$(workload_cmd "$w")"
-    "$lockscope" record -o "$tmp/s.json" -- "${wl[@]}" >/dev/null 2>&1 &
+    "$lockscope" record "${vflags[@]}" -o "$tmp/s.json" -- "${wl[@]}" >/dev/null 2>&1 &
     rec=$!
     # Past attach, then a window of the steady state.
     sleep 1
@@ -232,4 +245,5 @@ for name in sorted(b):
         continue
     print(f"{wl:<13} {name:<24} {cnt / dt:>12.0f} {ns / cnt:>10.0f} {ns / dt / 1e9 / ncpu:>10.2%}")
 EOF
+done
 done

@@ -12,6 +12,7 @@
 
 #include "commands.h"
 #include "lockscope/capture/io.h"
+#include "lockscope/record/cgroup_paths.h"
 #include "lockscope/record/recorder.h"
 #include "lockscope/record/run_as.h"
 
@@ -28,6 +29,9 @@ struct RecordArgs {
     std::vector<std::string> locks;
     std::vector<std::string> stack_contains;
     bool per_tgid = false;
+    bool per_cgroup = false;
+    std::string cgroup;
+    bool lock_names = false;
     unsigned stack_depth = 16;
     unsigned hold_sample = 1;
     bool no_hold = false;
@@ -137,6 +141,19 @@ record::RecordOptions buildOptions(const RecordArgs& a, const std::vector<std::s
     auto& p = o.probe;
     p.stack_depth = a.stack_depth;
     p.per_tgid = a.per_tgid;
+    p.per_cgroup = a.per_cgroup;
+    p.lock_names = a.lock_names;
+    try {
+        if (a.per_cgroup)
+            record::cgroup2Mount();
+        if (!a.cgroup.empty()) {
+            const record::CgroupTarget t = record::cgroupTarget(a.cgroup);
+            p.cgroup_id = t.id;
+            p.cgroup_level = t.level;
+        }
+    } catch (const record::CgroupError& e) {
+        throw CLI::ValidationError(a.per_cgroup && a.cgroup.empty() ? "--per-cgroup" : "--cgroup", e.what());
+    }
     p.comm = a.comm;
     p.hold_sample = a.hold_sample;
     p.holder_stacks = a.holder_stacks;
@@ -227,6 +244,12 @@ record::RecordOptions buildOptions(const RecordArgs& a, const std::vector<std::s
         o.filters["stack_contains"] = join(a.stack_contains);
     if (a.per_tgid)
         o.filters["per_tgid"] = "true";
+    if (a.per_cgroup)
+        o.filters["per_cgroup"] = "true";
+    if (!a.cgroup.empty())
+        o.filters["cgroup"] = a.cgroup;
+    if (a.lock_names)
+        o.filters["lock_names"] = "true";
     o.filters["stack_depth"] = std::to_string(a.stack_depth);
     o.filters["hold_sample"] = a.no_hold ? "off" : std::to_string(a.hold_sample);
     if (a.holder_stacks)
@@ -267,9 +290,18 @@ void addRecordCommand(CLI::App& app, Result& result)
     cmd->add_option("--lock-type", args->lock_types,
                     "only these lock types: spinlock, rwlock[:R|:W], mutex, mutex:spin (got it by optimistic "
                     "spinning), rwsem[:R|:W], percpu-rwsem, rtmutex, semaphore; a base name matches all its modes");
-    cmd->add_option("--lock", args->locks, "only this lock: a key (spinlock@sem_lock) or 0xADDRESS");
+    cmd->add_option("--lock", args->locks,
+                    "only this lock: a key (spinlock@sem_lock), a name (mmap_lock, &task_struct) or 0xADDRESS");
     cmd->add_option("--stack-contains", args->stack_contains, "only stacks with a function containing FUNC");
     cmd->add_flag("--per-tgid", args->per_tgid, "keep locks apart per process (key#tgid)");
+    cmd->add_flag("--per-cgroup", args->per_cgroup,
+                  "keep locks apart per cgroup v2 of the waiting task (key#/cgroup/path; the lock's cgroup)");
+    cmd->add_option("--cgroup", args->cgroup,
+                    "only tasks in this cgroup v2 or below it: a path under the cgroup2 root (/system.slice/x) "
+                    "or its directory (/sys/fs/cgroup/...); filtered in the kernel");
+    cmd->add_flag("--lock-names", args->lock_names,
+                  "name each lock beside its key, where the kernel lets us know: its global symbol, mmap_lock, "
+                  "siglock, rq_lock, or the slab cache of its object (&task_struct); --lock then matches names too");
     cmd->add_option("--stack-depth", args->stack_depth,
                     "frames kept after the lock internals; 0: no stacks (cheapest: a stack walk costs ~2 us "
                     "per contended wait, whatever the depth; locks of one type then share one key, <type>@unknown)")

@@ -68,6 +68,24 @@ private slots:
         QCOMPARE(model.index(0, LockTableModel::Key).data().toString(), QStringLiteral("<b>lock</b>"));
         QCOMPARE(plainToolTip(QStringLiteral("a<b>\nc")).contains(QStringLiteral("&lt;b&gt;")), true);
     }
+    // record --lock-names / --per-cgroup: the name beside the key, both in the tooltip.
+    void lockRowShowsNameAndCgroup()
+    {
+        Capture c;
+        c.stacks = {foldedStack(1, "f")};
+        c.locks.push_back(lockOf("rwsem@vm_mmap_pgoff#/ls/a", "rwsem", {site(1, 100, 5)}));
+        c.locks[0].name = "mmap_lock";
+        c.locks[0].cgroup = "/ls/a";
+        LockTableModel model;
+        model.setCapture(std::make_shared<const Capture>(c));
+        QCOMPARE(model.index(0, LockTableModel::Key).data().toString(),
+                 QStringLiteral("rwsem@vm_mmap_pgoff#/ls/a  [mmap_lock]"));
+        const QString tip = model.index(0, LockTableModel::Key).data(Qt::ToolTipRole).toString();
+        QVERIFY2(tip.contains(QStringLiteral("<br>\nname")) && tip.contains(QStringLiteral("mmap_lock<br>")),
+                 qPrintable(tip));
+        QVERIFY2(tip.contains(QStringLiteral("<br>\ncgroup")) && tip.contains(QStringLiteral("/ls/a</p>")),
+                 qPrintable(tip));
+    }
     void lockTable()
     {
         LockTableModel model;

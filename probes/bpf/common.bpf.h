@@ -20,6 +20,11 @@ const volatile bool filter_addr_on = false;
 const volatile char filter_comm[LS_COMM_LEN] = {};
 const volatile __u32 filter_flags_mask = 0;
 const volatile bool per_tgid = false;
+const volatile bool per_cgroup = false; /* key waits by the waiter's cgroup v2 id */
+/* Options::cgroup: only tasks in this cgroup v2 (id) or below it, which sits
+ * filter_cgroup_level levels under the root. */
+const volatile __u64 filter_cgroup = 0;
+const volatile __u32 filter_cgroup_level = 0;
 const volatile bool stacks_on = true; /* Options::stack_depth > 0 */
 const volatile __u32 stack_tag = LS_STACKS_WAIT; /* which shared stack map "stacks" is here */
 const volatile bool user_stacks_on = false; /* Options::user_stacks: kernel events take user stacks too */
@@ -121,8 +126,17 @@ static __always_inline bool comm_wanted(void)
     return true;
 }
 
+/* An ancestor's id, not the task's own: a container's tasks often sit in
+ * child cgroups of the one named. */
+static __always_inline bool cgroup_wanted(void)
+{
+    return !filter_cgroup || bpf_get_current_ancestor_cgroup_id(filter_cgroup_level) == filter_cgroup;
+}
+
 static __always_inline bool task_wanted(void)
 {
+    if (!cgroup_wanted())
+        return false;
     if (tgid_filter_on()) {
         __u32 tgid = bpf_get_current_pid_tgid() >> 32;
 

@@ -162,6 +162,7 @@ static __always_inline void owner_add(const struct ls_wait_done *w)
         .tgid = w->tgid,
         .owner_tid = w->owner_tid,
         .owner_stack = w->owner_stack,
+        .cgroup = w->cgroup,
     };
 
     charge_holder(&owners, &key, w->delta);

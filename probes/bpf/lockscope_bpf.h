@@ -79,6 +79,7 @@ struct ls_wait_key {
     __u32 flags;   /* LCB_F_* */
     __u32 tgid;    /* 0 unless per-tgid keying is on or a user stack was taken */
     __s32 ustack;  /* user stack of the waiter (--user-stacks); -1: none */
+    __u64 cgroup;  /* the waiter's cgroup v2 id with --per-cgroup, else 0 */
 };
 
 /* One contended wait that has begun and not ended yet. */
@@ -131,6 +132,7 @@ struct ls_holder_key {
     __s32 holder_kstack; /* the holder's acquire stack; -1: the holder's stack walk failed */
     __u32 tgid;          /* the waiter's tgid, 0 unless per-tgid keying is on */
     __u32 pad;
+    __u64 cgroup;        /* as in ls_wait_key */
 };
 
 struct ls_holder_val {
@@ -153,6 +155,7 @@ struct ls_owner_key {
     __u32 owner_tid;
     __u32 pad;
     __u64 owner_stack;  /* 0: no stack taken */
+    __u64 cgroup;       /* as in ls_wait_key */
 };
 
 struct ls_owner_stack {
@@ -163,6 +166,18 @@ struct ls_owner_stack {
 
 struct ls_owner_comm {
     char comm[LS_COMM_LEN];
+};
+
+/*
+ * What a contended lock is, where the wait probe can tell (Options::lock_names):
+ * the current task's mm's mmap_lock or its siglock, a CPU's run-queue lock,
+ * else the slab cache of the object it lives in ("&task_struct"). Kept once
+ * per lock address; global locks are named by userspace from kallsyms.
+ */
+#define LS_LOCK_NAME_LEN 32
+
+struct ls_lock_name {
+    char name[LS_LOCK_NAME_LEN];
 };
 
 struct ls_wait_stack {
@@ -186,6 +201,7 @@ struct ls_wait_done {
     __u32 owner_tid;   /* as in ls_pending */
     __u32 pad;
     __u64 owner_stack;
+    __u64 cgroup;  /* as in ls_wait_key */
 };
 
 /*

@@ -16,6 +16,7 @@
 #include "stack_budget.bpf.h"
 #include "time_budget.bpf.h"
 #include "lock_owner.bpf.h"
+#include "lock_name.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -170,6 +171,7 @@ static __always_inline void holder_add(const struct ls_wait_done *w)
         .wait_kstack = w->kstack,
         .holder_kstack = w->holder,
         .tgid = w->tgid,
+        .cgroup = w->cgroup,
     };
 
     charge_holder(&holders, &key, w->delta);
@@ -204,6 +206,7 @@ static __always_inline void record_wait(const struct ls_wait_done *w)
         .flags = w->flags,
         .tgid = w->tgid,
         .ustack = w->ustack,
+        .cgroup = w->cgroup,
     };
     struct ls_hist *h = hist_of(&waits, &key);
 
@@ -278,6 +281,8 @@ static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags, __u64 sk
         return 0;
     if (!lock_wanted(lock) || !task_wanted())
         return 0;
+    if (lock_names)
+        name_lock(lock, flags, task_stacks);
 
     if (per_cpu_wait(flags)) {
         s = bpf_map_lookup_elem(&cpu_pending, &zero);
@@ -466,6 +471,8 @@ static __always_inline int on_end(void *ctx, __u64 lock, int ret)
     w->owner_stack = p.owner_stack;
     /* A user stack means nothing outside its process: record symbolizes it there. */
     w->tgid = per_tgid || p.ustack >= 0 ? (__u32)(id >> 32) : 0;
+    /* The waiter is current here too: read once per wait, at its end. */
+    w->cgroup = per_cgroup ? bpf_get_current_cgroup_id() : 0;
     if (!deferred) {
         record_wait(w);
         return 0;

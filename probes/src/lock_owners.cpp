@@ -12,7 +12,8 @@ namespace lockscope::probes::detail {
 
 namespace {
 
-using OwnerKey = std::tuple<uint64_t, int64_t, uint32_t, uint32_t, uint64_t>; // lock, wait stack, tgid, tid, stack
+// lock, wait stack, tgid, tid, stack, cgroup
+using OwnerKey = std::tuple<uint64_t, int64_t, uint32_t, uint32_t, uint64_t, uint64_t>;
 
 std::vector<uint64_t> ownerStack(int fd, uint64_t key)
 {
@@ -44,23 +45,23 @@ std::vector<OwnerRecord> readOwners(const OwnerMapFds& fds, const std::vector<ls
         prev = &key;
         if (bpf_map_lookup_elem(fds.owners, &key, &value) != 0 || value.count == 0)
             continue;
-        auto& s = sums[{ key.lock, key.wait_kstack, key.tgid, key.owner_tid, key.owner_stack }];
+        auto& s = sums[{ key.lock, key.wait_kstack, key.tgid, key.owner_tid, key.owner_stack, key.cgroup }];
         s.first += value.count;
         s.second += value.wait_ns;
     }
     for (const ls_wait_done& d : undrained) {
         if (d.owner_tid == 0)
             continue;
-        auto& s = sums[{ d.lock, d.kstack, d.tgid, d.owner_tid, d.owner_stack }];
+        auto& s = sums[{ d.lock, d.kstack, d.tgid, d.owner_tid, d.owner_stack, d.cgroup }];
         s.first += 1;
         s.second += d.delta;
     }
     std::vector<OwnerRecord> out;
     out.reserve(sums.size());
     for (const auto& [k, s] : sums) {
-        const auto& [lock, waitStack, tgid, tid, stack] = k;
+        const auto& [lock, waitStack, tgid, tid, stack, cgroup] = k;
         out.push_back(OwnerRecord { lock, waitStack, tgid, tid, ownerComm(fds.owner_comms, tid),
-            ownerStack(fds.owner_stacks, stack), s.first, s.second });
+            ownerStack(fds.owner_stacks, stack), s.first, s.second, cgroup });
     }
     return out;
 }

@@ -64,6 +64,9 @@ template <class Rodata> void configureRodata(Rodata* ro, const Options& o)
         ro->filter_comm[i] = i < o.comm.size() && i < LS_COMM_LEN - 1 ? o.comm[i] : '\0';
     ro->filter_flags_mask = o.lock_flags_mask;
     ro->per_tgid = o.per_tgid;
+    ro->per_cgroup = o.per_cgroup;
+    ro->filter_cgroup = o.cgroup_id;
+    ro->filter_cgroup_level = o.cgroup_level;
     ro->stacks_on = o.stack_depth > 0;
     ro->user_stacks_on = o.user_stacks && o.stack_depth > 0;
 }

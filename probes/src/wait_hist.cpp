@@ -64,7 +64,7 @@ uint64_t addUndrained(const std::vector<ls_wait_done>& done, std::vector<RawWait
         auto it = std::find_if(waits.begin(), waits.end(), [&](const RawWait& w) {
             const LockRecord& r = w.record;
             return r.lock_addr == d.lock && r.kstack_id == d.kstack && r.ustack_id == d.ustack
-                && r.flags == d.flags && r.tgid == d.tgid;
+                && r.flags == d.flags && r.tgid == d.tgid && r.cgroup == d.cgroup;
         });
         if (it == waits.end()) {
             waits.push_back(RawWait { waitRecordOf(d), {} });
@@ -77,10 +77,10 @@ uint64_t addUndrained(const std::vector<ls_wait_done>& done, std::vector<RawWait
             continue;
         auto h = std::find_if(holders.begin(), holders.end(), [&](const HolderRecord& x) {
             return x.lock_addr == d.lock && x.wait_kstack_id == d.kstack && x.holder_kstack_id == d.holder
-                && x.tgid == d.tgid;
+                && x.tgid == d.tgid && x.cgroup == d.cgroup;
         });
         if (h == holders.end()) {
-            holders.push_back(HolderRecord { d.lock, d.kstack, d.holder, d.tgid, 0, 0 });
+            holders.push_back(HolderRecord { d.lock, d.kstack, d.holder, d.tgid, 0, 0, d.cgroup });
             h = holders.end() - 1;
         }
         h->count += 1;

@@ -27,6 +27,7 @@ template <class Key> LockRecord waitRecordOf(const Key& k)
     r.flags = k.flags;
     r.tgid = k.tgid;
     r.type = lockTypeName(k.flags);
+    r.cgroup = k.cgroup;
     return r;
 }
 

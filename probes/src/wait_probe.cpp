@@ -2,8 +2,10 @@
 // lock:contention_begin/end: tp_btf, then raw_tp, then tracepoint.
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 
 #include "bpf_util.h"
 #include "family.h"
@@ -53,6 +55,8 @@ public:
             out.owners = readOwners({ bpf_map__fd(skel_->maps.owners), bpf_map__fd(skel_->maps.owner_stacks),
                                         bpf_map__fd(skel_->maps.owner_comms) },
                 undrained);
+        if (skel_->rodata->lock_names)
+            readNames(out);
         const UntimedWaits u = finishWaits(raw, out.waits);
         out.stats.waits_untimed += u.spread;
         out.stats.lost += u.unplaced;
@@ -77,8 +81,24 @@ private:
             prev = &key;
             if (bpf_map_lookup_elem(fd, &key, &value) != 0 || value.count == 0)
                 continue;
-            out.holders.push_back(
-                HolderRecord { key.lock, key.wait_kstack, key.holder_kstack, key.tgid, value.count, value.wait_ns });
+            out.holders.push_back(HolderRecord {
+                key.lock, key.wait_kstack, key.holder_kstack, key.tgid, value.count, value.wait_ns, key.cgroup });
+        }
+    }
+
+    // Addresses classified with no name are left out.
+    void readNames(Snapshot& out) const
+    {
+        const int fd = bpf_map__fd(skel_->maps.names);
+        uint64_t key = 0, next = 0;
+        ls_lock_name value {};
+        const void* prev = nullptr;
+        while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+            key = next;
+            prev = &key;
+            if (bpf_map_lookup_elem(fd, &key, &value) != 0 || value.name[0] == '\0')
+                continue;
+            out.lock_names[key] = std::string(value.name, strnlen(value.name, sizeof value.name));
         }
     }
 
@@ -87,6 +107,24 @@ private:
     bpf_program* end_;
     Links links_;
 };
+
+// Slab cache names need the bpf_get_kmem_cache kfunc (6.13+), which only a
+// BTF-typed hook can call; the other names work on every hook.
+ProbeStatus lockNamesStatus(const std::string& hook, bool kfuncs)
+{
+    ProbeStatus st { "lock_names", "lock:contention_begin -> mmap_lock, siglock, rq_lock, slab cache", hook, true,
+        "" };
+    btf* vmlinux = btf__load_vmlinux_btf();
+    const bool kmemCache = vmlinux && btf__find_by_name_kind(vmlinux, "bpf_get_kmem_cache", BTF_KIND_FUNC) > 0;
+    btf__free(vmlinux);
+    if (!kmemCache)
+        st.reason = "no bpf_get_kmem_cache kfunc in this kernel: no slab cache names";
+    else if (!kfuncs)
+        st.reason = "slab cache names need the tp_btf hook (kfuncs): none on " + hook;
+    else
+        st.reason = "slab cache names via bpf_get_kmem_cache";
+    return st;
+}
 
 } // namespace
 
@@ -122,6 +160,7 @@ std::unique_ptr<Family> openWait(FamilyContext& ctx)
         configureRodata(skel->rodata, o);
         skel->rodata->holder_scan = o.holder_stacks;
         skel->rodata->owner_scan = o.lock_owner;
+        skel->rodata->lock_names = o.lock_names;
         configureStackBudget(skel->rodata, o);
         // Holder stacks add each wait's time to its holder's entry at the end.
         skel->rodata->time_window_events = o.holder_stacks ? 0 : stackWindowWalks(o.timing_budget);
@@ -163,6 +202,8 @@ std::unique_ptr<Family> openWait(FamilyContext& ctx)
                 true,
                 b == Backend::TpBtf ? "mutexes and writer-owned rwsems; owner stacks via bpf_get_task_stack"
                                     : "owner stacks need tp_btf (kfuncs): owners named without their stacks" });
+        if (o.lock_names)
+            ctx.status.push_back(lockNamesStatus(hook, b == Backend::TpBtf));
         return family;
     }
     st.reason = notes;

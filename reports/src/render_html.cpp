@@ -181,16 +181,26 @@ std::string htmlReport(const Report& r, const RenderExtras& x)
     b += row({"total wait", duration(double(r.total_wait_ns))});
     b += row({"total hold", duration(double(r.total_hold_ns))});
     b += "</table><button id=\"normalize\">Normalize histograms</button>";
+    if (!r.cgroups.empty()) {
+        b += "<h2>By cgroup</h2><table>" + row({"cgroup", "locks", "contended", "total wait", "share"}, true);
+        for (const auto& c : r.cgroups)
+            b += row({"<code>" + htmlEscape(c.cgroup) + "</code>", std::to_string(c.locks),
+                      std::to_string(c.contentions), duration(double(c.wait_ns)), fmt::percent(c.wait_share)});
+        b += "</table>";
+    }
     b += "<h2>Locks</h2><table>" +
          row({"key", "type", "contended", "total wait", "max", "avg", "p50", "p99", "avg hold", "caller"}, true);
     for (const auto& l : r.locks)
-        b += row({"<code>" + htmlEscape(l.key) + "</code>", htmlEscape(l.type), std::to_string(l.wait.count()),
+        b += row({"<code>" + htmlEscape(l.key) + "</code>" +
+                      (l.name.empty() ? "" : " <span class=\"muted\">" + htmlEscape(l.name) + "</span>"),
+                  htmlEscape(l.type), std::to_string(l.wait.count()),
                   duration(double(l.wait.total())), duration(double(l.wait.max())), duration(double(l.wait.mean())),
                   duration(double(l.p50_wait_ns)), duration(double(l.p99_wait_ns)),
                   l.hold.empty() ? "-" : duration(double(l.hold.mean())), "<code>" + htmlEscape(l.caller) + "</code>"});
     b += "</table>";
     for (const auto& l : r.locks) {
         b += "<div class=\"lock\"><h3>" + htmlEscape(l.key) + " <span class=\"muted\">" + htmlEscape(l.type) +
+             (l.name.empty() ? "" : ", " + htmlEscape(l.name)) + (l.cgroup.empty() ? "" : ", cgroup " + htmlEscape(l.cgroup)) +
              "</span></h3>" + svg::histogram(l.wait, nullptr, "wait time");
         if (!l.hold.empty())
             b += svg::histogram(l.hold, nullptr, "hold time");

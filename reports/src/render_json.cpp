@@ -202,6 +202,10 @@ std::string jsonReport(const Report& r, const RenderExtras& x)
                          {"p50_wait_ns", l.p50_wait_ns}, {"p99_wait_ns", l.p99_wait_ns},
                          {"p50_hold_ns", l.p50_hold_ns}, {"p99_hold_ns", l.p99_hold_ns},
                          {"wait_share", l.wait_share}, {"paths", paths}});
+        if (!l.name.empty())
+            locks.back()["name"] = l.name;
+        if (!l.cgroup.empty())
+            locks.back()["cgroup"] = l.cgroup;
         if (!l.holders.empty()) { // holder-stack captures only: older report readers never see the key
             json holders = json::array();
             for (const auto& h : l.holders) {
@@ -216,6 +220,13 @@ std::string jsonReport(const Report& r, const RenderExtras& x)
         }
     }
     j["locks"] = locks;
+    if (!r.cgroups.empty()) { // per-cgroup captures only
+        json cgroups = json::array();
+        for (const auto& c : r.cgroups)
+            cgroups.push_back({{"cgroup", c.cgroup}, {"locks", c.locks}, {"contentions", c.contentions},
+                               {"wait_ns", c.wait_ns}, {"wait_share", c.wait_share}});
+        j["cgroups"] = std::move(cgroups);
+    }
     j["syscalls"] = latencyRows(r.syscalls);
     j["functions"] = latencyRows(r.functions);
     j["probes"] = probes(r.probes);

@@ -67,10 +67,16 @@ std::string markdownReport(const Report& r, const RenderExtras& x)
     if (r.total_hold_ns)
         out += "| total hold | " + duration(double(r.total_hold_ns)) + " |\n";
 
+    if (!r.cgroups.empty()) {
+        out += "\n| cgroup | locks | contended | total wait | share |\n|---|---:|---:|---:|---:|\n";
+        for (const auto& c : r.cgroups)
+            out += "| " + code(c.cgroup) + " | " + std::to_string(c.locks) + " | " + std::to_string(c.contentions) +
+                   " | " + duration(double(c.wait_ns)) + " | " + fmt::percent(c.wait_share) + " |\n";
+    }
     out += "\n| lock | type | contended | total wait | max wait | avg wait | p99 wait | avg hold | caller |\n"
            "|---|---|---:|---:|---:|---:|---:|---:|---|\n";
     for (const auto& l : r.locks)
-        out += "| " + code(l.key) + " | " + mdEscape(l.type) + " | " + std::to_string(l.wait.count()) + " | " +
+        out += "| " + code(l.key) + (l.name.empty() ? "" : " " + code(l.name)) + " | " + mdEscape(l.type) + " | " + std::to_string(l.wait.count()) + " | " +
                duration(double(l.wait.total())) + " | " + duration(double(l.wait.max())) + " | " +
                duration(double(l.wait.mean())) + " | " + duration(double(l.p99_wait_ns)) + " | " +
                (l.hold.empty() ? "-" : duration(double(l.hold.mean()))) + " | " +

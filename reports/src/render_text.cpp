@@ -157,6 +157,14 @@ std::string textReport(const Report& r, const RenderExtras& x)
     for (const auto& w : r.warnings)
         out += "WARNING: " + w + "\n";
 
+    if (!r.cgroups.empty()) {
+        out += "\nby cgroup:\n" + padLeft("share", 9) + padLeft("contended", 11) + padLeft("total wait", 13) +
+               padLeft("locks", 7) + "   cgroup\n";
+        for (const auto& c : r.cgroups)
+            out += padLeft(fmt::percent(c.wait_share), 9) + padLeft(std::to_string(c.contentions), 11) +
+                   padLeft(duration(double(c.wait_ns)), 13) + padLeft(std::to_string(c.locks), 7) + "   " +
+                   fmt::printable(c.cgroup) + "\n";
+    }
     out += "\n" + padLeft("contended", 10) + padLeft("total wait", 13) + padLeft("max wait", 13) +
            padLeft("avg wait", 13) + padLeft("p50 wait", 13) + padLeft("p99 wait", 13) + padLeft("total hold", 13) +
            padLeft("avg hold", 13) + padLeft("type", 13) + "   key / caller\n";
@@ -167,13 +175,18 @@ std::string textReport(const Report& r, const RenderExtras& x)
                padLeft(duration(double(l.p50_wait_ns)), 13) + padLeft(duration(double(l.p99_wait_ns)), 13) +
                padLeft(hold ? duration(double(l.hold.total())) : "-", 13) +
                padLeft(hold ? duration(double(l.hold.mean())) : "-", 13) + padLeft(fmt::printable(l.type), 13) +
-               "   " + fmt::printable(l.key) + (l.caller.empty() ? "" : "  (" + fmt::printable(l.caller) + ")") + "\n";
+               "   " + fmt::printable(l.key) + (l.name.empty() ? "" : " [" + fmt::printable(l.name) + "]") +
+               (l.caller.empty() ? "" : "  (" + fmt::printable(l.caller) + ")") + "\n";
     }
     if (r.locks.size() < r.lock_count)
         out += "  ... " + std::to_string(r.lock_count - r.locks.size()) + " more locks (use --top 0 for all)\n";
 
     for (const auto& l : r.locks) {
         out += "\n=== " + fmt::printable(l.key) + " (" + fmt::printable(l.type) + ")";
+        if (!l.name.empty())
+            out += ", name " + fmt::printable(l.name);
+        if (!l.cgroup.empty())
+            out += ", cgroup " + fmt::printable(l.cgroup);
         if (l.instances > 1)
             out += ", " + std::to_string(l.instances) + " instances";
         if (l.aborted)

@@ -129,6 +129,32 @@ std::vector<HolderRow> lockHolders(const Lock& lock, const StackIndex& index, si
     return rows;
 }
 
+namespace {
+
+std::vector<CgroupRow> cgroupRows(const Capture& capture, uint64_t totalWaitNs)
+{
+    std::map<std::string, CgroupRow> by;
+    for (const auto& lock : capture.locks) {
+        if (lock.cgroup.empty())
+            continue;
+        CgroupRow& c = by[lock.cgroup];
+        c.cgroup = lock.cgroup;
+        c.locks += 1;
+        c.contentions += lock.wait.count();
+        c.wait_ns = saturatingAdd(c.wait_ns, lock.wait.total());
+    }
+    std::vector<CgroupRow> rows;
+    for (auto& [path, c] : by) {
+        c.wait_share = totalWaitNs ? double(c.wait_ns) / double(totalWaitNs) : 0.0;
+        rows.push_back(std::move(c));
+    }
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const CgroupRow& a, const CgroupRow& b) { return a.wait_ns > b.wait_ns; });
+    return rows;
+}
+
+} // namespace
+
 Report buildReport(const Capture& capture, const ReportOptions& options)
 {
     Report r;
@@ -153,11 +179,13 @@ Report buildReport(const Capture& capture, const ReportOptions& options)
     }
     bool found = options.lock_key.empty();
     for (const auto& lock : capture.locks) {
-        if (!options.lock_key.empty() && lock.key != options.lock_key)
+        if (!options.lock_key.empty() && lock.key != options.lock_key && lock.name != options.lock_key)
             continue;
         found = true;
         LockRow row;
         row.key = lock.key;
+        row.name = lock.name;
+        row.cgroup = lock.cgroup;
         row.type = lock.type;
         row.address = lock.address;
         row.instances = lock.instances;
@@ -194,6 +222,7 @@ Report buildReport(const Capture& capture, const ReportOptions& options)
     });
     if (options.top && r.locks.size() > options.top)
         r.locks.resize(options.top);
+    r.cgroups = cgroupRows(capture, r.total_wait_ns);
     r.syscalls = latencyRows(capture.syscalls);
     r.functions = latencyRows(capture.functions);
     return r;

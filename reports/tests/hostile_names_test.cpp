@@ -41,6 +41,8 @@ Capture hostileCapture(uint64_t waitNs)
     c.stacks.push_back(test::makeStack(2, {kFrame.c_str(), kFence.c_str(), "<img src=x onerror=alert(1)>"}));
     Lock l = test::makeLock(kKey, 1, 50, waitNs);
     l.type = kType;
+    l.name = kFence; // record --lock-names: a slab cache's name comes from the kernel too
+    l.cgroup = kType; // record --per-cgroup: cgroup directories are named by whoever makes them
     LockSite s2;
     s2.stack_id = 2;
     for (int i = 0; i < 40; ++i)

@@ -574,6 +574,11 @@ Lock lockFromJson(const json& j, const Path& at, const StackRefs& refs)
     Lock l;
     l.key = nonEmptyStrAt(j, at, "key");
     l.type = nonEmptyStrAt(j, at, "type");
+    // Written by record --lock-names / --per-cgroup (absent in older captures).
+    if (optionalMember(j, "name"))
+        l.name = nonEmptyStrAt(j, at, "name");
+    if (optionalMember(j, "cgroup"))
+        l.cgroup = nonEmptyStrAt(j, at, "cgroup");
     l.address = optionalAddressAt(j, at, "address");
     l.instances = u32At(j, at, "instances");
     if (l.instances == 0)
@@ -763,6 +768,10 @@ template <class J> J lockToJson(const Lock& l)
         sites.push_back(std::move(js));
     }
     J jl { { "key", l.key }, { "type", l.type } };
+    if (!l.name.empty())
+        jl["name"] = l.name;
+    if (!l.cgroup.empty())
+        jl["cgroup"] = l.cgroup;
     if (l.address)
         jl["address"] = hexAddress(*l.address);
     jl["instances"] = l.instances;

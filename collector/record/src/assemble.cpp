@@ -181,6 +181,32 @@ std::string CaptureAssembler::lockKey(uint64_t lockAddr, const std::string& type
     return baseLockType(type) + "@" + caller;
 }
 
+std::string CaptureAssembler::partitionSuffix(const probes::LockRecord& r) const
+{
+    std::string s;
+    if (options_.per_tgid && r.tgid)
+        s += "#" + std::to_string(r.tgid);
+    if (options_.per_cgroup && r.cgroup)
+        s += "#" + cgroupPath(r.cgroup);
+    return s;
+}
+
+std::string CaptureAssembler::cgroupPath(uint64_t id) const
+{
+    std::string path = options_.cgroup_path ? options_.cgroup_path(id) : std::string();
+    return path.empty() ? "cgroup#" + std::to_string(id) : path;
+}
+
+std::string CaptureAssembler::lockName(uint64_t addr) const
+{
+    if (auto d = symbols_.resolveData(addr); d && d->module.empty())
+        return d->name;
+    if (probeNames_)
+        if (auto it = probeNames_->find(addr); it != probeNames_->end())
+            return it->second;
+    return {};
+}
+
 uint32_t CaptureAssembler::intern(StackKind kind, std::vector<Frame> frames, Capture& out)
 {
     // The format wants at least one frame: a missing stack is a pseudo frame,
@@ -206,7 +232,8 @@ bool CaptureAssembler::passesFilters(const probes::LockRecord& r, const std::str
         !options_.lock_types.count(baseLockType(r.type)))
         return false;
     if (!options_.lock_keys.empty() || !options_.lock_addrs.empty()) {
-        if (!options_.lock_keys.count(key) && !options_.lock_addrs.count(r.lock_addr))
+        if (!options_.lock_keys.count(key) && !options_.lock_addrs.count(r.lock_addr) &&
+            !(r.lock_addr && options_.lock_keys.count(lockName(r.lock_addr))))
             return false;
     }
     for (const auto& needle : options_.stack_contains) {
@@ -255,9 +282,7 @@ void CaptureAssembler::readKernelRecords(const std::vector<probes::LockRecord>& 
                 continue;
             }
             k.frames = callerFramesOf(all);
-            k.callerKey = lockKey(r.lock_addr, r.type, k.frames);
-            if (options_.per_tgid && r.tgid)
-                k.callerKey += "#" + std::to_string(r.tgid);
+            k.callerKey = lockKey(r.lock_addr, r.type, k.frames) + partitionSuffix(r);
         }
         if (r.kstack_id != probes::kStackUnsampled && r.ustack_id >= 0 && userStack_) {
             auto uframes = userStack_(r.ustack_id, r.tgid);
@@ -271,7 +296,7 @@ void CaptureAssembler::readKernelRecords(const std::vector<probes::LockRecord>& 
 
 CaptureAssembler::LockIdentity CaptureAssembler::identityOf(const probes::LockRecord& r)
 {
-    return {r.lock_addr, r.tgid, baseLockType(r.type)};
+    return {r.lock_addr, r.tgid, r.cgroup, baseLockType(r.type)};
 }
 
 void CaptureAssembler::decideKernelKeys()
@@ -310,9 +335,7 @@ void CaptureAssembler::fileKernelRecords(Capture& out)
             key = d->second.key;
         } else {
             // Never walked: named by its address alone (a global symbol, else <type>@unknown).
-            key = lockKey(r.lock_addr, r.type, {});
-            if (options_.per_tgid && r.tgid)
-                key += "#" + std::to_string(r.tgid);
+            key = lockKey(r.lock_addr, r.type, {}) + partitionSuffix(r);
             if (!options_.stack_contains.empty() || !passesFilters(r, key, {}))
                 continue; // no stack to test the filter on
         }
@@ -321,7 +344,7 @@ void CaptureAssembler::fileKernelRecords(Capture& out)
         const auto [li, si] = addToLock(key, r, k.hold, StackKind::Kernel, std::move(k.frames),
                                         k.userStackId, out);
         if (!k.hold)
-            waitSite_[{r.lock_addr, r.kstack_id, r.tgid}] = {li, si};
+            waitSite_[{r.lock_addr, r.kstack_id, r.tgid, r.cgroup}] = {li, si};
     }
     kernelRecords_.clear();
 }
@@ -335,9 +358,7 @@ void CaptureAssembler::addUserRecords(const std::vector<probes::LockRecord>& rec
         std::vector<Frame> frames;
         if (r.ustack_id >= 0 && userStack_)
             frames = userCallerFrames(userStack_(r.ustack_id, r.tgid));
-        std::string key = lockKey(0, r.type, frames);
-        if (options_.per_tgid && r.tgid)
-            key += "#" + std::to_string(r.tgid);
+        std::string key = lockKey(0, r.type, frames) + partitionSuffix(r);
         if (!passesFilters(r, key, frames))
             continue;
         addToLock(key, r, hold, StackKind::User, std::move(frames), std::nullopt, out);
@@ -354,12 +375,22 @@ std::pair<size_t, size_t> CaptureAssembler::addToLock(const std::string& key, co
         Lock l;
         l.key = key;
         l.type = baseLockType(r.type);
+        if (options_.per_cgroup && r.cgroup)
+            l.cgroup = cgroupPath(r.cgroup);
         out.locks.push_back(std::move(l));
     }
     Lock& lock = out.locks[li->second];
     auto& addrs = lockAddrs_[key];
     if (r.lock_addr)
         addrs.insert(r.lock_addr);
+    if (const std::string name = r.lock_addr ? lockName(r.lock_addr) : ""; !name.empty()) {
+        auto& names = lockNames_[key];
+        if (names.insert(name).second) {
+            lock.name.clear();
+            for (const auto& n : names)
+                lock.name += (lock.name.empty() ? "" : ",") + n;
+        }
+    }
     lock.instances = static_cast<uint32_t>(std::max<size_t>(addrs.size(), 1));
     if (addrs.size() == 1)
         lock.address = *addrs.begin();
@@ -384,7 +415,7 @@ void CaptureAssembler::addHolders(const std::vector<probes::HolderRecord>& recor
 {
     // A holder record whose wait was filtered out (or never read) has no site: dropped with it.
     for (const auto& r : records) {
-        auto it = waitSite_.find({r.lock_addr, r.wait_kstack_id, r.tgid});
+        auto it = waitSite_.find({r.lock_addr, r.wait_kstack_id, r.tgid, r.cgroup});
         // The hold probe sees raw spinlocks only; owners of sleeping locks come from addOwners.
         if (it == waitSite_.end() || out.locks[it->second.first].type != "spinlock")
             continue;
@@ -412,7 +443,7 @@ void CaptureAssembler::addOwners(const std::vector<probes::OwnerRecord>& records
 {
     // Like holders: an owner record whose wait was filtered out has no site.
     for (const auto& r : records) {
-        auto it = waitSite_.find({r.lock_addr, r.wait_kstack_id, r.tgid});
+        auto it = waitSite_.find({r.lock_addr, r.wait_kstack_id, r.tgid, r.cgroup});
         if (it == waitSite_.end())
             continue;
         // The whole stack: its leaf is where the owner was (often schedule(), under what it sleeps in).
@@ -475,6 +506,7 @@ void CaptureAssembler::assembleCpu(const probes::Snapshot& snapshot, Capture& ou
 
 void CaptureAssembler::assemble(const probes::Snapshot& snapshot, Capture& out)
 {
+    probeNames_ = &snapshot.lock_names;
     // Every walked kernel stack is read before any lock gets its key.
     readKernelRecords(snapshot.waits, false, out);
     readKernelRecords(snapshot.holds, true, out);

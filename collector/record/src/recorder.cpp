@@ -15,6 +15,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "lockscope/record/cgroup_paths.h"
 #include "lockscope/record/kallsyms.h"
 #include "lockscope/record/lock_frames.h"
 #include "lockscope/record/syscall_plan.h"
@@ -486,6 +487,11 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
     aopt.cpu_frequency_hz = sampled ? popt.cpu_frequency_hz : 0;
     aopt.stack_depth = popt.stack_depth;
     aopt.per_tgid = popt.per_tgid;
+    aopt.per_cgroup = popt.per_cgroup;
+    if (popt.per_cgroup)
+        aopt.cgroup_path = [paths = std::make_shared<CgroupPaths>(cgroup2Mount())](uint64_t id) {
+            return paths->pathOf(id);
+        };
     for (const auto& u : popt.user_locks)
         aopt.user_lock_functions.insert(u.lock_fn);
     aopt.own_code = session->programCode();

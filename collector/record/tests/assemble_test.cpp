@@ -41,6 +41,17 @@ constexpr uint64_t kTrace = 0xffffffff81000010, kIter = 0xffffffff81000110,
 // One of lockscope's own programs, loaded after kallsyms was read.
 constexpr uint64_t kOwnBegin = 0xffffffffc0001000, kOwn = kOwnBegin + 0x45;
 
+// kallsyms text with enough data symbols for them to count (KernelSymbols::kMinDataSymbols).
+std::string withDataSymbols(std::string text)
+{
+    char line[64];
+    for (unsigned i = 0; i < KernelSymbols::kMinDataSymbols; ++i) {
+        std::snprintf(line, sizeof line, "ffffffff83%06x d filler_%u\n", i * 0x100, i);
+        text += line;
+    }
+    return text;
+}
+
 probes::LockRecord rec(uint64_t addr, int64_t stack, const std::string& type,
                        std::initializer_list<uint64_t> values)
 {
@@ -363,14 +374,7 @@ TEST_F(Fixture, LocksKeyedByCallerWithMergedSitesAndDedupedStacks)
 
 TEST_F(Fixture, GlobalSymbolKeyWhenDataSymbolsExist)
 {
-    std::string text = kKallsyms;
-    text += "ffffffff82000000 D rename_lock\n";
-    char line[64];
-    for (unsigned i = 0; i < KernelSymbols::kMinDataSymbols; ++i) {
-        std::snprintf(line, sizeof line, "ffffffff83%06x d filler_%u\n", i * 0x100, i);
-        text += line;
-    }
-    symbols = KernelSymbols::parse(text);
+    symbols = KernelSymbols::parse(withDataSymbols(std::string(kKallsyms) + "ffffffff82000000 D rename_lock\n"));
     probes::Snapshot snap;
     snap.waits.push_back(rec(0xffffffff82000000, 1, "spinlock", {10}));
     snap.waits.push_back(rec(0xffff888000001000, 1, "spinlock", {10}));
@@ -433,6 +437,68 @@ TEST_F(Fixture, PerTgidKeys)
     Capture c = run(snap);
     EXPECT_TRUE(findLock(c, "spinlock@do_semtimedop#41"));
     EXPECT_TRUE(findLock(c, "spinlock@do_semtimedop#42"));
+}
+
+// One lock contended from two cgroups is two locks, each with its cgroup's
+// path; holders join the wait of their own cgroup.
+TEST_F(Fixture, PerCgroupKeysAndPaths)
+{
+    opts.per_cgroup = true;
+    opts.cgroup_path = [](uint64_t id) { return id == 7 ? std::string("/ls/a") : std::string(); };
+    probes::Snapshot snap;
+    auto a = rec(0xffff888000001000, 1, "spinlock", {100});
+    a.cgroup = 7;
+    auto b = rec(0xffff888000001000, 1, "spinlock", {100, 300});
+    b.cgroup = 8; // gone before it could be named
+    snap.waits = {a, b};
+    probes::OwnerRecord o;
+    o.lock_addr = 0xffff888000001000;
+    o.wait_kstack_id = 1;
+    o.owner_tid = 99;
+    o.count = 2;
+    o.cgroup = 8;
+    snap.owners = {o};
+    Capture c = run(snap);
+    const Lock* la = findLock(c, "spinlock@do_semtimedop#/ls/a");
+    const Lock* lb = findLock(c, "spinlock@do_semtimedop#cgroup#8");
+    ASSERT_TRUE(la);
+    ASSERT_TRUE(lb);
+    EXPECT_EQ(la->cgroup, "/ls/a");
+    EXPECT_EQ(lb->cgroup, "cgroup#8");
+    EXPECT_EQ(la->wait.count(), 1u);
+    EXPECT_EQ(lb->wait.count(), 2u);
+    EXPECT_TRUE(la->sites[0].holders.empty());
+    ASSERT_EQ(lb->sites[0].holders.size(), 1u);
+    EXPECT_EQ(lb->sites[0].holders[0].owner_tid, 99u);
+}
+
+// Names sit beside the caller's key: a global symbol from kallsyms, else what
+// the wait probe named the address; --lock matches them, and two instances
+// of different names list both.
+TEST_F(Fixture, LockNamesBesideTheKeyAndUsableAsFilters)
+{
+    symbols = KernelSymbols::parse(withDataSymbols(std::string(kKallsyms) + "ffffffff82000000 D rename_lock\n"));
+    probes::Snapshot snap;
+    snap.waits = {rec(0xffffffff82000008, 1, "spinlock", {100}), rec(0xffff888000001000, 3, "mutex", {50}),
+                  rec(0xffff888000002000, 3, "mutex", {70}), rec(0xffff888000003000, 4, "spinlock", {10})};
+    snap.lock_names = {{0xffff888000001000, "&task_struct"}, {0xffff888000002000, "mmap_lock"}};
+    Capture c = run(snap);
+    const Lock* global = findLock(c, "rename_lock+0x8");
+    ASSERT_TRUE(global);
+    EXPECT_EQ(global->name, "rename_lock");
+    const Lock* m = findLock(c, "mutex@ipc_addid");
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->name, "&task_struct,mmap_lock");
+    const Lock* unnamed = findLock(c, "spinlock@__lock_timer");
+    ASSERT_TRUE(unnamed);
+    EXPECT_EQ(unnamed->name, "");
+
+    opts.lock_keys = {"mmap_lock"};
+    Capture byName = run(snap);
+    ASSERT_EQ(byName.locks.size(), 1u);
+    EXPECT_EQ(byName.locks[0].key, "mutex@ipc_addid");
+    EXPECT_EQ(byName.locks[0].name, "mmap_lock");
+    EXPECT_EQ(byName.locks[0].wait.count(), 1u) << "only the mmap_lock instance";
 }
 
 TEST_F(Fixture, CpuShareAndLatencies)
@@ -681,10 +747,10 @@ TEST_F(Fixture, OwnersBecomeHoldersOfTheirWaitSite)
 {
     probes::Snapshot snap;
     snap.waits.push_back(rec(0xffff888000003000, 3, "mutex", {70, 30}));
-    snap.owners.push_back(probes::OwnerRecord{0xffff888000003000, 3, 0, 4242, "owner", {kSemop, kSys}, 1, 70});
-    snap.owners.push_back(probes::OwnerRecord{0xffff888000003000, 3, 0, 4243, "other", {}, 1, 30});
+    snap.owners.push_back(probes::OwnerRecord{0xffff888000003000, 3, 0, 4242, "owner", {kSemop, kSys}, 1, 70, 0});
+    snap.owners.push_back(probes::OwnerRecord{0xffff888000003000, 3, 0, 4243, "other", {}, 1, 30, 0});
     // A wait filtered out or never read: no site, dropped.
-    snap.owners.push_back(probes::OwnerRecord{0xffff888000009000, 3, 0, 1, "gone", {kSemop}, 1, 5});
+    snap.owners.push_back(probes::OwnerRecord{0xffff888000009000, 3, 0, 1, "gone", {kSemop}, 1, 5, 0});
     Capture c = run(snap);
     const Lock* m = findLock(c, "mutex@ipc_addid");
     ASSERT_TRUE(m);

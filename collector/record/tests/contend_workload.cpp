@@ -12,6 +12,8 @@
 //   contend-workload semctl THREADS SECONDS as semop, plus one thread reading the set
 //                                           with semctl(GETALL): the same array lock,
 //                                           contended from a second kernel caller
+//   contend-workload mmap THREADS SECONDS   threads mmap, touch and munmap anonymous memory:
+//                                           the process's mmap_lock, taken for writing
 //
 // Prints one line {"lockscope_result": {"ops": N, ...}} like the samples.
 #include <atomic>
@@ -25,6 +27,7 @@
 #include <sched.h>
 #include <string>
 #include <sys/ipc.h>
+#include <sys/mman.h>
 #include <sys/sem.h>
 #include <sys/syscall.h>
 #include <thread>
@@ -138,20 +141,36 @@ __attribute__((noinline)) uint64_t ls_test_semctl_worker(int semid)
     return ops;
 }
 
+// Every mmap and munmap takes the process's mmap_lock for writing.
+__attribute__((noinline)) uint64_t ls_test_mmap_worker()
+{
+    constexpr size_t kLen = 64 * 1024;
+    uint64_t ops = 0;
+    while (!g_stop.load(std::memory_order_relaxed)) {
+        void* p = mmap(nullptr, kLen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            return ops;
+        static_cast<volatile char*>(p)[0] = 1;
+        munmap(p, kLen);
+        ++ops;
+    }
+    return ops;
+}
+
 } // extern "C"
 
 int main(int argc, char** argv)
 {
     if (argc != 4) {
-        std::fprintf(stderr, "usage: %s mutex|spin|semop|semctl THREADS SECONDS\n", argv[0]);
+        std::fprintf(stderr, "usage: %s mutex|spin|semop|semctl|mmap THREADS SECONDS\n", argv[0]);
         return 2;
     }
     const std::string mode = argv[1];
     const int threads = std::atoi(argv[2]);
     const double seconds = std::atof(argv[3]);
     const bool sem = mode == "semop" || mode == "semctl";
-    if ((mode != "mutex" && mode != "spin" && !sem) || threads < 1 || threads > 256 || !(seconds > 0)) {
-        std::fprintf(stderr, "%s: bad arguments (mode mutex|spin|semop|semctl, THREADS 1..256, SECONDS > 0)\n",
+    if ((mode != "mutex" && mode != "spin" && mode != "mmap" && !sem) || threads < 1 || threads > 256 || !(seconds > 0)) {
+        std::fprintf(stderr, "%s: bad arguments (mode mutex|spin|semop|semctl|mmap, THREADS 1..256, SECONDS > 0)\n",
                      argv[0]);
         return 2;
     }
@@ -175,6 +194,8 @@ int main(int argc, char** argv)
                 n = ls_test_mutex_worker();
             else if (mode == "spin")
                 n = ls_test_spin_worker();
+            else if (mode == "mmap")
+                n = ls_test_mmap_worker();
             else
                 n = ls_test_semop_worker(semid, static_cast<unsigned>(t));
         });

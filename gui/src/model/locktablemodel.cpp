@@ -49,6 +49,10 @@ QVariant LockTableModel::data(const QModelIndex& index, int role) const
         return index.column() == WaitTotal || index.column() == WaitShare ? QVariant(waitShare) : QVariant();
     if (role == Qt::ToolTipRole && index.column() == Key) {
         QString tip = fromStd(lock.key) + QStringLiteral(" (") + fromStd(lock.type) + QLatin1Char(')');
+        if (!lock.name.empty())
+            tip += QStringLiteral("\nname ") + fromStd(lock.name);
+        if (!lock.cgroup.empty())
+            tip += QStringLiteral("\ncgroup ") + fromStd(lock.cgroup);
         if (lock.address)
             tip += QStringLiteral("\naddress 0x") + QString::number(*lock.address, 16);
         if (lock.aborted)
@@ -64,8 +68,9 @@ QVariant LockTableModel::data(const QModelIndex& index, int role) const
         return display ? QVariant(formatCount(v)) : QVariant(qulonglong(v));
     };
     switch (index.column()) {
-    case Key:
-        return fromStd(lock.key);
+    case Key: // the name (record --lock-names) beside the key; the cgroup is in the key
+        return lock.name.empty() || !display ? fromStd(lock.key)
+                                             : fromStd(lock.key) + QStringLiteral("  [") + fromStd(lock.name) + QLatin1Char(']');
     case Type:
         return fromStd(lock.type);
     case Instances:

@@ -6,6 +6,7 @@
 // stack ids, unsymbolized). collector/record turns these into a Capture.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -78,6 +79,9 @@ struct Options {
                                         // ones get the times of the timed ones (Stats::waits_untimed);
                                         // 0 = time every wait. Off with holder_stacks
     bool per_tgid = false;              // key waits by tgid as well
+    bool per_cgroup = false;            // key waits by the waiter's cgroup v2 id as well
+    uint64_t cgroup_id = 0;             // in-kernel filter: only tasks in this cgroup v2 or below; 0 = any
+    uint32_t cgroup_level = 0;          // its depth under the cgroup v2 root (the root is 0)
     std::vector<uint32_t> tgids;        // in-kernel filter; empty = every process
     bool follow_forks = true;           // children of filtered tgids join the filter
     std::string comm;                   // in-kernel comm filter; empty = any
@@ -91,6 +95,8 @@ struct Options {
                                         // needs the hold probe, which then records every acquisition
     bool lock_owner = false;            // name the owner task (and its stack) of contended mutexes and
                                         // writer-owned rwsems from the lock word
+    bool lock_names = false;            // name contended locks by what they are (mmap_lock, siglock,
+                                        // rq_lock, "&<slab cache>"), once per address
     bool syscalls = true;               // IPC and timer syscall latency
     Backend syscall_backend = Backend::Auto; // Auto: fentry -> raw_tp -> tracepoint
     uint32_t syscall_sample = 1;        // time 1 in N calls per thread
@@ -138,6 +144,7 @@ struct LockRecord {
     uint32_t flags = 0;       // LCB_F_* for waits; the hold probe's variant for holds
     uint32_t tgid = 0;        // 0 unless per_tgid
     std::string type;         // lockTypeName(flags) or the user lock's type
+    uint64_t cgroup = 0;      // the waiter's cgroup v2 id; 0 unless per_cgroup
     Log2Hist hist;
 };
 
@@ -151,6 +158,7 @@ struct HolderRecord {
     uint32_t tgid = 0;             // 0 unless per_tgid
     uint64_t count = 0;
     uint64_t wait_ns = 0;          // total wait time of these waits
+    uint64_t cgroup = 0;           // as LockRecord::cgroup
 };
 
 // Sleeping waits on one lock from one waiter stack whose lock word named
@@ -165,6 +173,7 @@ struct OwnerRecord {
     std::vector<uint64_t> owner_stack; // innermost first; empty: not walked
     uint64_t count = 0;
     uint64_t wait_ns = 0;
+    uint64_t cgroup = 0;               // as LockRecord::cgroup
 };
 
 struct LatencyRecord {
@@ -200,6 +209,7 @@ struct Snapshot {
     std::vector<CpuRecord> cpu;
     std::vector<CpuUnstackedRecord> cpu_unstacked;
     uint64_t cpu_samples = 0;
+    std::map<uint64_t, std::string> lock_names; // lock address -> what it is (Options::lock_names)
     Stats stats;              // events, lost, map_full, stack_failures, ...
 };
 

@@ -21,7 +21,7 @@ const char* toString(SortKey key) noexcept;
 
 struct ReportOptions {
     size_t top = 20;              // lock rows kept (0 = all)
-    std::string lock_key;         // only this lock (exact key) when not empty
+    std::string lock_key;         // only this lock (exact key, or every lock of this name) when not empty
     SortKey sort = SortKey::Wait;
     size_t paths_per_lock = 5;    // top call paths kept per lock
 };
@@ -50,6 +50,8 @@ struct HolderRow {
 
 struct LockRow {
     std::string key;
+    std::string name;             // what the lock is (record --lock-names), "" if unknown
+    std::string cgroup;           // its waiters' cgroup v2 path (record --per-cgroup), "" if not split
     std::string type;
     std::string caller;           // first non-lock frame of the hottest path ("" if none)
     std::optional<uint64_t> address;
@@ -78,6 +80,15 @@ struct LatencyRow {
     }
 };
 
+// Every lock of one cgroup (record --per-cgroup), before the --top cut.
+struct CgroupRow {
+    std::string cgroup;
+    size_t locks = 0;
+    uint64_t contentions = 0;
+    uint64_t wait_ns = 0;
+    double wait_share = 0.0;      // of all locks' wait, 0..1
+};
+
 // A numeric workload result, flattened: {"a": {"b": 3}} → "a.b" = 3.
 struct NumericField {
     std::string name;
@@ -98,6 +109,7 @@ struct Report {
     std::optional<double> cpu_lock_share;// 0..1, absent when the CPU was not sampled
     CpuProfile cpu;                      // stacks cleared; leaves kept
     std::vector<LockRow> locks;
+    std::vector<CgroupRow> cgroups;      // by wait, descending; empty unless the capture is per cgroup
     std::vector<LatencyRow> syscalls;
     std::vector<LatencyRow> functions;
     ReportOptions options;

@@ -134,6 +134,9 @@ struct LockSite {
 struct Lock {
     std::string key;
     std::string type;                 // spinlock, rwlock, mutex, rwsem, rtmutex, percpu-rwsem, semaphore, pthread-mutex, ...
+    std::string name;                 // what the lock is, when known: a global symbol, "mmap_lock", "siglock",
+                                      // "rq_lock", "&<slab cache>" ("" = unknown); the key stays the caller's
+    std::string cgroup;               // cgroup v2 path of the waiters (record --per-cgroup); "" = all cgroups
     std::optional<uint64_t> address;  // one instance's address (absent when redacted or many)
     uint32_t instances = 1;           // distinct addresses folded into this key
     uint64_t aborted = 0;             // waits that ended with an error

@@ -21,6 +21,9 @@ namespace lockscope::record {
 struct AssembleOptions {
     unsigned stack_depth = 16;           // frames kept after the lock-internal ones
     bool per_tgid = false;               // keys get a "#tgid" suffix
+    bool per_cgroup = false;             // keys get a "#<cgroup path>" suffix, locks their cgroup
+    // cgroup v2 id -> path ("/a/b"), for per_cgroup (cgroup_paths.h).
+    std::function<std::string(uint64_t id)> cgroup_path;
     uint32_t cpu_frequency_hz = 0;
     size_t top_leaves = 25;
     // User-space filters applied to every lock record. Types match the base
@@ -75,6 +78,11 @@ private:
     const probes::ProgramCode* ownCode(uint64_t ip) const;
     bool takenByOwnProgram(const std::vector<Frame>& all) const;
     uint32_t intern(StackKind kind, std::vector<Frame> frames, Capture& out);
+    // "#tgid" and "#<cgroup path>" as asked: the same lock apart per process or cgroup.
+    std::string partitionSuffix(const probes::LockRecord& r) const;
+    std::string cgroupPath(uint64_t id) const;
+    // What the lock at addr is ("" if unknown): a global symbol, else what the wait probe named it.
+    std::string lockName(uint64_t addr) const;
     bool passesFilters(const probes::LockRecord& r, const std::string& key,
                        const std::vector<Frame>& frames) const;
     // A kernel wait or hold between reading and filing: its caller frames
@@ -87,8 +95,8 @@ private:
         std::string callerKey;
         bool passes; // a walked record: passed the filters under its lock's key
     };
-    // One kernel lock: address, tgid (0 unless per_tgid), base type.
-    using LockIdentity = std::tuple<uint64_t, uint32_t, std::string>;
+    // One kernel lock: address, tgid (0 unless per_tgid), cgroup (0 unless per_cgroup), base type.
+    using LockIdentity = std::tuple<uint64_t, uint32_t, uint64_t, std::string>;
     struct DecidedKey {
         std::string key;
         bool passed = false; // some walked record of the lock passed the filters
@@ -117,8 +125,10 @@ private:
     std::map<std::string, size_t> lockIndex_;                  // key -> out.locks index
     std::map<std::string, std::set<uint64_t>> lockAddrs_;      // key -> distinct addresses
     std::map<std::tuple<std::string, uint32_t, int64_t>, size_t> siteIndex_;
-    // Kernel wait (address, kernel stack id, tgid) -> (out.locks index, site index), for holders and owners.
-    std::map<std::tuple<uint64_t, int64_t, uint32_t>, std::pair<size_t, size_t>> waitSite_;
+    // Kernel wait (address, kernel stack id, tgid, cgroup) -> (out.locks index, site index), for holders and owners.
+    std::map<std::tuple<uint64_t, int64_t, uint32_t, uint64_t>, std::pair<size_t, size_t>> waitSite_;
+    const std::map<uint64_t, std::string>* probeNames_ = nullptr; // the snapshot's lock_names
+    std::map<std::string, std::set<std::string>> lockNames_;       // key -> names of its addresses
     std::vector<KernelRecord> kernelRecords_;
     // Every record of a lock, walked or not, is filed under one key: its
     // hottest walked caller's (lock_identity.h).
