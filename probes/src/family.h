@@ -58,8 +58,6 @@ template <class Skel, void (*Destroy)(Skel*)> struct SkelDeleter {
 template <class Skel, void (*Destroy)(Skel*)>
 using SkelPtr = std::unique_ptr<Skel, SkelDeleter<Skel, Destroy>>;
 
-const char* backendName(Backend b);
-
 std::unique_ptr<Family> openWait(FamilyContext& ctx);
 std::unique_ptr<Family> openFollow(FamilyContext& ctx);
 std::unique_ptr<Family> openHold(FamilyContext& ctx);

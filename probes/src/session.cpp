@@ -6,31 +6,6 @@
 
 namespace lockscope::probes {
 
-namespace detail {
-
-const char* backendName(Backend b)
-{
-    switch (b) {
-    case Backend::Auto:
-        return "auto";
-    case Backend::Fentry:
-        return "fentry";
-    case Backend::Kprobe:
-        return "kprobe";
-    case Backend::TpBtf:
-        return "tp_btf";
-    case Backend::RawTp:
-        return "raw_tp";
-    case Backend::Tracepoint:
-        return "tracepoint";
-    case Backend::Off:
-        return "off";
-    }
-    return "?";
-}
-
-} // namespace detail
-
 namespace {
 
 using namespace detail;

@@ -7,8 +7,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -24,6 +26,13 @@ public:
 };
 
 enum class Backend { Auto, Fentry, Kprobe, TpBtf, RawTp, Tracepoint, Off };
+
+// A backend as flags, probe lines and captures spell it ("tp_btf"), and back
+// (nullopt for a name that is none); backendNames() lists them all for a
+// usage message: "auto, fentry, kprobe, tp_btf, raw_tp, tracepoint, off".
+const char* backendName(Backend b) noexcept;
+std::optional<Backend> backendFromName(std::string_view name) noexcept;
+std::string backendNames();
 
 struct UserLockSpec {
     std::string binary;      // path of the executable or shared library

@@ -108,7 +108,4 @@ Report buildReport(const Capture& capture, const ReportOptions& options = {});
 // Every numeric leaf of a JSON value, flattened with dotted names.
 std::vector<NumericField> numericFields(const nlohmann::json& value);
 
-// Lock-implementation functions skipped when naming a lock's caller.
-bool isLockFunction(const std::string& function) noexcept;
-
 } // namespace lockscope::reports
