@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <memory>
+#include <string>
 #include <unistd.h>
+#include <vector>
 
 #include "commands.h"
 #include "lockscope/reports/exchange.h"
@@ -28,10 +30,12 @@ void addExportCommand(CLI::App& app, Result& result)
     auto o = std::make_shared<Opts>();
     CLI::App* cmd = app.add_subcommand("export", "Convert a capture to folded stacks, pprof or speedscope");
     cmd->add_option("capture", o->capture, "capture file")->required();
-    cmd->add_option("--format", o->format,
-                    "folded, pprof, speedscope, or pprof-holders (Go's mutex profile: wait charged to the holders' stacks)")
-        ->required()
-        ->check(CLI::IsMember({"folded", "pprof", "pprof-holders", "speedscope"}));
+    // The formats are the registry's (reports/src/exchange.cpp), so a new
+    // exporter needs no change here.
+    std::vector<std::string> formats;
+    for (const reports::Exporter* e : reports::exporters())
+        formats.emplace_back(e->name());
+    cmd->add_option("--format", o->format, "output format: folded, pprof, speedscope, or pprof-holders (Go's mutex profile: wait charged to the holders' stacks)")->required()->check(CLI::IsMember(formats));
     cmd->add_option("--weight", o->weight, "wait, hold or count (pprof carries all three)")
         ->check(CLI::IsMember({"wait", "hold", "count"}));
     cmd->add_option("-o,--output", o->output, "output file (default: stdout)");

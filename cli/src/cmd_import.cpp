@@ -4,6 +4,8 @@
 #include <iterator>
 #include <memory>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "commands.h"
 #include "lockscope/capture/io.h"
@@ -18,9 +20,12 @@ void addImportCommand(CLI::App& app, Result& result)
     };
     auto o = std::make_shared<Opts>();
     CLI::App* cmd = app.add_subcommand("import", "Turn perf script text or /proc/lock_stat into a capture");
-    cmd->add_option("kind", o->kind, "perf-script or lock-stat")
-        ->required()
-        ->check(CLI::IsMember({"perf-script", "lock-stat"}));
+    // The kinds are the registry's (reports/src/exchange.cpp), so a new
+    // importer needs no change here.
+    std::vector<std::string> kinds;
+    for (const reports::Importer* i : reports::importers())
+        kinds.emplace_back(i->name());
+    cmd->add_option("kind", o->kind, "input kind")->required()->check(CLI::IsMember(kinds));
     cmd->add_option("file", o->input, "input file ('-' for stdin)")->required();
     cmd->add_option("-o,--output", o->output, "capture file to write")->required();
     cmd->add_option("--label", o->label, "capture label (e.g. baseline, patched)");

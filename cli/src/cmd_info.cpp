@@ -9,23 +9,10 @@
 
 #include "commands.h"
 #include "lockscope/capture/io.h"
+#include "lockscope/capture/units.h"
 
 namespace lockscope::cli {
 namespace {
-
-std::string formatNs(uint64_t ns)
-{
-    char buf[32];
-    if (ns < 1000)
-        std::snprintf(buf, sizeof buf, "%" PRIu64 " ns", ns);
-    else if (ns < 1000000)
-        std::snprintf(buf, sizeof buf, "%.2f us", static_cast<double>(ns) / 1e3);
-    else if (ns < 1000000000)
-        std::snprintf(buf, sizeof buf, "%.2f ms", static_cast<double>(ns) / 1e6);
-    else
-        std::snprintf(buf, sizeof buf, "%.2f s", static_cast<double>(ns) / 1e9);
-    return buf;
-}
 
 std::string joined(const std::vector<std::string>& words)
 {
@@ -124,8 +111,8 @@ void printInfo(const std::string& file, const Capture& c, size_t topN)
     std::printf("  %-*s  %-9s %12s %12s %12s %12s\n", kw, "lock", "type", "waits", "total", "max", "p99");
     for (const Lock* l : locks)
         std::printf("  %-*s  %-9s %12" PRIu64 " %12s %12s %12s\n", kw, l->key.c_str(), l->type.c_str(),
-            l->wait.count(), formatNs(l->wait.total()).c_str(), formatNs(l->wait.max()).c_str(),
-            formatNs(l->wait.percentile(99)).c_str());
+            l->wait.count(), units::duration(double(l->wait.total())).c_str(), units::duration(double(l->wait.max())).c_str(),
+            units::duration(double(l->wait.percentile(99))).c_str());
 }
 
 } // namespace

@@ -73,17 +73,9 @@ struct RecordArgs {
 
 probes::Backend parseBackend(const std::string& flag, const std::string& v)
 {
-    using probes::Backend;
-    static const std::pair<const char*, Backend> names[] = {
-        {"auto", Backend::Auto},     {"fentry", Backend::Fentry},         {"kprobe", Backend::Kprobe},
-        {"tp_btf", Backend::TpBtf},  {"raw_tp", Backend::RawTp},          {"tracepoint", Backend::Tracepoint},
-        {"off", Backend::Off},
-    };
-    for (const auto& [name, b] : names)
-        if (v == name)
-            return b;
-    throw CLI::ValidationError(flag, "unknown backend '" + v +
-                                         "' (auto, tp_btf, raw_tp, tracepoint, fentry, kprobe, off)");
+    if (auto b = probes::backendFromName(v))
+        return *b;
+    throw CLI::ValidationError(flag, "unknown backend '" + v + "' (" + probes::backendNames() + ")");
 }
 
 std::string defaultOutput()

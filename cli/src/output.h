@@ -5,6 +5,7 @@
 #include <string>
 
 #include "lockscope/capture/io.h"
+#include "lockscope/capture/output_file.h"
 
 namespace lockscope::cli {
 

@@ -78,8 +78,10 @@ private slots:
         w.setData(flameFromCallTree(CallTree::forCapture(c, TreeDirection::TopDown), FlameWeight::Wait));
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
+        // The middle of row d (0: the root).
+        const auto row = [](int d) { return d * FlameGraphWidget::kRowHeight + FlameGraphWidget::kRowHeight / 2; };
         // Row 0 is the root, row 1 entry_SYSCALL_64 across the whole width.
-        const int entry = w.nodeAt(QPointF(400, 18 + 9));
+        const int entry = w.nodeAt(QPointF(400, row(1)));
         QVERIFY(entry > 0);
         QCOMPARE(w.data().nodes[static_cast<size_t>(entry)].function, QStringLiteral("entry_SYSCALL_64"));
         QVERIFY(w.describe(static_cast<uint32_t>(entry)).contains(QStringLiteral("100.0 %")));
@@ -88,10 +90,10 @@ private slots:
         int deep = -1;
         QPoint deepPos;
         for (int x = 5; x < 800 && deep < 0; x += 10) {
-            const int id = w.nodeAt(QPointF(x, 4 * 18 + 9));
+            const int id = w.nodeAt(QPointF(x, row(4)));
             if (id > 0 && w.data().nodes[static_cast<size_t>(id)].function == QStringLiteral("do_semtimedop")) {
                 deep = id;
-                deepPos = QPoint(x, 4 * 18 + 9);
+                deepPos = QPoint(x, row(4));
             }
         }
         QVERIFY(deep > 0);
@@ -99,7 +101,7 @@ private slots:
         QTest::mouseClick(&w, Qt::LeftButton, {}, deepPos);
         QCOMPARE(w.zoomNode(), static_cast<uint32_t>(deep));
         QCOMPARE(zoomed.count(), 1);
-        QCOMPARE(w.nodeAt(QPointF(790, 4 * 18 + 9)), deep);
+        QCOMPARE(w.nodeAt(QPointF(790, row(4))), deep);
         QTest::keyClick(&w, Qt::Key_Escape);
         QCOMPARE(w.zoomNode(), 0u);
 

@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -207,30 +206,6 @@ ProcessResult runProcess(const std::vector<std::string>& argv, double timeout_s,
     else if (WIFSIGNALED(status))
         result.signal = WTERMSIG(status);
     return result;
-}
-
-std::string findExecutable(const std::string& name)
-{
-    if (name.empty())
-        return {};
-    if (name.find('/') != std::string::npos)
-        return ::access(name.c_str(), X_OK) == 0 ? name : std::string{};
-    const char* path = std::getenv("PATH");
-    std::string_view rest = path ? path : "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin";
-    while (true) {
-        auto colon = rest.find(':');
-        std::string dir(rest.substr(0, colon));
-        if (dir.empty())
-            dir = ".";
-        std::string candidate = dir + "/" + name;
-        struct stat st {};
-        if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0)
-            return candidate;
-        if (colon == std::string_view::npos)
-            break;
-        rest.remove_prefix(colon + 1);
-    }
-    return {};
 }
 
 std::string shellQuote(std::string_view word)

@@ -5,8 +5,12 @@
 #include <fstream>
 #include <sstream>
 
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -61,12 +65,28 @@ TEST(LabProcess, CapturesOutputAndExitCode)
 TEST(LabProcess, TimeoutKillsTheWholeProcessGroup)
 {
     auto dir = tempDir("timeout");
-    auto marker = dir / "survivor";
-    // The grandchild would write the marker after the deadline if it survived.
-    auto r = runProcess({"sh", "-c", "(sleep 3; touch " + marker.string() + ") & sleep 30"}, 0.5);
+    auto pidFile = dir / "grandchild.pid";
+    // The grandchild names itself, then becomes a long sleep; the shell
+    // waits for that before sleeping too, so the kill finds both.
+    const std::string grandchild = "sh -c 'echo $$ > " + pidFile.string() + "; exec sleep 30'";
+    auto r = runProcess({"sh", "-c", grandchild + " & while [ ! -s " + pidFile.string() + " ]; do sleep 0.01; done; sleep 30"},
+                        1.0);
     EXPECT_TRUE(r.timed_out);
-    ::sleep(4);
-    EXPECT_FALSE(fs::exists(marker)) << "a child of the timed-out command survived the kill";
+    // A grandchild that never got to write its pid was killed (with the shell
+    // that would have forked it) before it could run: nothing survives then.
+    const std::string pidText = slurp(pidFile);
+    if (!pidText.empty()) {
+        const pid_t pid = std::stoi(pidText);
+        // pidfd polls readable once the process has exited (zombie or reaped).
+        const int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+        if (fd >= 0) {
+            pollfd p{fd, POLLIN, 0};
+            EXPECT_EQ(::poll(&p, 1, 10000), 1) << "the timed-out command's child " << pid << " survived the kill";
+            ::close(fd);
+        } else {
+            EXPECT_EQ(errno, ESRCH) << "pidfd_open: " << std::strerror(errno);
+        }
+    }
     fs::remove_all(dir);
 }
 

@@ -9,9 +9,9 @@
 #include "common.bpf.h"
 
 /*
- * Stack walks are nearly all of a wait or hold program's cost (a begin:
- * 1.96 us against 0.17 us without, whatever the depth: the unwinder's fixed
- * part), and the event rate is the workload's: a hot lock can contend
+ * Stack walks are nearly all of a wait or hold program's cost (the
+ * unwinder's fixed part, whatever the depth: probes/README.md has the
+ * per-event figures), and the event rate is the workload's: a hot lock can contend
  * 10^5-10^6 times a second, and the hold probe sees every
  * acquisition. An event not walked keeps its lock, flags and time under
  * LS_STACK_UNSAMPLED, so per-lock counts and histograms stay exact and only

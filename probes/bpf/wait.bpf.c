@@ -64,6 +64,17 @@ struct {
  */
 const volatile bool holder_scan = false;
 
+/* The budgets' windows are real time; the pairing tests set test_clock and
+ * step test_now_ns to open and close them where they choose. In a recording
+ * the verifier prunes the test branch (test_clock is read-only false). */
+const volatile bool test_clock = false;
+__u64 test_now_ns;
+
+static __always_inline __u64 now_ns(void)
+{
+    return test_clock ? test_now_ns : bpf_ktime_get_ns();
+}
+
 const volatile __u32 holder_nr_cpus = 0; /* possible CPUs, at most LS_HOLDER_MAX_CPUS */
 
 struct {
@@ -179,11 +190,10 @@ static __always_inline void holder_add(const struct ls_wait_done *w)
 
 /*
  * Ended waits not yet in their histograms. contention_end runs with the lock
- * just taken: the hash lookup and histogram update it used to do there
- * lengthened every contended critical section, and the waiters queued behind
- * it paid for that again (semop-multi lost 16% of its throughput while the
- * two CPUs really contended, 5.5% with the update moved out). So
- * an end only fills a slot here, and the next contention_begin on the CPU,
+ * just taken: a hash lookup and histogram update there lengthen every
+ * contended critical section, and the waiters queued behind it pay for that
+ * again (measured in bench/record/README.md, "Contention capture, toggled
+ * under one run"). So an end only fills a slot here, and the next contention_begin on the CPU,
  * which runs while its lock is held by someone else anyway, does the update.
  * A full ring (ends of sleeping waits on a CPU that begins none) falls back
  * to updating at the end. Only this CPU's programs touch its ring: an end
@@ -251,10 +261,8 @@ static __always_inline void drain_done(void)
  * matters is not CPU time but what the programs do to the lock:
  * contention_end runs with the lock just taken, and every clock read there
  * lengthens the critical section the other waiters queue behind, which makes
- * the next acquisition contend too. On semop-multi's contended mode
- * (hundreds of thousands of spinning waits a second per CPU) timing every
- * wait cost 4-11% of throughput per cycle; timing 1 in 4 cost what programs
- * that return at once cost (0%). An untimed wait (ts 0) reads no clock at
+ * the next acquisition contend too (bench/record/README.md, "Timing
+ * budget", has the cost of timing every wait). An untimed wait (ts 0) reads no clock at
  * either end and is never walked. Userspace spreads its count like the timed
  * waits of the same key, or of the same lock when the key has none
  * (wait_hist.cpp). Sleeping waits are always timed: they are long and rare.
@@ -325,7 +333,7 @@ static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags, __u64 sk
     s->e[d].lock = 0;
     s->depth = d + 1;
     if (timed) {
-        ts = bpf_ktime_get_ns();
+        ts = now_ns();
         if (tick)
             timed_event(tick, lock, slot, ts, false);
     }
@@ -443,7 +451,7 @@ static __always_inline int on_end(void *ctx, __u64 lock, int ret)
     }
 
     /* After the pop: an untimed wait (ts 0) reads no clock at all. */
-    __u64 now = p.ts ? bpf_ktime_get_ns() : 0;
+    __u64 now = p.ts ? now_ns() : 0;
 
     if (holder_scan && p.holder_state == LS_HOLDER_PENDING)
         resolve_pending_holder(&p); /* now, while the holder's recent releases still hold it */

@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The begin/end pairing of wait.bpf.c, exercised on the real (unattached)
 // raw_tp programs with BPF_PROG_TEST_RUN and synthetic event sequences.
-#include <chrono>
 #include <map>
 #include <memory>
-#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -369,10 +367,25 @@ TEST_F(Pairing, BucketsMatchLog2Hist)
 
 } // namespace
 
-// The stack budget (record --stack-budget): 3 walks per 10 ms window per CPU.
-class StackBudget : public Pairing {
+// The budgets' windows on the program's test clock, which the tests step:
+// no real-time window, so a preempted test sees the same windows.
+class ClockedPairing : public Pairing {
 protected:
-    void configure(ls_wait& w) override { w.rodata->stack_window_walks = 3; }
+    void configure(ls_wait& w) override { w.rodata->test_clock = true; }
+    // Sets the program's clock to ms after an arbitrary start.
+    void at(uint64_t ms) { skel_->bss->test_now_ns = kStart + ms * 1000000ULL; }
+
+    static constexpr uint64_t kStart = 1000000000000ULL;
+};
+
+// The stack budget (record --stack-budget): 3 walks per 10 ms window per CPU.
+class StackBudget : public ClockedPairing {
+protected:
+    void configure(ls_wait& w) override
+    {
+        ClockedPairing::configure(w);
+        w.rodata->stack_window_walks = 3;
+    }
 
     // n spin waits on lock; returns how many of them had their stack walked.
     uint64_t waitsWalked(unsigned n, uint64_t lock = A)
@@ -391,40 +404,27 @@ protected:
 
 TEST_F(StackBudget, WalksAtMostTheBudgetPerWindowAndSpreadsThemOnceExceeded)
 {
-    using Clock = std::chrono::steady_clock;
-    using std::chrono::milliseconds;
-    // Windows are 10 ms of real time: an attempt whose waits did not fit in
-    // one window (a preempted test) is retried.
-    bool measured = false;
-    for (int attempt = 0; attempt < 5 && !measured; ++attempt) {
-        // A window with one wait, so the next one opens walking every wait.
-        std::this_thread::sleep_for(milliseconds(12));
-        waitsWalked(1);
-        std::this_thread::sleep_for(milliseconds(12));
-        const auto t0 = Clock::now();
-        const uint64_t first = waitsWalked(3);
-        const uint64_t rest = waitsWalked(17);
-        const bool oneWindow = Clock::now() - t0 < milliseconds(9);
-        std::this_thread::sleep_for(milliseconds(12));
-        const auto t1 = Clock::now();
-        // 20 waits last window: 1 in ceil(20 / 3) = 7 now, after the first
-        // wait on each lock in the window.
-        const uint64_t firstOfA = waitsWalked(1);
-        const uint64_t spread = waitsWalked(7); // exactly one of any 7 ticks
-        const uint64_t firstOfB = waitsWalked(1, B); // a rare lock next to a hot one
-        const uint64_t capped = waitsWalked(1, X); // the budget is spent
-        const bool secondWindow = Clock::now() - t1 < milliseconds(9);
-        if (!oneWindow || !secondWindow)
-            continue;
-        measured = true;
-        EXPECT_EQ(first, 3u) << "a window after a quiet one walks every wait up to the budget";
-        EXPECT_EQ(rest, 0u) << "the budget of 3 per window was exceeded";
-        EXPECT_EQ(firstOfA, 1u) << "the first wait on a lock in a window is walked";
-        EXPECT_EQ(spread, 1u) << "after a busy window the walks are spread, not the first 3 in a row";
-        EXPECT_EQ(firstOfB, 1u) << "a rare lock's first wait is walked despite the period";
-        EXPECT_EQ(capped, 0u) << "no walk past the budget, even a new lock's";
-    }
-    ASSERT_TRUE(measured) << "no attempt fitted its waits into one 10 ms window";
+    // A window with one wait, so the next one opens walking every wait.
+    at(0);
+    waitsWalked(1);
+    at(12);
+    const uint64_t first = waitsWalked(3);
+    const uint64_t rest = waitsWalked(17);
+    at(24);
+    // 20 waits last window: 1 in ceil(20 / 3) = 7 now, after the first
+    // wait on each lock in the window.
+    const uint64_t firstOfA = waitsWalked(1);
+    const uint64_t spread = waitsWalked(7); // exactly one of any 7 ticks
+    const uint64_t firstOfB = waitsWalked(1, B); // a rare lock next to a hot one
+    const uint64_t capped = waitsWalked(1, X); // the budget is spent
+    EXPECT_EQ(first, 3u) << "a window after a quiet one walks every wait up to the budget";
+    EXPECT_EQ(rest, 0u) << "the budget of 3 per window was exceeded";
+    EXPECT_EQ(firstOfA, 1u) << "the first wait on a lock in a window is walked";
+    EXPECT_EQ(spread, 1u) << "after a busy window the walks are spread, not the first 3 in a row";
+    EXPECT_EQ(firstOfB, 1u) << "a rare lock's first wait is walked despite the period";
+    EXPECT_EQ(capped, 0u) << "no walk past the budget, even a new lock's";
+    at(36);
+    EXPECT_EQ(waitsWalked(1), 1u) << "a new window walks again";
     uint64_t timed = 0;
     for (const auto& [k, h] : waits())
         timed += h.count();
@@ -432,9 +432,13 @@ TEST_F(StackBudget, WalksAtMostTheBudgetPerWindowAndSpreadsThemOnceExceeded)
     EXPECT_EQ(waitEvents(), done_);
 }
 
-class TimingBudget : public Pairing {
+class TimingBudget : public ClockedPairing {
 protected:
-    void configure(ls_wait& w) override { w.rodata->time_window_events = 3; }
+    void configure(ls_wait& w) override
+    {
+        ClockedPairing::configure(w);
+        w.rodata->time_window_events = 3;
+    }
 
     // n spin waits on lock; returns how many of them were timed.
     uint64_t waitsTimed(unsigned n, uint64_t lock = A)
@@ -467,42 +471,22 @@ protected:
 
 TEST_F(TimingBudget, TimesOneInNPerLockAboveTheBudgetAndCountsEveryWait)
 {
-    using Clock = std::chrono::steady_clock;
-    using std::chrono::milliseconds;
-    // Windows are 10 ms of real time: an attempt whose waits did not fit in
-    // one window (a preempted test) is retried.
-    bool measured = false;
-    for (int attempt = 0; attempt < 5 && !measured; ++attempt) {
-        // A window with one wait, so the next one times every wait.
-        std::this_thread::sleep_for(milliseconds(12));
-        waitsTimed(1);
-        std::this_thread::sleep_for(milliseconds(12));
-        const auto t0 = Clock::now();
-        const uint64_t quiet = waitsTimed(20); // the first closes the quiet window
-        const bool oneWindow = Clock::now() - t0 < milliseconds(9);
-        std::this_thread::sleep_for(milliseconds(12));
-        const auto t1 = Clock::now();
-        // 20 waits in the last window, which lasted 12-20 ms: 10-17 per 10 ms,
-        // budget 3, so 1 in 4-6 per lock from the wait that closes it on.
-        std::vector<uint64_t> seq;
-        for (int i = 0; i < 25; ++i)
-            seq.push_back(waitsTimed(1));
-        const uint64_t firstOfB = waitsTimed(1, B); // a rare lock next to a hot one
-        const bool secondWindow = Clock::now() - t1 < milliseconds(9);
-        if (!oneWindow || !secondWindow)
-            continue;
-        measured = true;
-        EXPECT_EQ(quiet, 20u) << "after a quiet window every wait is timed";
-        size_t period = 1;
-        while (period < seq.size() && seq[period] == 0)
-            ++period;
-        EXPECT_GE(period, 4u);
-        EXPECT_LE(period, 6u);
-        for (size_t i = 0; i < seq.size(); ++i)
-            EXPECT_EQ(seq[i], i % period == 0 ? 1u : 0u) << "wait " << i << ": 1 in " << period << " is timed";
-        EXPECT_EQ(firstOfB, 1u) << "another lock's first wait is timed whatever the period";
-    }
-    ASSERT_TRUE(measured) << "no attempt fitted its waits into one 10 ms window";
+    // A window with one wait, so the next one times every wait.
+    at(0);
+    waitsTimed(1);
+    at(12);
+    const uint64_t quiet = waitsTimed(20); // the first closes the quiet window
+    at(24);
+    // 20 waits in the last window, which lasted 12 ms: 16 per 10 ms, budget
+    // 3, so 1 in 6 per lock from the wait that closes it on.
+    std::vector<uint64_t> seq;
+    for (int i = 0; i < 25; ++i)
+        seq.push_back(waitsTimed(1));
+    const uint64_t firstOfB = waitsTimed(1, B); // a rare lock next to a hot one
+    EXPECT_EQ(quiet, 20u) << "after a quiet window every wait is timed";
+    for (size_t i = 0; i < seq.size(); ++i)
+        EXPECT_EQ(seq[i], i % 6 == 0 ? 1u : 0u) << "wait " << i << ": 1 in 6 is timed";
+    EXPECT_EQ(firstOfB, 1u) << "another lock's first wait is timed whatever the period";
     uint64_t counted = 0;
     for (const auto& w : lockscope::probes::detail::readWaits(bpf_map__fd(skel_->maps.waits))) {
         counted += w.hist.count;
@@ -518,9 +502,9 @@ TEST_F(TimingBudget, TimesOneInNPerLockAboveTheBudgetAndCountsEveryWait)
 TEST_F(TimingBudget, SleepingWaitsAreAlwaysTimed)
 {
     // A busy window of spinning waits sets a period; mutex waits ignore it.
-    std::this_thread::sleep_for(std::chrono::milliseconds(12));
+    at(0);
     waitsTimed(40);
-    std::this_thread::sleep_for(std::chrono::milliseconds(12));
+    at(12);
     waitsTimed(1);
     for (int i = 0; i < 5; ++i) {
         begin(M, LS_LCB_F_MUTEX);

@@ -324,6 +324,44 @@ void addTree(DiffTree& t, FlatIndex& index, const FrameTable& table, const SideT
         addTree(t, index, table, src, c, id, isAfter);
     }
 }
+// Paths over all locks, summed per lock in lock order (as lockPaths rows
+// were), the top `keep` of them.
+std::vector<PathDelta> pathsOverAllLocks(const std::vector<std::vector<PathWeight>>& before,
+                                         const std::vector<std::vector<PathWeight>>& after, const FrameTable& frames,
+                                         size_t keep)
+{
+    std::vector<PathAcc> all(frames.pathCount());
+    std::vector<bool> seen(frames.pathCount(), false);
+    auto addAll = [&](const std::vector<std::vector<PathWeight>>& side, bool isAfter) {
+        for (const auto& lockPathsOfSide : side)
+            for (const auto& w : lockPathsOfSide) {
+                all[w.path].path = w.path;
+                seen[w.path] = true;
+                addWeight(all[w.path], w, isAfter);
+            }
+    };
+    addAll(before, false);
+    addAll(after, true);
+    size_t used = 0;
+    for (size_t p = 0; p < all.size(); ++p)
+        if (seen[p])
+            all[used++] = all[p];
+    all.resize(used);
+    return topPaths(all, keep, frames);
+}
+
+// The differential tree of both sides' call trees.
+DiffTree diffTree(const SideTree& before, const SideTree& after, const FrameTable& frames)
+{
+    DiffTree tree;
+    tree.nodes.reserve(std::max(before.size(), after.size()));
+    tree.nodes.emplace_back();
+    FlatIndex index(std::max(before.size(), after.size()));
+    addTree(tree, index, frames, before, 0, 0, false);
+    addTree(tree, index, frames, after, 0, 0, true);
+    return tree;
+}
+
 } // namespace
 
 Comparison detail::comparePooled(const Capture& before, const Capture& after, const CompareOptions& o)
@@ -360,33 +398,8 @@ Comparison detail::comparePooled(const Capture& before, const Capture& after, co
     c.syscalls = latencyDeltas(before.syscalls, after.syscalls, o);
     c.functions = latencyDeltas(before.functions, after.functions, o);
 
-    // Paths over all locks (summed per lock in lock order, as lockPaths rows
-    // were), and the differential tree.
-    std::vector<PathAcc> all(frames.pathCount());
-    std::vector<bool> seen(frames.pathCount(), false);
-    auto addAll = [&](const std::vector<std::vector<PathWeight>>& side, bool isAfter) {
-        for (const auto& lockPathsOfSide : side)
-            for (const auto& w : lockPathsOfSide) {
-                all[w.path].path = w.path;
-                seen[w.path] = true;
-                addWeight(all[w.path], w, isAfter);
-            }
-    };
-    addAll(pathsB, false);
-    addAll(pathsA, true);
-    size_t used = 0;
-    for (size_t p = 0; p < all.size(); ++p)
-        if (seen[p])
-            all[used++] = all[p];
-    all.resize(used);
-    c.paths = topPaths(all, o.top_paths, frames);
-
-    const SideTree tb = sideTree(before, bi), ta = sideTree(after, ai);
-    c.tree.nodes.reserve(std::max(tb.size(), ta.size()));
-    c.tree.nodes.emplace_back();
-    FlatIndex index(std::max(tb.size(), ta.size()));
-    addTree(c.tree, index, frames, tb, 0, 0, false);
-    addTree(c.tree, index, frames, ta, 0, 0, true);
+    c.paths = pathsOverAllLocks(pathsB, pathsA, frames, o.top_paths);
+    c.tree = diffTree(sideTree(before, bi), sideTree(after, ai), frames);
     return c;
 }
 

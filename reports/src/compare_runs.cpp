@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "compare_internal.h"
+#include "lockscope/capture/lock_frames.h"
 #include "lockscope/reports/report.h"
 #include "lockscope/reports/significance.h"
 
@@ -434,14 +435,19 @@ void headlineMetrics(Comparison& c, const Runs& base, const Runs& patched, const
     if (pb.cpu.samples || pa.cpu.samples)
         c.headline.push_back(shareMetric(
             "cpu_lock_share", base, patched, [](const Capture& r) { return r.cpu.lock_samples; }, true, c, o));
-    // CPU share of the hottest leaves (the perf-top figure).
+}
+
+// CPU share of the hottest leaves (the perf-top figure), the top 10.
+void cpuLeafMetrics(Comparison& c, const Runs& base, const Runs& patched, const Capture& pb, const Capture& pa,
+                    const CompareOptions& o)
+{
     std::map<std::string, uint64_t> leaves;
     for (const auto& l : pb.cpu.top_leaves)
         leaves[l.function] += l.samples;
     for (const auto& l : pa.cpu.top_leaves)
         leaves[l.function] += l.samples;
     for (const auto& [fn, unusedSamples] : leaves) {
-        const bool lockFn = isLockFunction(fn) || fn.find("spin_lock") != std::string::npos;
+        const bool lockFn = isLockFunction(fn) || isSpinFunction(fn);
         auto part = [fn = fn](const Capture& r) {
             uint64_t n = 0;
             for (const auto& l : r.cpu.top_leaves)
@@ -584,6 +590,7 @@ Comparison compareSets(const std::vector<const Capture*>& base, const std::vecto
     perRunMeans(c);
     workloadMetrics(c, base, patched, o);
     headlineMetrics(c, base, patched, pb, pa, o);
+    cpuLeafMetrics(c, base, patched, pb, pa, o);
     judgeLocks(c, base, patched, o);
     judgeLatency(c.syscalls, base, patched, false, c, o);
     judgeLatency(c.functions, base, patched, true, c, o);

@@ -21,22 +21,6 @@ std::string printf2(const char* f, double v)
 }
 } // namespace
 
-std::string duration(double ns)
-{
-    const double a = std::fabs(ns);
-    if (a < 1e3)
-        return printf2("%.0f ns", ns);
-    if (a < 1e6)
-        return printf2("%.2f us", ns / 1e3);
-    if (a < 1e9)
-        return printf2("%.2f ms", ns / 1e6);
-    if (a < 60e9)
-        return printf2("%.2f s", ns / 1e9);
-    if (a < 3600e9)
-        return printf2("%.2f m", ns / 60e9);
-    return printf2("%.2f h", ns / 3600e9);
-}
-
 std::string number(double v)
 {
     if (v == std::floor(v) && std::fabs(v) < 1e18)
@@ -221,20 +205,6 @@ std::string foldedFrame(const std::string& s)
     std::string o = printable(s);
     std::replace(o.begin(), o.end(), ';', ':');
     return o;
-}
-
-std::string bucketLabel(unsigned bucket)
-{
-    const uint64_t v = Log2Hist::bucketLow(bucket);
-    static const char* kSuffix[] = {"", "K", "M", "G", "T", "P", "E"};
-    unsigned s = 0;
-    uint64_t x = v;
-    // Binary prefixes keep powers of two short (1024 → 1K).
-    while (x >= 1024 && x % 1024 == 0 && s < 6) {
-        x /= 1024;
-        ++s;
-    }
-    return std::to_string(x) + kSuffix[s];
 }
 
 std::pair<unsigned, unsigned> bucketRange(const Log2Hist& a, const Log2Hist* b)

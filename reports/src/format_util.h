@@ -8,13 +8,14 @@
 #include <vector>
 
 #include "lockscope/capture/histogram.h"
+#include "lockscope/capture/units.h"
 #include "lockscope/reports/compare.h"
 
 // Number formatting and layout shared by every renderer.
 namespace lockscope::reports::fmt {
 
-// perf-lock-contention style: "975 ns", "27.49 us", "1.95 ms", "2.00 s".
-std::string duration(double ns);
+// "975 ns", "27.49 us", "1.95 ms", "2.00 s": capture's one style.
+using units::duration;
 // Integers without separators, fractions with 2 decimals.
 std::string number(double v);
 // "+12.3%", "-4.0%", "new" (from 0), "gone" (to 0), "=" (0 → 0).
@@ -53,8 +54,8 @@ std::string terminalText(const std::string& text);
 // frame separator) as ':'. flamegraph.pl, speedscope and difffolded.pl read
 // the result; the last space of a line still separates the weight.
 std::string foldedFrame(const std::string& s);
-// Short bucket label: "512", "1K", "2M" ... of a bucket's low bound (ns).
-std::string bucketLabel(unsigned bucket);
+// A bucket's low bound as a time: "512 ns", "1.02 us" (the GUI's labels too).
+using units::bucketLabel;
 // First and last non-empty bucket over one or two histograms (lo > hi when both are empty).
 std::pair<unsigned, unsigned> bucketRange(const Log2Hist& a, const Log2Hist* b);
 

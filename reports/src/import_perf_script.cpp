@@ -5,6 +5,7 @@
 
 #include "exchange_internal.h"
 #include "import_common.h"
+#include "lockscope/capture/lock_frames.h"
 #include "lockscope/reports/report.h"
 
 // `perf script` text of a `perf lock record` file. Each event is a header
@@ -122,7 +123,7 @@ public:
             const std::string type = typeFromFlags(b.flags);
             std::string caller = "unknown";
             for (const auto& f : b.frames)
-                if (!f.function.empty() && !isLockFunction(f.function)) {
+                if (!f.function.empty() && !isLockInternalFrame(f.function)) {
                     caller = f.function;
                     break;
                 }

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "lockscope/capture/calltree.h"
+#include "lockscope/capture/lock_frames.h"
 #include "lockscope/reports/report.h"
 
 namespace lockscope::reports {
@@ -78,7 +79,7 @@ std::string callerOf(const Lock& lock, const StackIndex& index)
     if (!stack)
         return "";
     for (const auto& f : stack->frames) {
-        if (f.function.empty() || isLockFunction(f.function))
+        if (f.function.empty() || isLockInternalFrame(f.function))
             continue;
         char off[32];
         std::snprintf(off, sizeof off, "+0x%llx", static_cast<unsigned long long>(f.offset));

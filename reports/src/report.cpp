@@ -2,10 +2,8 @@
 #include "lockscope/reports/report.h"
 
 #include <algorithm>
-#include <array>
 #include <map>
 #include <stdexcept>
-#include <string_view>
 
 #include "lockscope/capture/calltree.h"
 #include "paths.h"
@@ -35,23 +33,6 @@ const char* toString(SortKey key) noexcept
     case SortKey::Max: return "max";
     }
     return "?";
-}
-
-bool isLockFunction(const std::string& function) noexcept
-{
-    static constexpr std::array<std::string_view, 22> kPrefixes{
-        "_raw_spin_", "_raw_read_", "_raw_write_", "queued_spin_", "queued_read_", "queued_write_",
-        "native_queued_spin", "__pv_queued_spin", "pv_queued_spin", "do_raw_spin_", "__mutex_lock",
-        "mutex_lock", "__rwsem_", "rwsem_down_", "down_read", "down_write", "__down", "rt_mutex",
-        "__rt_mutex", "percpu_down", "osq_lock", "__percpu_down"};
-    static constexpr std::array<std::string_view, 7> kExact{
-        "schedule", "__schedule", "schedule_preempt_disabled", "__traceiter_contention_begin",
-        "trace_contention_begin", "down", "mutex_spin_on_owner"};
-    const std::string_view f(function);
-    for (auto p : kPrefixes)
-        if (f.substr(0, p.size()) == p)
-            return true;
-    return std::find(kExact.begin(), kExact.end(), f) != kExact.end();
 }
 
 namespace {

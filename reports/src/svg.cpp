@@ -83,7 +83,7 @@ std::string histogram(const Log2Hist& before, const Log2Hist* after, const std::
     for (unsigned i = lo; i <= hi; i += step)
         s += "<text x=\"" + num(left + (i - lo) * bw) + "\" y=\"" + num(H - bottom + 14) + "\" class=\"ax\">" +
              fmt::bucketLabel(i) + "</text>";
-    s += "<text x=\"" + num(W - 60) + "\" y=\"" + num(H - 2) + "\" class=\"ax\">ns (log2)</text>";
+    s += "<text x=\"" + num(W - 60) + "\" y=\"" + num(H - 2) + "\" class=\"ax\">(log2)</text>";
     if (after)
         s += "<rect x=\"" + num(W - 150) + "\" y=\"4\" width=\"10\" height=\"10\" fill=\"" + colors[0] +
              "\"/><text x=\"" + num(W - 136) + "\" y=\"13\" class=\"ax\">before</text><rect x=\"" + num(W - 90) +

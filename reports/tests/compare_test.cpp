@@ -132,7 +132,12 @@ TEST(Compare, WorkloadAndCpuFigures)
     const Comparison c = compareSets(bs, as);
     ASSERT_EQ(c.workload.size(), 3u);
     auto metric = [&](const std::vector<MetricDelta>& v, const std::string& n) {
-        return *std::find_if(v.begin(), v.end(), [&](const MetricDelta& m) { return m.name == n; });
+        auto it = std::find_if(v.begin(), v.end(), [&](const MetricDelta& m) { return m.name == n; });
+        if (it == v.end()) {
+            ADD_FAILURE() << "no metric " << n;
+            return MetricDelta{};
+        }
+        return *it;
     };
     EXPECT_EQ(metric(c.workload, "ops_per_sec").judgement.verdict, Verdict::Improved);
     EXPECT_EQ(metric(c.workload, "ops_per_sec").judgement.test, TestKind::WelchRuns);

@@ -17,7 +17,9 @@ using namespace lockscope::scaling;
 TEST(Harness, WritesAFileTheReaderLoads)
 {
     std::string out = testing::TempDir() + "harness-" + std::to_string(getpid()) + ".json";
-    std::string cmd = std::string(LOCKSCOPE_SCALING_EXE) + " --duration 0.05 --max-threads 3 --output " + out +
+    // A fixed amount of work per point (not a duration): every point has its
+    // operations however loaded the machine is.
+    std::string cmd = std::string(LOCKSCOPE_SCALING_EXE) + " --ops 300 --max-threads 3 --output " + out +
                       " > /dev/null";
     int st = std::system(cmd.c_str());
     ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << cmd;
@@ -34,7 +36,8 @@ TEST(Harness, WritesAFileTheReaderLoads)
             ASSERT_NE(var, nullptr);
             ASSERT_EQ(var->points.size(), 3u);
             for (const auto& pt : var->points) {
-                EXPECT_GT(pt.ops, 0u) << info.id << "/" << v << "/" << pt.threads;
+                EXPECT_EQ(pt.ops, 300u * pt.threads) << info.id << "/" << v;
+                EXPECT_GT(pt.ops_per_sec, 0.0) << info.id << "/" << v << "/" << pt.threads;
                 EXPECT_FALSE(pt.locks.empty());
                 for (const auto& l : pt.locks)
                     EXPECT_GT(l.wait.count() + l.hold.count(), 0u) << l.name;

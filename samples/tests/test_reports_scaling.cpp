@@ -24,7 +24,7 @@ using namespace lockscope;
 TEST(HarnessInReports, ScalingFileLoadsAndRendersBesideAReport)
 {
     std::string out = testing::TempDir() + "reports-scaling-" + std::to_string(getpid()) + ".json";
-    std::string cmd = std::string(LOCKSCOPE_SCALING_EXE) + " --duration 0.05 --max-threads 2 --output " + out +
+    std::string cmd = std::string(LOCKSCOPE_SCALING_EXE) + " --ops 300 --max-threads 2 --output " + out +
                       " > /dev/null";
     int st = std::system(cmd.c_str());
     ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << cmd;

@@ -3,12 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <spawn.h>
+#include <sys/sem.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -178,7 +181,6 @@ TEST(Workloads, SigtermRemovesTheSemaphoreSet)
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
     posix_spawn_file_actions_addclose(&fa, fds[0]);
-    // An unusual pair count gives a set size (2 * 37) that identifies our set.
     std::string a0 = exe, a1 = "--pairs", a2 = "37", a3 = "--duration", a4 = "60";
     char* argv[] = {a0.data(), a1.data(), a2.data(), a3.data(), a4.data(), nullptr};
     pid_t pid = 0;
@@ -186,22 +188,27 @@ TEST(Workloads, SigtermRemovesTheSemaphoreSet)
     posix_spawn_file_actions_destroy(&fa);
     close(fds[1]);
 
-    auto ourSets = [] {
+    // Our set is the one whose semaphores the workload operated on (their
+    // sempid is its pid): unique even while another run of this test, or
+    // another workload, has a set of the same size.
+    auto ourSet = [pid] {
         std::ifstream in("/proc/sysvipc/sem");
         std::string line;
         std::getline(in, line);
-        int n = 0;
         while (std::getline(in, line)) {
             std::istringstream f(line);
             long key = 0, semid = 0, perms = 0, nsems = 0;
             f >> key >> semid >> perms >> nsems;
-            n += nsems == 74;
+            for (long k = 0; k < nsems; ++k)
+                if (semctl(static_cast<int>(semid), static_cast<int>(k), GETPID) == pid)
+                    return static_cast<int>(semid);
         }
-        return n;
+        return -1;
     };
-    for (int i = 0; i < 20000 && ourSets() == 0; ++i)
+    int semid = -1;
+    for (int i = 0; i < 20000 && (semid = ourSet()) < 0; ++i)
         usleep(1000);
-    ASSERT_GE(ourSets(), 1) << "the workload never created its set";
+    ASSERT_GE(semid, 0) << "the workload never created its set";
     kill(pid, SIGTERM);
     std::string out;
     char buf[4096];
@@ -215,5 +222,7 @@ TEST(Workloads, SigtermRemovesTheSemaphoreSet)
     EXPECT_EQ(WEXITSTATUS(status), 0);
     auto j = resultOf({0, out});
     EXPECT_EQ(j.at("interrupted"), true);
-    EXPECT_EQ(ourSets(), 0) << "semaphore set leaked";
+    errno = 0;
+    EXPECT_EQ(semctl(semid, 0, GETVAL), -1) << "semaphore set " << semid << " leaked";
+    EXPECT_TRUE(errno == EINVAL || errno == EIDRM) << std::strerror(errno);
 }

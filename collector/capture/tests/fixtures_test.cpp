@@ -28,8 +28,8 @@ TEST(CaptureFixtures, PairTellsTheSemLockStory)
     EXPECT_EQ(base.meta.label, "baseline");
     EXPECT_EQ(fixed.meta.label, "patched");
     EXPECT_NE(base.meta.kernel_build_id, fixed.meta.kernel_build_id);
-    // 59% of CPU spinning before, far less after.
-    EXPECT_EQ(base.cpu.lock_samples * 1000 / base.cpu.samples, 590u);
+    // Most of the CPU spinning before, a small share after.
+    EXPECT_GT(base.cpu.lockShare(), 0.5);
     EXPECT_LT(fixed.cpu.lockShare(), 0.10);
     const auto find = [](const Capture& c, const std::string& key) -> const Lock& {
         for (const auto& l : c.locks)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "lockscope/capture/io.h"
+#include "lockscope/capture/output_file.h"
 #include "sample_capture.h"
 
 namespace lockscope {

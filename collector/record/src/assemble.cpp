@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <tuple>
 
-#include "lockscope/record/lock_frames.h"
+#include "lockscope/capture/lock_frames.h"
 #include "lockscope/record/lock_identity.h"
 
 namespace lockscope::record {

@@ -16,12 +16,14 @@
 #include <unistd.h>
 
 #include "lockscope/record/cgroup_paths.h"
+#include "lockscope/capture/units.h"
 #include "lockscope/record/kallsyms.h"
-#include "lockscope/record/lock_frames.h"
+#include "lockscope/capture/lock_frames.h"
 #include "lockscope/record/syscall_plan.h"
 #include "lockscope/record/system_info.h"
 #include "lockscope/record/user_symbols.h"
 #include "lockscope/record/workload.h"
+#include "lockscope/util/executable.h"
 
 namespace lockscope::record {
 namespace {
@@ -143,28 +145,6 @@ private:
     bool enabled_;
     bool shown_ = false;
 };
-
-// What execvp would run, checked up front so that a typo fails before any
-// probe is attached.
-std::string findExecutable(const std::string& name)
-{
-    if (name.find('/') != std::string::npos)
-        return access(name.c_str(), X_OK) == 0 ? name : std::string();
-    const char* path = getenv("PATH");
-    std::string p = path ? path : "/usr/local/bin:/usr/bin:/bin";
-    size_t start = 0;
-    while (start <= p.size()) {
-        size_t colon = p.find(':', start);
-        std::string dir = p.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-        std::string cand = (dir.empty() ? std::string(".") : dir) + "/" + name;
-        if (access(cand.c_str(), X_OK) == 0)
-            return cand;
-        if (colon == std::string::npos)
-            break;
-        start = colon + 1;
-    }
-    return {};
-}
 
 // The workload was told to stop: what is left of its group gets the rest of
 // the grace period, then SIGKILL, so nothing of it outlives the recording.
@@ -544,20 +524,6 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
     return capture;
 }
 
-std::string formatNs(uint64_t ns)
-{
-    char buf[32];
-    if (ns < 1000)
-        std::snprintf(buf, sizeof buf, "%" PRIu64 "ns", ns);
-    else if (ns < 1000000)
-        std::snprintf(buf, sizeof buf, "%.1fus", double(ns) / 1e3);
-    else if (ns < 1000000000)
-        std::snprintf(buf, sizeof buf, "%.2fms", double(ns) / 1e6);
-    else
-        std::snprintf(buf, sizeof buf, "%.2fs", double(ns) / 1e9);
-    return buf;
-}
-
 std::string topLocksTable(const Capture& capture, size_t rows)
 {
     std::vector<const Lock*> locks;
@@ -579,8 +545,8 @@ std::string topLocksTable(const Capture& capture, size_t rows)
     for (const Lock* l : locks) {
         std::string key = l->key.size() > keyW ? l->key.substr(0, keyW - 3) + "..." : l->key;
         std::snprintf(buf, sizeof buf, "%-*s  %-12s %10" PRIu64 " %11s %10s %10s\n", int(keyW),
-                      key.c_str(), l->type.c_str(), l->wait.count(), formatNs(l->wait.total()).c_str(),
-                      formatNs(l->wait.max()).c_str(), formatNs(l->wait.mean()).c_str());
+                      key.c_str(), l->type.c_str(), l->wait.count(), units::duration(double(l->wait.total())).c_str(),
+                      units::duration(double(l->wait.max())).c_str(), units::duration(double(l->wait.mean())).c_str());
         out << buf;
     }
     if (locks.empty())

@@ -34,6 +34,8 @@
 #include <unistd.h>
 #include <vector>
 
+#include "raw_syscall.h"
+
 namespace {
 
 std::atomic<bool> g_stop{false};
@@ -44,24 +46,7 @@ uint64_t g_shared = 0;  // what the locks protect
 // sees is in ls_test_semop_worker itself.
 __attribute__((always_inline)) inline long rawSemop(int semid, sembuf* sops, size_t nsops)
 {
-#if defined(__x86_64__)
-    long ret;
-    register long r10 __asm__("r10") = 0;
-    __asm__ volatile("syscall"
-                     : "=a"(ret)
-                     : "0"(long(SYS_semop)), "D"(long(semid)), "S"(sops), "d"(nsops), "r"(r10)
-                     : "rcx", "r11", "memory");
-    return ret;
-#elif defined(__aarch64__)
-    register long x8 __asm__("x8") = SYS_semop;
-    register long x0 __asm__("x0") = semid;
-    register long x1 __asm__("x1") = long(sops);
-    register long x2 __asm__("x2") = long(nsops);
-    __asm__ volatile("svc #0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2) : "memory");
-    return x0;
-#else
-    return syscall(SYS_semop, semid, sops, nsops);
-#endif
+    return rawSyscall3(SYS_semop, semid, reinterpret_cast<long>(sops), static_cast<long>(nsops));
 }
 
 } // namespace

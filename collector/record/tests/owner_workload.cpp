@@ -11,7 +11,10 @@
 // With "rwsem", both write to one memfd instead: shmem's write path holds
 // the inode's i_rwsem for writing while it faults the buffer in.
 //
-//   owner-workload [rwsem]   prints {"lockscope_result": {"owner_tid": T, "waiter_tid": W}}
+//   owner-workload [rwsem] [linger]   prints {"lockscope_result": {"owner_tid": T, "waiter_tid": W}}
+//
+// With "linger" it then waits for a signal, for tests that need the process
+// alive after the wait (record reads a workload's user symbols while it runs).
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -28,6 +31,8 @@
 #include <sys/syscall.h>
 #include <thread>
 #include <unistd.h>
+
+#include "raw_syscall.h"
 
 namespace {
 
@@ -56,9 +61,21 @@ void waitForState(pid_t tid, char state)
 
 } // namespace
 
+// The waiter's write, whose syscall instruction is its own (raw_syscall.h):
+// record_user_test.cpp finds this name innermost in the wait's user stack.
+extern "C" __attribute__((noinline)) long ls_test_waiter_write(int fd)
+{
+    const char c = 'x';
+    return rawSyscall3(SYS_write, fd, reinterpret_cast<long>(&c), 1);
+}
+
 int main(int argc, char** argv)
 {
-    const bool rwsem = argc > 1 && std::strcmp(argv[1], "rwsem") == 0;
+    bool rwsem = false, linger = false;
+    for (int i = 1; i < argc; ++i) {
+        rwsem |= std::strcmp(argv[i], "rwsem") == 0;
+        linger |= std::strcmp(argv[i], "linger") == 0;
+    }
     const int uffd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC));
     if (uffd < 0)
         die("userfaultfd");
@@ -102,8 +119,7 @@ int main(int argc, char** argv)
     std::thread waiter([&] {
         pthread_setname_np(pthread_self(), "ls-waiter");
         waiterTid = gettid();
-        const char c = 'x';
-        if (write(pipefd[1], &c, 1) != 1) // sleeps on pipe->mutex
+        if (ls_test_waiter_write(pipefd[1]) != 1) // sleeps on pipe->mutex
             die("waiter write");
     });
     while (waiterTid == 0)
@@ -121,5 +137,8 @@ int main(int argc, char** argv)
     owner.join();
     waiter.join();
     std::printf("{\"lockscope_result\": {\"owner_tid\": %d, \"waiter_tid\": %d}}\n", int(ownerTid), int(waiterTid));
+    std::fflush(stdout);
+    while (linger)
+        pause();
     return 0;
 }

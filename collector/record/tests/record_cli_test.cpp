@@ -43,12 +43,17 @@ TEST(RecordCli, BadValuesAreExit2OneLine)
              {}}) {
         std::vector<std::string> argv{kBin, "record"};
         argv.insert(argv.end(), args.begin(), args.end());
-        Exit e = run(argv, dir, "badvalue");
+        Exit e = runIn(argv, dir, "badvalue");
         std::string what = args.empty() ? "(no target)" : args[0];
         EXPECT_EQ(e.code, 2) << what << ": " << e.err;
         EXPECT_EQ(lineCount(e.err), 1u) << what << ": " << e.err;
     }
-    EXPECT_FALSE(std::filesystem::exists("lockscope.json"));
+    // No case recorded: the child ran in dir, where a default-named
+    // (lockscope-DATE-TIME.lockscope.json) or partial output would appear.
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+        const std::string name = entry.path().filename().string();
+        EXPECT_TRUE(name == "badvalue.out" || name == "badvalue.err") << "a bad value left " << name;
+    }
 }
 
 TEST(RecordCli, WithoutPrivilegesOneClearLine)

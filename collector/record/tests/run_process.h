@@ -43,12 +43,16 @@ inline std::string slurp(const std::string& path)
 
 class Process {
 public:
-    // stdinFd: the child's stdin (-1: /dev/null).
-    Process(const std::vector<std::string>& argv, const std::string& dir, const std::string& tag, int stdinFd = -1)
+    // stdinFd: the child's stdin (-1: /dev/null); cwd: its working
+    // directory (empty: ours).
+    Process(const std::vector<std::string>& argv, const std::string& dir, const std::string& tag, int stdinFd = -1,
+            const std::string& cwd = {})
         : outPath_(dir + "/" + tag + ".out"), errPath_(dir + "/" + tag + ".err")
     {
         posix_spawn_file_actions_t fa;
         posix_spawn_file_actions_init(&fa);
+        if (!cwd.empty())
+            posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
         if (stdinFd >= 0)
             posix_spawn_file_actions_adddup2(&fa, stdinFd, 0);
         else
@@ -98,6 +102,14 @@ private:
 inline Exit run(const std::vector<std::string>& argv, const std::string& dir, const std::string& tag)
 {
     Process p(argv, dir, tag);
+    return p.wait();
+}
+
+// Like run(), with the child working in dir, so that any file it writes
+// under a relative or default name lands there for the test to look at.
+inline Exit runIn(const std::vector<std::string>& argv, const std::string& dir, const std::string& tag)
+{
+    Process p(argv, dir, tag, -1, dir);
     return p.wait();
 }
 

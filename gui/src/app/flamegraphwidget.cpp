@@ -15,7 +15,6 @@
 namespace lockscope::gui {
 
 namespace {
-constexpr int kRowHeight = 18;
 constexpr double kMinBoxWidth = 0.5; // narrower frames are not drawn (nor their children)
 
 QString formatValue(double v, FlameWeight w)

@@ -18,6 +18,9 @@ namespace lockscope::gui {
 class FlameGraphWidget final : public QWidget {
     Q_OBJECT
 public:
+    // Row d (0: the root) spans [d, d + 1) * kRowHeight from the top.
+    static constexpr int kRowHeight = 18;
+
     explicit FlameGraphWidget(QWidget* parent = nullptr);
 
     void setData(FlameData data);

@@ -22,6 +22,7 @@
 #include "app/recorddialog.h"
 #include "app/scalingview.h"
 #include "lockscope/capture/io.h"
+#include "lockscope/capture/output_file.h"
 #include "lockscope/reports/input.h"
 #include "lockscope/reports/render.h"
 

@@ -6,28 +6,13 @@
 
 #include <QTextDocument>
 
-#include "lockscope/capture/histogram.h"
+#include "lockscope/capture/units.h"
 
 namespace lockscope::gui {
 
-namespace {
-QString threeDigits(double v, const char* unit)
-{
-    const int decimals = v >= 100.0 ? 0 : v >= 10.0 ? 1 : 2;
-    return QString::number(v, 'f', decimals) + QLatin1Char(' ') + QString::fromUtf8(unit);
-}
-} // namespace
-
 QString formatNs(uint64_t ns)
 {
-    const auto v = static_cast<double>(ns);
-    if (ns < 1000)
-        return QString::number(ns) + QStringLiteral(" ns");
-    if (v < 1e6)
-        return threeDigits(v / 1e3, "µs");
-    if (v < 1e9)
-        return threeDigits(v / 1e6, "ms");
-    return threeDigits(v / 1e9, "s");
+    return QString::fromStdString(units::duration(static_cast<double>(ns)));
 }
 
 QString formatCount(uint64_t n)
@@ -48,17 +33,7 @@ QString formatPercent(double fraction)
 
 QString bucketLabel(unsigned bucket)
 {
-    const uint64_t low = Log2Hist::bucketLow(bucket);
-    if (low < 1000)
-        return QString::number(low) + QStringLiteral("ns");
-    const char* units[] = {"µs", "ms", "s"};
-    double v = static_cast<double>(low) / 1e3;
-    int u = 0;
-    while (v >= 1000.0 && u < 2) {
-        v /= 1000.0;
-        ++u;
-    }
-    return QString::number(v, 'g', 3) + QString::fromUtf8(units[u]);
+    return QString::fromStdString(units::bucketLabel(bucket));
 }
 
 QString fromStd(const std::string& s)

@@ -9,13 +9,14 @@
 
 namespace lockscope::gui {
 
-// Human-readable durations with three significant digits ("812 ns",
-// "1.25 ms") so columns of very different magnitudes stay comparable.
+// A duration as the CLI and the reports write it (units::duration):
+// "812 ns", "1.25 ms".
 QString formatNs(uint64_t ns);
 QString formatCount(uint64_t n);
 // fraction in [0, 1] -> "12.3 %"; "–" when the denominator was zero.
 QString formatPercent(double fraction);
-// Short label of a log2 histogram bucket's lower bound ("512 ns", "2 µs").
+// A log2 histogram bucket's lower bound, as the HTML report labels it
+// (units::bucketLabel): "512 ns", "2.05 us".
 QString bucketLabel(unsigned bucket);
 QString fromStd(const std::string& s);
 // A comparison figure in its unit: "ns" durations, "ns/s" durations per

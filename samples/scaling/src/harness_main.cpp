@@ -57,6 +57,7 @@ int main(int argc, char** argv)
     const auto cpus = static_cast<int64_t>(sysconf(_SC_NPROCESSORS_ONLN));
     int64_t maxThreads = 2 * cpus;
     double duration = 0.5;
+    int64_t opsPerThread = 0;
     std::string output = "scaling.json", only = "all";
     bool noProfile = false;
     workload::Flags flags("lockscope-scaling",
@@ -64,6 +65,8 @@ int main(int argc, char** argv)
                           "changes over 1, 2, 4, ... threads and writes a scaling JSON file.");
     flags.addInt("max-threads", &maxThreads, 1, 1024, "largest thread count (powers of two, plus this one)");
     flags.addDouble("duration", &duration, 0.01, 3600, "seconds per point");
+    flags.addInt("ops", &opsPerThread, 0, int64_t{1} << 40,
+                 "operations per thread per point instead of --duration (0: by duration)");
     flags.addString("pairs", &only, "comma-separated pair ids, or 'all'");
     flags.addString("output", &output, "file to write");
     flags.addSwitch("no-profile", &noProfile, "skip the lock wait/hold histograms (bare locks)");
@@ -112,7 +115,8 @@ int main(int argc, char** argv)
                                       afterFirst ? Variant::Before : Variant::After};
             afterFirst = !afterFirst;
             for (Variant v : order) {
-                PointResult r = runPoint(*info, v, t, duration, !noProfile);
+                PointResult r = opsPerThread ? runOps(*info, v, t, static_cast<uint64_t>(opsPerThread), !noProfile)
+                                             : runPoint(*info, v, t, duration, !noProfile);
                 if (!r.violation.empty()) {
                     std::fprintf(stderr, "lockscope-scaling: %s/%s with %u threads broke an invariant: %s\n",
                                  info->id.c_str(), variantName(v), t, r.violation.c_str());

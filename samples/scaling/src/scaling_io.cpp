@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "lockscope/capture/io.h"
+#include "lockscope/capture/output_file.h"
 
 namespace lockscope::scaling {
 

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "lockscope/util/executable.h"
+
 namespace lockscope::lab {
 
 struct ProcessResult {
@@ -35,8 +37,7 @@ ProcessResult runProcess(const std::vector<std::string>& argv, double timeout_s,
                          const std::function<void(std::string_view)>& on_output = {},
                          const std::function<bool()>& should_stop = {});
 
-// PATH look-up; "" when not found.
-std::string findExecutable(const std::string& name);
+using lockscope::findExecutable; // lockscope/util/executable.h
 
 // Quotes one word for a POSIX shell (the guest's busybox ash, sh -c on the host).
 std::string shellQuote(std::string_view word);

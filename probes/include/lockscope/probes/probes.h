@@ -8,8 +8,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -34,26 +36,13 @@ struct AddressRange {
 
 // Options::cpu_leaf_functions beyond this many are ignored (LS_CPU_LEAF_RANGES).
 inline constexpr size_t kMaxCpuLeafFunctions = 64;
-inline const char* backendName(Backend b)
-{
-    switch (b) {
-    case Backend::Auto:
-        return "auto";
-    case Backend::Fentry:
-        return "fentry";
-    case Backend::Kprobe:
-        return "kprobe";
-    case Backend::TpBtf:
-        return "tp_btf";
-    case Backend::RawTp:
-        return "raw_tp";
-    case Backend::Tracepoint:
-        return "tracepoint";
-    case Backend::Off:
-        return "off";
-    }
-    return "?";
-}
+
+// A backend as flags, probe lines and captures spell it ("tp_btf"), and back
+// (nullopt for a name that is none); backendNames() lists them all for a
+// usage message: "auto, fentry, kprobe, tp_btf, raw_tp, tracepoint, off".
+const char* backendName(Backend b) noexcept;
+std::optional<Backend> backendFromName(std::string_view name) noexcept;
+std::string backendNames();
 
 struct UserLockSpec {
     std::string binary;      // path of the executable or shared library

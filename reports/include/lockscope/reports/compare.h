@@ -10,6 +10,7 @@
 #include "lockscope/capture/capture.h"
 #include "lockscope/capture/histogram.h"
 #include "lockscope/reports/run_stats.h"
+#include "lockscope/reports/significance.h"
 
 // The A/B comparison engine: a set of baseline captures (repeated runs,
 // usually of one kernel build) against a set of patched captures. One
@@ -71,18 +72,6 @@ struct Judgement {
     std::string reason;             // why withheld / insufficient, or the single-run caveat; "" otherwise
     bool below_effect_floor = false;// the test passed alpha but the change is under the effect floor
     bool operator==(const Judgement&) const = default;
-};
-
-// Result of the two-sample test on a pair of log2 histograms plus event
-// counts. See significance.h for the tests and why they were chosen.
-struct Significance {
-    double p_value = 1.0;        // combined (Bonferroni over the shape and rate tests)
-    double shape_p = 1.0;        // chi-square homogeneity of the bucketed distributions
-    double rate_p = 1.0;         // two-sample Poisson test on the event counts
-    double chi_square = 0.0;
-    unsigned dof = 0;            // degrees of freedom after pooling sparse buckets
-    bool significant = false;    // p_value < alpha AND the effect is >= the effect floor
-    bool operator==(const Significance&) const = default;
 };
 
 enum class Presence { Both, OnlyBefore, OnlyAfter };

@@ -125,7 +125,4 @@ std::vector<HolderRow> lockHolders(const Lock& lock, const StackIndex& index, si
 // Every numeric leaf of a JSON value, flattened with dotted names.
 std::vector<NumericField> numericFields(const nlohmann::json& value);
 
-// Lock-implementation functions skipped when naming a lock's caller.
-bool isLockFunction(const std::string& function) noexcept;
-
 } // namespace lockscope::reports

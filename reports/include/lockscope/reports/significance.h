@@ -4,7 +4,6 @@
 #include <cstdint>
 
 #include "lockscope/capture/histogram.h"
-#include "lockscope/reports/compare.h"
 
 // Two-sample tests on bucketed latency distributions.
 //
@@ -23,6 +22,18 @@
 // runs of the same kernel differ a little; so a change is only reported as
 // significant when it is also at least min_effect_pct in size.
 namespace lockscope::reports {
+
+// Result of the two-sample test on a pair of log2 histograms plus event
+// counts (a compared lock's or latency row's significance).
+struct Significance {
+    double p_value = 1.0;        // combined (Bonferroni over the shape and rate tests)
+    double shape_p = 1.0;        // chi-square homogeneity of the bucketed distributions
+    double rate_p = 1.0;         // two-sample Poisson test on the event counts
+    double chi_square = 0.0;
+    unsigned dof = 0;            // degrees of freedom after pooling sparse buckets
+    bool significant = false;    // p_value < alpha AND the effect is >= the effect floor
+    bool operator==(const Significance&) const = default;
+};
 
 struct ChiSquareResult {
     double statistic = 0.0;

@@ -43,7 +43,4 @@ void writeCapture(const Capture& capture, const std::string& path, bool pretty =
 // The same into an OutputFile opened earlier (record checks -o before it starts).
 void writeCapture(const Capture& capture, OutputFile& out, bool pretty = false);
 
-// Any text through OutputFile, shared by the exporters and the GUI.
-void writeFileAtomic(const std::string& path, std::string_view content, unsigned mode = 0600);
-
 } // namespace lockscope

@@ -54,4 +54,8 @@ private:
     bool committed_ = false;
 };
 
+// Any text through OutputFile at once: the exporters, the GUI's saves, the
+// scaling harness.
+void writeFileAtomic(const std::string& path, std::string_view content, unsigned mode = 0600);
+
 } // namespace lockscope

@@ -59,7 +59,5 @@ Capture runRecord(const RecordOptions& options, std::FILE* log = stderr);
 
 // A short top-locks table (key, type, contended, total wait, max, avg).
 std::string topLocksTable(const Capture& capture, size_t rows = 10);
-// Human duration: 950ns, 12.3us, 4.56ms, 1.23s.
-std::string formatNs(uint64_t ns);
 
 } // namespace lockscope::record

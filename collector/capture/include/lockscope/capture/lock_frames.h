@@ -6,8 +6,12 @@
 // Which kernel functions are part of the locking (or tracing) machinery rather
 // than the code that wanted the lock. A contention stack starts inside these
 // (bpf program -> tracepoint -> queued_spin_lock_slowpath -> _raw_spin_lock);
-// the lock's caller is the first frame that is not one of them.
-namespace lockscope::record {
+// the lock's caller is the first frame that is not one of them. The one list
+// for recording, reports and importers, so a lock gets the same caller
+// whichever tool captured it. The scheduler (schedule, __schedule) is not in
+// it: a contention tracepoint fires before the waiter sleeps, and in a CPU
+// profile schedule is not spinning in a lock.
+namespace lockscope {
 
 // "__mutex_lock.constprop.0" -> "__mutex_lock": compiler clones keep the name
 // of the function they were made from.
@@ -18,7 +22,8 @@ std::string_view baseFunctionName(std::string_view name) noexcept;
 // ww_mutex), rwsem (down_read*/down_write*, __down_*, rwsem_down_*), percpu
 // rwsem (percpu_down_*, __percpu_down_*, percpu_rwsem_wait), semaphore
 // (down, down_interruptible/killable/timeout, __down*), rtmutex and PREEMPT_RT
-// locks (rt_mutex_*, rtlock_*, rt_spin_lock, rwbase_*), plus __lock_text_start.
+// locks (rt_mutex_*, rtlock_*, rt_spin_lock, rwbase_*), optimistic spinning
+// (osq_lock, mutex_spin_on_owner), plus __lock_text_start.
 bool isLockFunction(std::string_view name) noexcept;
 
 // The tracing path between the contention tracepoint and the BPF program
@@ -40,4 +45,4 @@ bool isSpinFunction(std::string_view name) noexcept;
 // CPU profile leaves that mean the CPU was idle.
 bool isIdleFunction(std::string_view name) noexcept;
 
-} // namespace lockscope::record
+} // namespace lockscope

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <gtest/gtest.h>
 
-#include "lockscope/record/lock_frames.h"
+#include "lockscope/capture/lock_frames.h"
 
-using namespace lockscope::record;
+using namespace lockscope;
 
 TEST(LockFrames, SpinlockAndSlowPaths)
 {
@@ -23,12 +23,30 @@ TEST(LockFrames, SleepingLocksIncludingCompilerClones)
         EXPECT_TRUE(isLockFunction(n)) << n;
 }
 
+TEST(LockFrames, OptimisticSpinningAndOldRwsemSlowPaths)
+{
+    for (auto n : {"osq_lock", "mutex_spin_on_owner", "__rwsem_down_write_failed_common"})
+        EXPECT_TRUE(isLockFunction(n)) << n;
+}
+
+// The scheduler is not lock machinery: a caller that sleeps is named as
+// itself, and schedule in a CPU profile is not spinning.
 TEST(LockFrames, CallersAreNotLockFunctions)
 {
     for (auto n : {"do_semtimedop", "sem_lock", "ipc_lock_object", "__lock_timer", "d_alloc_parallel",
                    "downgrade_write_caller", "download", "mutex_unlocked_helper", "lock_timer_base",
-                   "schedule", "ext4_lookup"})
+                   "schedule", "__schedule", "schedule_preempt_disabled", "ext4_lookup"})
         EXPECT_FALSE(isLockFunction(n)) << n;
+}
+
+// What reports and importers skip to name a lock's caller: both lists.
+TEST(LockFrames, InternalFramesAreLockOrTracing)
+{
+    EXPECT_TRUE(isLockInternalFrame("__traceiter_contention_begin"));
+    EXPECT_TRUE(isLockInternalFrame("trace_contention_begin"));
+    EXPECT_TRUE(isLockInternalFrame("_raw_spin_lock_irqsave"));
+    EXPECT_FALSE(isLockInternalFrame("do_semtimedop"));
+    EXPECT_FALSE(isLockInternalFrame("schedule"));
 }
 
 TEST(LockFrames, TracingGlue)

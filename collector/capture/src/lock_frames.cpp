@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-#include "lockscope/record/lock_frames.h"
+#include "lockscope/capture/lock_frames.h"
 
 #include <array>
 
-namespace lockscope::record {
+namespace lockscope {
 namespace {
 
 bool startsWith(std::string_view s, std::string_view p) noexcept
@@ -31,7 +31,7 @@ bool anyPrefix(std::string_view s, const std::array<std::string_view, N>& list) 
 
 // Exact names: their prefixes are too short to match safely ("down" would
 // match down_interruptible but also e.g. a caller named downgrade_*).
-constexpr std::array<std::string_view, 36> kLockExact{
+constexpr std::array<std::string_view, 38> kLockExact{
     "queued_spin_lock_slowpath", "native_queued_spin_lock_slowpath",
     "__pv_queued_spin_lock_slowpath", "pv_queued_spin_lock_slowpath",
     "queued_read_lock_slowpath", "queued_write_lock_slowpath",
@@ -43,11 +43,12 @@ constexpr std::array<std::string_view, 36> kLockExact{
     "down_write_killable", "down_read_nested", "down_write_nested", "down_read_killable_nested",
     "down", "down_interruptible", "down_killable", "down_timeout",
     "percpu_rwsem_wait", "rt_spin_lock", "rt_read_lock", "rt_write_lock",
+    "osq_lock", "mutex_spin_on_owner",
 };
 
-constexpr std::array<std::string_view, 16> kLockPrefix{
+constexpr std::array<std::string_view, 17> kLockPrefix{
     "_raw_spin_", "_raw_read_", "_raw_write_", "__raw_spin_lock", "__mutex_lock", "__ww_mutex_lock",
-    "mutex_optimistic_spin", "rwsem_down_", "rwsem_optimistic_spin", "__down",
+    "mutex_optimistic_spin", "rwsem_down_", "__rwsem_down_", "rwsem_optimistic_spin", "__down",
     "percpu_down_", "__percpu_down_", "rt_mutex_", "__rt_mutex_", "rtlock_", "rwbase_",
 };
 
@@ -109,4 +110,4 @@ bool isIdleFunction(std::string_view name) noexcept
     return anyEqual(name, kIdleExact) || anyPrefix(name, kIdlePrefix);
 }
 
-} // namespace lockscope::record
+} // namespace lockscope
