@@ -4,6 +4,7 @@
 #include "lockscope/record/workload.h"
 
 #include <algorithm>
+#include <utility>
 
 #include <bcc/bcc_syms.h>
 #include <elf.h>
@@ -29,6 +30,11 @@ void UserSymbols::prepare(pid_t pid)
         it->second.lastUse = ++clock_;
         if (it->second.syms)
             bcc_symcache_refresh(it->second.syms);
+        return;
+    }
+    if (!processExists(pid)) {
+        // Gone before it could be read: nothing to cache, and nothing to retry.
+        retired_.try_emplace(pid);
         return;
     }
     if (caches_.size() >= maxCaches_)
@@ -94,6 +100,8 @@ Frame UserSymbols::resolve(pid_t pid, uint64_t address)
     if (it == caches_.end()) {
         prepare(pid);
         it = caches_.find(pid);
+        if (it == caches_.end()) // the process is gone
+            return lookup(nullptr, address);
     }
     it->second.lastUse = ++clock_;
     return lookup(it->second.syms, address);
@@ -105,9 +113,11 @@ void UserSymbols::retire(pid_t pid, const std::vector<uint64_t>& addresses)
     if (it == caches_.end())
         return;
     auto& frames = retired_[pid];
+    // Only what resolved: resolve() gives the bare address for the rest.
     for (uint64_t a : addresses)
         if (!frames.count(a))
-            frames.emplace(a, lookup(it->second.syms, a));
+            if (Frame f = lookup(it->second.syms, a); !f.function.empty() || !f.module.empty())
+                frames.emplace(a, std::move(f));
     if (it->second.syms)
         bcc_free_symcache(it->second.syms, pid);
     caches_.erase(it);

@@ -104,6 +104,21 @@ TEST(UserSymbols, ShortLivedProcessesStayBoundedAndResolveAfterExit)
     EXPECT_EQ(syms.cachedProcesses(), 0u) << "resolving a retired process made a cache again";
 }
 
+// A process already gone when it is first seen gets no cache (there is no
+// /proc/PID/maps to read) and its addresses stay unresolved.
+TEST(UserSymbols, AProcessGoneBeforeItIsPreparedGetsNoCache)
+{
+    lockscope::record::UserSymbols syms(8);
+    Child c = forkWaitingChild();
+    ASSERT_GT(c.pid, 0);
+    endChild(c);
+    syms.prepare(c.pid);
+    EXPECT_EQ(syms.cachedProcesses(), 0u);
+    auto f = syms.resolve(c.pid, reinterpret_cast<uint64_t>(&lockscope_record_test_marker));
+    EXPECT_TRUE(f.function.empty()) << f.function;
+    EXPECT_EQ(syms.cachedProcesses(), 0u);
+}
+
 // At the limit the least recently used cache goes; a live process it belonged
 // to is prepared again on its next resolve, an exited one is counted as lost.
 TEST(UserSymbols, TheLimitDropsTheLeastRecentlyUsedCache)
@@ -120,9 +135,12 @@ TEST(UserSymbols, TheLimitDropsTheLeastRecentlyUsedCache)
     syms.prepare(getpid());
     EXPECT_EQ(syms.cachedProcesses(), 2u);
     EXPECT_EQ(syms.lostExited(), 1u);
-    syms.prepare(gone.pid + 100000); // no such pid: evicts live, whose process still runs
+    Child other = forkWaitingChild();
+    ASSERT_GT(other.pid, 0);
+    syms.prepare(other.pid); // evicts live, whose process still runs
     EXPECT_EQ(syms.lostExited(), 1u);
     EXPECT_EQ(syms.resolve(live.pid, addr).function, "lockscope_record_test_marker");
     EXPECT_LE(syms.cachedProcesses(), 2u);
+    endChild(other); // first: it holds a copy of live's pipe
     endChild(live);
 }
