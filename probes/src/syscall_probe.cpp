@@ -81,20 +81,8 @@ static_assert(std::size(kNumbers) == std::size(kSyscalls));
 // Syscall numbers the raw_tp filter table covers.
 constexpr long kNrMax = static_cast<long>(sizeof(ls_syscalls::ls_syscalls__rodata::sc_of_nr));
 
-enum class Hook { Fentry, RawTp, Tracepoint };
-
-const char* hookName(Hook h)
-{
-    switch (h) {
-    case Hook::Fentry:
-        return "fentry";
-    case Hook::RawTp:
-        return "raw_tp";
-    case Hook::Tracepoint:
-        return "tracepoint";
-    }
-    return "?";
-}
+// The hooks this family has: Backend::Fentry, RawTp or Tracepoint.
+using Hook = Backend;
 
 // The function behind a syscall on this architecture ("__x64_sys_semtimedop"),
 // or empty when BTF has none (fentry needs BTF).
@@ -297,8 +285,9 @@ std::string target(Hook hook, size_t idx, const std::vector<std::string>& functi
         return nativeNumber(idx) ? "raw_syscalls:sys_enter,sys_exit nr " + std::to_string(kNumbers[idx]) : "";
     case Hook::Tracepoint:
         return "syscalls:sys_enter_" + name + ",sys_exit_" + name;
+    default:
+        return {};
     }
-    return {};
 }
 
 } // namespace
@@ -329,7 +318,7 @@ std::unique_ptr<Family> openSyscalls(FamilyContext& ctx)
     // Why each earlier hook was not used, per syscall, carried into the next one's status.
     std::vector<std::string> notes(std::size(kSyscalls));
     auto addNote = [&](size_t i, Hook hook, const std::string& why) {
-        notes[i] += (notes[i].empty() ? "" : "; ") + std::string(hookName(hook)) + ": " + why;
+        notes[i] += (notes[i].empty() ? "" : "; ") + std::string(backendName(hook)) + ": " + why;
     };
     std::vector<bool> done(std::size(kSyscalls), false);
     std::unique_ptr<SyscallFamily> kept;
@@ -393,14 +382,14 @@ std::unique_ptr<Family> openSyscalls(FamilyContext& ctx)
                 if (done[i] && !sampled.empty())
                     note += (note.empty() ? "" : "; ") + sampled;
                 ctx.status.push_back({ std::string("syscall:") + kSyscalls[i], target(hook, i, functions),
-                    hookName(hook), done[i], note });
+                    backendName(hook), done[i], note });
             }
             return family;
         }
     }
     for (size_t i = 0; i < std::size(kSyscalls); ++i)
         ctx.status.push_back(
-            { std::string("syscall:") + kSyscalls[i], target(last, i, functions), hookName(last), false, notes[i] });
+            { std::string("syscall:") + kSyscalls[i], target(last, i, functions), backendName(last), false, notes[i] });
     return nullptr;
 }
 
