@@ -95,12 +95,8 @@ void qualityLine(std::vector<std::string>& w, const char* side, const std::vecto
                  const DataQuality& q)
 {
     Stats s;
-    for (const Capture* r : runs) {
-        s.map_full += r->stats.map_full;
-        s.unmatched += r->stats.unmatched;
-        s.recursion_misses += r->stats.recursion_misses;
-        s.impossible_holds += r->stats.impossible_holds;
-    }
+    for (const Capture* r : runs)
+        s += r->stats;
     std::vector<std::string> parts;
     auto ofEvents = [&](uint64_t n, const char* what) {
         if (n)

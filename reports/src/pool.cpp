@@ -7,23 +7,6 @@
 namespace lockscope::reports::detail {
 
 namespace {
-void addStats(Stats& s, const Stats& r)
-{
-    s.events += r.events;
-    s.lost += r.lost;
-    s.map_full += r.map_full;
-    s.stack_failures += r.stack_failures;
-    s.aborted_waits += r.aborted_waits;
-    s.unmatched += r.unmatched;
-    s.recursion_misses += r.recursion_misses;
-    s.holder_not_found += r.holder_not_found;
-    s.stacks_unsampled += r.stacks_unsampled;
-    s.own_lock_events += r.own_lock_events;
-    s.impossible_holds += r.impossible_holds;
-    s.waits_untimed += r.waits_untimed;
-    s.cpu_unstacked += r.cpu_unstacked;
-}
-
 void addLatency(std::vector<LatencyEntry>& out, std::map<std::string, size_t>& index,
                 const std::vector<LatencyEntry>& in)
 {
@@ -57,7 +40,7 @@ Capture poolRuns(const std::vector<const Capture*>& runs)
     uint32_t offset = 0;
     for (const Capture* run : runs) {
         p.meta.duration_s += run->meta.duration_s;
-        addStats(p.stats, run->stats);
+        p.stats += run->stats;
         uint32_t next = offset;
         for (const auto& s : run->stacks) {
             Stack copy = s;

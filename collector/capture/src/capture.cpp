@@ -5,6 +5,26 @@
 
 namespace lockscope {
 
+Stats& Stats::operator+=(const Stats& o) noexcept
+{
+    static_assert(sizeof(Stats) == 14 * sizeof(uint64_t), "a new Stats field must be summed here");
+    events += o.events;
+    lost += o.lost;
+    map_full += o.map_full;
+    stack_failures += o.stack_failures;
+    aborted_waits += o.aborted_waits;
+    unmatched += o.unmatched;
+    recursion_misses += o.recursion_misses;
+    holder_not_found += o.holder_not_found;
+    stacks_unsampled += o.stacks_unsampled;
+    own_lock_events += o.own_lock_events;
+    impossible_holds += o.impossible_holds;
+    waits_untimed += o.waits_untimed;
+    syscalls_untimed += o.syscalls_untimed;
+    cpu_unstacked += o.cpu_unstacked;
+    return *this;
+}
+
 const Stack* Capture::findStack(uint32_t id) const noexcept
 {
     for (const auto& s : stacks)

@@ -75,6 +75,8 @@ struct Stats {
                                   // histogram entries follow the timed calls of the same syscall
     uint64_t cpu_unstacked = 0;   // kernel-mode CPU samples counted by their function alone: their
                                   // stack could not be kept (stack maps full or the walk failed)
+    // Field by field, for the totals of several runs (capture.cpp lists every field).
+    Stats& operator+=(const Stats& other) noexcept;
     bool operator==(const Stats&) const = default;
 };
 
