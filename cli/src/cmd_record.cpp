@@ -15,6 +15,7 @@
 #include "lockscope/record/cgroup_paths.h"
 #include "lockscope/record/recorder.h"
 #include "lockscope/record/run_as.h"
+#include "lockscope/util/output_file.h"
 
 namespace lockscope::cli {
 namespace {
@@ -373,13 +374,17 @@ void addRecordCommand(CLI::App& app, Result& result)
         Capture capture;
         try {
             // Before any probe attaches: a bad -o fails now, not after the recording.
-            OutputFile out(output, 0600);
+            util::OutputFile out(output, 0600);
             if (out.isStdout())
                 options.workload_output_fd = STDERR_FILENO;  // stdout carries the capture
             capture = record::runRecord(options, stderr);
             writeCapture(capture, out);
         } catch (const record::RecordError& e) {
             std::fprintf(stderr, "lockscope record: %s\n", e.what());
+            result.exit_code = 1;
+            return;
+        } catch (const util::FileError& e) {  // -o refused before recording
+            std::fprintf(stderr, "lockscope record: cannot write the capture: %s\n", e.what());
             result.exit_code = 1;
             return;
         } catch (const CaptureError& e) {

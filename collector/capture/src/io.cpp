@@ -4,7 +4,7 @@
 // path, and an atomic 0600 writer.
 #include "lockscope/capture/io.h"
 
-#include "error_text.h"
+#include "lockscope/util/error_text.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -69,8 +69,8 @@ private:
 
 const Path kRoot { nullptr, "", 0 };
 
-using detail::errnoText;
-using detail::printable;
+using util::errnoText;
+using util::printable;
 
 [[noreturn]] void fail(const Path& at, const std::string& problem)
 {
@@ -1336,7 +1336,7 @@ std::string serialize(const Capture& c, bool pretty)
 
 } // namespace
 
-void writeCapture(const Capture& capture, OutputFile& out, bool pretty)
+void writeCapture(const Capture& capture, util::OutputFile& out, bool pretty)
 {
     std::string text;
     try {
@@ -1345,13 +1345,21 @@ void writeCapture(const Capture& capture, OutputFile& out, bool pretty)
         throw CaptureError(printable(out.path(), 4096) + ": cannot serialize the capture: " + e.what());
     }
     text += '\n';
-    out.commit(text);
+    try {
+        out.commit(text);
+    } catch (const util::FileError& e) {
+        throw CaptureError(e.what());
+    }
 }
 
 void writeCapture(const Capture& capture, const std::string& path, bool pretty)
 {
-    OutputFile out(path, 0600);
-    writeCapture(capture, out, pretty);
+    try {
+        util::OutputFile out(path, 0600);
+        writeCapture(capture, out, pretty);
+    } catch (const util::FileError& e) {
+        throw CaptureError(e.what());
+    }
 }
 
 } // namespace lockscope

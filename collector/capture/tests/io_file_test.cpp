@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "lockscope/capture/io.h"
-#include "lockscope/capture/output_file.h"
+#include "lockscope/util/output_file.h"
 #include "sample_capture.h"
 
 namespace lockscope {
@@ -87,16 +87,6 @@ TEST_F(CaptureFiles, OverwriteReplacesAndKeepsMode)
     EXPECT_EQ(st.st_mode & 07777, 0600u);
 }
 
-TEST_F(CaptureFiles, WriteFileAtomicHonoursMode)
-{
-    const std::string p = path("export.folded");
-    writeFileAtomic(p, "a;b;c 3\n", 0640);
-    struct stat st { };
-    ASSERT_EQ(::stat(p.c_str(), &st), 0);
-    EXPECT_EQ(st.st_mode & 07777, 0640u);
-    EXPECT_EQ(slurp(p), "a;b;c 3\n");
-}
-
 TEST_F(CaptureFiles, MissingDirectoryFailsWithPathAndReason)
 {
     const std::string p = path("no/such/dir/c.lockscope.json");
@@ -145,9 +135,9 @@ TEST_F(CaptureFiles, WritingOntoADirectoryIsRefusedUpFront)
     fs::create_directory(p);
     fs::create_directory(p + "/inside");
     try {
-        OutputFile out(p);
+        util::OutputFile out(p);
         FAIL() << "accepted a directory";
-    } catch (const CaptureError& e) {
+    } catch (const util::FileError& e) {
         EXPECT_EQ(std::string(e.what()), p + ": is a directory: give a file name to write to");
     }
     EXPECT_TRUE(fs::is_directory(p + "/inside"));

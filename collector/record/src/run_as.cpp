@@ -5,7 +5,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
-#include "lockscope/capture/invoking_user.h"
+#include "lockscope/util/invoking_user.h"
 
 extern char** environ;
 
@@ -13,7 +13,7 @@ namespace lockscope::record {
 
 std::optional<RunAs> invokingUserCredentials()
 {
-    const auto user = invokingUser();
+    const auto user = util::invokingUser();
     if (!user)
         return std::nullopt;
     RunAs r;

@@ -22,7 +22,7 @@
 #include "app/recorddialog.h"
 #include "app/scalingview.h"
 #include "lockscope/capture/io.h"
-#include "lockscope/capture/output_file.h"
+#include "lockscope/util/output_file.h"
 #include "lockscope/reports/input.h"
 #include "lockscope/reports/render.h"
 
@@ -292,7 +292,7 @@ bool MainWindow::exportReport(const QString& path)
             showError(tr("Nothing to export: open or compare captures first"));
             return false;
         }
-        writeFileAtomic(path.toStdString(), text); // 0600: reports name kernel addresses
+        util::writeFileAtomic(path.toStdString(), text); // 0600: reports name kernel addresses
         status_->setText(tr("Exported %1").arg(path));
         return true;
     } catch (const std::exception& e) {

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "lockscope/capture/io.h"
-#include "lockscope/capture/output_file.h"
+#include "lockscope/util/output_file.h"
 
 namespace lockscope::scaling {
 
@@ -306,8 +306,8 @@ ScalingRun readScaling(const std::string& path)
 void writeScaling(const ScalingRun& run, const std::string& path)
 {
     try {
-        writeFileAtomic(path, toJson(run).dump(1) + "\n", 0644);
-    } catch (const CaptureError& e) {
+        util::writeFileAtomic(path, toJson(run).dump(1) + "\n", 0644);
+    } catch (const util::FileError& e) {
         throw ScalingError(e.what());
     }
 }

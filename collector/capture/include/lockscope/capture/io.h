@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lockscope/capture/capture.h"
-#include "lockscope/capture/output_file.h"
+#include "lockscope/util/output_file.h"
 
 namespace lockscope {
 
@@ -36,11 +36,12 @@ Capture parseCapture(std::string_view text, const ReadLimits& limits = {});
 // Reads a capture file. Errors: "<path>: <problem>".
 Capture readCapture(const std::string& path, const ReadLimits& limits = {});
 
-// Writes through OutputFile (lockscope/capture/output_file.h: temp file +
+// Writes through util::OutputFile (lockscope/util/output_file.h: temp file +
 // fsync + rename for a regular file, in place for a device, FIFO or "-")
-// with mode 0600, since captures hold kernel addresses. Throws CaptureError.
+// with mode 0600, since captures hold kernel addresses. Throws CaptureError
+// (a util::FileError's message as it is).
 void writeCapture(const Capture& capture, const std::string& path, bool pretty = false);
 // The same into an OutputFile opened earlier (record checks -o before it starts).
-void writeCapture(const Capture& capture, OutputFile& out, bool pretty = false);
+void writeCapture(const Capture& capture, util::OutputFile& out, bool pretty = false);
 
 } // namespace lockscope

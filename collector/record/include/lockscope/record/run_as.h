@@ -18,7 +18,7 @@ struct RunAs {
     std::string user, home;
 };
 
-// The invoking user (lockscope/capture/invoking_user.h) with the passwd
+// The invoking user (lockscope/util/invoking_user.h) with the passwd
 // and group databases' view of it, read now: the child switches with plain
 // syscalls only. nullopt when lockscope was not run through sudo/pkexec.
 std::optional<RunAs> invokingUserCredentials();

@@ -75,7 +75,7 @@ nlohmann::json toJson(const ScalingRun& run);
 ScalingRun scalingFromJson(const nlohmann::json& doc);
 ScalingRun parseScaling(std::string_view text);
 ScalingRun readScaling(const std::string& path);
-// Atomic write (temp file + rename) through lockscope::writeFileAtomic.
+// Atomic write (temp file + rename) through lockscope::util::writeFileAtomic.
 void writeScaling(const ScalingRun& run, const std::string& path);
 
 } // namespace lockscope::scaling

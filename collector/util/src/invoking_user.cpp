@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-#include "lockscope/capture/invoking_user.h"
+#include "lockscope/util/invoking_user.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -7,7 +7,7 @@
 #include <unistd.h>
 #include <vector>
 
-namespace lockscope {
+namespace lockscope::util {
 namespace {
 
 // A decimal id from the environment; nullopt when unset or not a plain number.
@@ -52,4 +52,4 @@ std::optional<InvokingUser> invokingUser()
     return std::nullopt;
 }
 
-} // namespace lockscope
+} // namespace lockscope::util

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-#include "lockscope/capture/output_file.h"
+#include "lockscope/util/output_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,15 +9,11 @@
 #include <climits>
 #include <cstdlib>
 
-#include "error_text.h"
-#include "lockscope/capture/invoking_user.h"
-#include "lockscope/capture/io.h"
+#include "lockscope/util/error_text.h"
+#include "lockscope/util/invoking_user.h"
 
-namespace lockscope {
+namespace lockscope::util {
 namespace {
-
-using detail::errnoText;
-using detail::printable;
 
 // 0 on success, else the errno of the failed write.
 int writeAll(int fd, std::string_view content) noexcept
@@ -66,16 +62,16 @@ OutputFile::OutputFile(const std::string& path, unsigned mode) : path_(path), wh
     if (path == "-") {
         kind_ = Kind::Stdout;
         if (::fcntl(STDOUT_FILENO, F_GETFL) < 0)
-            throw CaptureError("-: standard output is closed");
+            throw FileError("-: standard output is closed");
         return;
     }
     if (path.empty())
-        throw CaptureError("an empty output file name");
+        throw FileError("an empty output file name");
     target_ = path;
     struct stat st { };
     if (::lstat(path.c_str(), &st) != 0) {
         if (errno != ENOENT)
-            throw CaptureError(where_ + ": cannot check the file: " + errnoText(errno));
+            throw FileError(where_ + ": cannot check the file: " + errnoText(errno));
         createTemporary();
         return;
     }
@@ -83,14 +79,14 @@ OutputFile::OutputFile(const std::string& path, unsigned mode) : path_(path), wh
         const auto user = invokingUser();
         const uid_t caller = user ? user->uid : ::getuid();
         if (st.st_uid != 0 && st.st_uid != caller)
-            throw CaptureError(where_ + ": is a symbolic link owned by another user (uid " + std::to_string(st.st_uid)
+            throw FileError(where_ + ": is a symbolic link owned by another user (uid " + std::to_string(st.st_uid)
                 + "); not following it: give the path it points to");
         if (::stat(path.c_str(), &st) != 0)
-            throw CaptureError(where_ + ": is a symbolic link that leads nowhere: " + errnoText(errno));
+            throw FileError(where_ + ": is a symbolic link that leads nowhere: " + errnoText(errno));
         if (S_ISREG(st.st_mode)) {
             char* real = ::realpath(path.c_str(), nullptr);
             if (!real)
-                throw CaptureError(where_ + ": cannot resolve the symbolic link: " + errnoText(errno));
+                throw FileError(where_ + ": cannot resolve the symbolic link: " + errnoText(errno));
             target_ = real;
             std::free(real);
         }
@@ -105,9 +101,9 @@ void OutputFile::decide(unsigned fileType, const std::string& what)
     } else if (fileType == S_IFCHR || fileType == S_IFIFO) {
         kind_ = Kind::InPlace;
         if (::faccessat(AT_FDCWD, path_.c_str(), W_OK, AT_EACCESS) != 0)
-            throw CaptureError(where_ + ": cannot write to " + what + ": " + errnoText(errno));
+            throw FileError(where_ + ": cannot write to " + what + ": " + errnoText(errno));
     } else {
-        throw CaptureError(where_ + ": is " + what + ": give a file name to write to");
+        throw FileError(where_ + ": is " + what + ": give a file name to write to");
     }
 }
 
@@ -116,19 +112,19 @@ void OutputFile::createTemporary()
     const std::string dir = directoryOf(target_);
     const std::string base = target_.substr(target_.rfind('/') == std::string::npos ? 0 : target_.rfind('/') + 1);
     if (base.empty())
-        throw CaptureError(where_ + ": not a file name (ends with '/')");
+        throw FileError(where_ + ": not a file name (ends with '/')");
     // Next to the target so that rename() is atomic.
     tmp_ = (dir == "/" ? "" : dir) + "/." + base + ".tmp.XXXXXX";
     fd_ = ::mkostemp(tmp_.data(), O_CLOEXEC);
     if (fd_ < 0) {
         const int e = errno;
         tmp_.clear();
-        throw CaptureError(where_ + ": cannot create a temporary file in " + printable(dir, 4096) + ": " + errnoText(e));
+        throw FileError(where_ + ": cannot create a temporary file in " + printable(dir, 4096) + ": " + errnoText(e));
     }
     if (::fchmod(fd_, static_cast<mode_t>(mode_)) != 0)
-        throw CaptureError(where_ + ": cannot set the file mode: " + errnoText(errno));
+        throw FileError(where_ + ": cannot set the file mode: " + errnoText(errno));
     if (const auto user = invokingUser(); user && ::fchown(fd_, user->uid, user->gid) != 0)
-        throw CaptureError(where_ + ": cannot give the file to uid " + std::to_string(user->uid) + ": "
+        throw FileError(where_ + ": cannot give the file to uid " + std::to_string(user->uid) + ": "
             + errnoText(errno));
 }
 
@@ -143,10 +139,10 @@ OutputFile::~OutputFile()
 void OutputFile::commit(std::string_view content)
 {
     if (committed_)
-        throw CaptureError(where_ + ": written twice");
+        throw FileError(where_ + ": written twice");
     if (kind_ == Kind::Stdout) {
         if (const int e = writeAll(STDOUT_FILENO, content))
-            throw CaptureError("-: cannot write to standard output: " + errnoText(e));
+            throw FileError("-: cannot write to standard output: " + errnoText(e));
         committed_ = true;
     } else if (kind_ == Kind::InPlace) {
         commitInPlace(content);
@@ -160,16 +156,16 @@ void OutputFile::commitInPlace(std::string_view content)
     // No O_CREAT: this writes onto the device or FIFO that was checked, never a new file.
     const int fd = ::open(path_.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
-        throw CaptureError(where_ + ": cannot open: " + errnoText(errno));
+        throw FileError(where_ + ": cannot open: " + errnoText(errno));
     struct stat st { };
     if (::fstat(fd, &st) != 0 || !(S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
         ::close(fd);
-        throw CaptureError(where_ + ": changed while lockscope ran; nothing written");
+        throw FileError(where_ + ": changed while lockscope ran; nothing written");
     }
     const int e = writeAll(fd, content);
     ::close(fd);
     if (e)
-        throw CaptureError(where_ + ": write failed: " + errnoText(e));
+        throw FileError(where_ + ": write failed: " + errnoText(e));
     committed_ = true;
 }
 
@@ -178,7 +174,7 @@ void OutputFile::commitReplace(std::string_view content)
     auto abandon = [&](const std::string& what, int e) {
         ::close(fd_);
         fd_ = -1;
-        return CaptureError(where_ + ": " + what + ": " + errnoText(e));
+        return FileError(where_ + ": " + what + ": " + errnoText(e));
     };
     if (const int e = writeAll(fd_, content))
         throw abandon("write failed", e);
@@ -187,17 +183,17 @@ void OutputFile::commitReplace(std::string_view content)
     const int closed = ::close(fd_);
     fd_ = -1;
     if (closed != 0)
-        throw CaptureError(where_ + ": close failed: " + errnoText(errno));
+        throw FileError(where_ + ": close failed: " + errnoText(errno));
     // Something else may have appeared at the path meanwhile: rename would
     // replace a device or FIFO. Keep the finished file then, and say where.
     struct stat st { };
     if (::lstat(target_.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
         committed_ = true;
-        throw CaptureError(where_ + ": became " + typeName(st.st_mode & S_IFMT) + " meanwhile; not replaced, the "
+        throw FileError(where_ + ": became " + typeName(st.st_mode & S_IFMT) + " meanwhile; not replaced, the "
             + "output is in " + printable(tmp_, 4096));
     }
     if (::rename(tmp_.c_str(), target_.c_str()) != 0)
-        throw CaptureError(where_ + ": cannot replace the file: " + errnoText(errno));
+        throw FileError(where_ + ": cannot replace the file: " + errnoText(errno));
     committed_ = true;
     // Make the rename itself durable; a failure here leaves a complete file.
     const int dfd = ::open(directoryOf(target_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -212,4 +208,4 @@ void writeFileAtomic(const std::string& path, std::string_view content, unsigned
     OutputFile(path, mode).commit(content);
 }
 
-} // namespace lockscope
+} // namespace lockscope::util

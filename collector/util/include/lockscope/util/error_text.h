@@ -4,9 +4,8 @@
 #include <string>
 #include <string_view>
 
-// Text for one-line error messages, shared by the capture reader and the
-// output writer (internal to lockscope_capture).
-namespace lockscope::detail {
+// Text for one-line error messages: the capture reader's and OutputFile's.
+namespace lockscope::util {
 
 // s with every byte outside printable ASCII as \xNN, cut at maxLen: error
 // text must stay one printable line whatever a file or path holds.
@@ -15,4 +14,4 @@ std::string printable(std::string_view s, size_t maxLen = 80);
 // strerror is not thread-safe and the GUI reads captures on worker threads.
 std::string errnoText(int e);
 
-} // namespace lockscope::detail
+} // namespace lockscope::util

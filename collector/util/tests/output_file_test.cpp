@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// OutputFile's rule (output_file.h): what is replaced, what is written in
+// OutputFile's rule (lockscope/util/output_file.h): what is replaced, what is written in
 // place, what is refused, and who owns the result.
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -14,12 +16,11 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "lockscope/capture/invoking_user.h"
-#include "lockscope/capture/io.h"
-#include "sample_capture.h"
+#include "lockscope/util/invoking_user.h"
+#include "lockscope/util/output_file.h"
 #include "scoped_env.h"
 
-namespace lockscope {
+namespace lockscope::util {
 namespace {
 
 namespace fs = std::filesystem;
@@ -39,7 +40,7 @@ std::string errorOf(const std::string& p, const std::string& text = "x")
 {
     try {
         writeFileAtomic(p, text);
-    } catch (const CaptureError& e) {
+    } catch (const FileError& e) {
         return e.what();
     }
     return "(written)";
@@ -73,13 +74,23 @@ TEST_F(OutputFiles, CharacterDeviceIsWrittenInPlaceNotReplaced)
     const std::string p = path("null");
     ASSERT_EQ(::mknod(p.c_str(), S_IFCHR | 0666, makedev(1, 3)), 0) << std::strerror(errno);
     ASSERT_EQ(::chmod(p.c_str(), 0666), 0);  // past the umask
-    writeCapture(testing::makeSemopCapture(testing::SemopScenario::Baseline), p);
+    writeFileAtomic(p, "discarded\n");
     struct stat st { };
     ASSERT_EQ(::lstat(p.c_str(), &st), 0);
     EXPECT_TRUE(S_ISCHR(st.st_mode)) << "the device node was replaced";
     EXPECT_EQ(st.st_rdev, makedev(1, 3));
     EXPECT_EQ(st.st_mode & 07777, 0666u) << "a device keeps its mode";
     EXPECT_EQ(entries(), 1u) << "no temporary file left";
+}
+
+TEST_F(OutputFiles, ModeIsTheOneAsked)
+{
+    const std::string p = path("export.folded");
+    writeFileAtomic(p, "a;b;c 3\n", 0640);
+    struct stat st { };
+    ASSERT_EQ(::stat(p.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0640u);
+    EXPECT_EQ(slurp(p), "a;b;c 3\n");
 }
 
 TEST_F(OutputFiles, FifoIsWrittenInPlace)
@@ -113,7 +124,7 @@ TEST_F(OutputFiles, DashIsStandardOutput)
     fs::current_path(dir_);
     try {
         writeFileAtomic("-", "to stdout\n");
-    } catch (const CaptureError& e) {
+    } catch (const FileError& e) {
         error = e.what();
     }
     fs::current_path(cwd);
@@ -189,7 +200,7 @@ TEST_F(OutputFiles, BadDirectoryFailsWhenOpenedNotWhenCommitted)
     try {
         OutputFile out(p);
         FAIL() << "opened a file in a missing directory";
-    } catch (const CaptureError& e) {
+    } catch (const FileError& e) {
         EXPECT_EQ(std::string(e.what()), p + ": cannot create a temporary file in " + path("no/such/dir")
                 + ": No such file or directory");
     }
@@ -218,15 +229,13 @@ TEST_F(OutputFiles, RootWritesForTheSudoUser)
     if (geteuid() != 0)
         GTEST_SKIP() << "skipped: handing files to another user needs root";
     ScopedEnv uid("SUDO_UID", "65534"), gid("SUDO_GID", "65533");
-    const std::string cap = path("c.lockscope.json"), exp = path("e.folded");
-    writeCapture(testing::makeSemopCapture(testing::SemopScenario::Baseline), cap);
-    writeFileAtomic(exp, "a;b 1\n");
-    expectOwned(cap, kNobody, 65533);
-    expectOwned(exp, kNobody, 65533);
+    const std::string p = path("e.folded");
+    writeFileAtomic(p, "a;b 1\n");
+    expectOwned(p, kNobody, 65533);
     // Replacing a root-owned file gives the new one to the user too.
-    ::chown(cap.c_str(), 0, 0);
-    writeCapture(testing::makeSemopCapture(testing::SemopScenario::Patched), cap);
-    expectOwned(cap, kNobody, 65533);
+    ::chown(p.c_str(), 0, 0);
+    writeFileAtomic(p, "a;b 2\n");
+    expectOwned(p, kNobody, 65533);
 }
 
 TEST_F(OutputFiles, RootWritesForThePkexecUser)
@@ -259,4 +268,4 @@ TEST(InvokingUser, OnlyAPlainNonRootIdCounts)
 }
 
 } // namespace
-} // namespace lockscope
+} // namespace lockscope::util

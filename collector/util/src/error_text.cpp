@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-#include "error_text.h"
+#include "lockscope/util/error_text.h"
 
 #include <cstdio>
 #include <cstring>
 
-namespace lockscope::detail {
+namespace lockscope::util {
 
 std::string printable(std::string_view s, size_t maxLen)
 {
@@ -19,7 +19,7 @@ std::string printable(std::string_view s, size_t maxLen)
             out += static_cast<char>(c);
         } else {
             char buf[8];
-            std::snprintf(buf, sizeof buf, "\\x%02x", c);
+            (void)std::snprintf(buf, sizeof buf, "\\x%02x", c);
             out += buf;
         }
     }
@@ -32,4 +32,4 @@ std::string errnoText(int e)
     return strerror_r(e, buf, sizeof buf); // GNU variant: returns the message
 }
 
-} // namespace lockscope::detail
+} // namespace lockscope::util

@@ -4,7 +4,7 @@
 #include <optional>
 #include <sys/types.h>
 
-namespace lockscope {
+namespace lockscope::util {
 
 // The user a root lockscope is working for: sudo's SUDO_UID/SUDO_GID, or
 // pkexec's PKEXEC_UID (its group from the passwd database, or -1 when the
@@ -18,4 +18,4 @@ struct InvokingUser {
 };
 std::optional<InvokingUser> invokingUser();
 
-} // namespace lockscope
+} // namespace lockscope::util

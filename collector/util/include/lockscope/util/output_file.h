@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -17,11 +18,16 @@
 //    stays and what it points to is replaced or written as above. A link
 //    owned by anyone else is refused, so root never writes through a link
 //    another user planted (in /tmp, say).
-// A file made by root for a user (lockscope/capture/invoking_user.h) is
+// A file made by root for a user (lockscope/util/invoking_user.h) is
 // given to that user; its mode is `mode` (0600 by default: captures and
-// exports hold kernel addresses). Errors throw CaptureError, one line
-// starting with the path.
-namespace lockscope {
+// exports hold kernel addresses). Errors throw FileError.
+namespace lockscope::util {
+
+// One line starting with the path, e.g. "out.json: write failed: File too large".
+class FileError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
 
 class OutputFile {
 public:
@@ -58,4 +64,4 @@ private:
 // scaling harness.
 void writeFileAtomic(const std::string& path, std::string_view content, unsigned mode = 0600);
 
-} // namespace lockscope
+} // namespace lockscope::util
