@@ -21,6 +21,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "capture_writer.h"
 #include "histogram_json.h"
 #include "json_access.h"
 #include "lockscope/util/error_text.h"
@@ -65,26 +66,6 @@ bool isRfc3339(const std::string& s)
         return true;
     return (s[p] == '+' || s[p] == '-') && p + 6 == s.size() && digits(p + 1, 2) && s[p + 3] == ':'
         && digits(p + 4, 2);
-}
-
-// -------------------------------------------------------------- writers ---
-
-template <class J> J frameToJson(const Frame& f)
-{
-    J j { { "function", f.function }, { "offset", f.offset }, { "module", f.module } };
-    if (f.address)
-        j["address"] = hexAddress(*f.address);
-    return j;
-}
-
-template <class J> J latencyToJson(const LatencyEntry& e)
-{
-    J j { { "name", e.name }, { "latency", histToJson<J>(e.latency) }, { "errors", e.errors } };
-    if (e.sample_period != 1) {
-        j["sample_period"] = e.sample_period;
-        j["calls"] = e.all_calls;
-    }
-    return j;
 }
 
 // ------------------------------------------------------------- readers ---
@@ -404,149 +385,6 @@ Workload workloadFromJson(const json& j, const Path& at)
 }
 
 } // namespace
-
-// -------------------------------------------------------------- public ---
-
-namespace {
-
-// Built as ordered_json by the writer so that files read top-down (format and
-// version first); toJson() returns the plain J type of the API.
-template <class J> J stackToJson(const Stack& st)
-{
-    J frames = J::array();
-    for (const auto& f : st.frames)
-        frames.push_back(frameToJson<J>(f));
-    return J { { "id", st.id }, { "kind", toString(st.kind) }, { "frames", std::move(frames) } };
-}
-
-template <class J> J lockToJson(const Lock& l)
-{
-    J sites = J::array();
-    for (const auto& site : l.sites) {
-        J js { { "stack_id", site.stack_id }, { "wait", histToJson<J>(site.wait) },
-            { "hold", histToJson<J>(site.hold) } };
-        if (site.user_stack_id)
-            js["user_stack_id"] = *site.user_stack_id;
-        if (!site.holders.empty()) {
-            J hs = J::array();
-            for (const Holder& h : site.holders) {
-                J jh { { "stack_id", h.stack_id }, { "count", h.count }, { "wait_ns", h.wait_ns } };
-                if (h.owner_tid)
-                    jh["owner_tid"] = *h.owner_tid;
-                if (!h.owner_comm.empty())
-                    jh["owner_comm"] = h.owner_comm;
-                hs.push_back(std::move(jh));
-            }
-            js["holders"] = std::move(hs);
-        }
-        sites.push_back(std::move(js));
-    }
-    J jl { { "key", l.key }, { "type", l.type } };
-    if (!l.name.empty())
-        jl["name"] = l.name;
-    if (!l.cgroup.empty())
-        jl["cgroup"] = l.cgroup;
-    if (l.address)
-        jl["address"] = hexAddress(*l.address);
-    jl["instances"] = l.instances;
-    jl["aborted"] = l.aborted;
-    jl["wait"] = histToJson<J>(l.wait);
-    jl["hold"] = histToJson<J>(l.hold);
-    jl["sites"] = std::move(sites);
-    return jl;
-}
-
-template <class J> J buildJson(const Capture& c, bool withBig)
-{
-    J doc = J::object();
-    doc["format"] = kCaptureFormat;
-    doc["version"] = kCaptureVersion;
-
-    const Meta& m = c.meta;
-    J filters = J::object();
-    for (const auto& [k, v] : m.filters)
-        filters[k] = v;
-    doc["meta"] = J { { "tool_version", m.tool_version }, { "label", m.label },
-        { "kernel_release", m.kernel_release }, { "kernel_version", m.kernel_version },
-        { "kernel_build_id", m.kernel_build_id }, { "hostname", m.hostname }, { "cpu_model", m.cpu_model },
-        { "cpu_count", m.cpu_count }, { "start_time", m.start_time }, { "duration_s", m.duration_s },
-        { "command", m.command }, { "filters", std::move(filters) } };
-    if (!m.syscall_timing_skipped.empty()) // absent = timed (or --no-syscalls), as before
-        doc["meta"]["syscall_timing_skipped"] = m.syscall_timing_skipped;
-
-    J probes = J::array();
-    for (const auto& p : c.probes)
-        probes.push_back(J { { "name", p.name }, { "target", p.target }, { "hook", p.hook },
-            { "attached", p.attached }, { "reason", p.reason } });
-    doc["probes"] = std::move(probes);
-
-    const Stats& s = c.stats;
-    doc["stats"] = J { { "events", s.events }, { "lost", s.lost }, { "map_full", s.map_full },
-        { "stack_failures", s.stack_failures }, { "aborted_waits", s.aborted_waits },
-        { "unmatched", s.unmatched }, { "recursion_misses", s.recursion_misses } };
-    if (s.holder_not_found)
-        doc["stats"]["holder_not_found"] = s.holder_not_found;
-    if (s.stacks_unsampled)
-        doc["stats"]["stacks_unsampled"] = s.stacks_unsampled;
-    if (s.own_lock_events)
-        doc["stats"]["own_lock_events"] = s.own_lock_events;
-    if (s.impossible_holds)
-        doc["stats"]["impossible_holds"] = s.impossible_holds;
-    if (s.waits_untimed)
-        doc["stats"]["waits_untimed"] = s.waits_untimed;
-    if (s.syscalls_untimed)
-        doc["stats"]["syscalls_untimed"] = s.syscalls_untimed;
-    if (s.cpu_unstacked)
-        doc["stats"]["cpu_unstacked"] = s.cpu_unstacked;
-
-    // The writer streams these two (the bulk of a capture) element by element.
-    J stacks = J::array();
-    if (withBig)
-        for (const auto& st : c.stacks)
-            stacks.push_back(stackToJson<J>(st));
-    doc["stacks"] = std::move(stacks);
-
-    J locks = J::array();
-    if (withBig)
-        for (const auto& l : c.locks)
-            locks.push_back(lockToJson<J>(l));
-    doc["locks"] = std::move(locks);
-
-    J syscalls = J::array();
-    for (const auto& e : c.syscalls)
-        syscalls.push_back(latencyToJson<J>(e));
-    doc["syscalls"] = std::move(syscalls);
-    J functions = J::array();
-    for (const auto& e : c.functions)
-        functions.push_back(latencyToJson<J>(e));
-    doc["functions"] = std::move(functions);
-
-    J leaves = J::array();
-    for (const auto& l : c.cpu.top_leaves)
-        leaves.push_back(J { { "function", l.function }, { "module", l.module }, { "samples", l.samples } });
-    J cpuStacks = J::array();
-    for (const auto& sc : c.cpu.stacks)
-        cpuStacks.push_back(J { { "stack_id", sc.stack_id }, { "count", sc.count } });
-    doc["cpu"] = J { { "frequency_hz", c.cpu.frequency_hz }, { "samples", c.cpu.samples },
-        { "lock_samples", c.cpu.lock_samples }, { "idle_samples", c.cpu.idle_samples },
-        { "top_leaves", std::move(leaves) }, { "stacks", std::move(cpuStacks) } };
-
-    J w { { "command", c.workload.command } };
-    if (c.workload.exit_status)
-        w["exit_status"] = *c.workload.exit_status;
-    if (c.workload.signal)
-        w["signal"] = *c.workload.signal;
-    w["results"] = c.workload.results;
-    doc["workload"] = std::move(w);
-    return doc;
-}
-
-} // namespace
-
-nlohmann::json toJson(const Capture& c)
-{
-    return buildJson<json>(c, true);
-}
 
 namespace {
 
@@ -895,126 +733,11 @@ Capture readCapture(const std::string& path, const ReadLimits& limits)
         throw err(e.what());
     }
 }
-
-namespace {
-
-bool isScalar(const nlohmann::ordered_json& v)
-{
-    return !v.is_structured();
-}
-
-bool inlineable(const nlohmann::ordered_json& v)
-{
-    if (v.empty())
-        return true;
-    if (v.is_array())
-        return std::all_of(v.begin(), v.end(), isScalar);
-    // Small flat objects (frames, probe statuses, leaves) read best as one line.
-    return v.size() <= 6 && std::all_of(v.begin(), v.end(), isScalar);
-}
-
-std::string scalarText(const nlohmann::ordered_json& v)
-{
-    return v.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-// Like dump(2) but keeps arrays of numbers (the 64 histogram buckets) and
-// flat objects on one line, so that a capture stays reviewable in a diff.
-void prettyPrint(const nlohmann::ordered_json& v, std::string& out, unsigned indent)
-{
-    if (!v.is_structured()) {
-        out += scalarText(v);
-        return;
-    }
-    const bool obj = v.is_object();
-    if (inlineable(v)) {
-        out += obj ? '{' : '[';
-        bool first = true;
-        for (auto it = v.begin(); it != v.end(); ++it) {
-            if (!first)
-                out += ", ";
-            first = false;
-            if (obj) {
-                out += scalarText(nlohmann::ordered_json(it.key()));
-                out += ": ";
-            }
-            out += scalarText(it.value());
-        }
-        out += obj ? '}' : ']';
-        return;
-    }
-    const std::string pad(indent + 2, ' ');
-    out += obj ? "{\n" : "[\n";
-    bool first = true;
-    for (auto it = v.begin(); it != v.end(); ++it) {
-        if (!first)
-            out += ",\n";
-        first = false;
-        out += pad;
-        if (obj) {
-            out += scalarText(nlohmann::ordered_json(it.key()));
-            out += ": ";
-        }
-        prettyPrint(it.value(), out, indent + 2);
-    }
-    out += '\n';
-    out.append(indent, ' ');
-    out += obj ? '}' : ']';
-}
-
-// The document text without ever holding the DOM of stacks and locks: the
-// small sections go through one ordered_json, the big arrays element by element.
-std::string serialize(const Capture& c, bool pretty)
-{
-    using OJ = nlohmann::ordered_json;
-    const OJ doc = buildJson<OJ>(c, false);
-    std::string out = pretty ? "{\n" : "{";
-    bool first = true;
-    auto element = [&](const OJ& e) {
-        if (pretty) {
-            out += "\n    ";
-            prettyPrint(e, out, 4);
-        } else {
-            out += e.dump(-1, ' ', false, json::error_handler_t::replace);
-        }
-    };
-    for (auto it = doc.begin(); it != doc.end(); ++it) {
-        if (!first)
-            out += pretty ? ",\n" : ",";
-        first = false;
-        if (pretty)
-            out += "  ";
-        out += scalarText(OJ(it.key()));
-        out += pretty ? ": " : ":";
-        const bool isStacks = it.key() == "stacks";
-        if (isStacks || it.key() == "locks") {
-            const size_t n = isStacks ? c.stacks.size() : c.locks.size();
-            out += '[';
-            for (size_t i = 0; i < n; ++i) {
-                if (i)
-                    out += ',';
-                element(isStacks ? stackToJson<OJ>(c.stacks[i]) : lockToJson<OJ>(c.locks[i]));
-            }
-            if (pretty && n)
-                out += "\n  ";
-            out += ']';
-        } else if (pretty) {
-            prettyPrint(it.value(), out, 2);
-        } else {
-            out += it.value().dump(-1, ' ', false, json::error_handler_t::replace);
-        }
-    }
-    out += pretty ? "\n}" : "}";
-    return out;
-}
-
-} // namespace
-
 void writeCapture(const Capture& capture, util::OutputFile& out, bool pretty)
 {
     std::string text;
     try {
-        text = serialize(capture, pretty);
+        text = serializeCapture(capture, pretty);
     } catch (const json::exception& e) {
         throw CaptureError(printable(out.path(), 4096) + ": cannot serialize the capture: " + e.what());
     }
