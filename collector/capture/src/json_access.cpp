@@ -36,7 +36,7 @@ std::string describe(const json& v)
         return std::to_string(v.get<uint64_t>());
     case json::value_t::number_float: {
         char buf[40];
-        std::snprintf(buf, sizeof buf, "%.17g", v.get<double>());
+        (void)std::snprintf(buf, sizeof buf, "%.17g", v.get<double>());
         return buf;
     }
     case json::value_t::binary:
@@ -178,7 +178,7 @@ double nonNegativeDoubleAt(const json& obj, const Path& at, const char* name)
 std::string hexAddress(uint64_t a)
 {
     char buf[24];
-    std::snprintf(buf, sizeof buf, "0x%" PRIx64, a);
+    (void)std::snprintf(buf, sizeof buf, "0x%" PRIx64, a);
     return buf;
 }
 

@@ -1,36 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// The capture file format (docs/capture-format.md): model <-> JSON, a
-// validating reader that reports the first problem as one line with its JSON
-// path, and an atomic 0600 writer.
-#include "lockscope/capture/io.h"
+// The capture file format (docs/capture-format.md), read: one converter per
+// section, then the document with its duplicate and cross-reference checks.
+#include "capture_reader.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <algorithm>
 #include <cctype>
-#include <cerrno>
-#include <cinttypes>
-#include <climits>
-#include <cmath>
-#include <cstdio>
-#include <cstring>
-#include <limits>
-#include <unordered_map>
-#include <unordered_set>
 #include <utility>
 
-#include "capture_writer.h"
 #include "histogram_json.h"
-#include "json_access.h"
 #include "lockscope/util/error_text.h"
 
 namespace lockscope {
+namespace detail {
 
-using nlohmann::json;
-using namespace detail;
-using util::errnoText;
 using util::printable;
 
 namespace {
@@ -67,8 +48,6 @@ bool isRfc3339(const std::string& s)
     return (s[p] == '+' || s[p] == '-') && p + 6 == s.size() && digits(p + 1, 2) && s[p + 3] == ':'
         && digits(p + 4, 2);
 }
-
-// ------------------------------------------------------------- readers ---
 
 Meta metaFromJson(const json& j, const Path& at)
 {
@@ -182,21 +161,6 @@ Stack stackFromJson(const json& j, const Path& at)
     }
     return s;
 }
-
-struct StackRefs {
-    std::unordered_map<uint32_t, StackKind> kinds;
-
-    void check(uint32_t id, const Path& at, std::optional<StackKind> want = std::nullopt) const
-    {
-        auto it = kinds.find(id);
-        if (it == kinds.end())
-            fail(at, "no stack with id " + std::to_string(id) + " in stacks");
-        if (want && it->second != *want)
-            fail(at,
-                "stack " + std::to_string(id) + " is a " + toString(it->second) + " stack, expected a "
-                    + toString(*want) + " stack");
-    }
-};
 
 // Optional (record --holder-stacks): who held the lock while this site waited.
 std::vector<Holder> holdersFromJson(const json& arr, const Path& at, const StackRefs& refs)
@@ -384,46 +348,6 @@ Workload workloadFromJson(const json& j, const Path& at)
     return w;
 }
 
-} // namespace
-
-namespace {
-
-// Stacks and locks converted while parsing (see CaptureSax), so that their
-// DOM, ~10x the text in nlohmann's representation, never exists all at once.
-struct Streamed {
-    bool stacks = false; // stacks were converted during parsing
-    bool locks = false;
-    std::vector<Stack> stackList;
-    std::vector<Lock> lockList;
-    StackRefs refs;
-    std::unordered_map<uint32_t, size_t> stackAt;
-    std::unordered_map<std::string, size_t> lockAt;
-
-    void addStack(const json& j, size_t i)
-    {
-        const Path at = kRoot / "stacks";
-        stackList.push_back(stackFromJson(j, at[i]));
-        const Stack& st = stackList.back();
-        auto [it, fresh] = stackAt.emplace(st.id, i);
-        if (!fresh)
-            fail(at[i] / "id",
-                "duplicate stack id " + std::to_string(st.id) + " (also at stacks["
-                    + std::to_string(it->second) + "])");
-        refs.kinds.emplace(st.id, st.kind);
-    }
-
-    void addLock(const json& j, size_t i)
-    {
-        const Path at = kRoot / "locks";
-        lockList.push_back(lockFromJson(j, at[i], refs));
-        auto [it, fresh] = lockAt.emplace(lockList.back().key, i);
-        if (!fresh)
-            fail(at[i] / "key",
-                "duplicate lock key \"" + printable(lockList.back().key) + "\" (also at locks["
-                    + std::to_string(it->second) + "])");
-    }
-};
-
 void checkFormatAndVersion(const json& doc)
 {
     const Path& root = kRoot;
@@ -445,6 +369,32 @@ void checkFormatAndVersion(const json& doc)
         fail(root / "version",
             "format version " + describe(version) + " is not valid (this lockscope reads "
                 + std::to_string(kCaptureVersion) + ")");
+}
+
+} // namespace
+
+void Streamed::addStack(const json& j, size_t i)
+{
+    const Path at = kRoot / "stacks";
+    stackList.push_back(stackFromJson(j, at[i]));
+    const Stack& st = stackList.back();
+    auto [it, fresh] = stackAt.emplace(st.id, i);
+    if (!fresh)
+        fail(at[i] / "id",
+            "duplicate stack id " + std::to_string(st.id) + " (also at stacks["
+                + std::to_string(it->second) + "])");
+    refs.kinds.emplace(st.id, st.kind);
+}
+
+void Streamed::addLock(const json& j, size_t i)
+{
+    const Path at = kRoot / "locks";
+    lockList.push_back(lockFromJson(j, at[i], refs));
+    auto [it, fresh] = lockAt.emplace(lockList.back().key, i);
+    if (!fresh)
+        fail(at[i] / "key",
+            "duplicate lock key \"" + printable(lockList.back().key) + "\" (also at locks["
+                + std::to_string(it->second) + "])");
 }
 
 Capture captureFromJson(const json& doc, Streamed& streamed)
@@ -494,269 +444,12 @@ Capture captureFromJson(const json& doc, Streamed& streamed)
     return c;
 }
 
-// Thrown from the SAX handler to stop before a deep document is built.
-struct TooDeep { };
-
-// Builds the DOM like nlohmann's own SAX DOM builder, with two differences:
-// nesting is refused beyond max_depth as soon as a container opens, and once
-// "format"/"version" have been seen and are right, each element of the
-// top-level "stacks" and "locks" arrays is validated and converted as soon as
-// it closes, then dropped from the DOM. Documents in another order (hand
-// written) simply keep their DOM and are validated at the end.
-class CaptureSax {
-public:
-    using number_integer_t = json::number_integer_t;
-    using number_unsigned_t = json::number_unsigned_t;
-    using number_float_t = json::number_float_t;
-    using string_t = json::string_t;
-    using binary_t = json::binary_t;
-
-    CaptureSax(unsigned maxDepth, Streamed& streamed)
-        : maxDepth_(maxDepth)
-        , streamed_(streamed)
-    {
-    }
-
-    json& root() { return root_; }
-
-    bool null() { return value(json(nullptr)); }
-    bool boolean(bool v) { return value(json(v)); }
-    bool number_integer(number_integer_t v) { return value(json(v)); }
-    bool number_unsigned(number_unsigned_t v) { return value(json(v)); }
-    bool number_float(number_float_t v, const string_t&) { return value(json(v)); }
-    bool string(string_t& v) { return value(json(std::move(v))); }
-    bool binary(binary_t& v) { return value(json::binary(std::move(v))); }
-    bool key(string_t& k)
-    {
-        key_ = std::move(k);
-        return true;
-    }
-    bool start_object(std::size_t) { return open(json::object()); }
-    bool start_array(std::size_t) { return open(json::array()); }
-    bool end_object() { return close(); }
-    bool end_array() { return close(); }
-
-    template <class Exception> bool parse_error(std::size_t, const std::string&, const Exception& ex)
-    {
-        throw ex;
-    }
-
-private:
-    enum class Section { Other, Stacks, Locks };
-
-    json* place(json&& v)
-    {
-        if (open_.empty()) {
-            root_ = std::move(v);
-            return &root_;
-        }
-        json& top = *open_.back();
-        if (top.is_array()) {
-            top.push_back(std::move(v));
-            return &top.back();
-        }
-        json& slot = top[key_];
-        slot = std::move(v);
-        return &slot;
-    }
-
-    bool value(json&& v)
-    {
-        if (open_.size() == 1 && open_.back()->is_object()) {
-            if (key_ == "format")
-                formatOk_ = v.is_string() && v.get_ref<const std::string&>() == kCaptureFormat;
-            else if (key_ == "version")
-                versionOk_
-                    = v.is_number_unsigned() && v.get<uint64_t>() == static_cast<uint64_t>(kCaptureVersion);
-        }
-        place(std::move(v));
-        if (open_.size() == 2 && section_ != Section::Other)
-            convertLast(); // a scalar where a stack or lock should be: let the converter say so
-        return true;
-    }
-
-    void convertLast()
-    {
-        json& array = *open_.back();
-        if (section_ == Section::Stacks)
-            streamed_.addStack(array.back(), converted_);
-        else
-            streamed_.addLock(array.back(), converted_);
-        ++converted_;
-        array.get_ref<json::array_t&>().pop_back();
-    }
-
-    bool open(json&& container)
-    {
-        if (open_.size() >= maxDepth_)
-            throw TooDeep {};
-        const bool array = container.is_array();
-        if (open_.size() == 1 && open_.back()->is_object() && array) {
-            section_ = Section::Other;
-            if (key_ == "stacks" || key_ == "locks") {
-                const bool isStacks = key_ == "stacks";
-                bool& done = isStacks ? streamed_.stacks : streamed_.locks;
-                bool& seen = isStacks ? seenStacks_ : seenLocks_;
-                if (seen) // a second "stacks" member: refuse rather than guess which one counts
-                    fail(kRoot / (isStacks ? "stacks" : "locks"), "appears twice in the document");
-                seen = true;
-                // Locks are only converted when every stack is known, for their references.
-                if (formatOk_ && versionOk_ && (isStacks || stacksClosed_)) {
-                    section_ = isStacks ? Section::Stacks : Section::Locks;
-                    done = true;
-                    converted_ = 0;
-                }
-            }
-        }
-        open_.push_back(place(std::move(container)));
-        return true;
-    }
-
-    bool close()
-    {
-        open_.pop_back();
-        if (open_.size() == 2 && section_ != Section::Other) {
-            convertLast();
-        } else if (open_.size() == 1) {
-            if (section_ == Section::Stacks)
-                stacksClosed_ = true;
-            section_ = Section::Other;
-        }
-        return true;
-    }
-
-    const size_t maxDepth_;
-    Streamed& streamed_;
-    json root_;
-    std::vector<json*> open_;
-    std::string key_;
-    bool formatOk_ = false;
-    bool versionOk_ = false;
-    bool stacksClosed_ = false;
-    bool seenStacks_ = false;
-    bool seenLocks_ = false;
-    Section section_ = Section::Other;
-    size_t converted_ = 0;
-};
-
-} // namespace
+} // namespace detail
 
 Capture fromJson(const nlohmann::json& doc)
 {
-    Streamed none;
-    return captureFromJson(doc, none);
-}
-
-Capture parseCapture(std::string_view text, const ReadLimits& limits)
-{
-    if (text.size() > limits.max_file_bytes)
-        throw CaptureError("input is " + std::to_string(text.size()) + " bytes, larger than the limit of "
-            + std::to_string(limits.max_file_bytes) + " bytes");
-    bool blank = true;
-    for (char ch : text)
-        if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r') {
-            blank = false;
-            break;
-        }
-    if (blank)
-        throw CaptureError("empty input: expected a lockscope capture (JSON)");
-
-    Streamed streamed;
-    CaptureSax sax(limits.max_depth, streamed);
-    try {
-        json::sax_parse(text.begin(), text.end(), &sax, json::input_format_t::json, /*strict=*/true,
-            /*ignore_comments=*/false);
-    } catch (const TooDeep&) {
-        throw CaptureError("JSON nested deeper than " + std::to_string(limits.max_depth)
-            + " levels: not a lockscope capture (the format needs fewer than 10)");
-    } catch (const json::exception& e) {
-        // e.what() is "[json.exception.parse_error.N] parse error at line L, column C: detail".
-        std::string what = e.what();
-        const auto pos = what.find("] ");
-        if (what.starts_with("[json.exception.") && pos != std::string::npos)
-            what = what.substr(pos + 2);
-        throw CaptureError("invalid JSON (" + printable(what, 200) + ")");
-    }
-    return captureFromJson(sax.root(), streamed);
-}
-
-Capture readCapture(const std::string& path, const ReadLimits& limits)
-{
-    const std::string where = printable(path, 4096);
-    auto err = [&](const std::string& what) { return CaptureError(where + ": " + what); };
-
-    // O_NONBLOCK so that opening a FIFO does not wait for a writer.
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    if (fd < 0)
-        throw err(std::string("cannot open: ") + errnoText(errno));
-    struct Closer {
-        int fd;
-        ~Closer() { ::close(fd); }
-    } closer { fd };
-    struct stat st { };
-    if (::fstat(fd, &st) != 0)
-        throw err(std::string("cannot stat: ") + errnoText(errno));
-    if (!S_ISREG(st.st_mode)) {
-        const char* what = S_ISDIR(st.st_mode) ? "a directory"
-            : S_ISFIFO(st.st_mode)             ? "a FIFO"
-            : S_ISCHR(st.st_mode)              ? "a character device"
-            : S_ISBLK(st.st_mode)              ? "a block device"
-            : S_ISSOCK(st.st_mode)             ? "a socket"
-                                               : "not a regular file";
-        throw err(std::string("is ") + what + ", expected a capture file (*.lockscope.json)");
-    }
-    const auto size = static_cast<uint64_t>(st.st_size);
-    if (size > limits.max_file_bytes)
-        throw err("file is " + std::to_string(size) + " bytes, larger than the limit of "
-            + std::to_string(limits.max_file_bytes) + " bytes");
-    if (size == 0)
-        throw err("empty file: expected a lockscope capture (JSON)");
-
-    std::string text;
-    text.resize(static_cast<size_t>(size));
-    size_t got = 0;
-    while (got < text.size()) {
-        const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            throw err(std::string("read error: ") + errnoText(errno));
-        }
-        if (n == 0)
-            break; // shrank while reading: parse what is there, it will say if it is cut
-        got += static_cast<size_t>(n);
-    }
-    text.resize(got);
-    try {
-        return parseCapture(text, limits);
-    } catch (const CaptureError& e) {
-        throw err(e.what());
-    }
-}
-void writeCapture(const Capture& capture, util::OutputFile& out, bool pretty)
-{
-    std::string text;
-    try {
-        text = serializeCapture(capture, pretty);
-    } catch (const json::exception& e) {
-        throw CaptureError(printable(out.path(), 4096) + ": cannot serialize the capture: " + e.what());
-    }
-    text += '\n';
-    try {
-        out.commit(text);
-    } catch (const util::FileError& e) {
-        throw CaptureError(e.what());
-    }
-}
-
-void writeCapture(const Capture& capture, const std::string& path, bool pretty)
-{
-    try {
-        util::OutputFile out(path, 0600);
-        writeCapture(capture, out, pretty);
-    } catch (const util::FileError& e) {
-        throw CaptureError(e.what());
-    }
+    detail::Streamed none;
+    return detail::captureFromJson(doc, none);
 }
 
 } // namespace lockscope

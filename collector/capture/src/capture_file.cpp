@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Capture files: readCapture() checks and reads the file before parsing it,
+// writeCapture() puts the text in place through util::OutputFile.
+#include "lockscope/capture/io.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "capture_writer.h"
+#include "lockscope/util/error_text.h"
+
+namespace lockscope {
+
+using util::errnoText;
+using util::printable;
+
+Capture readCapture(const std::string& path, const ReadLimits& limits)
+{
+    const std::string where = printable(path, 4096);
+    auto err = [&](const std::string& what) { return CaptureError(where + ": " + what); };
+
+    // O_NONBLOCK so that opening a FIFO does not wait for a writer.
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        throw err(std::string("cannot open: ") + errnoText(errno));
+    struct Closer {
+        int fd;
+        ~Closer() { ::close(fd); }
+    } closer { fd };
+    struct stat st { };
+    if (::fstat(fd, &st) != 0)
+        throw err(std::string("cannot stat: ") + errnoText(errno));
+    if (!S_ISREG(st.st_mode)) {
+        const char* what = S_ISDIR(st.st_mode) ? "a directory"
+            : S_ISFIFO(st.st_mode)             ? "a FIFO"
+            : S_ISCHR(st.st_mode)              ? "a character device"
+            : S_ISBLK(st.st_mode)              ? "a block device"
+            : S_ISSOCK(st.st_mode)             ? "a socket"
+                                               : "not a regular file";
+        throw err(std::string("is ") + what + ", expected a capture file (*.lockscope.json)");
+    }
+    const auto size = static_cast<uint64_t>(st.st_size);
+    if (size > limits.max_file_bytes)
+        throw err("file is " + std::to_string(size) + " bytes, larger than the limit of "
+            + std::to_string(limits.max_file_bytes) + " bytes");
+    if (size == 0)
+        throw err("empty file: expected a lockscope capture (JSON)");
+
+    std::string text;
+    text.resize(static_cast<size_t>(size));
+    size_t got = 0;
+    while (got < text.size()) {
+        const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            throw err(std::string("read error: ") + errnoText(errno));
+        }
+        if (n == 0)
+            break; // shrank while reading: parse what is there, it will say if it is cut
+        got += static_cast<size_t>(n);
+    }
+    text.resize(got);
+    try {
+        return parseCapture(text, limits);
+    } catch (const CaptureError& e) {
+        throw err(e.what());
+    }
+}
+
+void writeCapture(const Capture& capture, util::OutputFile& out, bool pretty)
+{
+    std::string text;
+    try {
+        text = detail::serializeCapture(capture, pretty);
+    } catch (const nlohmann::json::exception& e) {
+        throw CaptureError(printable(out.path(), 4096) + ": cannot serialize the capture: " + e.what());
+    }
+    text += '\n';
+    try {
+        out.commit(text);
+    } catch (const util::FileError& e) {
+        throw CaptureError(e.what());
+    }
+}
+
+void writeCapture(const Capture& capture, const std::string& path, bool pretty)
+{
+    try {
+        util::OutputFile out(path, 0600);
+        writeCapture(capture, out, pretty);
+    } catch (const util::FileError& e) {
+        throw CaptureError(e.what());
+    }
+}
+
+} // namespace lockscope
