@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "histogram_json.h"
+#include "stats_json.h"
 #include "lockscope/util/error_text.h"
 
 namespace lockscope {
@@ -98,36 +99,6 @@ ProbeStatus probeFromJson(const json& j, const Path& at)
     if (!p.attached && p.reason.empty())
         fail(at / "reason", "a skipped probe needs the reason it was skipped");
     return p;
-}
-
-Stats statsFromJson(const json& j, const Path& at)
-{
-    expectObject(j, at);
-    Stats s;
-    s.events = u64At(j, at, "events");
-    s.lost = u64At(j, at, "lost");
-    s.map_full = u64At(j, at, "map_full");
-    s.stack_failures = u64At(j, at, "stack_failures");
-    s.aborted_waits = u64At(j, at, "aborted_waits");
-    s.unmatched = u64At(j, at, "unmatched");
-    s.recursion_misses = u64At(j, at, "recursion_misses");
-    // Written only by holder-stack captures (absent = 0).
-    if (optionalMember(j, "holder_not_found"))
-        s.holder_not_found = u64At(j, at, "holder_not_found");
-    // Written only when stack sampling left some waits without a stack.
-    if (optionalMember(j, "stacks_unsampled"))
-        s.stacks_unsampled = u64At(j, at, "stacks_unsampled");
-    if (optionalMember(j, "own_lock_events"))
-        s.own_lock_events = u64At(j, at, "own_lock_events");
-    if (optionalMember(j, "impossible_holds"))
-        s.impossible_holds = u64At(j, at, "impossible_holds");
-    if (optionalMember(j, "waits_untimed"))
-        s.waits_untimed = u64At(j, at, "waits_untimed");
-    if (optionalMember(j, "syscalls_untimed"))
-        s.syscalls_untimed = u64At(j, at, "syscalls_untimed");
-    if (optionalMember(j, "cpu_unstacked"))
-        s.cpu_unstacked = u64At(j, at, "cpu_unstacked");
-    return s;
 }
 
 Stack stackFromJson(const json& j, const Path& at)

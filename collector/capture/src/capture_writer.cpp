@@ -11,6 +11,7 @@
 #include "json_access.h"
 #include "lockscope/capture/io.h"
 #include "pretty_json.h"
+#include "stats_json.h"
 
 namespace lockscope {
 namespace detail {
@@ -93,28 +94,6 @@ template <class J> J metaToJson(const Meta& m)
         { "filters", std::move(filters) } };
     if (!m.syscall_timing_skipped.empty()) // absent = timed (or --no-syscalls), as before
         j["syscall_timing_skipped"] = m.syscall_timing_skipped;
-    return j;
-}
-
-template <class J> J statsToJson(const Stats& s)
-{
-    J j { { "events", s.events }, { "lost", s.lost }, { "map_full", s.map_full },
-        { "stack_failures", s.stack_failures }, { "aborted_waits", s.aborted_waits },
-        { "unmatched", s.unmatched }, { "recursion_misses", s.recursion_misses } };
-    if (s.holder_not_found)
-        j["holder_not_found"] = s.holder_not_found;
-    if (s.stacks_unsampled)
-        j["stacks_unsampled"] = s.stacks_unsampled;
-    if (s.own_lock_events)
-        j["own_lock_events"] = s.own_lock_events;
-    if (s.impossible_holds)
-        j["impossible_holds"] = s.impossible_holds;
-    if (s.waits_untimed)
-        j["waits_untimed"] = s.waits_untimed;
-    if (s.syscalls_untimed)
-        j["syscalls_untimed"] = s.syscalls_untimed;
-    if (s.cpu_unstacked)
-        j["cpu_unstacked"] = s.cpu_unstacked;
     return j;
 }
 
