@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "lockscope/capture/io.h"
 #include "sample_capture.h"
 
@@ -27,6 +30,27 @@ TEST(CaptureRoundTrip, RealisticCaptureSurvivesJson)
         EXPECT_EQ(back.cpu, c.cpu);
         EXPECT_EQ(back.workload, c.workload);
     }
+}
+
+// Each counter has its own JSON name (a table entry pointing at the wrong
+// field would swap or lose one), and the optional ones are left out at 0.
+TEST(CaptureRoundTrip, EveryStatsCounterKeepsItsOwnValue)
+{
+    Capture c = makeSemopCapture(SemopScenario::Baseline);
+    c.stats = Stats { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14 };
+    const nlohmann::json j = toJson(c);
+    EXPECT_EQ(j["stats"].size(), 14u);
+    EXPECT_EQ(j["stats"]["cpu_unstacked"], 14);
+    EXPECT_EQ(parseCapture(j.dump()).stats, c.stats);
+
+    c.stats = Stats {};
+    const nlohmann::json zero = toJson(c)["stats"];
+    std::vector<std::string> names;
+    for (const auto& [name, value] : zero.items())
+        names.push_back(name);
+    EXPECT_EQ(names, (std::vector<std::string> { "aborted_waits", "events", "lost", "map_full", "recursion_misses",
+                         "stack_failures", "unmatched" }));
+    EXPECT_EQ(parseCapture(toJson(c).dump()).stats, Stats {});
 }
 
 TEST(CaptureRoundTrip, TextRoundTripIsStable)
