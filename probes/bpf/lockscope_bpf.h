@@ -187,7 +187,7 @@ struct ls_wait_stack {
     struct ls_pending e[LS_NEST];
 };
 
-/* A wait that has ended, with everything its histogram and holder entry need. */
+/* A timed wait that has ended, with everything its histogram and holder entry need. */
 struct ls_wait_done {
     __u64 lock;
     __u64 delta;   /* ns */
@@ -198,9 +198,7 @@ struct ls_wait_done {
     __s32 ustack;
     __u32 tgid;    /* as in ls_wait_key */
     __u32 ready;   /* written last: the slot is reserved before it is filled */
-    __u32 timed;   /* 0: counted, not timed (timing budget); delta is 0 */
     __u32 owner_tid;   /* as in ls_pending */
-    __u32 pad;
     __u64 owner_stack;
     __u64 cgroup;  /* as in ls_wait_key */
 };

@@ -222,10 +222,7 @@ static __always_inline void record_wait(const struct ls_wait_done *w)
 
     if (!h)
         return;
-    if (w->timed)
-        hist_add_cpu(h, w->delta);
-    else
-        h->count += 1;
+    hist_add_cpu(h, w->delta);
     count(LS_C_WAIT_EVENTS);
     if (holder_scan && w->holder_state == LS_HOLDER_FOUND)
         holder_add(w);
@@ -557,7 +554,6 @@ static __always_inline int on_end(void *ctx, __u64 lock, int ret)
     }
     w->lock = lock;
     w->delta = now - p.ts;
-    w->timed = 1;
     w->kstack = p.kstack;
     w->flags = p.flags;
     w->holder = p.holder;

@@ -77,8 +77,7 @@ uint64_t addUndrained(const std::vector<ls_wait_done>& done, std::vector<RawWait
     for (const auto& d : done) {
         RawWait& w = entryOf(waits, d);
         w.hist.count += 1;
-        if (d.timed)
-            addTimed(w.hist, d.delta);
+        addTimed(w.hist, d.delta);
         if (d.holder_state != LS_HOLDER_FOUND)
             continue;
         auto h = std::find_if(holders.begin(), holders.end(), [&](const HolderRecord& x) {
