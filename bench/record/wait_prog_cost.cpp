@@ -11,7 +11,9 @@
 //   bench_wait_prog_cost [--waits N] [--rounds R]
 //
 // Scenarios: record (the defaults: timing budget 20000/s/CPU, stack budget
-// 1000/s/CPU), labels (record plus --lock-owner --lock-names --per-cgroup),
+// 1000/s/CPU), names, cgroup (record plus --lock-names or --per-cgroup),
+// labels (record plus --lock-owner --lock-names --per-cgroup; the owner read
+// is for sleeping locks only, so it costs a spinlock's wait nothing),
 // every-timed (--timing-budget 0); and floor, a raw_tp program that returns
 // at once, run the same way: what the statistics themselves add to a run.
 // Prints the median over rounds. Needs root.
@@ -44,7 +46,9 @@ constexpr uint32_t kWalksPerWindow = 10;
 
 struct Scenario {
     const char* name;
-    bool labels;
+    bool names;
+    bool owner;
+    bool cgroup;
     bool every_timed;
 };
 
@@ -63,9 +67,9 @@ Skel load(const Scenario& s)
         bpf_program__set_autoload(prog, false);
     skel->rodata->time_window_events = s.every_timed ? 0 : kTimedPerWindow;
     skel->rodata->stack_window_walks = kWalksPerWindow;
-    skel->rodata->lock_names = s.labels;
-    skel->rodata->owner_scan = s.labels;
-    skel->rodata->per_cgroup = s.labels;
+    skel->rodata->lock_names = s.names;
+    skel->rodata->owner_scan = s.owner;
+    skel->rodata->per_cgroup = s.cgroup;
     if (ls_wait__load(skel.get()) != 0)
         return nullptr;
     return skel;
@@ -144,8 +148,9 @@ int main(int argc, char** argv)
     }
     std::printf("%u waits per round, median of %u rounds, raw_tp programs run on CPU 0\n", waits, rounds);
     std::printf("%-12s %14s %14s %10s\n", "scenario", "begin ns/run", "end ns/run", "waits/s");
-    for (const Scenario& s : { Scenario { "record", false, false }, Scenario { "labels", true, false },
-             Scenario { "every-timed", false, true } }) {
+    for (const Scenario& s : { Scenario { "record", false, false, false, false },
+             Scenario { "names", true, false, false, false }, Scenario { "cgroup", false, false, true, false },
+             Scenario { "labels", true, true, true, false }, Scenario { "every-timed", false, false, false, true } }) {
         Skel skel = load(s);
         if (!skel) {
             std::fprintf(stderr, "bench_wait_prog_cost: cannot load wait.bpf.o for %s\n", s.name);
