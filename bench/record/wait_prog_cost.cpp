@@ -19,11 +19,12 @@
 // Prints the median over rounds. Needs root.
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
+#include <iomanip>
+#include <iostream>
 #include <memory>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <sched.h>
@@ -104,6 +105,17 @@ double nsPerRun(const RunStats& a, const RunStats& b)
     return b.cnt > a.cnt ? static_cast<double>(b.ns - a.ns) / static_cast<double>(b.cnt - a.cnt) : 0.0;
 }
 
+int fail(const std::string& why)
+{
+    std::cerr << "bench_wait_prog_cost: " << why << '\n';
+    return 1;
+}
+
+std::string lastError()
+{
+    return std::generic_category().message(errno);
+}
+
 double median(std::vector<double> v)
 {
     std::sort(v.begin(), v.end());
@@ -119,43 +131,36 @@ int main(int argc, char** argv)
         const std::string a = argv[i];
         if ((a == "--waits" || a == "--rounds") && i + 1 < argc) {
             const long v = std::strtol(argv[++i], nullptr, 10);
-            if (v <= 0) {
-                std::fprintf(stderr, "bench_wait_prog_cost: %s needs a positive number\n", a.c_str());
-                return 2;
-            }
+            if (v <= 0)
+                return fail(a + " needs a positive number") + 1;
             (a == "--waits" ? waits : rounds) = static_cast<unsigned>(v);
         } else {
-            std::fprintf(stderr, "usage: bench_wait_prog_cost [--waits N] [--rounds R]\n");
+            std::cerr << "usage: bench_wait_prog_cost [--waits N] [--rounds R]\n";
             return 2;
         }
     }
-    if (geteuid() != 0) {
-        std::fprintf(stderr, "bench_wait_prog_cost: needs root (BPF)\n");
-        return 1;
-    }
+    if (geteuid() != 0)
+        return fail("needs root (BPF)");
     cpu_set_t zero;
     CPU_ZERO(&zero);
     CPU_SET(0, &zero);
     // A run on CPU 0 from another CPU executes in an IPI there.
-    if (sched_setaffinity(0, sizeof zero, &zero) != 0) {
-        std::fprintf(stderr, "bench_wait_prog_cost: cannot pin to CPU 0: %s\n", std::strerror(errno));
-        return 1;
-    }
+    if (sched_setaffinity(0, sizeof zero, &zero) != 0)
+        return fail("cannot pin to CPU 0: " + lastError());
     const int statsFd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-    if (statsFd < 0) {
-        std::fprintf(stderr, "bench_wait_prog_cost: BPF_ENABLE_STATS failed: %s\n", std::strerror(errno));
-        return 1;
-    }
-    std::printf("%u waits per round, median of %u rounds, raw_tp programs run on CPU 0\n", waits, rounds);
-    std::printf("%-12s %14s %14s %10s\n", "scenario", "begin ns/run", "end ns/run", "waits/s");
+    if (statsFd < 0)
+        return fail("BPF_ENABLE_STATS failed: " + lastError());
+    std::cout << waits << " waits per round, median of " << rounds << " rounds, raw_tp programs run on CPU 0\n"
+              << std::left << std::setw(12) << "scenario" << std::right << std::setw(15) << "begin ns/run"
+              << std::setw(15) << "end ns/run" << std::setw(11) << "waits/s" << '\n'
+              << std::fixed;
     for (const Scenario& s : { Scenario { "record", false, false, false, false },
              Scenario { "names", true, false, false, false }, Scenario { "cgroup", false, false, true, false },
              Scenario { "labels", true, true, true, false }, Scenario { "every-timed", false, false, false, true } }) {
         Skel skel = load(s);
         if (!skel) {
-            std::fprintf(stderr, "bench_wait_prog_cost: cannot load wait.bpf.o for %s\n", s.name);
             close(statsFd);
-            return 1;
+            return fail(std::string("cannot load wait.bpf.o for ") + s.name);
         }
         std::vector<double> begins, ends, rates;
         for (unsigned r = 0; r < rounds; ++r) {
@@ -164,17 +169,19 @@ int main(int argc, char** argv)
             clock_gettime(CLOCK_MONOTONIC, &t0);
             for (unsigned i = 0; i < waits; ++i)
                 if (!run(skel->progs.wait_begin_raw, kLock, LS_LCB_F_SPIN) || !run(skel->progs.wait_end_raw, kLock, 0)) {
-                    std::fprintf(stderr, "bench_wait_prog_cost: BPF_PROG_TEST_RUN failed: %s\n", std::strerror(errno));
+                    const std::string why = lastError();
                     close(statsFd);
-                    return 1;
+                    return fail("BPF_PROG_TEST_RUN failed: " + why);
                 }
             clock_gettime(CLOCK_MONOTONIC, &t1);
             begins.push_back(nsPerRun(b0, statsOf(skel->progs.wait_begin_raw)));
             ends.push_back(nsPerRun(e0, statsOf(skel->progs.wait_end_raw)));
             const double secs = static_cast<double>(t1.tv_sec - t0.tv_sec) + static_cast<double>(t1.tv_nsec - t0.tv_nsec) / 1e9;
-            rates.push_back(waits / secs);
+            rates.push_back(static_cast<double>(waits) / secs);
         }
-        std::printf("%-12s %14.1f %14.1f %10.0f\n", s.name, median(begins), median(ends), median(rates));
+        std::cout << std::left << std::setw(12) << s.name << std::right << std::setprecision(1) << std::setw(15)
+                  << median(begins) << std::setw(15) << median(ends) << std::setprecision(0) << std::setw(11)
+                  << median(rates) << '\n';
     }
     std::unique_ptr<ls_hook_floor, decltype(&ls_hook_floor__destroy)> floor(ls_hook_floor__open(), ls_hook_floor__destroy);
     if (floor) {
@@ -182,9 +189,8 @@ int main(int argc, char** argv)
             bpf_program__set_autoload(prog, false);
     }
     if (!floor || ls_hook_floor__load(floor.get()) != 0) {
-        std::fprintf(stderr, "bench_wait_prog_cost: cannot load hook_floor.bpf.o\n");
         close(statsFd);
-        return 1;
+        return fail("cannot load hook_floor.bpf.o");
     }
     std::vector<double> floors;
     for (unsigned r = 0; r < rounds; ++r) {
@@ -193,7 +199,8 @@ int main(int argc, char** argv)
             run(floor->progs.floor_sys_enter, kLock, 0);
         floors.push_back(nsPerRun(f0, statsOf(floor->progs.floor_sys_enter)));
     }
-    std::printf("%-12s %14.1f\n", "floor", median(floors));
+    std::cout << std::left << std::setw(12) << "floor" << std::right << std::setprecision(1) << std::setw(15)
+              << median(floors) << '\n';
     close(statsFd);
     return 0;
 }
