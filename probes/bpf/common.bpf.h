@@ -81,14 +81,19 @@ static __always_inline bool tgid_filter_on(void)
     return runtime_on(LS_RT_TGID_FILTER);
 }
 
-static __always_inline void count(enum ls_counter c)
+static __always_inline void count_n(enum ls_counter c, __u64 n)
 {
     __u32 key = c;
     __u64 *v = bpf_map_lookup_elem(&counters, &key);
 
     /* Per-CPU, but an irq or NMI may interrupt us on the same CPU. */
     if (v)
-        __sync_fetch_and_add(v, 1);
+        __sync_fetch_and_add(v, n);
+}
+
+static __always_inline void count(enum ls_counter c)
+{
+    count_n(c, 1);
 }
 
 /* Charges one wait to a holder or owner entry (struct ls_holder_val) of map,

@@ -95,7 +95,8 @@ struct ls_pending {
     __u32 tid;     /* the waiter: a spinning task never leaves its CPU, so a
                       per-CPU entry another task ends is stale, not its wait */
     __u32 owner_tid;   /* sleeping locks (--lock-owner): the owner read from the lock word; 0: none */
-    __u32 pad;
+    __u32 counted;     /* 1: an untimed spinning wait, counted at its begin (ls_wait_counts);
+                          its end only pops it. Only lock and tid are set then. */
     __u64 owner_stack; /* key of its stack in owner_stacks; 0: not taken */
 };
 
@@ -186,7 +187,7 @@ struct ls_wait_stack {
     struct ls_pending e[LS_NEST];
 };
 
-/* A wait that has ended, with everything its histogram and holder entry need. */
+/* A timed wait that has ended, with everything its histogram and holder entry need. */
 struct ls_wait_done {
     __u64 lock;
     __u64 delta;   /* ns */
@@ -197,9 +198,7 @@ struct ls_wait_done {
     __s32 ustack;
     __u32 tgid;    /* as in ls_wait_key */
     __u32 ready;   /* written last: the slot is reserved before it is filled */
-    __u32 timed;   /* 0: counted, not timed (timing budget); delta is 0 */
     __u32 owner_tid;   /* as in ls_pending */
-    __u32 pad;
     __u64 owner_stack;
     __u64 cgroup;  /* as in ls_wait_key */
 };
@@ -214,6 +213,23 @@ struct ls_wait_done_ring {
     __u32 head;
     __u32 tail;
     struct ls_wait_done e[LS_WAIT_DONE];
+};
+
+/*
+ * Per CPU: untimed spinning waits counted at their begin (wait.bpf.c), by
+ * their histogram key, direct-mapped like the timing budget's slots. An
+ * entry goes to the histogram map when evicted or once its count is large;
+ * userspace adds what the entries still hold when it reads the maps.
+ */
+#define LS_WAIT_COUNTS 16 /* power of two */
+
+struct ls_wait_count {
+    struct ls_wait_key key;
+    __u64 count;
+};
+
+struct ls_wait_counts {
+    struct ls_wait_count e[LS_WAIT_COUNTS];
 };
 
 /*

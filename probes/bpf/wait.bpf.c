@@ -222,10 +222,7 @@ static __always_inline void record_wait(const struct ls_wait_done *w)
 
     if (!h)
         return;
-    if (w->timed)
-        hist_add_cpu(h, w->delta);
-    else
-        h->count += 1;
+    hist_add_cpu(h, w->delta);
     count(LS_C_WAIT_EVENTS);
     if (holder_scan && w->holder_state == LS_HOLDER_FOUND)
         holder_add(w);
@@ -262,14 +259,100 @@ static __always_inline void drain_done(void)
  * contention_end runs with the lock just taken, and every clock read there
  * lengthens the critical section the other waiters queue behind, which makes
  * the next acquisition contend too (bench/record/README.md, "Timing
- * budget", has the cost of timing every wait). An untimed wait (ts 0) reads no clock at
- * either end and is never walked. Userspace spreads its count like the timed
+ * budget", has the cost of timing every wait). An untimed wait reads no clock at
+ * either end, is never walked, and is counted at its begin (begin_counted).
+ * Userspace spreads its count like the timed
  * waits of the same key, or of the same lock when the key has none
  * (wait_hist.cpp). Sleeping waits are always timed: they are long and rare.
  */
 static __always_inline __u32 time_slot(__u64 lock)
 {
     return (__u32)((lock >> 4) * 0x9E3779B97F4A7C15ULL >> 60) & (LS_TIME_SLOTS - 1);
+}
+
+/*
+ * Untimed spinning waits (ls_wait_counts). Such a wait needs nothing from its
+ * end: no clock, no stack, and a spinning wait is never aborted. So its
+ * begin counts it here, by its histogram key, and pushes a bare "counted"
+ * entry that its end only pops: no ring slot, no histogram lookup per wait.
+ * Only begins write these entries, and a program never nests in itself on a
+ * CPU (the kernel skips it as a recursion miss), so no update here is torn.
+ */
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __type(key, __u32);
+    __type(value, struct ls_wait_counts);
+    __uint(max_entries, 1);
+} wait_counts SEC(".maps");
+
+/* Bounds what a live read (the status line's event count) misses of a hot
+ * lock that is never evicted. */
+#define LS_WAIT_COUNT_FLUSH 1024
+
+static __always_inline void flush_count(struct ls_wait_count *e)
+{
+    __u64 n = e->count;
+    struct ls_hist *h;
+
+    if (!n)
+        return;
+    e->count = 0;
+    h = hist_of(&waits, &e->key);
+    if (!h) {
+        count_n(LS_C_MAP_FULL, n - 1); /* hist_of counted one */
+        return;
+    }
+    h->count += n;
+    count_n(LS_C_WAIT_EVENTS, n);
+    if (e->key.kstack == LS_STACK_UNSAMPLED)
+        count_n(LS_C_STACK_UNSAMPLED, n);
+}
+
+/* The key record_wait would file an untimed wait of the current task under. */
+static __always_inline void count_untimed(__u64 lock, __u32 flags, __u32 slot, __u64 id)
+{
+    __u32 zero = 0;
+    __u32 tgid = per_tgid ? (__u32)(id >> 32) : 0;
+    __u64 cgroup = per_cgroup ? bpf_get_current_cgroup_id() : 0;
+    struct ls_wait_counts *c = bpf_map_lookup_elem(&wait_counts, &zero);
+    struct ls_wait_count *e;
+
+    if (!c)
+        return;
+    e = &c->e[slot & (LS_WAIT_COUNTS - 1)];
+    if (e->key.lock != lock || e->key.flags != flags || e->key.tgid != tgid || e->key.cgroup != cgroup) {
+        flush_count(e);
+        e->key.lock = lock;
+        e->key.kstack = stacks_on ? LS_STACK_UNSAMPLED : -1;
+        e->key.flags = flags;
+        e->key.tgid = tgid;
+        e->key.ustack = -1;
+        e->key.cgroup = cgroup;
+    }
+    if (++e->count >= LS_WAIT_COUNT_FLUSH)
+        flush_count(e);
+}
+
+/* An untimed spinning wait: counted now, and a bare entry for its end. */
+static __always_inline int begin_counted(struct ls_wait_stack *s, __u64 lock, __u32 flags, __u32 slot)
+{
+    __u64 id = bpf_get_current_pid_tgid();
+    __u32 d;
+
+    if (!s)
+        return 0;
+    d = s->depth;
+    if (d >= LS_NEST) {
+        count(LS_C_NEST_OVERFLOW);
+        return 0;
+    }
+    count_untimed(lock, flags, slot, id);
+    s->e[d].lock = 0;
+    s->depth = d + 1;
+    s->e[d].counted = 1;
+    s->e[d].tid = (__u32)id;
+    s->e[d].lock = lock;
+    return 0;
 }
 
 /* skip: frames of the BPF machinery above the lock code (the program and
@@ -281,23 +364,20 @@ static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags, __u64 sk
     struct ls_time_tick *tick = NULL;
     struct ls_wait_stack *s;
     __u32 zero = 0, d, slot = 0;
-    bool timed = true;
-    __u64 ts = 0;
+    __u64 ts;
 
     drain_done();
     if (filter_flags_mask && !(flags & filter_flags_mask))
         return 0;
     if (!lock_wanted(lock) || !task_wanted())
         return 0;
-    if (lock_names)
-        name_lock(lock, flags, task_stacks);
 
     if (per_cpu_wait(flags)) {
         s = bpf_map_lookup_elem(&cpu_pending, &zero);
         tick = time_tick_here();
         slot = time_slot(lock);
         if (tick && untimed_event(tick, lock, slot))
-            timed = false;
+            return begin_counted(s, lock, flags, slot);
     } else {
         s = task_stack(true);
         /* A mutex first spins, then sleeps: one wait, timed from the first
@@ -319,6 +399,11 @@ static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags, __u64 sk
             }
         }
     }
+    /* Only timed waits: a lock's first wait on a CPU is always timed (the
+     * budget times a key before it skips any), so every contended lock is
+     * named, and a hot one is not looked up again at every wait. */
+    if (lock_names)
+        name_lock(lock, flags, task_stacks);
     if (!s)
         return 0;
 
@@ -332,17 +417,16 @@ static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags, __u64 sk
      * slot never matches. */
     s->e[d].lock = 0;
     s->depth = d + 1;
-    if (timed) {
-        ts = now_ns();
-        if (tick)
-            timed_event(tick, lock, slot, ts, false);
-    }
+    ts = now_ns();
+    if (tick)
+        timed_event(tick, lock, slot, ts, false);
+    s->e[d].counted = 0;
     s->e[d].ts = ts;
     s->e[d].flags = flags;
     s->e[d].tid = (__u32)bpf_get_current_pid_tgid();
     /* Without stacks (--stack-depth 0) every wait is "no stack" (-1): none
      * is left unwalked, so no budget and no [stack not sampled] site. */
-    if (!stacks_on || (timed && walk_this_stack(ts, lock))) {
+    if (!stacks_on || walk_this_stack(ts, lock)) {
         s->e[d].kstack = stack_id(ctx, skip & BPF_F_SKIP_FIELD_MASK);
         s->e[d].ustack = user_stack_id(ctx);
     } else {
@@ -449,9 +533,10 @@ static __always_inline int on_end(void *ctx, __u64 lock, int ret)
         count(LS_C_ABORTED);
         return 0;
     }
+    if (p.counted)
+        return 0; /* an untimed wait: counted at its begin */
 
-    /* After the pop: an untimed wait (ts 0) reads no clock at all. */
-    __u64 now = p.ts ? now_ns() : 0;
+    __u64 now = now_ns();
 
     if (holder_scan && p.holder_state == LS_HOLDER_PENDING)
         resolve_pending_holder(&p); /* now, while the holder's recent releases still hold it */
@@ -468,8 +553,7 @@ static __always_inline int on_end(void *ctx, __u64 lock, int ret)
         asm volatile("" ::: "memory");
     }
     w->lock = lock;
-    w->delta = p.ts ? now - p.ts : 0;
-    w->timed = p.ts != 0;
+    w->delta = now - p.ts;
     w->kstack = p.kstack;
     w->flags = p.flags;
     w->holder = p.holder;

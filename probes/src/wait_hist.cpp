@@ -21,6 +21,20 @@ void addTimed(ls_hist& h, uint64_t delta)
     h.max = timed == 0 ? delta : std::max<uint64_t>(h.max, delta);
 }
 
+// The entry of waits with the key of k (an ls_wait_key or an ls_wait_done),
+// started empty if there is none.
+template <class Key> RawWait& entryOf(std::vector<RawWait>& waits, const Key& k)
+{
+    auto it = std::find_if(waits.begin(), waits.end(), [&](const RawWait& w) {
+        const LockRecord& r = w.record;
+        return r.lock_addr == k.lock && r.kstack_id == k.kstack && r.ustack_id == k.ustack && r.flags == k.flags
+            && r.tgid == k.tgid && r.cgroup == k.cgroup;
+    });
+    if (it != waits.end())
+        return *it;
+    return waits.emplace_back(RawWait { waitRecordOf(k), {} });
+}
+
 } // namespace
 
 std::vector<RawWait> readWaits(int waits_map_fd)
@@ -61,18 +75,9 @@ uint64_t addUndrained(const std::vector<ls_wait_done>& done, std::vector<RawWait
     std::vector<HolderRecord>& holders)
 {
     for (const auto& d : done) {
-        auto it = std::find_if(waits.begin(), waits.end(), [&](const RawWait& w) {
-            const LockRecord& r = w.record;
-            return r.lock_addr == d.lock && r.kstack_id == d.kstack && r.ustack_id == d.ustack
-                && r.flags == d.flags && r.tgid == d.tgid && r.cgroup == d.cgroup;
-        });
-        if (it == waits.end()) {
-            waits.push_back(RawWait { waitRecordOf(d), {} });
-            it = waits.end() - 1;
-        }
-        it->hist.count += 1;
-        if (d.timed)
-            addTimed(it->hist, d.delta);
+        RawWait& w = entryOf(waits, d);
+        w.hist.count += 1;
+        addTimed(w.hist, d.delta);
         if (d.holder_state != LS_HOLDER_FOUND)
             continue;
         auto h = std::find_if(holders.begin(), holders.end(), [&](const HolderRecord& x) {
@@ -87,6 +92,32 @@ uint64_t addUndrained(const std::vector<ls_wait_done>& done, std::vector<RawWait
         h->wait_ns += d.delta;
     }
     return done.size();
+}
+
+std::vector<ls_wait_count> pendingCounts(int counts_map_fd)
+{
+    std::vector<ls_wait_counts> cpus(static_cast<size_t>(possibleCpus()));
+    const uint32_t zero = 0;
+    std::vector<ls_wait_count> out;
+    if (bpf_map_lookup_elem(counts_map_fd, &zero, cpus.data()) != 0)
+        return out;
+    for (const auto& c : cpus)
+        for (const auto& e : c.e)
+            if (e.count)
+                out.push_back(e);
+    return out;
+}
+
+PendingCounts addPendingCounts(const std::vector<ls_wait_count>& counts, std::vector<RawWait>& waits)
+{
+    PendingCounts n;
+    for (const auto& c : counts) {
+        entryOf(waits, c.key).hist.count += c.count;
+        n.waits += c.count;
+        if (c.key.kstack == LS_STACK_UNSAMPLED)
+            n.unsampled += c.count;
+    }
+    return n;
 }
 
 UntimedWaits finishWaits(std::vector<RawWait>& raw, std::vector<LockRecord>& out)

@@ -2,10 +2,11 @@
 #pragma once
 
 // Wait histograms as wait.bpf.c leaves them, before they become LockRecords.
-// Two things are not in the histogram map yet: the ended waits still in the
+// Three things are not in the histogram map yet: the ended waits still in the
 // per-CPU rings for the next contention_begin to add (ls_wait_done_ring: after
-// the programs detach, the last few of every CPU), and the times of untimed
-// waits (timing budget), which the map only counts.
+// the programs detach, the last few of every CPU), the untimed waits counted
+// per CPU at their begin and not yet flushed (ls_wait_counts), and the times
+// of untimed waits (timing budget), which the map only counts.
 
 #include <cstdint>
 #include <vector>
@@ -49,6 +50,19 @@ std::vector<ls_wait_done> undrainedWaits(int ring_map_fd);
 // and their holders; returns how many were added.
 uint64_t addUndrained(const std::vector<ls_wait_done>& done, std::vector<RawWait>& waits,
     std::vector<HolderRecord>& holders);
+
+// Every CPU's untimed waits counted at their begin and not yet in the
+// histogram map (ls_wait_counts); like undrainedWaits, exact once detached.
+std::vector<ls_wait_count> pendingCounts(int counts_map_fd);
+
+struct PendingCounts {
+    uint64_t waits = 0;
+    uint64_t unsampled = 0; // of them, under the unsampled stack (stacks on)
+};
+
+// Adds them to waits' counts (an entry with the same key joins it, else
+// starts one).
+PendingCounts addPendingCounts(const std::vector<ls_wait_count>& counts, std::vector<RawWait>& waits);
 
 struct UntimedWaits {
     uint64_t spread = 0;   // given the times of timed waits on the same key or lock

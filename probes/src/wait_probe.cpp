@@ -51,6 +51,9 @@ public:
         // capture's final read comes after detach, when they are exact.
         const std::vector<ls_wait_done> undrained = undrainedWaits(bpf_map__fd(skel_->maps.done));
         out.stats.events += addUndrained(undrained, raw, out.holders);
+        const PendingCounts counted = addPendingCounts(pendingCounts(bpf_map__fd(skel_->maps.wait_counts)), raw);
+        out.stats.events += counted.waits;
+        out.stats.stacks_unsampled += counted.unsampled;
         if (skel_->rodata->owner_scan)
             out.owners = readOwners({ bpf_map__fd(skel_->maps.owners), bpf_map__fd(skel_->maps.owner_stacks),
                                         bpf_map__fd(skel_->maps.owner_comms) },

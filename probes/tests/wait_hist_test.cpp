@@ -95,21 +95,30 @@ TEST(WaitHist, SpreadingKeepsTheCountExactWhateverTheRounding)
     EXPECT_EQ(sum, 13u);
 }
 
-TEST(WaitHist, RingLeftoversJoinTheirKeyTimedOrNot)
+// Ring leftovers (timed) and untimed waits still in the per-CPU count caches.
+TEST(WaitHist, RingLeftoversAndPendingCountsJoinTheirKey)
 {
     std::vector<RawWait> in { raw(A, LS_STACK_UNSAMPLED, { 400 }, 0) };
     std::vector<HolderRecord> holders;
-    ls_wait_done timed {}, untimed {};
-    timed.lock = untimed.lock = A;
-    timed.kstack = untimed.kstack = LS_STACK_UNSAMPLED;
-    timed.ustack = untimed.ustack = -1;
-    timed.flags = untimed.flags = LS_LCB_F_SPIN;
+    ls_wait_done timed {};
+    timed.lock = A;
+    timed.kstack = LS_STACK_UNSAMPLED;
+    timed.ustack = -1;
+    timed.flags = LS_LCB_F_SPIN;
     timed.delta = 400;
-    timed.timed = 1;
     ls_wait_done other = timed;
     other.lock = B;
-    EXPECT_EQ(lockscope::probes::detail::addUndrained({ timed, untimed, other }, in, holders), 3u);
-    ASSERT_EQ(in.size(), 2u) << "B's leftover starts a key of its own";
+    EXPECT_EQ(lockscope::probes::detail::addUndrained({ timed, other }, in, holders), 2u);
+    ls_wait_count untimed {};
+    untimed.key.lock = A;
+    untimed.key.kstack = LS_STACK_UNSAMPLED;
+    untimed.key.ustack = -1;
+    untimed.key.flags = LS_LCB_F_SPIN;
+    untimed.count = 1;
+    const auto pending = lockscope::probes::detail::addPendingCounts({ untimed }, in);
+    EXPECT_EQ(pending.waits, 1u);
+    EXPECT_EQ(pending.unsampled, 1u);
+    ASSERT_EQ(in.size(), 2u) << "B's leftover starts a key of its own; A's count joins A's";
     EXPECT_EQ(in[0].hist.count, 3u);
     std::vector<LockRecord> out;
     const auto u = lockscope::probes::detail::finishWaits(in, out);

@@ -102,7 +102,18 @@ protected:
     {
         return lockscope::probes::detail::undrainedWaits(bpf_map__fd(skel_->maps.done));
     }
-    uint64_t waitEvents() const { return counter(LS_C_WAIT_EVENTS) + undrained().size(); }
+    // Untimed waits counted at their begin, not yet in waits.
+    std::vector<ls_wait_count> pending() const
+    {
+        return lockscope::probes::detail::pendingCounts(bpf_map__fd(skel_->maps.wait_counts));
+    }
+    uint64_t waitEvents() const
+    {
+        uint64_t n = counter(LS_C_WAIT_EVENTS) + undrained().size();
+        for (const ls_wait_count& c : pending())
+            n += c.count;
+        return n;
+    }
 
     uint64_t counter(ls_counter c) const
     {
@@ -461,9 +472,38 @@ protected:
         uint64_t n = 0;
         for (const auto& w : lockscope::probes::detail::readWaits(bpf_map__fd(skel_->maps.waits)))
             n += lockscope::probes::detail::timedCount(w.hist);
-        for (const ls_wait_done& d : undrained())
-            n += d.timed;
-        return n;
+        return n + undrained().size(); // ended waits in the rings are all timed
+    }
+
+    // Every wait as userspace reads them: the histogram map, the rings and
+    // the counts not yet flushed, by key.
+    std::vector<lockscope::probes::detail::RawWait> allWaits() const
+    {
+        namespace d = lockscope::probes::detail;
+        std::vector<d::RawWait> raw = d::readWaits(bpf_map__fd(skel_->maps.waits));
+        std::vector<lockscope::probes::HolderRecord> holders;
+        d::addUndrained(undrained(), raw, holders);
+        d::addPendingCounts(pending(), raw);
+        return raw;
+    }
+
+    // (lock, flags) -> waits counted, timed or not.
+    std::map<std::pair<uint64_t, uint32_t>, uint64_t> countsByKey() const
+    {
+        std::map<std::pair<uint64_t, uint32_t>, uint64_t> out;
+        for (const auto& w : allWaits())
+            out[{ w.record.lock_addr, w.record.flags }] += w.hist.count;
+        return out;
+    }
+
+    // A window busy enough that the next one times 1 in 6 waits per lock.
+    void busyWindow()
+    {
+        at(0);
+        waitsTimed(1);
+        at(12);
+        waitsTimed(20);
+        at(24);
     }
 
     uint64_t done_ = 0, timed_ = 0;
@@ -488,13 +528,12 @@ TEST_F(TimingBudget, TimesOneInNPerLockAboveTheBudgetAndCountsEveryWait)
         EXPECT_EQ(seq[i], i % 6 == 0 ? 1u : 0u) << "wait " << i << ": 1 in 6 is timed";
     EXPECT_EQ(firstOfB, 1u) << "another lock's first wait is timed whatever the period";
     uint64_t counted = 0;
-    for (const auto& w : lockscope::probes::detail::readWaits(bpf_map__fd(skel_->maps.waits))) {
+    for (const auto& w : allWaits()) {
         counted += w.hist.count;
         if (w.hist.count > lockscope::probes::detail::timedCount(w.hist)) {
             EXPECT_EQ(w.record.kstack_id, lockscope::probes::kStackUnsampled) << "an untimed wait is never walked";
         }
     }
-    counted += undrained().size();
     EXPECT_EQ(counted, done_) << "every wait is counted, timed or not";
     EXPECT_EQ(waitEvents(), done_);
 }
@@ -519,8 +558,64 @@ TEST_F(TimingBudget, SleepingWaitsAreAlwaysTimed)
     for (const ls_wait_done& d : undrained())
         if (d.lock == M) {
             ++mutexCount;
-            mutexTimed += d.timed;
+            ++mutexTimed; // the ring holds timed waits only
         }
     EXPECT_EQ(mutexCount, 5u);
     EXPECT_EQ(mutexTimed, 5u);
+}
+
+// An untimed wait is counted at its begin in a per-CPU cache; its end only
+// pops it. Whatever the mix of keys (evictions) and however long a key stays
+// hot (flushes at a threshold), the counts per key are the begins per key.
+TEST_F(TimingBudget, CountedAtBeginTheCountsPerKeyAreExact)
+{
+    busyWindow();
+    std::map<std::pair<uint64_t, uint32_t>, uint64_t> begun;
+    for (const auto& [k, n] : countsByKey())
+        begun[k] = n;
+    auto waitOn = [&](uint64_t lock, uint32_t flags, unsigned n) {
+        for (unsigned i = 0; i < n; ++i) {
+            begin(lock, flags);
+            end(lock, 0);
+        }
+        begun[{ lock, flags }] += n;
+    };
+    waitOn(A, LS_LCB_F_SPIN, 3000); // past any flush threshold
+    for (int round = 0; round < 3; ++round) {
+        waitOn(A, LS_LCB_F_SPIN | LS_LCB_F_READ, 13); // same lock, another key: evicts A's entry
+        waitOn(A, LS_LCB_F_SPIN, 11);
+        for (uint64_t l = 0; l < 24; ++l) // more locks than cache slots
+            waitOn(X + l * 0x40, LS_LCB_F_SPIN, 9);
+    }
+    EXPECT_FALSE(pending().empty()) << "the test should leave counts in the cache for userspace to add";
+    EXPECT_EQ(countsByKey(), begun);
+    uint64_t total = 0;
+    for (const auto& [k, n] : begun)
+        total += n;
+    EXPECT_EQ(waitEvents(), total);
+    EXPECT_LE(undrained().size(), size_t { LS_WAIT_DONE });
+    EXPECT_EQ(cpuDepth(), 0u);
+    EXPECT_EQ(counter(LS_C_UNMATCHED), 0u);
+    EXPECT_EQ(counter(LS_C_STALE), 0u);
+}
+
+TEST_F(TimingBudget, ACountedWaitLeavesNoRingSlotAndNestsWithATimedOne)
+{
+    busyWindow();
+    begin(A, LS_LCB_F_SPIN); // timed: the next 5 on A are not
+    end(A, 0);
+    const auto countsBefore = countsByKey();
+    begin(A, LS_LCB_F_SPIN); // counted (its begin drains the ring too)
+    begin(B, LS_LCB_F_SPIN); // an irq's wait on another lock, timed (B's first)
+    end(B, 0);
+    end(A, 0);
+    auto counts = countsByKey();
+    EXPECT_EQ((counts[{ A, LS_LCB_F_SPIN }]), (countsBefore.at({ A, LS_LCB_F_SPIN }) + 1));
+    EXPECT_EQ((counts[{ B, LS_LCB_F_SPIN }]), 1u);
+    const auto ring = undrained();
+    ASSERT_EQ(ring.size(), 1u) << "only B's timed end takes a ring slot";
+    EXPECT_EQ(ring[0].lock, B);
+    EXPECT_EQ(cpuDepth(), 0u);
+    EXPECT_EQ(counter(LS_C_UNMATCHED), 0u);
+    EXPECT_EQ(counter(LS_C_STALE), 0u);
 }
