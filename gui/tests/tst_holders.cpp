@@ -4,6 +4,7 @@
 // purpose): the owner tasks, the wait charged to them, and where they were
 // as a flame graph, for one lock and for all.
 #include <QLabel>
+#include <QSortFilterProxyModel>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTest>
@@ -107,6 +108,42 @@ private slots:
         page.show();
         QVERIFY(QTest::qWaitForWindowExposed(&page));
         QVERIFY(view->flameGraph()->describe(static_cast<uint32_t>(leaf)).contains(QStringLiteral("handle_userfault")));
+    }
+
+    // Every lock's holders: selecting an owner's row zooms the flame graph to
+    // where that owner was (its innermost frame), the other owner out of view.
+    void selectingAHolderZoomsTheFlameGraphToItsPath()
+    {
+        CapturePage page;
+        page.setCapture(capture_);
+        HoldersView* view = page.holdersView();
+        HolderTableModel* m = view->model();
+        QVERIFY(m->rowCount() >= 2);
+        const FlameData& d = view->flameGraph()->data();
+        QCOMPARE(view->flameGraph()->zoomNode(), 0u);
+        for (int row = 0; row < m->rowCount(); ++row) {
+            const QModelIndex viewIndex = view->table()->model()->index(row, 0);
+            view->table()->setCurrentIndex(viewIndex);
+            const auto& holder =
+                m->rows()[static_cast<size_t>(qobject_cast<const QSortFilterProxyModel*>(view->table()->model())
+                                                  ->mapToSource(viewIndex)
+                                                  .row())]
+                    .holder;
+            const uint32_t zoom = view->flameGraph()->zoomNode();
+            QVERIFY2(zoom > 0, "selecting a holder did not zoom");
+            QCOMPARE(d.nodes[zoom].function, QStringLiteral("handle_userfault")); // the path's innermost frame
+            // Walk up: the zoomed node's ancestors are the row's path, outermost first.
+            std::vector<std::string> up;
+            for (uint32_t n = zoom; n != 0; n = d.nodes[n].parent)
+                up.push_back(d.nodes[n].function.toStdString());
+            QCOMPARE(up.size(), holder.frames.size());
+            QVERIFY(holder.frames.back().rfind("handle_userfault", 0) == 0);
+        }
+        // The two owners slept under different writes: their zooms differ.
+        view->table()->setCurrentIndex(view->table()->model()->index(0, 0));
+        const uint32_t first = view->flameGraph()->zoomNode();
+        view->table()->setCurrentIndex(view->table()->model()->index(1, 0));
+        QVERIFY(view->flameGraph()->zoomNode() != first);
     }
 
     void allLocksListEveryOwnerMostWaitFirst()
