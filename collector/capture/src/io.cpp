@@ -493,6 +493,8 @@ Stats statsFromJson(const json& j, const Path& at)
         s.syscalls_untimed = u64At(j, at, "syscalls_untimed");
     if (optionalMember(j, "cpu_unstacked"))
         s.cpu_unstacked = u64At(j, at, "cpu_unstacked");
+    if (optionalMember(j, "owner_stacks_unsampled"))
+        s.owner_stacks_unsampled = u64At(j, at, "owner_stacks_unsampled");
     return s;
 }
 
@@ -824,6 +826,8 @@ template <class J> J buildJson(const Capture& c, bool withBig)
         doc["stats"]["syscalls_untimed"] = s.syscalls_untimed;
     if (s.cpu_unstacked)
         doc["stats"]["cpu_unstacked"] = s.cpu_unstacked;
+    if (s.owner_stacks_unsampled)
+        doc["stats"]["owner_stacks_unsampled"] = s.owner_stacks_unsampled;
 
     // The writer streams these two (the bulk of a capture) element by element.
     J stacks = J::array();
