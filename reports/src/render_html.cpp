@@ -82,6 +82,8 @@ std::string metaTable(const Meta& m, const Stats& st, const Workload& w, const s
         kv("own probe locks left out", std::to_string(st.own_lock_events));
     if (st.impossible_holds)
         kv("impossible holds dropped", std::to_string(st.impossible_holds));
+    if (st.owner_stacks_unsampled)
+        kv("lock owners named without their stack (stack budget)", std::to_string(st.owner_stacks_unsampled));
     if (st.waits_untimed)
         kv("waits counted, time estimated (timing budget)", std::to_string(st.waits_untimed));
     if (st.syscalls_untimed)
