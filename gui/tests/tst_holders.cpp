@@ -9,7 +9,9 @@
 #include <QTableView>
 #include <QTest>
 
+#include "app/captureloader.h"
 #include "app/capturepage.h"
+#include "app/comparepage.h"
 #include "app/flamegraphwidget.h"
 #include "app/holdersview.h"
 #include "lockscope/capture/io.h"
@@ -144,6 +146,35 @@ private slots:
         const uint32_t first = view->flameGraph()->zoomNode();
         view->table()->setCurrentIndex(view->table()->model()->index(1, 0));
         QVERIFY(view->flameGraph()->zoomNode() != first);
+    }
+
+    // The compare page's Holders tab: the selected lock's owners on each side,
+    // here before (the fixture) and after (the same capture, the pipe's owner gone).
+    void comparePageShowsEachSidesHoldersOfTheSelectedLock()
+    {
+        Capture after = *capture_;
+        const int pipe = lockIndex(after, "mutex@anon_pipe_write");
+        QVERIFY(pipe >= 0);
+        for (auto& s : after.locks[static_cast<size_t>(pipe)].sites)
+            s.holders.clear();
+        const auto afterPtr = std::make_shared<const Capture>(std::move(after));
+        auto cmp = std::make_shared<const reports::Comparison>(reports::compare(*capture_, *afterPtr));
+        ComparePage page;
+        page.setComparison(cmp, prepareCapture(capture_), prepareCapture(afterPtr));
+        int row = -1;
+        for (size_t i = 0; i < cmp->locks.size(); ++i)
+            if (cmp->locks[i].key == "mutex@anon_pipe_write")
+                row = static_cast<int>(i);
+        QVERIFY(row >= 0);
+        page.selectLock(row);
+        HolderTableModel* before = page.beforeHolders()->model();
+        QCOMPARE(before->rowCount(), 1);
+        QCOMPARE(before->index(0, HolderTableModel::Owner).data().toString(), QStringLiteral("ls-owner"));
+        QVERIFY(page.afterHolders()->emptyShown());
+        // No lock selected: every lock's holders on each side (the rwsem's owner is still there after).
+        page.selectLock(-1);
+        QCOMPARE(page.beforeHolders()->model()->rowCount(), 2);
+        QCOMPARE(page.afterHolders()->model()->rowCount(), 1);
     }
 
     void allLocksListEveryOwnerMostWaitFirst()
