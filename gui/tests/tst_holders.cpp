@@ -4,11 +4,14 @@
 // purpose): the owner tasks, the wait charged to them, and where they were
 // as a flame graph, for one lock and for all.
 #include <QLabel>
+#include <QSortFilterProxyModel>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTest>
 
+#include "app/captureloader.h"
 #include "app/capturepage.h"
+#include "app/comparepage.h"
 #include "app/flamegraphwidget.h"
 #include "app/holdersview.h"
 #include "lockscope/capture/io.h"
@@ -107,6 +110,71 @@ private slots:
         page.show();
         QVERIFY(QTest::qWaitForWindowExposed(&page));
         QVERIFY(view->flameGraph()->describe(static_cast<uint32_t>(leaf)).contains(QStringLiteral("handle_userfault")));
+    }
+
+    // Every lock's holders: selecting an owner's row zooms the flame graph to
+    // where that owner was (its innermost frame), the other owner out of view.
+    void selectingAHolderZoomsTheFlameGraphToItsPath()
+    {
+        CapturePage page;
+        page.setCapture(capture_);
+        HoldersView* view = page.holdersView();
+        HolderTableModel* m = view->model();
+        QVERIFY(m->rowCount() >= 2);
+        const FlameData& d = view->flameGraph()->data();
+        QCOMPARE(view->flameGraph()->zoomNode(), 0u);
+        for (int row = 0; row < m->rowCount(); ++row) {
+            const QModelIndex viewIndex = view->table()->model()->index(row, 0);
+            view->table()->setCurrentIndex(viewIndex);
+            const auto& holder =
+                m->rows()[static_cast<size_t>(qobject_cast<const QSortFilterProxyModel*>(view->table()->model())
+                                                  ->mapToSource(viewIndex)
+                                                  .row())]
+                    .holder;
+            const uint32_t zoom = view->flameGraph()->zoomNode();
+            QVERIFY2(zoom > 0, "selecting a holder did not zoom");
+            QCOMPARE(d.nodes[zoom].function, QStringLiteral("handle_userfault")); // the path's innermost frame
+            // Walk up: the zoomed node's ancestors are the row's path, outermost first.
+            std::vector<std::string> up;
+            for (uint32_t n = zoom; n != 0; n = d.nodes[n].parent)
+                up.push_back(d.nodes[n].function.toStdString());
+            QCOMPARE(up.size(), holder.frames.size());
+            QVERIFY(holder.frames.back().rfind("handle_userfault", 0) == 0);
+        }
+        // The two owners slept under different writes: their zooms differ.
+        view->table()->setCurrentIndex(view->table()->model()->index(0, 0));
+        const uint32_t first = view->flameGraph()->zoomNode();
+        view->table()->setCurrentIndex(view->table()->model()->index(1, 0));
+        QVERIFY(view->flameGraph()->zoomNode() != first);
+    }
+
+    // The compare page's Holders tab: the selected lock's owners on each side,
+    // here before (the fixture) and after (the same capture, the pipe's owner gone).
+    void comparePageShowsEachSidesHoldersOfTheSelectedLock()
+    {
+        Capture after = *capture_;
+        const int pipe = lockIndex(after, "mutex@anon_pipe_write");
+        QVERIFY(pipe >= 0);
+        for (auto& s : after.locks[static_cast<size_t>(pipe)].sites)
+            s.holders.clear();
+        const auto afterPtr = std::make_shared<const Capture>(std::move(after));
+        auto cmp = std::make_shared<const reports::Comparison>(reports::compare(*capture_, *afterPtr));
+        ComparePage page;
+        page.setComparison(cmp, prepareCapture(capture_), prepareCapture(afterPtr));
+        int row = -1;
+        for (size_t i = 0; i < cmp->locks.size(); ++i)
+            if (cmp->locks[i].key == "mutex@anon_pipe_write")
+                row = static_cast<int>(i);
+        QVERIFY(row >= 0);
+        page.selectLock(row);
+        HolderTableModel* before = page.beforeHolders()->model();
+        QCOMPARE(before->rowCount(), 1);
+        QCOMPARE(before->index(0, HolderTableModel::Owner).data().toString(), QStringLiteral("ls-owner"));
+        QVERIFY(page.afterHolders()->emptyShown());
+        // No lock selected: every lock's holders on each side (the rwsem's owner is still there after).
+        page.selectLock(-1);
+        QCOMPARE(page.beforeHolders()->model()->rowCount(), 2);
+        QCOMPARE(page.afterHolders()->model()->rowCount(), 1);
     }
 
     void allLocksListEveryOwnerMostWaitFirst()

@@ -23,7 +23,7 @@ using namespace lockscope::lab;
 namespace {
 
 struct Args {
-    std::string cache, out, workload, lockscope, bpf_dir, semop_multi, kernel = "debian:cloud";
+    std::string cache, out, workload, lockscope, bpf_dir, semop_multi, owner_workload, kernel = "debian:cloud";
     double timeout = 300;
 };
 
@@ -47,6 +47,8 @@ Args parseArgs(int argc, char** argv)
             a.kernel = value;
         else if (flag == "--semop-multi")
             a.semop_multi = value;
+        else if (flag == "--owner-workload")
+            a.owner_workload = value;
         else if (flag == "--timeout")
             a.timeout = std::stod(value);
         else
@@ -54,7 +56,7 @@ Args parseArgs(int argc, char** argv)
     }
     if (a.cache.empty() || a.out.empty() || a.workload.empty() || a.lockscope.empty())
         throw LabError("usage: lab_guest_session --cache DIR --out DIR --workload BIN --lockscope BIN "
-                       "[--bpf-objects DIR] [--semop-multi BIN]");
+                       "[--bpf-objects DIR] [--semop-multi BIN] [--owner-workload BIN]");
     return a;
 }
 
@@ -140,6 +142,15 @@ int main(int argc, char** argv)
                 binaries.push_back({M, args.semop_multi});
                 record("rec_holders", {"--no-cpu", "--holder-stacks"},
                        {M, "--multi", "--threads", "4", "--sems", "16", "--duration", "2"});
+            }
+            // A global mutex held on purpose (rtnl_mutex, by owner-workload
+            // rtnl): named by its symbol (this kernel's kallsyms lists data),
+            // its owner read; then --lock by that name alone.
+            if (!args.owner_workload.empty()) {
+                const std::string O = "/usr/bin/owner-workload";
+                binaries.push_back({O, args.owner_workload});
+                record("rec_names", {"--no-cpu", "--lock-names", "--lock-owner"}, {O, "rtnl"});
+                record("rec_names_lock", {"--no-cpu", "--lock-names", "--lock", "rtnl_mutex"}, {O, "rtnl"});
             }
         }
         BootOptions boot;

@@ -377,3 +377,78 @@ TEST(KernelGuest, EveryBpfProgramLoadsOnTheGuestKernel)
         EXPECT_FALSE(kv["pinned"].empty()) << obj << ": no program was loaded";
     }
 }
+
+namespace {
+const lockscope::Lock* lockNamed(const lockscope::Capture& c, const std::string& name)
+{
+    for (const auto& l : c.locks)
+        if (l.name == name && l.wait.count() > 0)
+            return &l;
+    return nullptr;
+}
+
+std::string lockList(const lockscope::Capture& c)
+{
+    std::string s;
+    for (const auto& l : c.locks)
+        s += "  " + l.key + " [" + l.name + "] " + l.type + " waits " + std::to_string(l.wait.count()) + "\n";
+    return s;
+}
+
+#define REQUIRE_OWNER_WORKLOAD()                                                                             \
+    do {                                                                                                     \
+        REQUIRE_RECORD();                                                                                    \
+        if (!fs::exists(kSession / "rec_names.log"))                                                         \
+            GTEST_SKIP() << "skipped: the guest session ran without --owner-workload (built without BPF tests)"; \
+    } while (0)
+} // namespace
+
+// A global mutex held on purpose (owner-workload rtnl: rtnl_mutex held across
+// a faulting copy to user memory), on one vCPU: the stock kernel's kallsyms
+// lists data symbols, so the mutex is keyed and named rtnl_mutex, the
+// spinlock inside it (its wait_lock, taken by the waiter to queue) keeps its
+// key rtnl_mutex+0x8 and is named rtnl_mutex beside it, and --lock-owner
+// names the thread that held the mutex.
+TEST(KernelGuest, AGlobalMutexIsNamedBySymbolBesideItsKey)
+{
+    REQUIRE_OWNER_WORKLOAD();
+    auto c = guestCapture("rec_names");
+    const auto result = workloadResult(slurp(kSession / "rec_names.log"));
+    ASSERT_FALSE(result.is_null()) << tailLines(slurp(kSession / "rec_names.log"), 15);
+    const auto* l = lockNamed(c, "rtnl_mutex");
+    ASSERT_NE(l, nullptr) << "no contended lock named rtnl_mutex:\n" << lockList(c);
+    EXPECT_EQ(l->type, "mutex");
+    EXPECT_EQ(l->key, "rtnl_mutex") << "a global lock's key is its symbol";
+    bool owner = false;
+    for (const auto& s : l->sites)
+        for (const auto& h : s.holders)
+            owner |= h.owner_tid == result.at("owner_tid").get<uint32_t>() && h.owner_comm == "ls-owner";
+    EXPECT_TRUE(owner) << "the waiter's owner is not the ls-owner thread " << result.dump();
+    // Inside the symbol: the key keeps the offset, the name is the symbol.
+    const lockscope::Lock* inner = nullptr;
+    for (const auto& x : c.locks)
+        if (x.key.rfind("rtnl_mutex+", 0) == 0)
+            inner = &x;
+    ASSERT_NE(inner, nullptr) << "no lock inside rtnl_mutex (its wait_lock's holds):\n" << lockList(c);
+    EXPECT_EQ(inner->name, "rtnl_mutex");
+
+    // The reports show the name beside the key.
+    const auto path = (kSession / "rec_names.lockscope.json").string();
+    auto md = runProcess({LOCKSCOPE_BIN, "report", path, "--format", "md"}, 60);
+    ASSERT_TRUE(md.ok()) << md.output;
+    EXPECT_NE(md.output.find("| `" + inner->key + "` `rtnl_mutex` | spinlock |"), std::string::npos) << md.output;
+    auto text = runProcess({LOCKSCOPE_BIN, "report", path, "--format", "text", "--lock", "rtnl_mutex"}, 60);
+    ASSERT_TRUE(text.ok()) << text.output;
+    EXPECT_NE(text.output.find("=== " + inner->key + " (spinlock), name rtnl_mutex ==="), std::string::npos)
+        << text.output;
+}
+
+// record --lock by the name alone keeps that lock and nothing else.
+TEST(KernelGuest, LockFilterMatchesTheSymbolName)
+{
+    REQUIRE_OWNER_WORKLOAD();
+    auto c = guestCapture("rec_names_lock");
+    ASSERT_NE(lockNamed(c, "rtnl_mutex"), nullptr) << lockList(c);
+    for (const auto& l : c.locks)
+        EXPECT_EQ(l.name, "rtnl_mutex") << "--lock rtnl_mutex kept " << l.key << " [" << l.name << "]";
+}

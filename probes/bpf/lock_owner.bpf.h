@@ -131,7 +131,12 @@ static __always_inline __u64 owner_stack_of(__u32 tid)
  * Fills the pending wait's owner. with_stack: the tp_btf hook only (kfuncs
  * are for BTF-typed programs), and not while the mutex's waiter spins: it
  * spins only while the owner runs, and a running task's stack is being
- * rewritten under the walk.
+ * rewritten under the walk. The owner's walk costs what the wait's own does
+ * (stack_budget.bpf.h), so it rides on the wait's budget: e->kstack must
+ * already say whether this wait was walked, and a wait that was not walks
+ * no owner either (counted). That keeps walks per CPU window at most twice
+ * the budget without a second set of window state, and an owner stack
+ * still lands beside a known wait path.
  */
 static __always_inline void read_owner(struct ls_pending *e, __u64 lock, __u32 flags, bool with_stack)
 {
@@ -150,8 +155,13 @@ static __always_inline void read_owner(struct ls_pending *e, __u64 lock, __u32 f
     e->owner_tid = tid;
     BPF_CORE_READ_STR_INTO(&c.comm, t, comm);
     bpf_map_update_elem(&owner_comms, &tid, &c, BPF_ANY);
-    if (with_stack && !(flags & LS_LCB_F_SPIN))
-        e->owner_stack = owner_stack_of(tid);
+    if (!with_stack || (flags & LS_LCB_F_SPIN) || !stacks_on)
+        return;
+    if (e->kstack == LS_STACK_UNSAMPLED) {
+        count(LS_C_OWNER_STACK_UNSAMPLED);
+        return;
+    }
+    e->owner_stack = owner_stack_of(tid);
 }
 
 static __always_inline void owner_add(const struct ls_wait_done *w)

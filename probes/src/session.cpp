@@ -80,6 +80,7 @@ public:
         s.stats.impossible_holds = c(LS_C_HOLD_IMPOSSIBLE);
         s.stats.stacks_unsampled += c(LS_C_STACK_UNSAMPLED); // untimed waits included: never walked
         s.stats.cpu_unstacked = c(LS_C_CPU_UNSTACKED);
+        s.stats.owner_stacks_unsampled = c(LS_C_OWNER_STACK_UNSAMPLED);
         for (const auto& f : families_)
             s.stats.recursion_misses += f->recursionMisses();
         return s;

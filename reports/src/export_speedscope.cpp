@@ -95,7 +95,7 @@ public:
                     {"name", "lockscope " + capture.meta.label + " " + capture.meta.kernel_release},
                     {"activeProfileIndex", 0},
                     {"exporter", "lockscope " + capture.meta.tool_version}};
-        return doc.dump() + "\n";
+        return doc.dump(-1, ' ', false, json::error_handler_t::replace) + "\n"; // comms and symbols need not be UTF-8
     }
 };
 } // namespace

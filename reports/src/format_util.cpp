@@ -82,6 +82,25 @@ std::string htmlEscape(const std::string& s)
 }
 
 namespace {
+// The length of the UTF-8 sequence of a non-ASCII lead byte at s[i] (its
+// code point in cp), 0 if it is not one: continuation bytes as the lead
+// byte says, no overlong forms, no surrogates, nothing past U+10FFFF.
+size_t utf8SequenceAt(const std::string& s, size_t i, uint32_t& cp)
+{
+    const auto c = static_cast<unsigned char>(s[i]);
+    const size_t len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? (c <= 0xef ? 3 : 0) : c >= 0xc2 ? 2 : 0;
+    cp = len == 2 ? c & 0x1fu : len == 3 ? c & 0x0fu : c & 0x07u;
+    bool ok = len && i + len <= s.size();
+    for (size_t k = 1; ok && k < len; ++k) {
+        const auto cc = static_cast<unsigned char>(s[i + k]);
+        ok = (cc & 0xc0) == 0x80;
+        cp = cp << 6 | (cc & 0x3fu);
+    }
+    ok = ok && !(len == 3 && cp < 0x800) && !(len == 4 && (cp < 0x10000 || cp > 0x10ffff)) &&
+         !(cp >= 0xd800 && cp <= 0xdfff);
+    return ok ? len : 0;
+}
+
 std::string escapeControls(const std::string& s, bool wholeText)
 {
     static const char kHex[] = "0123456789abcdef";
@@ -110,19 +129,9 @@ std::string escapeControls(const std::string& s, bool wholeText)
             ++i;
             continue;
         }
-        // A UTF-8 sequence: its length from the lead byte, then continuation
-        // bytes, no overlong forms, no surrogates, nothing past U+10FFFF.
-        const size_t len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? (c <= 0xef ? 3 : 0) : c >= 0xc2 ? 2 : 0;
-        uint32_t cp = len == 2 ? c & 0x1fu : len == 3 ? c & 0x0fu : c & 0x07u;
-        bool ok = len && i + len <= s.size();
-        for (size_t k = 1; ok && k < len; ++k) {
-            const auto cc = static_cast<unsigned char>(s[i + k]);
-            ok = (cc & 0xc0) == 0x80;
-            cp = cp << 6 | (cc & 0x3fu);
-        }
-        ok = ok && !(len == 3 && cp < 0x800) && !(len == 4 && (cp < 0x10000 || cp > 0x10ffff)) &&
-             !(cp >= 0xd800 && cp <= 0xdfff);
-        if (!ok) {
+        uint32_t cp = 0;
+        const size_t len = utf8SequenceAt(s, i, cp);
+        if (!len) {
             hexByte("\\x", c);
             ++i;
         } else if (cp <= 0x9f) {
@@ -137,6 +146,22 @@ std::string escapeControls(const std::string& s, bool wholeText)
 }
 
 } // namespace
+
+std::string validUtf8(const std::string& s)
+{
+    std::string o;
+    o.reserve(s.size());
+    for (size_t i = 0; i < s.size();) {
+        uint32_t cp = 0;
+        const size_t len = static_cast<unsigned char>(s[i]) < 0x80 ? 1 : utf8SequenceAt(s, i, cp);
+        if (len)
+            o.append(s, i, len);
+        else
+            o += "\xef\xbf\xbd"; // U+FFFD, as the JSON writers' error_handler_t::replace
+        i += len ? len : 1;
+    }
+    return o;
+}
 
 std::string printable(const std::string& s)
 {

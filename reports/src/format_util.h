@@ -46,6 +46,10 @@ std::string mdFence(const std::string& body);
 // as \u0080.., bytes that are not UTF-8 as \xNN, and the backslash
 // doubled, so the escape cannot be forged; printable UTF-8 is kept.
 std::string printable(const std::string& s);
+// s with every byte that is not part of a UTF-8 sequence as U+FFFD, as
+// nlohmann's dump(error_handler_t::replace) writes it: for formats that
+// must be UTF-8 (pprof's string table) but carry names that need not be.
+std::string validUtf8(const std::string& s);
 // A whole terminal report: as printable() but its own newlines kept and
 // backslashes left alone (the names in it went through printable()), so no
 // ESC sequence or other control character reaches the terminal.

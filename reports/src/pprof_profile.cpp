@@ -3,6 +3,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <utility>
+
+#include "format_util.h"
 
 // pprof profile.proto (github.com/google/pprof/proto/profile.proto), gzipped,
 // as go tool pprof, Pyroscope and Parca read it.
@@ -27,11 +30,13 @@ PprofProfile::PprofProfile(const std::vector<std::pair<const char*, const char*>
     }
 }
 
-uint64_t PprofProfile::str(const std::string& s)
+uint64_t PprofProfile::str(const std::string& raw)
 {
+    // profile.proto's strings are UTF-8; a comm or symbol is any bytes.
+    std::string s = fmt::validUtf8(raw);
     auto [it, inserted] = strIndex_.try_emplace(s, strings_.size());
     if (inserted)
-        strings_.push_back(s);
+        strings_.push_back(std::move(s));
     return it->second;
 }
 

@@ -82,6 +82,8 @@ std::string metaTable(const Meta& m, const Stats& st, const Workload& w, const s
         kv("own probe locks left out", std::to_string(st.own_lock_events));
     if (st.impossible_holds)
         kv("impossible holds dropped", std::to_string(st.impossible_holds));
+    if (st.owner_stacks_unsampled)
+        kv("lock owners named without their stack (stack budget)", std::to_string(st.owner_stacks_unsampled));
     if (st.waits_untimed)
         kv("waits counted, time estimated (timing budget)", std::to_string(st.waits_untimed));
     if (st.syscalls_untimed)
@@ -192,7 +194,7 @@ std::string htmlReport(const Report& r, const RenderExtras& x)
          row({"key", "type", "contended", "total wait", "max", "avg", "p50", "p99", "avg hold", "caller"}, true);
     for (const auto& l : r.locks)
         b += row({"<code>" + htmlEscape(l.key) + "</code>" +
-                      (l.name.empty() ? "" : " <span class=\"muted\">" + htmlEscape(l.name) + "</span>"),
+                      (l.nameBesideKey().empty() ? "" : " <span class=\"muted\">" + htmlEscape(l.name) + "</span>"),
                   htmlEscape(l.type), std::to_string(l.wait.count()),
                   duration(double(l.wait.total())), duration(double(l.wait.max())), duration(double(l.wait.mean())),
                   duration(double(l.p50_wait_ns)), duration(double(l.p99_wait_ns)),
@@ -200,7 +202,7 @@ std::string htmlReport(const Report& r, const RenderExtras& x)
     b += "</table>";
     for (const auto& l : r.locks) {
         b += "<div class=\"lock\"><h3>" + htmlEscape(l.key) + " <span class=\"muted\">" + htmlEscape(l.type) +
-             (l.name.empty() ? "" : ", " + htmlEscape(l.name)) + (l.cgroup.empty() ? "" : ", cgroup " + htmlEscape(l.cgroup)) +
+             (l.nameBesideKey().empty() ? "" : ", " + htmlEscape(l.name)) + (l.cgroup.empty() ? "" : ", cgroup " + htmlEscape(l.cgroup)) +
              "</span></h3>" + svg::histogram(l.wait, nullptr, "wait time");
         if (!l.hold.empty())
             b += svg::histogram(l.hold, nullptr, "hold time");

@@ -64,6 +64,8 @@ json stats(const Stats& s)
         j["syscalls_untimed"] = s.syscalls_untimed;
     if (s.impossible_holds)
         j["impossible_holds"] = s.impossible_holds;
+    if (s.owner_stacks_unsampled)
+        j["owner_stacks_unsampled"] = s.owner_stacks_unsampled;
     return j;
 }
 

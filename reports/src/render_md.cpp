@@ -76,7 +76,7 @@ std::string markdownReport(const Report& r, const RenderExtras& x)
     out += "\n| lock | type | contended | total wait | max wait | avg wait | p99 wait | avg hold | caller |\n"
            "|---|---|---:|---:|---:|---:|---:|---:|---|\n";
     for (const auto& l : r.locks)
-        out += "| " + code(l.key) + (l.name.empty() ? "" : " " + code(l.name)) + " | " + mdEscape(l.type) + " | " + std::to_string(l.wait.count()) + " | " +
+        out += "| " + code(l.key) + (l.nameBesideKey().empty() ? "" : " " + code(l.name)) + " | " + mdEscape(l.type) + " | " + std::to_string(l.wait.count()) + " | " +
                duration(double(l.wait.total())) + " | " + duration(double(l.wait.max())) + " | " +
                duration(double(l.wait.mean())) + " | " + duration(double(l.p99_wait_ns)) + " | " +
                (l.hold.empty() ? "-" : duration(double(l.hold.mean()))) + " | " +

@@ -175,7 +175,7 @@ std::string textReport(const Report& r, const RenderExtras& x)
                padLeft(duration(double(l.p50_wait_ns)), 13) + padLeft(duration(double(l.p99_wait_ns)), 13) +
                padLeft(hold ? duration(double(l.hold.total())) : "-", 13) +
                padLeft(hold ? duration(double(l.hold.mean())) : "-", 13) + padLeft(fmt::printable(l.type), 13) +
-               "   " + fmt::printable(l.key) + (l.name.empty() ? "" : " [" + fmt::printable(l.name) + "]") +
+               "   " + fmt::printable(l.key) + (l.nameBesideKey().empty() ? "" : " [" + fmt::printable(l.name) + "]") +
                (l.caller.empty() ? "" : "  (" + fmt::printable(l.caller) + ")") + "\n";
     }
     if (r.locks.size() < r.lock_count)
@@ -183,7 +183,7 @@ std::string textReport(const Report& r, const RenderExtras& x)
 
     for (const auto& l : r.locks) {
         out += "\n=== " + fmt::printable(l.key) + " (" + fmt::printable(l.type) + ")";
-        if (!l.name.empty())
+        if (!l.nameBesideKey().empty())
             out += ", name " + fmt::printable(l.name);
         if (!l.cgroup.empty())
             out += ", cgroup " + fmt::printable(l.cgroup);

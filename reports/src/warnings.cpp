@@ -22,6 +22,8 @@ std::vector<std::string> captureWarnings(const Capture& c, const std::string& si
         "their wait times are estimated from the timed waits of their lock; record --timing-budget 0 times every one");
     counter(c.stats.syscalls_untimed, "syscalls counted but not timed (syscall timing budget)",
         "their latencies are estimated from the timed calls of the same syscall; record --exact times every one");
+    counter(c.stats.owner_stacks_unsampled, "lock owners named without their stack (stack budget)",
+        "the holder flame graph misses where they were; record --stack-budget 0 walks every one");
     counter(c.stats.cpu_unstacked, "CPU samples counted by their function alone (no stack kept)",
         "the CPU share counts them; the CPU stacks miss them");
     const bool syscallsSkipped = !c.meta.syscall_timing_skipped.empty();

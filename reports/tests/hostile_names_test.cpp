@@ -227,3 +227,28 @@ TEST(HostileNames, FoldedKeepsOneFramePerFieldAndOneStackPerLine)
     EXPECT_EQ(fields, (std::set<size_t>{2, 3})) << "two frames + the lock, three frames + the lock\n" << folded;
     EXPECT_NE(folded.find("a:b;"), std::string::npos) << folded;
 }
+
+// Names that are not UTF-8 (a comm, a cgroup directory, a symbol are bytes):
+// every text export is still UTF-8 and a JSON one still parses. The binary
+// ones (pprof) are read back in pprof_test.cpp and by go tool pprof.
+TEST(HostileNames, EveryTextExportIsUtf8WhenTheNamesAreNot)
+{
+    EXPECT_EQ(fmt::validUtf8("a\xff" "b\xc3\xa9\xe2\x82"), "a\xef\xbf\xbd" "b\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd");
+    const Capture c = test::notUtf8Capture();
+    size_t text = 0;
+    for (const Exporter* e : exporters()) {
+        if (e->binary())
+            continue;
+        ++text;
+        for (const Weight w : {Weight::Wait, Weight::Count}) {
+            std::string out;
+            ASSERT_NO_THROW(out = e->write(c, {w})) << e->name();
+            EXPECT_EQ(fmt::validUtf8(out), out) << e->name();
+            if (std::string_view(e->extension()).ends_with(".json")) {
+                EXPECT_TRUE(nlohmann::json::accept(out)) << e->name();
+            }
+            EXPECT_NE(out.find("caller"), std::string::npos) << e->name() << " lost the frame\n" << out;
+        }
+    }
+    EXPECT_GE(text, 2u) << "folded and speedscope at least";
+}

@@ -66,6 +66,28 @@ TEST(LabelsReport, EveryFormatShowsTheNameAndTheCgroups)
     EXPECT_FALSE(j["locks"][1].contains("name"));
 }
 
+// A global lock is keyed by its symbol: where the name is the key, the
+// human formats show it once; the JSON report keeps the field.
+TEST(LabelsReport, ANameThatIsTheKeyIsNotRepeated)
+{
+    Capture c = readCapture(test::fixture("baseline.lockscope.json"));
+    c.locks[0].key = "rtnl_mutex";
+    c.locks[0].name = "rtnl_mutex";
+    c.locks[1].key = "rtnl_mutex+0x8";
+    c.locks[1].name = "rtnl_mutex";
+    const Report r = buildReport(c, {});
+    const std::string md = render(r, Format::Markdown), text = render(r, Format::Text), html = render(r, Format::Html);
+    EXPECT_EQ(md.find("`rtnl_mutex` `rtnl_mutex`"), std::string::npos) << md;
+    EXPECT_NE(md.find("| `rtnl_mutex+0x8` `rtnl_mutex` |"), std::string::npos) << md;
+    EXPECT_EQ(text.find("rtnl_mutex [rtnl_mutex]"), std::string::npos) << text;
+    EXPECT_NE(text.find("rtnl_mutex+0x8 [rtnl_mutex]"), std::string::npos) << text;
+    EXPECT_EQ(text.find("=== rtnl_mutex (" + c.locks[0].type + "), name"), std::string::npos) << text;
+    EXPECT_EQ(html.find("<code>rtnl_mutex</code> <span class=\"muted\">rtnl_mutex</span>"), std::string::npos);
+    EXPECT_NE(html.find("<code>rtnl_mutex+0x8</code> <span class=\"muted\">rtnl_mutex</span>"), std::string::npos);
+    const auto j = nlohmann::json::parse(render(r, Format::Json));
+    EXPECT_EQ(j["locks"][0]["name"], "rtnl_mutex");
+}
+
 TEST(LabelsReport, LockOptionMatchesANameToo)
 {
     ReportOptions o;

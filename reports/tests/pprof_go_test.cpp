@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "lockscope/capture/io.h"
+#include "lockscope/reports/exchange.h"
 #include "test_support.h"
 
 using namespace lockscope;
@@ -132,6 +133,23 @@ TEST(PprofGo, HoldersProfileChargesTheWaitToEachOwnersStack)
     EXPECT_NE(top.find(totalLine(wait, "ns")), std::string::npos) << top;
     EXPECT_NE(top.find("100%  handle_userfault\n"), std::string::npos) << "where both owners slept:\n" << top;
     EXPECT_NE(pprof("-top -sample_index=contentions", file).find(totalLine(count, "")), std::string::npos);
+}
+
+// Names that are not UTF-8 load, shown with U+FFFD (pprof_test.cpp checks the bytes).
+TEST(PprofGo, NamesThatAreNotUtf8Load)
+{
+    if (goTool().empty())
+        GTEST_SKIP() << "no go tool found (Debian package: golang-go)";
+    const Capture c = test::notUtf8Capture();
+    for (const char* format : {"pprof", "pprof-holders"}) {
+        const std::string file = test::artifactDir() + "/not-utf8." + format + ".pb.gz";
+        test::writeFile(file, findExporter(format)->write(c, {}));
+        const std::string traced = pprof("-traces", file);
+        EXPECT_NE(traced.find(std::string(format) == "pprof" ? " caller\xef\xbf\xbd\n" : " holder\xef\xbf\xbd"),
+                  std::string::npos)
+            << format << ":\n" << traced;
+        EXPECT_NE(traced.find("lock:  spinlock@caller\xef\xbf\xbd\n"), std::string::npos) << traced;
+    }
 }
 
 TEST(PprofGo, HoldersExportOfACaptureWithoutHoldersIsOneLineAndAnError)

@@ -247,3 +247,21 @@ TEST(Pprof, DecodesBackToTheCaptureTotals)
     EXPECT_EQ(sumDelay, delay);
     EXPECT_EQ(sumHold, hold);
 }
+
+// profile.proto's strings are UTF-8 (Go's decoders may insist): a comm or
+// a symbol that is not is written with U+FFFD for each bad byte.
+TEST(Pprof, NamesThatAreNotUtf8BecomeReplacementCharacters)
+{
+    const Capture c = test::notUtf8Capture();
+    for (const char* format : {"pprof", "pprof-holders"}) {
+        const Decoded d = decode(findExporter(format)->write(c, {}));
+        ASSERT_FALSE(d.samples.empty()) << format;
+        const auto& s = d.samples.front();
+        EXPECT_EQ(s.labels.at("lock"), "spinlock@caller\xef\xbf\xbd") << format;
+        EXPECT_EQ(s.functions.front(), std::string(format) == "pprof" ? "caller\xef\xbf\xbd" : "holder\xef\xbf\xbd\xef\xbf\xbd")
+            << format;
+        if (std::string(format) == "pprof-holders") {
+            EXPECT_EQ(s.labels.at("owner_comm"), "ls-\xef\xbf\xbdowner");
+        }
+    }
+}

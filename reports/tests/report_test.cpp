@@ -146,6 +146,23 @@ TEST(Report, SaysHowManyImpossibleHoldsWereDropped)
         "impossible_holds"));
 }
 
+// Owners named without their stack (the wait's stack was not walked either):
+// said in the warnings, the HTML figures and the JSON stats.
+TEST(Report, SaysHowManyOwnersWentWithoutTheirStack)
+{
+    Capture c;
+    c.stats.owner_stacks_unsampled = 7;
+    const Report r = buildReport(c);
+    ASSERT_FALSE(r.warnings.empty());
+    EXPECT_NE(r.warnings[0].find("7 lock owners named without their stack (stack budget)"), std::string::npos)
+        << r.warnings[0];
+    EXPECT_NE(render(r, Format::Text).find("7 lock owners named without their stack"), std::string::npos);
+    EXPECT_NE(render(r, Format::Html).find("lock owners named without their stack"), std::string::npos);
+    EXPECT_EQ(nlohmann::json::parse(render(r, Format::Json))["stats"]["owner_stacks_unsampled"], 7);
+    EXPECT_FALSE(nlohmann::json::parse(render(buildReport(Capture {}), Format::Json))["stats"].contains(
+        "owner_stacks_unsampled"));
+}
+
 TEST(Report, NumericFieldsFlatten)
 {
     const auto f = numericFields(nlohmann::json{{"a", 1}, {"b", {{"c", 2.5}, {"s", "x"}}}, {"arr", {1, 2}}});

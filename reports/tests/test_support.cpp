@@ -76,6 +76,24 @@ Stack makeStack(uint32_t id, std::initializer_list<const char*> frames, uint64_t
     return s;
 }
 
+Capture notUtf8Capture()
+{
+    Capture c;
+    c.meta.label = "label\xff";
+    c.meta.cpu_count = 1;
+    c.meta.duration_s = 1;
+    c.stacks.push_back(makeStack(1, {"caller\xc3", "outer"}));
+    c.stacks.back().frames.at(1).module = "/bin/w\xfe\xfe";
+    c.stacks.push_back(makeStack(2, {"holder\xe2\x82", "holder_outer"}));
+    Lock l = makeLock("spinlock@caller\xc3", 1, 20, 1000);
+    l.type = "mutex";
+    l.name = "&cache\xff";
+    l.cgroup = "/sys/fs/cgroup/c\x80g";
+    l.sites.at(0).holders = {Holder{2, 20, l.wait.total(), 42, "ls-\xffowner"}};
+    c.locks.push_back(l);
+    return c;
+}
+
 int run(const std::string& cmd, std::string* out)
 {
     FILE* p = ::popen(("{ " + cmd + "; } 2>&1").c_str(), "r");

@@ -18,6 +18,12 @@ void writeFile(const std::string& path, const std::string& text);
 Lock makeLock(const std::string& key, uint32_t stack, uint64_t n, uint64_t wait_ns, uint64_t seed = 1);
 Stack makeStack(uint32_t id, std::initializer_list<const char*> innermostFirst, uint64_t offsetBase = 0);
 
+// A capture whose every name (label, lock key, name, type, cgroup, frame,
+// module, owner comm) holds bytes that are not UTF-8 ("\xff", a cut
+// sequence): a task names itself, a cgroup directory is any bytes. Holders
+// on its one lock, so the holder-side exports have samples.
+Capture notUtf8Capture();
+
 // The comparison row of a lock key; throws when there is none.
 const LockDelta& findLock(const Comparison& c, const std::string& key);
 

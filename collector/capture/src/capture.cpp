@@ -7,7 +7,7 @@ namespace lockscope {
 
 Stats& Stats::operator+=(const Stats& o) noexcept
 {
-    static_assert(sizeof(Stats) == 14 * sizeof(uint64_t), "a new Stats field must be summed here");
+    static_assert(sizeof(Stats) == 15 * sizeof(uint64_t), "a new Stats field must be summed here");
     events += o.events;
     lost += o.lost;
     map_full += o.map_full;
@@ -22,6 +22,7 @@ Stats& Stats::operator+=(const Stats& o) noexcept
     waits_untimed += o.waits_untimed;
     syscalls_untimed += o.syscalls_untimed;
     cpu_unstacked += o.cpu_unstacked;
+    owner_stacks_unsampled += o.owner_stacks_unsampled;
     return *this;
 }
 

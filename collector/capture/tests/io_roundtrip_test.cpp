@@ -121,6 +121,16 @@ TEST(CaptureRoundTrip, ImpossibleHoldsAreWrittenWhenNonZero)
     EXPECT_EQ(fromJson(j).stats.impossible_holds, 3u);
 }
 
+TEST(CaptureRoundTrip, OwnerStacksUnsampledAreWrittenWhenNonZero)
+{
+    Capture c = makeSemopCapture(SemopScenario::Patched);
+    EXPECT_FALSE(toJson(c).at("stats").contains("owner_stacks_unsampled"));
+    c.stats.owner_stacks_unsampled = 5;
+    auto j = toJson(c);
+    EXPECT_EQ(j.at("stats").at("owner_stacks_unsampled"), 5);
+    EXPECT_EQ(fromJson(j).stats.owner_stacks_unsampled, 5u);
+}
+
 TEST(CaptureRoundTrip, ExtremeValuesSurvive)
 {
     Capture c = makeSemopCapture(SemopScenario::Baseline);

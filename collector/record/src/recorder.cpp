@@ -515,6 +515,9 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
     if (st.cpu_unstacked)
         std::fprintf(log, "note: %" PRIu64 " CPU samples were counted by their function alone: their kernel stack "
                      "could not be kept (a stack map full, or its bucket taken); the CPU shares include them\n", st.cpu_unstacked);
+    if (st.owner_stacks_unsampled)
+        std::fprintf(log, "note: %" PRIu64 " lock owners were named without their stack: the wait's own stack "
+                     "was not walked either (stack budget; --stack-budget 0 walks every one)\n", st.owner_stacks_unsampled);
     if (st.holder_not_found)
         std::fprintf(log, "note: %" PRIu64 " contended spinlock waits found no holder on another CPU "
                      "(holder stacks are approximate)\n", st.holder_not_found);

@@ -5,6 +5,7 @@
 // name that thread as the owner of the waiter's lock, and where it was.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 #include <unistd.h>
@@ -80,6 +81,81 @@ TEST(RecordLockOwner, NamesTheOwnerOfAHeldPipeMutexAndWhereItSlept)
 TEST(RecordLockOwner, NamesTheWriterOwningAnInodeRwsemAndWhereItSlept)
 {
     expectOwnerNamed("rwsem", "rwsem", "shmem_file_write_iter");
+}
+
+// The owner's stack walk is under the stack budget: a wait whose own stack
+// is not walked walks no owner either, and says so in the stats. contend-workload
+// mmap's threads queue on their process's mmap_lock, owned by a writer.
+TEST(RecordLockOwner, OwnerStacksAreWalkedOnlyForWalkedWaits)
+{
+    if (geteuid() != 0)
+        GTEST_SKIP() << "skipped: loading BPF programs needs root (CI runs these as root)";
+    auto dir = tempDir();
+    auto record = [&](const std::string& name, const std::vector<std::string>& flags) {
+        const std::string out = dir + "/" + name + ".lockscope.json";
+        std::vector<std::string> argv { kBin, "record", "--lock-owner", "--no-cpu", "--no-hold", "--no-syscalls", "-o",
+            out };
+        argv.insert(argv.end(), flags.begin(), flags.end());
+        argv.insert(argv.end(), { "--", CONTEND_BIN, "mmap", "4", "2" });
+        Exit e = run(argv, dir, name);
+        EXPECT_EQ(e.code, 0) << e.err;
+        return lockscope::readCapture(out);
+    };
+    auto owners = [](const lockscope::Capture& c) {
+        uint64_t n = 0;
+        for (const auto& l : c.locks)
+            for (const auto& s : l.sites)
+                for (const auto& h : s.holders)
+                    n += h.owner_tid ? h.count : 0;
+        return n;
+    };
+    // 1 in 1000 waits walked per CPU: nearly every owner goes unwalked, counted.
+    const auto sampled = record("sampled", { "--stack-sample", "1000" });
+    if (owners(sampled) < 4)
+        GTEST_SKIP() << "skipped: only " << owners(sampled) << " waits found an owner (no mmap_lock contention)";
+    EXPECT_GT(sampled.stats.owner_stacks_unsampled, 0u);
+    EXPECT_LE(sampled.stats.owner_stacks_unsampled, sampled.stats.stacks_unsampled)
+        << "an owner skipped whose wait was walked";
+    EXPECT_LE(sampled.stats.owner_stacks_unsampled, owners(sampled));
+    // Every wait walked: every owner too.
+    const auto every = record("every", { "--stack-budget", "0" });
+    EXPECT_EQ(every.stats.owner_stacks_unsampled, 0u);
+}
+
+std::string goTool()
+{
+    for (const char* p : { "/usr/bin/go", "/usr/lib/go/bin/go" })
+        if (std::filesystem::exists(p))
+            return p;
+    return "";
+}
+
+// A fresh --lock-owner recording through `export --format pprof-holders` into
+// its real reader: go tool pprof charges the wait to where the owner slept.
+TEST(RecordLockOwner, HoldersProfileOfALiveRecordingReadsInGoToolPprof)
+{
+    if (geteuid() != 0)
+        GTEST_SKIP() << "skipped: loading BPF programs needs root (CI runs these as root)";
+    const std::string go = goTool();
+    if (go.empty())
+        GTEST_SKIP() << "SKIPPED: no go tool (/usr/bin/go): install golang-go (scripts/debian-packages.txt) "
+                        "to read the holders profile with go tool pprof";
+    auto dir = tempDir();
+    const std::string capture = dir + "/owner.lockscope.json", profile = dir + "/holders.pb.gz";
+    Exit e = run({ kBin, "record", "--lock-owner", "--no-cpu", "--no-hold", "--no-syscalls", "-o", capture, "--",
+                     kOwnerWorkload },
+        dir, "record");
+    ASSERT_EQ(e.code, 0) << e.err;
+    e = run({ kBin, "export", capture, "--format", "pprof-holders", "-o", profile }, dir, "export");
+    ASSERT_EQ(e.code, 0) << e.err;
+    e = run({ go, "tool", "pprof", "-top", "-unit=ns", profile }, dir, "pprof");
+    ASSERT_EQ(e.code, 0) << e.err;
+    EXPECT_NE(e.out.find("Type: delay"), std::string::npos) << e.out;
+    // The owner's leaf is the scheduler; handle_userfault is on its stack, so in -top's cumulative column.
+    EXPECT_NE(e.out.find("handle_userfault"), std::string::npos) << "no holder frame in\n" << e.out;
+    e = run({ go, "tool", "pprof", "-traces", profile }, dir, "traces");
+    ASSERT_EQ(e.code, 0) << e.err;
+    EXPECT_NE(e.out.find("owner_comm:  ls-owner"), std::string::npos) << e.out;
 }
 
 } // namespace

@@ -11,7 +11,12 @@
 // With "rwsem", both write to one memfd instead: shmem's write path holds
 // the inode's i_rwsem for writing while it faults the buffer in.
 //
-//   owner-workload [rwsem] [linger]   prints {"lockscope_result": {"owner_tid": T, "waiter_tid": W}}
+// With "rtnl", a global mutex with a symbol (rtnl_mutex, named by
+// --lock-names where kallsyms lists data): both ask SIOCGIFCONF, whose
+// dev_ifconf copies each IPv4 address out to the buffer with rtnl_lock
+// held. Loopback is brought up first (needs root) so there is an address.
+//
+//   owner-workload [rwsem|rtnl] [linger]   prints {"lockscope_result": {"owner_tid": T, "waiter_tid": W}}
 //
 // With "linger" it then waits for a signal, for tests that need the process
 // alive after the wait (record reads a workload's user symbols while it runs).
@@ -23,11 +28,13 @@
 #include <fcntl.h>
 #include <fstream>
 #include <linux/userfaultfd.h>
+#include <net/if.h>
 #include <poll.h>
 #include <pthread.h>
 #include <string>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <thread>
 #include <unistd.h>
@@ -59,6 +66,29 @@ void waitForState(pid_t tid, char state)
         usleep(1000);
 }
 
+// Loopback up: its NETDEV_UP gives it 127.0.0.1, an address for SIOCGIFCONF to copy out.
+void loopbackUp(int sock)
+{
+    ifreq r {};
+    std::strncpy(r.ifr_name, "lo", IFNAMSIZ - 1);
+    if (ioctl(sock, SIOCGIFFLAGS, &r) != 0)
+        die("SIOCGIFFLAGS lo");
+    if (r.ifr_flags & IFF_UP)
+        return;
+    r.ifr_flags = static_cast<short>(r.ifr_flags | IFF_UP);
+    if (ioctl(sock, SIOCSIFFLAGS, &r) != 0)
+        die("SIOCSIFFLAGS lo up");
+}
+
+// SIOCGIFCONF into buf: the address copy faults with rtnl_mutex held.
+bool interfaceList(int sock, char* buf, size_t len)
+{
+    ifconf c {};
+    c.ifc_len = static_cast<int>(len);
+    c.ifc_buf = buf;
+    return ioctl(sock, SIOCGIFCONF, &c) == 0;
+}
+
 } // namespace
 
 // The waiter's write, whose syscall instruction is its own (raw_syscall.h):
@@ -71,9 +101,10 @@ extern "C" __attribute__((noinline)) long ls_test_waiter_write(int fd)
 
 int main(int argc, char** argv)
 {
-    bool rwsem = false, linger = false;
+    bool rwsem = false, rtnl = false, linger = false;
     for (int i = 1; i < argc; ++i) {
         rwsem |= std::strcmp(argv[i], "rwsem") == 0;
+        rtnl |= std::strcmp(argv[i], "rtnl") == 0;
         linger |= std::strcmp(argv[i], "linger") == 0;
     }
     const int uffd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC));
@@ -93,7 +124,12 @@ int main(int argc, char** argv)
     if (ioctl(uffd, UFFDIO_REGISTER, &reg) != 0)
         die("UFFDIO_REGISTER");
     int pipefd[2];
-    if (rwsem) {
+    if (rtnl) {
+        pipefd[1] = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (pipefd[1] < 0)
+            die("socket");
+        loopbackUp(pipefd[1]);
+    } else if (rwsem) {
         pipefd[1] = memfd_create("ls-owner", MFD_CLOEXEC);
         if (pipefd[1] < 0)
             die("memfd_create");
@@ -105,7 +141,8 @@ int main(int argc, char** argv)
     std::thread owner([&] {
         pthread_setname_np(pthread_self(), "ls-owner");
         ownerTid = gettid();
-        if (write(pipefd[1], buf, 64) != 64) // faults inside pipe_write, mutex held
+        if (rtnl ? !interfaceList(pipefd[1], buf, page) // faults inside dev_ifconf, rtnl_mutex held
+                 : write(pipefd[1], buf, 64) != 64)      // faults inside pipe_write, mutex held
             die("owner write");
     });
     // The fault arrives once the owner holds the mutex and sleeps in it.
@@ -119,7 +156,9 @@ int main(int argc, char** argv)
     std::thread waiter([&] {
         pthread_setname_np(pthread_self(), "ls-waiter");
         waiterTid = gettid();
-        if (ls_test_waiter_write(pipefd[1]) != 1) // sleeps on pipe->mutex
+        static char list[4096];
+        if (rtnl ? !interfaceList(pipefd[1], list, sizeof list) // sleeps on rtnl_mutex
+                 : ls_test_waiter_write(pipefd[1]) != 1)        // sleeps on pipe->mutex
             die("waiter write");
     });
     while (waiterTid == 0)

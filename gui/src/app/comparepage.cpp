@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "app/comparepage.h"
 
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -21,6 +23,7 @@
 #include "app/capturepage.h"
 #include "app/flamegraphwidget.h"
 #include "app/histogramchart.h"
+#include "app/holdersview.h"
 #include "app/scalingview.h"
 #include "app/summaryview.h"
 #include "model/deltatablemodel.h"
@@ -59,6 +62,7 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent)
     sideBySide->addWidget(beforePage_);
     sideBySide->addWidget(afterPage_);
     tabs_->addTab(sideBySide, tr("Side by side"));
+    tabs_->addTab(buildHoldersTab(), tr("Holders"));
     scaling_ = new ScalingView;
     tabs_->addTab(scaling_, tr("Reference scaling"));
     layout->addWidget(tabs_, 1);
@@ -118,6 +122,39 @@ QWidget* ComparePage::buildOverview()
     vsplit->setStretchFactor(1, 2);
     vsplit->setSizes({280, 560});
     return vsplit;
+}
+
+QWidget* ComparePage::buildHoldersTab()
+{
+    auto* split = new QSplitter(Qt::Horizontal);
+    for (auto [view, title] : {std::pair{&beforeHolders_, tr("Before")}, std::pair{&afterHolders_, tr("After")}}) {
+        auto* panel = new QWidget;
+        auto* l = new QVBoxLayout(panel);
+        l->setContentsMargins(0, 0, 0, 0);
+        l->addWidget(new QLabel(QStringLiteral("<b>%1</b>").arg(title)));
+        *view = new HoldersView;
+        l->addWidget(*view, 1);
+        split->addWidget(panel);
+    }
+    return split;
+}
+
+// Each side's holders of the selected lock, found by key (none on a side
+// that lacks it), or of every lock when none is selected.
+void ComparePage::refreshHolders()
+{
+    const std::string* key = comparison_ && selected_ >= 0 ? &comparison_->locks[static_cast<size_t>(selected_)].key
+                                                           : nullptr;
+    for (auto [view, capture] : {std::pair{beforeHolders_, beforeCapture_}, std::pair{afterHolders_, afterCapture_}}) {
+        if (!capture || !key) {
+            view->show(capture, -1);
+            continue;
+        }
+        const auto it = std::find_if(capture->locks.begin(), capture->locks.end(),
+                                     [&](const Lock& l) { return l.key == *key; });
+        view->show(it == capture->locks.end() ? nullptr : capture,
+                   it == capture->locks.end() ? -1 : static_cast<int>(it - capture->locks.begin()));
+    }
 }
 
 QWidget* ComparePage::buildFlamePanel()
@@ -213,6 +250,8 @@ void ComparePage::setComparison(std::shared_ptr<const reports::Comparison> compa
     headline_->setText(comparison_ ? QStringLiteral("<b>%1</b>").arg(headlineText(*comparison_).toHtmlEscaped())
                                    : QString());
     summary_->setHtml(comparison_ ? compareSummaryHtml(*comparison_) : QString());
+    beforeCapture_ = before.capture;
+    afterCapture_ = after.capture;
     beforePage_->setPrepared(std::move(before));
     afterPage_->setPrepared(std::move(after));
     refreshFlame();
@@ -254,8 +293,10 @@ void ComparePage::selectLock(int row)
             break;
         }
     }
-    if (changed)
+    if (changed) {
         refreshHistograms();
+        refreshHolders();
+    }
 }
 
 void ComparePage::setNormalized(bool normalized)

@@ -22,6 +22,7 @@ namespace lockscope::gui {
 class CapturePage;
 class DeltaTableModel;
 class FlameGraphWidget;
+class HoldersView;
 class HistogramChart;
 class LatencyDeltaModel;
 class ScalingView;
@@ -46,6 +47,9 @@ public:
     QTabWidget* tabs() const noexcept { return tabs_; }
     DeltaTableModel* deltaModel() const noexcept { return deltaModel_; }
     FlameGraphWidget* flameGraph() const noexcept { return flame_; }
+    // The Holders tab: the selected lock's holders (or every lock's) before and after.
+    HoldersView* beforeHolders() const noexcept { return beforeHolders_; }
+    HoldersView* afterHolders() const noexcept { return afterHolders_; }
     HistogramChart* waitChart() const noexcept { return waitChart_; }
     QLabel* headline() const noexcept { return headline_; }
     // Latency tab: syscalls and kernel functions matched by name, overlaid histograms of the selected row.
@@ -61,6 +65,8 @@ private:
     QWidget* buildOverview();
     QWidget* buildFlamePanel();
     QWidget* buildLatencyTab();
+    QWidget* buildHoldersTab();
+    void refreshHolders();
     void refreshLatency();
     void refreshFlame();
     void refreshHistograms();
@@ -84,6 +90,9 @@ private:
     CapturePage* beforePage_ = nullptr;
     CapturePage* afterPage_ = nullptr;
     ScalingView* scaling_ = nullptr;
+    HoldersView* beforeHolders_ = nullptr;
+    HoldersView* afterHolders_ = nullptr;
+    std::shared_ptr<const Capture> beforeCapture_, afterCapture_; // for the Holders tab
     LatencyDeltaModel* latencyModel_ = nullptr;
     QSortFilterProxyModel* latencyProxy_ = nullptr;
     QTableView* latencyView_ = nullptr;

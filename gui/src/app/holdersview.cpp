@@ -2,6 +2,7 @@
 #include "app/holdersview.h"
 
 #include <QHeaderView>
+#include <QItemSelectionModel>
 #include <QLabel>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
@@ -39,6 +40,16 @@ HoldersView::HoldersView(QWidget* parent) : QWidget(parent)
     fl->setContentsMargins(0, 0, 0, 0);
     fl->addWidget(wrapInScrollArea(flame_), 1);
     fl->addWidget(status_);
+
+    // A holder row zooms the flame graph to its path (where that holder was).
+    connect(table_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex& current) {
+                if (!current.isValid())
+                    return;
+                const int row = proxy_->mapToSource(current).row();
+                if (row >= 0 && static_cast<size_t>(row) < model_->rows().size())
+                    flame_->zoomTo(flameNodeOnPath(flame_->data(), model_->rows()[static_cast<size_t>(row)].holder.frames));
+            });
 
     auto* split = new QSplitter(Qt::Vertical);
     split->addWidget(table_);

@@ -73,6 +73,25 @@ FlameData flameFromCallTree(const CallTree& tree, FlameWeight weight)
     return data;
 }
 
+uint32_t flameNodeOnPath(const FlameData& data, const std::vector<std::string>& frameLabels)
+{
+    uint32_t at = 0;
+    if (data.nodes.empty())
+        return at;
+    auto label = [](const FlameNode& n) {
+        return n.module.isEmpty() ? n.function : n.function + QStringLiteral(" [") + n.module + QLatin1Char(']');
+    };
+    for (const auto& frame : frameLabels) {
+        const QString want = QString::fromStdString(frame);
+        const auto& kids = data.nodes[at].children;
+        const auto next = std::find_if(kids.begin(), kids.end(), [&](uint32_t c) { return label(data.nodes[c]) == want; });
+        if (next == kids.end())
+            break;
+        at = *next;
+    }
+    return at;
+}
+
 FlameData flameFromDiffTree(const reports::DiffTree& tree, FlameWeight weight, bool widthsFromBefore)
 {
     FlameData data;

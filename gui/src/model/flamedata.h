@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <QString>
@@ -42,6 +43,12 @@ struct FlameData {
 FlameData flameFromCallTree(const CallTree& tree, FlameWeight weight);
 // widthsFromBefore: Gregg's --negate view, where vanished stacks stay visible.
 FlameData flameFromDiffTree(const reports::DiffTree& tree, FlameWeight weight, bool widthsFromBefore = false);
+
+// The node a path leads to from the root, outermost frame first, in
+// frameLabel() form ("function [module]", as reports' paths and holder rows
+// have them): as deep as the path matches, 0 (the root) if its first frame
+// does not.
+uint32_t flameNodeOnPath(const FlameData& data, const std::vector<std::string>& frameLabels);
 
 // Node whose function contains the text (case-insensitive): the ids, and the
 // share of the root's value they cover without double counting nested matches.

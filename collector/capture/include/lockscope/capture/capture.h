@@ -75,6 +75,8 @@ struct Stats {
                                   // histogram entries follow the timed calls of the same syscall
     uint64_t cpu_unstacked = 0;   // kernel-mode CPU samples counted by their function alone: their
                                   // stack could not be kept (stack maps full or the walk failed)
+    uint64_t owner_stacks_unsampled = 0; // lock owners named without their stack: the wait's own
+                                         // stack was not walked (stack budget), so neither was theirs
     // Field by field, for the totals of several runs (capture.cpp lists every field).
     Stats& operator+=(const Stats& other) noexcept;
     bool operator==(const Stats&) const = default;
