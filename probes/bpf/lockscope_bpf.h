@@ -237,7 +237,7 @@ struct ls_held {
 
 struct ls_held_stack {
     __u32 depth;
-    __u32 pad;
+    __u32 gen; /* bumped by every push and pop (see on_release in hold_common.bpf.h) */
     struct ls_held e[LS_HOLD_NEST];
 };
 
@@ -257,6 +257,19 @@ struct ls_ulock_key {
     __u32 spec;    /* index into Options::user_locks */
     __u32 tgid;    /* always set: a user stack is symbolized in its process */
     __u32 pad;
+};
+
+/* A user lock held now (ulock.bpf.c), by lock and thread. */
+struct ls_ul_held_key {
+    __u64 lock;
+    __u32 tid;
+    __u32 pad;
+};
+
+struct ls_ul_held {
+    __u64 ts;
+    __s32 ustack;
+    __u32 spec;
 };
 
 struct ls_cpu_key {
@@ -294,6 +307,7 @@ enum ls_counter {
     LS_C_STACK_UNSAMPLED, /* waits whose stack was not walked (stack sampling or budget) */
     LS_C_CPU_UNSTACKED,  /* kernel-mode samples counted by their function alone (no stack kept) */
     LS_C_HOLD_IMPOSSIBLE, /* holds that ended before they began (dropped, see hold_close) */
+    LS_C_HOLD_RACED,     /* held-stack updates an irq moved entries under (redone or dropped) */
     /*
      * Not a counter: per-CPU "a bpf_get_stackid is running" flag (see
      * stack_id in common.bpf.h). It lives here because this map is the one

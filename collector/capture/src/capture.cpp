@@ -7,7 +7,7 @@ namespace lockscope {
 
 Stats& Stats::operator+=(const Stats& o) noexcept
 {
-    static_assert(sizeof(Stats) == 14 * sizeof(uint64_t), "a new Stats field must be summed here");
+    static_assert(sizeof(Stats) == 15 * sizeof(uint64_t), "a new Stats field must be summed here");
     events += o.events;
     lost += o.lost;
     map_full += o.map_full;
@@ -19,6 +19,7 @@ Stats& Stats::operator+=(const Stats& o) noexcept
     stacks_unsampled += o.stacks_unsampled;
     own_lock_events += o.own_lock_events;
     impossible_holds += o.impossible_holds;
+    hold_races += o.hold_races;
     waits_untimed += o.waits_untimed;
     syscalls_untimed += o.syscalls_untimed;
     cpu_unstacked += o.cpu_unstacked;

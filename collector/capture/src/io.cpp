@@ -487,6 +487,8 @@ Stats statsFromJson(const json& j, const Path& at)
         s.own_lock_events = u64At(j, at, "own_lock_events");
     if (optionalMember(j, "impossible_holds"))
         s.impossible_holds = u64At(j, at, "impossible_holds");
+    if (optionalMember(j, "hold_races"))
+        s.hold_races = u64At(j, at, "hold_races");
     if (optionalMember(j, "waits_untimed"))
         s.waits_untimed = u64At(j, at, "waits_untimed");
     if (optionalMember(j, "syscalls_untimed"))
@@ -818,6 +820,8 @@ template <class J> J buildJson(const Capture& c, bool withBig)
         doc["stats"]["own_lock_events"] = s.own_lock_events;
     if (s.impossible_holds)
         doc["stats"]["impossible_holds"] = s.impossible_holds;
+    if (s.hold_races)
+        doc["stats"]["hold_races"] = s.hold_races;
     if (s.waits_untimed)
         doc["stats"]["waits_untimed"] = s.waits_untimed;
     if (s.syscalls_untimed)

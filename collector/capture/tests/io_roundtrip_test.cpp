@@ -97,6 +97,16 @@ TEST(CaptureRoundTrip, ImpossibleHoldsAreWrittenWhenNonZero)
     EXPECT_EQ(fromJson(j).stats.impossible_holds, 3u);
 }
 
+TEST(CaptureRoundTrip, HoldRacesAreWrittenWhenNonZero)
+{
+    Capture c = makeSemopCapture(SemopScenario::Patched);
+    EXPECT_FALSE(toJson(c).at("stats").contains("hold_races"));
+    c.stats.hold_races = 5;
+    auto j = toJson(c);
+    EXPECT_EQ(j.at("stats").at("hold_races"), 5);
+    EXPECT_EQ(fromJson(j).stats.hold_races, 5u);
+}
+
 TEST(CaptureRoundTrip, ExtremeValuesSurvive)
 {
     Capture c = makeSemopCapture(SemopScenario::Baseline);
