@@ -200,7 +200,10 @@ static __always_inline void hold_add(__u64 lock, __s32 kstack, __u32 variant, __
     __u16 sid = kstack == LS_STACK_UNSAMPLED || kstack == LS_STACK_PENDING ? LS_HOLD_SID_UNSAMPLED
                                                                           : (__u16)(kstack + 1);
     __u64 key = (lock & 0xffffffffffffULL) | ((__u64)sid << 48);
-    __u64 h = key * 0x9e3779b97f4a7c15ULL;
+    /* --per-cgroup: the releasing task's group, the one that took the lock
+     * except where a lock is handed over across a context switch. */
+    __u64 cg = per_cgroup ? bpf_get_current_cgroup_id() : 0;
+    __u64 h = (key ^ cg) * 0x9e3779b97f4a7c15ULL;
     __u32 idx = (__u32)(h >> 52);
 
     for (int i = 0; i < LS_HOLD_PROBE; i++) {
@@ -214,10 +217,15 @@ static __always_inline void hold_add(__u64 lock, __s32 kstack, __u32 variant, __
                 if (slot->key != key)
                     continue;
             } else {
+                slot->cgroup = cg;
                 slot->variant = variant;
                 slot->hist.min = ~0ULL;
             }
         }
+        /* A slot is claimed before its cgroup is written: an irq that finds
+         * it half-claimed moves on (per_cgroup ids are never 0). */
+        if (slot->cgroup != cg)
+            continue;
         hist_add(&slot->hist, delta);
         count(LS_C_HOLD_EVENTS);
         return;

@@ -225,6 +225,7 @@ struct ls_hold_slot {
     __u64 key;
     __u32 variant;
     __u32 pad;
+    __u64 cgroup; /* the releasing task's cgroup v2 id with --per-cgroup, else 0 */
     struct ls_hist hist;
 };
 
@@ -257,6 +258,7 @@ struct ls_ulock_key {
     __u32 spec;    /* index into Options::user_locks */
     __u32 tgid;    /* always set: a user stack is symbolized in its process */
     __u32 pad;
+    __u64 cgroup;  /* as in ls_wait_key */
 };
 
 /* A user lock held now (ulock.bpf.c), by lock and thread. */

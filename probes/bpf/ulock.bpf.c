@@ -75,6 +75,7 @@ int BPF_KRETPROBE(ulock_return, long ret)
     struct ls_ulock_key key = {
         .lock = pend.lock, .ustack = ustack, .spec = spec,
         .tgid = (__u32)(id >> 32),
+        .cgroup = per_cgroup ? bpf_get_current_cgroup_id() : 0,
     };
     struct ls_hist *h = hist_of(&ul_waits, &key);
     if (h)
@@ -104,6 +105,7 @@ int BPF_KPROBE(uunlock_enter, void *lock)
     struct ls_ulock_key key = {
         .lock = (__u64)lock, .ustack = hv->ustack, .spec = hv->spec,
         .tgid = (__u32)(id >> 32),
+        .cgroup = per_cgroup ? bpf_get_current_cgroup_id() : 0,
     };
     __u64 ts = hv->ts;
 

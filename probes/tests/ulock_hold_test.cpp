@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // User-lock holds (ulock.bpf.c) through real uprobes on two functions of this
 // test binary, called by the test itself: a hold whose acquisition stamp lies
-// after its release is dropped and counted.
+// after its release is dropped and counted, and --per-cgroup keys the hold by
+// the caller's cgroup v2 id.
 #include <climits>
+#include <fstream>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <sys/stat.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -108,6 +112,41 @@ TEST_F(UlockHold, AHoldStampedAfterItsReleaseIsDroppedAndCounted)
     ASSERT_EQ(h.size(), 1u);
     EXPECT_EQ(h[0].second, 1u) << "a real hold after it is filed as usual";
     EXPECT_EQ(counter(LS_C_HOLD_IMPOSSIBLE), 1u);
+}
+
+// The cgroup v2 id of this process: the inode of its cgroup directory.
+uint64_t ownCgroupId()
+{
+    std::ifstream f("/proc/self/cgroup");
+    std::string line, path;
+    while (std::getline(f, line))
+        if (line.rfind("0::", 0) == 0)
+            path = line.substr(3);
+    for (const char* mount : { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" }) {
+        struct stat st {};
+        if (!path.empty() && ::stat((std::string(mount) + path).c_str(), &st) == 0
+            && std::filesystem::exists(std::string(mount) + "/cgroup.controllers"))
+            return st.st_ino;
+    }
+    return 0;
+}
+
+TEST_F(UlockHold, PerCgroupKeysHoldsByTheHoldersCgroup)
+{
+    const uint64_t cg = ownCgroupId();
+    if (cg == 0)
+        GTEST_SKIP() << "skipped: no cgroup v2 hierarchy at /sys/fs/cgroup";
+    for (bool per_cgroup : { false, true }) {
+        SCOPED_TRACE(per_cgroup ? "--per-cgroup" : "no --per-cgroup");
+        load(per_cgroup);
+        int lock = 0;
+        ls_ulock_test_lock(&lock);
+        ls_ulock_test_unlock(&lock);
+        auto h = holds();
+        ASSERT_EQ(h.size(), 1u);
+        EXPECT_EQ(h[0].first.cgroup, per_cgroup ? cg : 0u);
+        links_.clear();
+    }
 }
 
 } // namespace
