@@ -194,9 +194,9 @@ static __always_inline void note_release(__u64 lock, __s32 kstack)
 
 static __always_inline void hold_add(__u64 lock, __s32 kstack, __u32 variant, __u64 delta)
 {
-    /* Still LS_STACK_PENDING at release: the acquire's walk wrote its result
-     * to a slot that an eviction in an irq had moved (see on_acquired); the
-     * hold is filed as not walked rather than under a bogus stack id. */
+    /* Still LS_STACK_PENDING at release (holder tracking): the acquire's
+     * walk found no entry to write its result to (acquire_publish); the hold
+     * is filed as not walked rather than under a bogus stack id. */
     __u16 sid = kstack == LS_STACK_UNSAMPLED || kstack == LS_STACK_PENDING ? LS_HOLD_SID_UNSAMPLED
                                                                           : (__u16)(kstack + 1);
     __u64 key = (lock & 0xffffffffffffULL) | ((__u64)sid << 48);
