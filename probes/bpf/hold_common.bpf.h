@@ -145,12 +145,14 @@ static __always_inline void acquire_publish(__u64 lock, const struct ls_acquire_
     if (s->gen != at->gen) {
         __u32 depth = s->depth;
 
-        count(LS_C_HOLD_RACED);
         d = LS_HOLD_NEST;
         for (__u32 i = 0; i < LS_HOLD_NEST; i++) {
             if (i < depth && s->e[i].ts == at->ts && (s->e[i].lock == 0 || s->e[i].lock == lock))
                 d = i;
         }
+        /* Counted only where writing at the old slot would have been wrong. */
+        if (d != at->depth)
+            count(LS_C_HOLD_RACED);
         if (d >= LS_HOLD_NEST)
             return; /* evicted meanwhile: lost, as an overflow */
     }
@@ -302,7 +304,10 @@ static __always_inline bool release_commit(__u64 lock, const struct ls_release_a
         return true;
     e = s->e[found];
     if (s->gen != at->gen || e.lock != lock) {
-        count(LS_C_HOLD_RACED);
+        /* Counted only where the old unchecked pop went wrong: another
+         * lock's entry copied, or the depth restored from a stale value. */
+        if (e.lock != lock || s->depth != d)
+            count(LS_C_HOLD_RACED);
         return false;
     }
     s->gen++;

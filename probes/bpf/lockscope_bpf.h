@@ -309,7 +309,7 @@ enum ls_counter {
     LS_C_STACK_UNSAMPLED, /* waits whose stack was not walked (stack sampling or budget) */
     LS_C_CPU_UNSTACKED,  /* kernel-mode samples counted by their function alone (no stack kept) */
     LS_C_HOLD_IMPOSSIBLE, /* holds that ended before they began (dropped, see hold_close) */
-    LS_C_HOLD_RACED,     /* held-stack updates an irq moved entries under (redone or dropped) */
+    LS_C_HOLD_RACED,     /* pairings an irq moved the held stack under, which the unchecked code got wrong (redone) */
     /*
      * Not a counter: per-CPU "a bpf_get_stackid is running" flag (see
      * stack_id in common.bpf.h). It lives here because this map is the one
