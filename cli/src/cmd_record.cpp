@@ -288,7 +288,7 @@ void addRecordCommand(CLI::App& app, Result& result)
     cmd->add_option("--stack-contains", args->stack_contains, "only stacks with a function containing FUNC");
     cmd->add_flag("--per-tgid", args->per_tgid, "keep locks apart per process (key#tgid)");
     cmd->add_flag("--per-cgroup", args->per_cgroup,
-                  "keep locks apart per cgroup v2 of the waiting task (key#/cgroup/path; the lock's cgroup)");
+                  "keep locks apart per cgroup v2 of the waiting or holding task (key#/cgroup/path; the lock's cgroup)");
     cmd->add_option("--cgroup", args->cgroup,
                     "only tasks in this cgroup v2 or below it: a path under the cgroup2 root (/system.slice/x) "
                     "or its directory (/sys/fs/cgroup/...); filtered in the kernel");

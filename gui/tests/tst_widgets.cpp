@@ -250,6 +250,11 @@ private slots:
         QVERIFY(html.contains(QStringLiteral("Own probe locks left out")));
         QVERIFY(html.contains(formatCount(4321)));
         QVERIFY(!html.contains(QStringLiteral("Syscall latency")));
+        QVERIFY(!html.contains(QStringLiteral("Impossible holds")));
+        c.stats.impossible_holds = 37;
+        const QString impossible = summaryHtml(reports::buildReport(c));
+        QVERIFY(impossible.contains(QStringLiteral("Impossible holds dropped")));
+        QVERIFY(impossible.contains(formatCount(37) + QStringLiteral(" <small>released before")));
         c.stats.syscalls_untimed = 54321;
         c.meta.syscall_timing_skipped = "syscall latency not timed by default: fentry refused";
         const QString skipped = summaryHtml(reports::buildReport(c));

@@ -338,6 +338,58 @@ void configureTree(const fs::path& tree, const ProgressFn& progress)
 
 } // namespace
 
+namespace {
+
+std::vector<std::string> splitOnPlus(const std::string& rest)
+{
+    std::vector<std::string> parts;
+    for (size_t start = 0;;) {
+        auto plus = rest.find('+', start);
+        parts.push_back(rest.substr(start, plus == std::string::npos ? std::string::npos : plus - start));
+        if (plus == std::string::npos)
+            return parts;
+        start = plus + 1;
+    }
+}
+
+/*
+ * '+' separates the source from its patches, but may also be part of a path
+ * (a+b.patch, ~/linux+mine). Runs of pieces are joined back wherever the
+ * joined path exists (the longest such run): a patch file, or for src: the
+ * tree (before any @COMMIT). Pieces that exist by neither reading stay
+ * apart, and their "no such file" names them.
+ */
+std::vector<std::string> joinExistingPaths(const std::vector<std::string>& pieces, bool tree_first)
+{
+    auto exists = [](const std::string& path, bool dir) {
+        std::error_code ec;
+        const fs::path p = expandHome(path);
+        return dir ? fs::is_directory(p, ec) : fs::is_regular_file(p, ec);
+    };
+    std::vector<std::string> out;
+    for (size_t i = 0; i < pieces.size();) {
+        const bool first = i == 0;
+        size_t end = i + 1;
+        std::string joined = pieces[i], best = pieces[i];
+        for (size_t j = i + 1; j < pieces.size(); ++j) {
+            joined += "+" + pieces[j];
+            // A tree's @COMMIT ends it: it must be in the last piece of the run.
+            const size_t at = first ? joined.rfind('@') : std::string::npos;
+            if (at != std::string::npos && at < joined.rfind('+'))
+                break;
+            if ((!first || tree_first) && exists(joined.substr(0, at), first)) {
+                best = joined;
+                end = j + 1;
+            }
+        }
+        out.push_back(best);
+        i = end;
+    }
+    return out;
+}
+
+} // namespace
+
 bool isSourceSpec(const std::string& spec) { return startsWith(spec, "src:") || startsWith(spec, "debian-src:"); }
 
 SourceSpec parseSourceSpec(const std::string& spec)
@@ -353,14 +405,7 @@ SourceSpec parseSourceSpec(const std::string& spec)
     } else {
         throw LabError("'" + spec + "' is not a source spec (src:PATH[@COMMIT][+x.patch] or debian-src:6.1[+x.patch])");
     }
-    std::vector<std::string> parts;
-    for (size_t start = 0;;) {
-        auto plus = rest.find('+', start);
-        parts.push_back(rest.substr(start, plus == std::string::npos ? std::string::npos : plus - start));
-        if (plus == std::string::npos)
-            break;
-        start = plus + 1;
-    }
+    std::vector<std::string> parts = joinExistingPaths(splitOnPlus(rest), s.kind == SourceSpec::Kind::GitTree);
     for (size_t i = 1; i < parts.size(); ++i) {
         if (parts[i].empty())
             throw LabError("'" + spec + "': empty patch name after '+'");
@@ -473,7 +518,8 @@ Kernel buildKernelFromSource(const KernelSpec& spec, const std::string& cache_di
     for (const auto& patch : s.patches) {
         std::error_code ec;
         if (!fs::is_regular_file(patch, ec))
-            throw LabError("patch '" + patch + "': no such file");
+            throw LabError("patch '" + patch + "': no such file ('+' separates patches; a path with '+' in it is "
+                           "read whole only where that file exists)");
         patch_paths.push_back(fs::absolute(patch).string());
     }
     ensureOwnedDirectory(cache_dir, "cache dir");

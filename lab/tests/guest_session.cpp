@@ -125,6 +125,22 @@ int main(int argc, char** argv)
             record("rec_kprobe", {"--no-cpu", "--hold-backend", "kprobe"}, sem);
             // Function probes (__lock_timer) and timer syscall latency with exact counts.
             record("rec_timers", {"--no-cpu"}, timers);
+            // --per-cgroup: the same workload in two cgroups made here; the
+            // hold probe must split its holds by them (kernel_guest_test).
+            // Without cgroup v2 the step says so and records nothing.
+            const std::string inGroup = "sh -c 'echo \\$\\$ > /sys/fs/cgroup/ls-%/cgroup.procs && exec " + W +
+                                        " sem --threads 2 --ops 2000'";
+            auto in = [&](const char* g) {
+                std::string c = inGroup;
+                return c.replace(c.find('%'), 1, g);
+            };
+            steps.push_back({"rec_cgroups",
+                             {"/bin/sh", "-c",
+                              "mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null; "
+                              "mkdir -p /sys/fs/cgroup/ls-a /sys/fs/cgroup/ls-b || { echo no cgroup v2; exit 0; }; "
+                              "/usr/bin/lockscope record -o /lab/out/rec_cgroups.lockscope.json --label rec_cgroups "
+                              "--no-cpu --per-cgroup -- /bin/sh -c \"" + in("a") + " & " + in("b") + " & wait\""},
+                             {"/lab/out/rec_cgroups.lockscope.json"}});
             // Syscall latency timing 1 in 4 calls per thread, every call still counted.
             record("rec_sc_sample", {"--no-cpu", "--no-hold", "--syscall-sample", "4"}, sem);
             // Hold-probe cost: the same workload bare, recorded without hold

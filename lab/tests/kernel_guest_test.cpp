@@ -4,8 +4,8 @@
 // either ran or the boot failed (and printed why).
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -182,6 +182,31 @@ TEST(KernelGuest, HoldProbesForcedToKprobesAttachViaKprobes)
 {
     REQUIRE_RECORD();
     expectHoldProbeVia("rec_kprobe", "kprobe");
+}
+
+// --per-cgroup on the kernel hold probe: the semaphore workload ran in two
+// cgroups the guest step made; each group's spinlock holds from the
+// semaphore code are filed under it, and no hold is left without a group.
+TEST(KernelGuest, PerCgroupSplitsKernelHoldsByGroup)
+{
+    REQUIRE_RECORD();
+    if (slurp(kSession / "rec_cgroups.log").find("no cgroup v2") != std::string::npos)
+        GTEST_SKIP() << "skipped: the guest kernel has no cgroup v2";
+    auto c = guestCapture("rec_cgroups");
+    std::map<std::string, uint64_t> semHolds, holds;
+    for (const auto& l : c.locks) {
+        holds[l.cgroup] += l.hold.count();
+        if (mentionsSemCode(c, l))
+            semHolds[l.cgroup] += l.hold.count();
+    }
+    EXPECT_GT(semHolds["/ls-a"], 0u) << "no semaphore-code holds in /ls-a";
+    EXPECT_GT(semHolds["/ls-b"], 0u) << "no semaphore-code holds in /ls-b";
+    EXPECT_EQ(holds[""], 0u) << "holds without a cgroup in a per-cgroup capture";
+    for (const auto& l : c.locks) {
+        if (l.hold.count() > 0 && !l.cgroup.empty()) {
+            EXPECT_NE(l.key.find("#" + l.cgroup), std::string::npos) << l.key;
+        }
+    }
 }
 
 TEST(KernelGuest, FunctionProbesAttachWhereTheSymbolExistsAndSayWhyNot)

@@ -119,6 +119,31 @@ TEST(LabSourceSpec, ParsesTreesCommitsAndPatches)
     }
 }
 
+// '+' separates patches, and a path that exists with '+' in it is read whole.
+TEST(LabSourceSpec, PathsWithAPlusThatExistAreReadWhole)
+{
+    auto dir = tempDir("plus");
+    write(dir / "a+b.patch", "");
+    fs::create_directories(dir / "lin+ux");
+    const std::string ab = (dir / "a+b.patch").string(), c = (dir / "c.patch").string();
+
+    auto s = parseSourceSpec("debian-src:6.1+" + ab);
+    EXPECT_EQ(s.patches, (std::vector<std::string>{ab}));
+    s = parseSourceSpec("debian-src:6.1+" + ab + "+" + c + "+" + ab);
+    EXPECT_EQ(s.patches, (std::vector<std::string>{ab, c, ab})) << "c.patch does not exist: still its own patch";
+    s = parseSourceSpec("src:" + (dir / "lin+ux").string() + "@v6.1+" + ab);
+    EXPECT_EQ(s.path, (dir / "lin+ux").string());
+    EXPECT_EQ(s.commit, "v6.1");
+    EXPECT_EQ(s.patches, (std::vector<std::string>{ab}));
+    s = parseSourceSpec("src:" + (dir / "lin").string() + "@v6.1+ux+" + ab);
+    EXPECT_EQ(s.path, (dir / "lin").string()) << "the commit ends the tree";
+    EXPECT_EQ(s.patches, (std::vector<std::string>{"ux", ab}));
+    // A missing one is split at its '+', and the error says why.
+    s = parseSourceSpec("debian-src:6.1+" + (dir / "x+y.patch").string());
+    EXPECT_EQ(s.patches, (std::vector<std::string>{(dir / "x").string(), "y.patch"}));
+    fs::remove_all(dir);
+}
+
 TEST(LabSourceSpec, MalformedSpecsSayWhatIsExpected)
 {
     for (std::string bad : {"src:", "src:@v6.1", "src:/x@", "src:/x+", "src:/x++a.patch", "debian-src:",
@@ -229,6 +254,9 @@ TEST(LabSourceBuild, BadSpecsFailWithOneClearLine)
     EXPECT_NE(errorOf({"a", "src:" + tree.string() + "+" + (dir / "none.patch").string()}, cache)
                   .find("no such file"),
               std::string::npos);
+    auto plus = errorOf({"a", "src:" + tree.string() + "+" + (dir / "no+such.patch").string()}, cache);
+    EXPECT_NE(plus.find("'+' separates patches"), std::string::npos) << plus;
+    EXPECT_EQ(plus.find('\n'), std::string::npos) << "one line: " << plus;
     auto stale = patchFile(dir, "stale.patch", "int other(void);", "int other(int);");
     auto e = errorOf({"a", "src:" + tree.string() + "+" + stale}, cache);
     EXPECT_NE(e.find("does not apply"), std::string::npos) << e;

@@ -59,25 +59,36 @@ struct {
     __uint(max_entries, 1);
 } released SEC(".maps");
 
-static __always_inline void on_acquired(void *ctx, __u64 lock, __u32 variant)
+/* An acquisition between its push and its publish (see on_acquired). */
+struct ls_acquire_at {
+    __u64 ts;
+    __u32 depth;
+    __u32 gen;
+};
+
+/*
+ * Pushes an entry for an acquisition stamped ts; false when sampling or the
+ * filters skip it. The entry's lock is written by acquire_publish, after the
+ * stack walk.
+ */
+static __always_inline bool acquire_push(__u64 lock, __u32 variant, struct ls_acquire_at *at)
 {
     __u32 zero = 0, d;
-    __u64 ts;
     struct ls_held_stack *s;
 
     if (hold_sample > 1) {
         __u64 *tick = bpf_map_lookup_elem(&sample_tick, &zero);
 
         if (!tick || (*tick)++ % hold_sample)
-            return;
+            return false;
     }
     if (!lock_wanted(lock) || !task_wanted())
-        return;
+        return false;
     /* Sampling and filters first: most calls end above, before any clock read. */
-    ts = bpf_ktime_get_ns();
+    at->ts = bpf_ktime_get_ns();
     s = bpf_map_lookup_elem(&held, &zero);
     if (!s)
-        return;
+        return false;
     d = s->depth;
     if (d >= LS_HOLD_NEST) {
         /*
@@ -86,12 +97,7 @@ static __always_inline void on_acquired(void *ctx, __u64 lock, __u32 variant)
          * unlock program skipped as a re-entry, in an irq that came while it
          * ran). Dropping every new acquisition until those addresses happen
          * to be released again lost most holds on a busy guest; the oldest
-         * entry goes instead, once, and counts as lost. When this runs in an
-         * irq that interrupted an acquisition still walking its stack, that
-         * entry moves down one slot under it: its stack id lands above the
-         * depth and its hold is filed as not walked (hold_add), or, without
-         * holder tracking, its release goes unmatched. Rare: it needs a full
-         * stack.
+         * entry goes instead, once, and counts as lost.
          */
         for (__u32 j = 0; j + 1 < LS_HOLD_NEST; j++)
             s->e[j] = s->e[j + 1];
@@ -102,8 +108,10 @@ static __always_inline void on_acquired(void *ctx, __u64 lock, __u32 variant)
     /* Reserve first: an irq that locks and unlocks meanwhile stays above us. */
     s->e[d].lock = 0;
     s->depth = d + 1;
-    s->e[d].ts = ts;
+    s->e[d].ts = at->ts;
     s->e[d].variant = variant;
+    at->depth = d;
+    at->gen = ++s->gen;
     if (holder_track) {
         /*
          * Publish the lock before the stack walk: the walk is most of this
@@ -115,16 +123,61 @@ static __always_inline void on_acquired(void *ctx, __u64 lock, __u32 variant)
         s->e[d].kstack = LS_STACK_PENDING;
         s->e[d].lock = lock;
     }
+    return true;
+}
+
+/*
+ * Writes the walked stack and the lock into the entry acquire_push made. An
+ * irq during the walk may have moved it (its release of a lock below ours
+ * closes the gap; its push onto a full stack evicts the bottom): the entry
+ * is then found again by its stamp, the only one not yet published (or, with
+ * holder tracking, published with this lock). Writing at the old depth
+ * instead left the lock above the stack (its release went unmatched) or on
+ * an entry the irq had pushed since, with that entry's stamp.
+ */
+static __always_inline void acquire_publish(__u64 lock, const struct ls_acquire_at *at, __s32 kstack)
+{
+    __u32 zero = 0, d = at->depth;
+    struct ls_held_stack *s = bpf_map_lookup_elem(&held, &zero);
+
+    if (!s)
+        return;
+    if (s->gen != at->gen) {
+        __u32 depth = s->depth;
+
+        d = LS_HOLD_NEST;
+        for (__u32 i = 0; i < LS_HOLD_NEST; i++) {
+            if (i < depth && s->e[i].ts == at->ts && (s->e[i].lock == 0 || s->e[i].lock == lock))
+                d = i;
+        }
+        /* Counted only where writing at the old slot would have been wrong. */
+        if (d != at->depth)
+            count(LS_C_HOLD_RACED);
+        if (d >= LS_HOLD_NEST)
+            return; /* evicted meanwhile: lost, as an overflow */
+    }
+    d &= LS_HOLD_NEST - 1; /* for the verifier: at came through memory */
+    s->e[d].kstack = kstack;
+    s->e[d].lock = lock;
+}
+
+static __always_inline void on_acquired(void *ctx, __u64 lock, __u32 variant)
+{
+    struct ls_acquire_at at;
+    __s32 kstack;
+
+    if (!acquire_push(lock, variant, &at))
+        return;
     /* The walk runs inside the critical section just entered: the budget
      * bounds what every acquisition pays. A holder found by the wait probe
      * must name a stack, so holder tracking walks them all. */
-    if (!stacks_on || holder_track || walk_this_stack(ts, lock)) {
-        s->e[d].kstack = stack_id(ctx, LS_HOLD_STACK_SKIP & BPF_F_SKIP_FIELD_MASK);
+    if (!stacks_on || holder_track || walk_this_stack(at.ts, lock)) {
+        kstack = stack_id(ctx, LS_HOLD_STACK_SKIP & BPF_F_SKIP_FIELD_MASK);
     } else {
-        s->e[d].kstack = LS_STACK_UNSAMPLED;
+        kstack = LS_STACK_UNSAMPLED;
         count(LS_C_STACK_UNSAMPLED);
     }
-    s->e[d].lock = lock;
+    acquire_publish(lock, &at, kstack);
 }
 
 /* Remembers who released lock, for a waiter that found the holder mid-walk. */
@@ -143,13 +196,16 @@ static __always_inline void note_release(__u64 lock, __s32 kstack)
 
 static __always_inline void hold_add(__u64 lock, __s32 kstack, __u32 variant, __u64 delta)
 {
-    /* Still LS_STACK_PENDING at release: the acquire's walk wrote its result
-     * to a slot that an eviction in an irq had moved (see on_acquired); the
-     * hold is filed as not walked rather than under a bogus stack id. */
+    /* Still LS_STACK_PENDING at release (holder tracking): the acquire's
+     * walk found no entry to write its result to (acquire_publish); the hold
+     * is filed as not walked rather than under a bogus stack id. */
     __u16 sid = kstack == LS_STACK_UNSAMPLED || kstack == LS_STACK_PENDING ? LS_HOLD_SID_UNSAMPLED
                                                                           : (__u16)(kstack + 1);
     __u64 key = (lock & 0xffffffffffffULL) | ((__u64)sid << 48);
-    __u64 h = key * 0x9e3779b97f4a7c15ULL;
+    /* --per-cgroup: the releasing task's group, the one that took the lock
+     * except where a lock is handed over across a context switch. */
+    __u64 cg = per_cgroup ? bpf_get_current_cgroup_id() : 0;
+    __u64 h = (key ^ cg) * 0x9e3779b97f4a7c15ULL;
     __u32 idx = (__u32)(h >> 52);
 
     for (int i = 0; i < LS_HOLD_PROBE; i++) {
@@ -163,10 +219,15 @@ static __always_inline void hold_add(__u64 lock, __s32 kstack, __u32 variant, __
                 if (slot->key != key)
                     continue;
             } else {
+                slot->cgroup = cg;
                 slot->variant = variant;
                 slot->hist.min = ~0ULL;
             }
         }
+        /* A slot is claimed before its cgroup is written: an irq that finds
+         * it half-claimed moves on (per_cgroup ids are never 0). */
+        if (slot->cgroup != cg)
+            continue;
         hist_add(&slot->hist, delta);
         count(LS_C_HOLD_EVENTS);
         return;
@@ -176,10 +237,10 @@ static __always_inline void hold_add(__u64 lock, __s32 kstack, __u32 variant, __
 
 /*
  * Files the hold in e, ended at now, unless it ended before it began: an
- * unlock paired with a later acquisition (e.g. a slot an irq's eviction
- * rewrote under this release, see on_acquired) makes the u64 difference wrap
- * to ~1.8e19 ns, which then owns the lock's mean and max (seen on a 2-vCPU
- * TCG guest). Such holds are dropped and counted (stats.impossible_holds).
+ * unlock paired with a later acquisition makes the u64 difference wrap to
+ * ~1.8e19 ns, which then owns the lock's mean and max. release_commit keeps
+ * irqs from causing that; what remains (a struct copy torn by an irq) is
+ * dropped and counted (stats.impossible_holds).
  */
 static __always_inline void hold_close(__u64 lock, const struct ls_held *e, __u64 now)
 {
@@ -190,32 +251,66 @@ static __always_inline void hold_close(__u64 lock, const struct ls_held *e, __u6
     hold_add(lock, e->kstack, e->variant, now - e->ts);
 }
 
-static __always_inline void on_release(__u64 lock)
+/* A release between finding its entry and filing it (see on_release). */
+struct ls_release_at {
+    __u64 now;
+    __u32 depth;
+    __u32 gen;
+    __s32 found;
+    __u32 pad;
+};
+
+/* Finds lock's innermost entry; false when this CPU holds no entry for it. */
+static __always_inline bool release_find(__u64 lock, struct ls_release_at *at)
 {
-    __u64 now = bpf_ktime_get_ns();
     __u32 zero = 0, d;
     struct ls_held_stack *s = bpf_map_lookup_elem(&held, &zero);
-    struct ls_held e;
-    int found = -1;
 
+    at->found = -1;
     if (!s)
-        return;
+        return false;
+    at->gen = s->gen;
     d = s->depth;
     if (d > LS_HOLD_NEST)
         d = LS_HOLD_NEST;
+    at->depth = d;
     for (int i = LS_HOLD_NEST - 1; i >= 0; i--) {
         if ((__u32)i < d && s->e[i].lock == lock) {
-            found = i;
+            at->found = i;
             break;
         }
     }
-    if (found < 0) {
-        /* With sampling, unseen acquisitions are expected, not errors. */
-        if (hold_sample <= 1 && lock_wanted(lock) && task_wanted())
-            count(LS_C_HOLD_UNMATCHED);
-        return;
+    return at->found >= 0;
+}
+
+/*
+ * Pops the entry release_find found and files its hold, unless an irq
+ * changed the stack in between (false: find again). Without this check the
+ * copy could be another entry moved into the found slot: an irq's release of
+ * a lock below closes the gap, shifting down whatever lay above, including
+ * the leftovers of the irq's own pushes and pops; an irq's push onto a full
+ * stack shifts everything down. Paired with such an entry, stamped by the
+ * irq after this release began, the hold "ended before it began" (max_ns
+ * 18446744073680822936 on a 6.1 guest); paired with an older one, it was
+ * filed too long, and this lock's own entry was left behind.
+ */
+static __always_inline bool release_commit(__u64 lock, const struct ls_release_at *at)
+{
+    __u32 zero = 0, d = at->depth, found = (__u32)at->found & (LS_HOLD_NEST - 1);
+    struct ls_held_stack *s = bpf_map_lookup_elem(&held, &zero);
+    struct ls_held e;
+
+    if (!s)
+        return true;
+    e = s->e[found];
+    if (s->gen != at->gen || e.lock != lock) {
+        /* Counted only where the old unchecked pop went wrong: another
+         * lock's entry copied, or the depth restored from a stale value. */
+        if (e.lock != lock || s->depth != d)
+            count(LS_C_HOLD_RACED);
+        return false;
     }
-    e = s->e[found & (LS_HOLD_NEST - 1)];
+    s->gen++;
     if (holder_track) {
         /*
          * The lock stays held while this program runs: keep its entry
@@ -223,16 +318,44 @@ static __always_inline void on_release(__u64 lock)
          * here pushes and pops above d, leaving d as it was).
          */
         note_release(lock, e.kstack);
-        hold_close(lock, &e, now);
+        hold_close(lock, &e, at->now);
     }
     /* Out-of-order release (lock A, lock B, unlock A): close the gap. */
     for (int j = 0; j < LS_HOLD_NEST - 1; j++) {
-        if (j >= found && (__u32)j + 1 < d)
+        if ((__u32)j >= found && (__u32)j + 1 < d)
             s->e[j] = s->e[j + 1];
     }
     s->depth = d - 1;
     if (!holder_track)
-        hold_close(lock, &e, now);
+        hold_close(lock, &e, at->now);
+    return true;
+}
+
+/* Tries this many times to pop an entry irqs keep moving, then drops the hold. */
+#define LS_RELEASE_TRIES 3
+
+/* The release stamped at->now; found: release_find already ran into at. */
+static __always_inline void release_from(__u64 lock, struct ls_release_at *at, bool found)
+{
+    for (int i = 0; i < LS_RELEASE_TRIES; i++) {
+        if (!found && !release_find(lock, at)) {
+            /* With sampling, unseen acquisitions are expected, not errors. */
+            if (hold_sample <= 1 && lock_wanted(lock) && task_wanted())
+                count(LS_C_HOLD_UNMATCHED);
+            return;
+        }
+        if (release_commit(lock, at))
+            return;
+        found = false;
+    }
+}
+
+static __always_inline void on_release(__u64 lock)
+{
+    struct ls_release_at at;
+
+    at.now = bpf_ktime_get_ns();
+    release_from(lock, &at, false);
 }
 
 #endif /* LOCKSCOPE_HOLD_COMMON_BPF_H */

@@ -241,6 +241,7 @@ struct ls_hold_slot {
     __u64 key;
     __u32 variant;
     __u32 pad;
+    __u64 cgroup; /* the releasing task's cgroup v2 id with --per-cgroup, else 0 */
     struct ls_hist hist;
 };
 
@@ -253,7 +254,7 @@ struct ls_held {
 
 struct ls_held_stack {
     __u32 depth;
-    __u32 pad;
+    __u32 gen; /* bumped by every push and pop (see on_release in hold_common.bpf.h) */
     struct ls_held e[LS_HOLD_NEST];
 };
 
@@ -273,6 +274,20 @@ struct ls_ulock_key {
     __u32 spec;    /* index into Options::user_locks */
     __u32 tgid;    /* always set: a user stack is symbolized in its process */
     __u32 pad;
+    __u64 cgroup;  /* as in ls_wait_key */
+};
+
+/* A user lock held now (ulock.bpf.c), by lock and thread. */
+struct ls_ul_held_key {
+    __u64 lock;
+    __u32 tid;
+    __u32 pad;
+};
+
+struct ls_ul_held {
+    __u64 ts;
+    __s32 ustack;
+    __u32 spec;
 };
 
 struct ls_cpu_key {
@@ -311,6 +326,7 @@ enum ls_counter {
     LS_C_CPU_UNSTACKED,  /* kernel-mode samples counted by their function alone (no stack kept) */
     LS_C_HOLD_IMPOSSIBLE, /* holds that ended before they began (dropped, see hold_close) */
     LS_C_OWNER_STACK_UNSAMPLED, /* lock owners read whose stack was not walked (the wait's was not) */
+    LS_C_HOLD_RACED,     /* pairings an irq moved the held stack under, which the unchecked code got wrong (redone) */
     /*
      * Not a counter: per-CPU "a bpf_get_stackid is running" flag (see
      * stack_id in common.bpf.h). It lives here because this map is the one

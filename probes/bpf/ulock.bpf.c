@@ -14,18 +14,6 @@ struct ul_pending {
     __u64 ts;
 };
 
-struct ul_held_key {
-    __u64 lock;
-    __u32 tid;
-    __u32 pad;
-};
-
-struct ul_held {
-    __u64 ts;
-    __s32 ustack;
-    __u32 spec;
-};
-
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
     __type(key, __u32);
@@ -35,8 +23,8 @@ struct {
 
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
-    __type(key, struct ul_held_key);
-    __type(value, struct ul_held);
+    __type(key, struct ls_ul_held_key);
+    __type(value, struct ls_ul_held);
     __uint(max_entries, 65536);
 } ul_holding SEC(".maps");
 
@@ -87,14 +75,15 @@ int BPF_KRETPROBE(ulock_return, long ret)
     struct ls_ulock_key key = {
         .lock = pend.lock, .ustack = ustack, .spec = spec,
         .tgid = (__u32)(id >> 32),
+        .cgroup = per_cgroup ? bpf_get_current_cgroup_id() : 0,
     };
     struct ls_hist *h = hist_of(&ul_waits, &key);
     if (h)
         hist_add(h, now - pend.ts);
     count(LS_C_ULOCK_EVENTS);
 
-    struct ul_held_key hk = { .lock = pend.lock, .tid = tid };
-    struct ul_held hv = { .ts = bpf_ktime_get_ns(), .ustack = ustack, .spec = spec };
+    struct ls_ul_held_key hk = { .lock = pend.lock, .tid = tid };
+    struct ls_ul_held hv = { .ts = bpf_ktime_get_ns(), .ustack = ustack, .spec = spec };
     if (bpf_map_update_elem(&ul_holding, &hk, &hv, BPF_ANY))
         count(LS_C_MAP_FULL);
     return 0;
@@ -105,8 +94,8 @@ int BPF_KPROBE(uunlock_enter, void *lock)
 {
     __u64 now = bpf_ktime_get_ns();
     __u64 id = bpf_get_current_pid_tgid();
-    struct ul_held_key hk = { .lock = (__u64)lock, .tid = (__u32)id };
-    struct ul_held *hv = bpf_map_lookup_elem(&ul_holding, &hk);
+    struct ls_ul_held_key hk = { .lock = (__u64)lock, .tid = (__u32)id };
+    struct ls_ul_held *hv = bpf_map_lookup_elem(&ul_holding, &hk);
 
     if (!hv) {
         if (task_wanted() && lock_wanted((__u64)lock))
@@ -116,12 +105,21 @@ int BPF_KPROBE(uunlock_enter, void *lock)
     struct ls_ulock_key key = {
         .lock = (__u64)lock, .ustack = hv->ustack, .spec = hv->spec,
         .tgid = (__u32)(id >> 32),
+        .cgroup = per_cgroup ? bpf_get_current_cgroup_id() : 0,
     };
-    __u64 delta = now - hv->ts;
+    __u64 ts = hv->ts;
+
     bpf_map_delete_elem(&ul_holding, &hk);
+    /* A stamp after this unlock began cannot be this thread's acquisition
+     * (e.g. a lock() of the same address from a signal handler between the
+     * two reads): dropped and counted, as kernel holds are (hold_close). */
+    if (now < ts) {
+        count(LS_C_HOLD_IMPOSSIBLE);
+        return 0;
+    }
     struct ls_hist *h = hist_of(&ul_holds, &key);
     if (h)
-        hist_add(h, delta);
+        hist_add(h, now - ts);
     count(LS_C_ULOCK_EVENTS);
     return 0;
 }

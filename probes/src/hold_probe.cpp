@@ -3,6 +3,7 @@
 // own skeleton, so a refused backend never breaks loading another family.
 #include <cerrno>
 #include <map>
+#include <tuple>
 #include <utility>
 
 #include <bpf/bpf.h>
@@ -37,14 +38,14 @@ public:
     void read(Snapshot& out) const override
     {
         std::vector<ls_hold_slot> slots(static_cast<size_t>(ncpus_));
-        std::map<std::pair<uint64_t, uint32_t>, LockRecord> merged;
+        std::map<std::tuple<uint64_t, uint32_t, uint64_t>, LockRecord> merged; // key, variant, cgroup
         for (uint32_t idx = 0; idx < LS_HOLD_TABLE; ++idx) {
             if (bpf_map_lookup_elem(table_fd_, &idx, slots.data()) != 0)
                 continue;
             for (const ls_hold_slot& s : slots) {
                 if (s.key == 0)
                     continue;
-                LockRecord& r = merged[{ s.key, s.variant }];
+                LockRecord& r = merged[{ s.key, s.variant, s.cgroup }];
                 r.lock_addr = (s.key & 0xffffffffffffULL) | 0xffff000000000000ULL;
                 // The table keeps 16 bits of the id; its map tag goes back on.
                 const uint64_t sid = s.key >> 48;
@@ -53,6 +54,7 @@ public:
                     : id < 0                               ? id
                                                            : id | (int64_t { LS_STACKS_HOLD } << LS_STACK_TAG_SHIFT);
                 r.flags = s.variant;
+                r.cgroup = s.cgroup;
                 r.type = "spinlock";
                 r.hist.merge(histFromKernel(s.hist));
             }

@@ -78,6 +78,7 @@ public:
         s.stats.unmatched = c(LS_C_UNMATCHED) + c(LS_C_HOLD_UNMATCHED) + c(LS_C_ULOCK_UNMATCHED);
         s.stats.holder_not_found = c(LS_C_HOLDER_MISSING);
         s.stats.impossible_holds = c(LS_C_HOLD_IMPOSSIBLE);
+        s.stats.hold_races = c(LS_C_HOLD_RACED);
         s.stats.stacks_unsampled += c(LS_C_STACK_UNSAMPLED); // untimed waits included: never walked
         s.stats.cpu_unstacked = c(LS_C_CPU_UNSTACKED);
         s.stats.owner_stacks_unsampled = c(LS_C_OWNER_STACK_UNSAMPLED);

@@ -88,6 +88,7 @@ private:
             r.ustack_id = key.ustack;
             r.flags = key.spec;
             r.tgid = key.tgid;
+            r.cgroup = key.cgroup;
             r.type = key.spec < specs_.size() ? specs_[key.spec].type : "user-lock";
             r.hist = histFromKernel(h);
             if (!r.hist.empty())

@@ -49,6 +49,11 @@ protected:
     }
     void lock(uint64_t l, uint32_t variant = LS_HOLD_SPIN) { run(skel_->progs.test_acquired, l, variant); }
     void unlock(uint64_t l) { run(skel_->progs.test_release, l, 0); }
+    // The halves of one acquisition or release, with an "irq" run between them.
+    void lockPush(uint64_t l) { run(skel_->progs.test_acquire_push, l, LS_HOLD_SPIN); }
+    void lockPublish(uint64_t l) { run(skel_->progs.test_acquire_publish, l, 0); }
+    void unlockFind(uint64_t l) { run(skel_->progs.test_release_find, l, 0); }
+    void unlockCommit(uint64_t l) { run(skel_->progs.test_release_commit, l, 0); }
 
     // lock address -> merged histogram over every stack and CPU
     std::map<uint64_t, lockscope::Log2Hist> holds() const
@@ -84,16 +89,7 @@ protected:
         }
         return { walked, unwalked };
     }
-    uint64_t counter(ls_counter c) const
-    {
-        std::vector<uint64_t> v(static_cast<size_t>(libbpf_num_possible_cpus()));
-        uint32_t key = c;
-        bpf_map_lookup_elem(bpf_map__fd(skel_->maps.counters), &key, v.data());
-        uint64_t s = 0;
-        for (uint64_t x : v)
-            s += x;
-        return s;
-    }
+    uint64_t counter(ls_counter c) const { return sumCounter(bpf_map__fd(skel_->maps.counters), c); }
     uint32_t depth() const
     {
         std::vector<ls_held_stack> v(static_cast<size_t>(libbpf_num_possible_cpus()));
@@ -179,6 +175,81 @@ TEST_F(HoldLogic, AHoldReleasedBeforeItsAcquisitionIsDroppedAndCounted)
         EXPECT_LT(h[A].max(), hour) << "a real hold after it is filed as usual";
         EXPECT_EQ(counter(LS_C_HOLD_IMPOSSIBLE), 1u);
     }
+}
+
+// The root cause of the impossible holds seen on a 6.1 guest: an irq between
+// a release finding its entry and copying it moved another entry into that
+// slot. Here the irq releases a lock below (an entry whose earlier release
+// was missed), which closes the gap and shifts down the irq's own lock, taken
+// after the outer release began. Copied blindly, that entry paired A's
+// release with B's later acquisition (impossible_holds 1, A's own entry left
+// behind as a stale copy); the release now sees the stack changed and finds
+// A again.
+TEST_F(HoldLogic, AnIrqClosingAGapUnderAReleaseDoesNotPairItWithTheIrqsLock)
+{
+    for (bool holder_track : { false, true }) {
+        SCOPED_TRACE(holder_track ? "holder tracking" : "no holder tracking");
+        load(1, 0, holder_track);
+        lock(C); // its release was missed: a stale entry
+        lock(A);
+        unlockFind(A);
+        lock(B); // the irq
+        unlock(C);
+        unlock(B);
+        unlockCommit(A);
+        auto h = holds();
+        EXPECT_EQ(counter(LS_C_HOLD_IMPOSSIBLE), 0u);
+        EXPECT_EQ(h[A].count(), 1u);
+        EXPECT_EQ(h[B].count(), 1u);
+        EXPECT_EQ(h[C].count(), 1u);
+        EXPECT_GE(counter(LS_C_HOLD_RACED), 1u);
+        EXPECT_EQ(counter(LS_C_HOLD_UNMATCHED), 0u);
+        EXPECT_EQ(depth(), 0u) << "no stale copy of A left behind";
+    }
+}
+
+// The same through an eviction: the stack is full (of entries whose releases
+// were missed), so the irq's acquisition shifts everything down and lands in
+// the slot the outer release found.
+TEST_F(HoldLogic, AnIrqEvictingUnderAReleaseDoesNotPairItWithTheIrqsLock)
+{
+    load();
+    for (uint64_t i = 0; i + 1 < LS_HOLD_NEST; ++i)
+        lock(C + i * 64);
+    lock(A);
+    unlockFind(A);
+    lock(B); // the irq: the stack is full
+    unlock(B);
+    unlockCommit(A);
+    auto h = holds();
+    EXPECT_EQ(counter(LS_C_HOLD_OVERFLOW), 1u);
+    EXPECT_EQ(counter(LS_C_HOLD_IMPOSSIBLE), 0u);
+    EXPECT_EQ(h[A].count(), 1u);
+    EXPECT_EQ(h[B].count(), 1u);
+    EXPECT_EQ(depth(), uint32_t { LS_HOLD_NEST - 2 });
+}
+
+// An irq during an acquisition's stack walk releases a lock below it: the
+// entry moves down one slot, and the irq pushes its own lock (whose release
+// it then misses) where the entry was. Publishing at the old slot named the
+// irq's entry A (A's hold would run from B's stamp) and left A's own entry
+// without a lock (never released). It is found again by its stamp.
+TEST_F(HoldLogic, AnIrqDuringTheWalkDoesNotMoveTheLockOntoAnotherEntry)
+{
+    load();
+    lock(C);
+    lockPush(A);
+    unlock(C); // the irq
+    lock(B);   // ... whose release of B is missed
+    lockPublish(A);
+    EXPECT_GE(counter(LS_C_HOLD_RACED), 1u);
+    unlock(A);
+    EXPECT_EQ(counter(LS_C_HOLD_UNMATCHED), 0u);
+    EXPECT_EQ(holds()[A].count(), 1u);
+    EXPECT_EQ(depth(), 1u) << "B's entry stays";
+    unlock(B);
+    EXPECT_EQ(holds()[B].count(), 1u) << "B keeps its own entry and stamp";
+    EXPECT_EQ(depth(), 0u);
 }
 
 TEST_F(HoldLogic, RepeatedHoldsAccumulateInOneSlot)

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <gtest/gtest.h>
 
 // BPF tests need root; without it they skip and say why.
@@ -11,3 +16,15 @@
         if (geteuid() != 0)                                                                                  \
             GTEST_SKIP() << "skipped: loading BPF programs needs root (CI runs these tests as root)";        \
     } while (0)
+
+// One per-CPU counter of a skeleton's counters map (ls_counter), summed over the CPUs.
+inline uint64_t sumCounter(int counters_fd, uint32_t key)
+{
+    std::vector<uint64_t> v(static_cast<size_t>(libbpf_num_possible_cpus()));
+    if (bpf_map_lookup_elem(counters_fd, &key, v.data()) != 0)
+        return UINT64_MAX;
+    uint64_t s = 0;
+    for (uint64_t x : v)
+        s += x;
+    return s;
+}

@@ -184,10 +184,11 @@ std::string htmlReport(const Report& r, const RenderExtras& x)
     b += row({"total hold", duration(double(r.total_hold_ns))});
     b += "</table><button id=\"normalize\">Normalize histograms</button>";
     if (!r.cgroups.empty()) {
-        b += "<h2>By cgroup</h2><table>" + row({"cgroup", "locks", "contended", "total wait", "share"}, true);
+        b += "<h2>By cgroup</h2><table>" + row({"cgroup", "locks", "contended", "total wait", "share", "holds", "total hold"}, true);
         for (const auto& c : r.cgroups)
             b += row({"<code>" + htmlEscape(c.cgroup) + "</code>", std::to_string(c.locks),
-                      std::to_string(c.contentions), duration(double(c.wait_ns)), fmt::percent(c.wait_share)});
+                      std::to_string(c.contentions), duration(double(c.wait_ns)), fmt::percent(c.wait_share),
+                      std::to_string(c.holds), duration(double(c.hold_ns))});
         b += "</table>";
     }
     b += "<h2>Locks</h2><table>" +

@@ -226,7 +226,8 @@ std::string jsonReport(const Report& r, const RenderExtras& x)
         json cgroups = json::array();
         for (const auto& c : r.cgroups)
             cgroups.push_back({{"cgroup", c.cgroup}, {"locks", c.locks}, {"contentions", c.contentions},
-                               {"wait_ns", c.wait_ns}, {"wait_share", c.wait_share}});
+                               {"wait_ns", c.wait_ns}, {"wait_share", c.wait_share}, {"holds", c.holds},
+                               {"hold_ns", c.hold_ns}});
         j["cgroups"] = std::move(cgroups);
     }
     j["syscalls"] = latencyRows(r.syscalls);

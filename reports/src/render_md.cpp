@@ -68,10 +68,12 @@ std::string markdownReport(const Report& r, const RenderExtras& x)
         out += "| total hold | " + duration(double(r.total_hold_ns)) + " |\n";
 
     if (!r.cgroups.empty()) {
-        out += "\n| cgroup | locks | contended | total wait | share |\n|---|---:|---:|---:|---:|\n";
+        out += "\n| cgroup | locks | contended | total wait | share | holds | total hold |\n"
+               "|---|---:|---:|---:|---:|---:|---:|\n";
         for (const auto& c : r.cgroups)
             out += "| " + code(c.cgroup) + " | " + std::to_string(c.locks) + " | " + std::to_string(c.contentions) +
-                   " | " + duration(double(c.wait_ns)) + " | " + fmt::percent(c.wait_share) + " |\n";
+                   " | " + duration(double(c.wait_ns)) + " | " + fmt::percent(c.wait_share) + " | " +
+                   std::to_string(c.holds) + " | " + duration(double(c.hold_ns)) + " |\n";
     }
     out += "\n| lock | type | contended | total wait | max wait | avg wait | p99 wait | avg hold | caller |\n"
            "|---|---|---:|---:|---:|---:|---:|---:|---|\n";

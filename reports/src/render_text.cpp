@@ -159,10 +159,11 @@ std::string textReport(const Report& r, const RenderExtras& x)
 
     if (!r.cgroups.empty()) {
         out += "\nby cgroup:\n" + padLeft("share", 9) + padLeft("contended", 11) + padLeft("total wait", 13) +
-               padLeft("locks", 7) + "   cgroup\n";
+               padLeft("holds", 10) + padLeft("total hold", 13) + padLeft("locks", 7) + "   cgroup\n";
         for (const auto& c : r.cgroups)
             out += padLeft(fmt::percent(c.wait_share), 9) + padLeft(std::to_string(c.contentions), 11) +
-                   padLeft(duration(double(c.wait_ns)), 13) + padLeft(std::to_string(c.locks), 7) + "   " +
+                   padLeft(duration(double(c.wait_ns)), 13) + padLeft(std::to_string(c.holds), 10) +
+                   padLeft(duration(double(c.hold_ns)), 13) + padLeft(std::to_string(c.locks), 7) + "   " +
                    fmt::printable(c.cgroup) + "\n";
     }
     out += "\n" + padLeft("contended", 10) + padLeft("total wait", 13) + padLeft("max wait", 13) +

@@ -123,6 +123,8 @@ std::vector<CgroupRow> cgroupRows(const Capture& capture, uint64_t totalWaitNs)
         c.locks += 1;
         c.contentions += lock.wait.count();
         c.wait_ns = saturatingAdd(c.wait_ns, lock.wait.total());
+        c.holds += lock.hold.count();
+        c.hold_ns = saturatingAdd(c.hold_ns, lock.hold.total());
     }
     std::vector<CgroupRow> rows;
     for (auto& [path, c] : by) {
@@ -130,7 +132,9 @@ std::vector<CgroupRow> cgroupRows(const Capture& capture, uint64_t totalWaitNs)
         rows.push_back(std::move(c));
     }
     std::stable_sort(rows.begin(), rows.end(),
-                     [](const CgroupRow& a, const CgroupRow& b) { return a.wait_ns > b.wait_ns; });
+                     [](const CgroupRow& a, const CgroupRow& b) {
+                         return a.wait_ns != b.wait_ns ? a.wait_ns > b.wait_ns : a.hold_ns > b.hold_ns;
+                     });
     return rows;
 }
 

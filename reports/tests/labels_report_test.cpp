@@ -33,10 +33,12 @@ TEST(LabelsReport, CgroupRowsSumTheirLocks)
     const Capture c = labelled();
     const Report r = buildReport(c, {});
     ASSERT_EQ(r.cgroups.size(), 2u);
-    uint64_t waitB = 0, countB = 0;
+    uint64_t waitB = 0, countB = 0, holdB = 0, holdsB = 0;
     for (size_t i = 1; i < c.locks.size(); ++i) {
         waitB += c.locks[i].wait.total();
         countB += c.locks[i].wait.count();
+        holdB += c.locks[i].hold.total();
+        holdsB += c.locks[i].hold.count();
     }
     const CgroupRow& a = r.cgroups[0].cgroup == "/ls/a" ? r.cgroups[0] : r.cgroups[1];
     const CgroupRow& b = r.cgroups[0].cgroup == "/ls/a" ? r.cgroups[1] : r.cgroups[0];
@@ -45,6 +47,11 @@ TEST(LabelsReport, CgroupRowsSumTheirLocks)
     EXPECT_EQ(b.locks, c.locks.size() - 1);
     EXPECT_EQ(b.wait_ns, waitB);
     EXPECT_EQ(b.contentions, countB);
+    EXPECT_EQ(a.holds, c.locks[0].hold.count());
+    EXPECT_EQ(a.hold_ns, c.locks[0].hold.total());
+    EXPECT_EQ(b.holds, holdsB);
+    EXPECT_EQ(b.hold_ns, holdB);
+    EXPECT_GT(a.holds + b.holds, 0u) << "the fixture has holds: the sums above are not all zero";
     EXPECT_NEAR(a.wait_share + b.wait_share, 1.0, 1e-9);
     EXPECT_GE(r.cgroups[0].wait_ns, r.cgroups[1].wait_ns) << "by wait, descending";
     EXPECT_TRUE(buildReport(readCapture(test::fixture("baseline.lockscope.json")), {}).cgroups.empty());
@@ -63,6 +70,7 @@ TEST(LabelsReport, EveryFormatShowsTheNameAndTheCgroups)
     EXPECT_EQ(j["locks"][0]["name"], "&kmalloc-cg-1k");
     EXPECT_EQ(j["locks"][0]["cgroup"], "/ls/a");
     ASSERT_EQ(j["cgroups"].size(), 2u);
+    EXPECT_TRUE(j["cgroups"][0].contains("hold_ns"));
     EXPECT_FALSE(j["locks"][1].contains("name"));
 }
 

@@ -19,6 +19,7 @@ Stats& Stats::operator+=(const Stats& o) noexcept
     stacks_unsampled += o.stacks_unsampled;
     own_lock_events += o.own_lock_events;
     impossible_holds += o.impossible_holds;
+    hold_races += o.hold_races;
     waits_untimed += o.waits_untimed;
     syscalls_untimed += o.syscalls_untimed;
     cpu_unstacked += o.cpu_unstacked;

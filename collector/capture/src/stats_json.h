@@ -30,9 +30,11 @@ inline constexpr StatsField kStatsFields[] = {
     { "stacks_unsampled", &Stats::stacks_unsampled, false }, // stack sampling left waits without a stack
     { "own_lock_events", &Stats::own_lock_events, false },
     { "impossible_holds", &Stats::impossible_holds, false },
+    { "hold_races", &Stats::hold_races, false },
     { "waits_untimed", &Stats::waits_untimed, false },
     { "syscalls_untimed", &Stats::syscalls_untimed, false },
     { "cpu_unstacked", &Stats::cpu_unstacked, false },
+    { "owner_stacks_unsampled", &Stats::owner_stacks_unsampled, false },
 };
 static_assert(std::size(kStatsFields) * sizeof(uint64_t) == sizeof(Stats), "a new Stats field needs its JSON name here");
 

@@ -129,6 +129,15 @@ TEST(CaptureRoundTrip, OwnerStacksUnsampledAreWrittenWhenNonZero)
     auto j = toJson(c);
     EXPECT_EQ(j.at("stats").at("owner_stacks_unsampled"), 5);
     EXPECT_EQ(fromJson(j).stats.owner_stacks_unsampled, 5u);
+=======
+TEST(CaptureRoundTrip, HoldRacesAreWrittenWhenNonZero)
+{
+    Capture c = makeSemopCapture(SemopScenario::Patched);
+    EXPECT_FALSE(toJson(c).at("stats").contains("hold_races"));
+    c.stats.hold_races = 5;
+    auto j = toJson(c);
+    EXPECT_EQ(j.at("stats").at("hold_races"), 5);
+    EXPECT_EQ(fromJson(j).stats.hold_races, 5u);
 }
 
 TEST(CaptureRoundTrip, ExtremeValuesSurvive)

@@ -47,9 +47,9 @@ public:
     std::string a() const { return parent_ + "/a"; }
     std::string b() const { return parent_ + "/b"; }
     // A shell command that moves itself into cgroup and becomes the workload.
-    std::string runIn(const std::string& cgroup) const
+    std::string runIn(const std::string& cgroup, const std::string& mode = "mmap") const
     {
-        return "sh -c 'echo $$ > " + mount_ + cgroup + "/cgroup.procs && exec " + kContend + " mmap 4 2'";
+        return "sh -c 'echo $$ > " + mount_ + cgroup + "/cgroup.procs && exec " + kContend + " " + mode + " 4 2'";
     }
 
 private:
@@ -65,6 +65,16 @@ std::string cgroup2MountOrSkip()
     }
 }
 
+// Why a cgroup test cannot run here; empty when it can.
+std::string cgroupTestSkipReason()
+{
+    if (geteuid() != 0)
+        return "skipped: loading BPF programs and making cgroups needs root (CI runs these as root)";
+    if (cgroup2MountOrSkip().empty())
+        return "skipped: no cgroup v2 hierarchy mounted on this host";
+    return {};
+}
+
 // Waits (contentions) per cgroup path; "" = locks with no cgroup.
 std::map<std::string, uint64_t> waitsByCgroup(const lockscope::Capture& c)
 {
@@ -74,13 +84,24 @@ std::map<std::string, uint64_t> waitsByCgroup(const lockscope::Capture& c)
     return by;
 }
 
-lockscope::Capture recordBoth(const TwoCgroups& g, std::vector<std::string> flags, const std::string& tag)
+// Holds per cgroup path, of the locks of one type.
+std::map<std::string, uint64_t> holdsByCgroup(const lockscope::Capture& c, const std::string& type)
+{
+    std::map<std::string, uint64_t> by;
+    for (const auto& l : c.locks)
+        if (l.type == type)
+            by[l.cgroup] += l.hold.count();
+    return by;
+}
+
+lockscope::Capture recordBoth(const TwoCgroups& g, std::vector<std::string> flags, const std::string& tag,
+                              const std::string& mode = "mmap")
 {
     auto dir = tempDir();
     const std::string out = dir + "/" + tag + ".lockscope.json";
     std::vector<std::string> argv { kBin, "record", "--no-cpu", "--no-hold", "--no-syscalls", "-o", out };
     argv.insert(argv.end(), flags.begin(), flags.end());
-    argv.insert(argv.end(), { "--", "/bin/sh", "-c", g.runIn(g.a()) + " & " + g.runIn(g.b()) + " & wait" });
+    argv.insert(argv.end(), { "--", "/bin/sh", "-c", g.runIn(g.a(), mode) + " & " + g.runIn(g.b(), mode) + " & wait" });
     Exit e = run(argv, dir, tag);
     EXPECT_EQ(e.code, 0) << e.err;
     return lockscope::readCapture(out);
@@ -88,11 +109,9 @@ lockscope::Capture recordBoth(const TwoCgroups& g, std::vector<std::string> flag
 
 TEST(RecordCgroups, PerCgroupSplitsTwoGroupsAndTheFilterKeepsOne)
 {
-    if (geteuid() != 0)
-        GTEST_SKIP() << "skipped: loading BPF programs and making cgroups needs root (CI runs these as root)";
+    if (const std::string why = cgroupTestSkipReason(); !why.empty())
+        GTEST_SKIP() << why;
     const std::string mount = cgroup2MountOrSkip();
-    if (mount.empty())
-        GTEST_SKIP() << "skipped: no cgroup v2 hierarchy mounted on this host";
     TwoCgroups g(mount);
 
     const lockscope::Capture both = recordBoth(g, { "--per-cgroup", "--lock-names" }, "both");
@@ -127,6 +146,28 @@ TEST(RecordCgroups, PerCgroupSplitsTwoGroupsAndTheFilterKeepsOne)
     by = waitsByCgroup(recordBoth(g, { "--per-cgroup", "--cgroup", mount + parent }, "parent"));
     EXPECT_GT(by[g.a()], 0u);
     EXPECT_GT(by[g.b()], 0u);
+}
+
+// Holds split like waits: each group's pthread mutexes (user-lock uprobes,
+// which this host runs; the kernel hold probe needs fentry or kprobes) are
+// held under its own cgroup, and keyed by it.
+TEST(RecordCgroups, PerCgroupSplitsHoldsOfTwoGroups)
+{
+    if (const std::string why = cgroupTestSkipReason(); !why.empty())
+        GTEST_SKIP() << why;
+    const std::string mount = cgroup2MountOrSkip();
+    TwoCgroups g(mount);
+
+    const lockscope::Capture c = recordBoth(g, { "--per-cgroup", "--user-locks" }, "holds", "mutex");
+    auto by = holdsByCgroup(c, "pthread-mutex");
+    EXPECT_GT(by[g.a()], 0u) << "no pthread mutex holds in " << g.a();
+    EXPECT_GT(by[g.b()], 0u) << "no pthread mutex holds in " << g.b();
+    EXPECT_EQ(by[""], 0u) << "a hold with no cgroup in a per-cgroup capture";
+    for (const auto& l : c.locks) {
+        if (l.type == "pthread-mutex" && l.hold.count() > 0) {
+            EXPECT_NE(l.key.find("#" + l.cgroup), std::string::npos) << l.key;
+        }
+    }
 }
 
 TEST(RecordCgroups, BadCgroupGivesOneLineAndExitsNonZero)

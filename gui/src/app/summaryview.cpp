@@ -166,6 +166,10 @@ QString summaryHtml(const reports::Report& r)
     if (r.stats.waits_untimed)
         h += row(QStringLiteral("Waits not timed (timing budget)"), formatCount(r.stats.waits_untimed) +
                      QStringLiteral(" <small>counted; times estimated from the timed waits of their lock</small>"));
+    // Beside Total hold, which leaves them out.
+    if (r.stats.impossible_holds)
+        h += row(QStringLiteral("Impossible holds dropped"), formatCount(r.stats.impossible_holds) +
+                     QStringLiteral(" <small>released before they were acquired; hold counts undercount by that many</small>"));
     if (r.stats.syscalls_untimed)
         h += row(QStringLiteral("Syscalls not timed (syscall budget)"), formatCount(r.stats.syscalls_untimed) +
                      QStringLiteral(" <small>counted; latencies estimated from the timed calls of the same syscall</small>"));

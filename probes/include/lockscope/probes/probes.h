@@ -68,7 +68,7 @@ struct Options {
                                         // ones get the times of the timed ones (Stats::waits_untimed);
                                         // 0 = time every wait. Off with holder_stacks
     bool per_tgid = false;              // key waits by tgid as well
-    bool per_cgroup = false;            // key waits by the waiter's cgroup v2 id as well
+    bool per_cgroup = false;            // key waits and holds by the task's cgroup v2 id as well
     uint64_t cgroup_id = 0;             // in-kernel filter: only tasks in this cgroup v2 or below; 0 = any
     uint32_t cgroup_level = 0;          // its depth under the cgroup v2 root (the root is 0)
     std::vector<uint32_t> tgids;        // in-kernel filter; empty = every process
@@ -133,7 +133,7 @@ struct LockRecord {
     uint32_t flags = 0;       // LCB_F_* for waits; the hold probe's variant for holds
     uint32_t tgid = 0;        // 0 unless per_tgid
     std::string type;         // lockTypeName(flags) or the user lock's type
-    uint64_t cgroup = 0;      // the waiter's cgroup v2 id; 0 unless per_cgroup
+    uint64_t cgroup = 0;      // the waiter's (holds: the releaser's) cgroup v2 id; 0 unless per_cgroup
     Log2Hist hist;
 };
 

@@ -90,6 +90,8 @@ struct CgroupRow {
     uint64_t contentions = 0;
     uint64_t wait_ns = 0;
     double wait_share = 0.0;      // of all locks' wait, 0..1
+    uint64_t holds = 0;           // holds of its locks (the holding task's cgroup)
+    uint64_t hold_ns = 0;
 };
 
 // A numeric workload result, flattened: {"a": {"b": 3}} → "a.b" = 3.
@@ -112,7 +114,7 @@ struct Report {
     std::optional<double> cpu_lock_share;// 0..1, absent when the CPU was not sampled
     CpuProfile cpu;                      // stacks cleared; leaves kept
     std::vector<LockRow> locks;
-    std::vector<CgroupRow> cgroups;      // by wait, descending; empty unless the capture is per cgroup
+    std::vector<CgroupRow> cgroups;      // by wait, then hold, descending; empty unless the capture is per cgroup
     std::vector<LatencyRow> syscalls;
     std::vector<LatencyRow> functions;
     ReportOptions options;

@@ -69,6 +69,7 @@ struct Stats {
     uint64_t stacks_unsampled = 0;// waits counted and timed whose stack was not walked (stack sampling)
     uint64_t own_lock_events = 0; // waits and holds of locks lockscope's own BPF programs took, left out
     uint64_t impossible_holds = 0;// holds whose release came before their acquisition (clock wrap), dropped
+    uint64_t hold_races = 0;      // hold pairings an irq moved the held stack under, redone (see hold_common.bpf.h)
     uint64_t waits_untimed = 0;   // contended waits counted but not timed (timing budget): their
                                   // histogram entries follow the timed waits of the same lock
     uint64_t syscalls_untimed = 0;// syscalls counted but not timed (syscall timing budget): their
