@@ -90,7 +90,7 @@ KernelSymbols loadKernelSymbols(const std::string& kallsyms)
     }
 }
 
-std::unique_ptr<WorkloadProcess> spawnWorkload(const RecordOptions& opt)
+std::unique_ptr<WorkloadProcess> spawnWorkload(const RecordOptions& opt, UserSymbols& userSymbols)
 {
     if (opt.command.empty())
         return nullptr;
@@ -100,6 +100,8 @@ std::unique_ptr<WorkloadProcess> spawnWorkload(const RecordOptions& opt)
         // In its own process group the workload would be stopped (SIGTTIN)
         // reading the terminal; the GUI's stdin is its stop control.
         wopt.stdin_null = opt.stop_on_stdin_close || isatty(STDIN_FILENO);
+        if (opt.probe.user_stacks || !opt.probe.user_locks.empty())
+            wopt.at_exit = [&userSymbols](pid_t pid) { userSymbols.prepareLastTime(pid); };
         return std::make_unique<WorkloadProcess>(opt.command, wopt);
     } catch (const WorkloadError& e) {
         throw RecordError(e.what());

@@ -29,7 +29,9 @@ void checkTargets(const RecordOptions& opt);
 KernelSymbols loadKernelSymbols(const std::string& kallsyms);
 
 // The command's process, forked and held before exec (nullptr without one).
-std::unique_ptr<WorkloadProcess> spawnWorkload(const RecordOptions& opt);
+// When user stacks are recorded, its symbols are read as it exits, so that a
+// workload gone before the recording loop first looked still has them.
+std::unique_ptr<WorkloadProcess> spawnWorkload(const RecordOptions& opt, UserSymbols& userSymbols);
 
 // opt.probe with the targets' tgids and the CPU leaf functions.
 probes::Options probeOptions(const RecordOptions& opt, const WorkloadProcess* workload,

@@ -29,13 +29,13 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
     capture.workload.command = opt.command;
 
     StopSignals signals; // before the fork: no SIGCHLD of the workload is missed
-    std::unique_ptr<WorkloadProcess> workload = spawnWorkload(opt);
+    UserSymbols userSymbols;
+    std::unique_ptr<WorkloadProcess> workload = spawnWorkload(opt, userSymbols);
     probes::Options popt = probeOptions(opt, workload.get(), symbols);
     std::unique_ptr<probes::Session> session = attachProbes(opt, popt, capture, workload != nullptr, log);
 
     const auto start = Clock::now();
     capture.meta.start_time = rfc3339(std::chrono::system_clock::now());
-    UserSymbols userSymbols;
     if (workload) {
         try {
             workload->release();

@@ -103,7 +103,7 @@ LoopEnd RecordingLoop::run(Clock::time_point start)
             status_.clear();
             workload_->pumpOutput(opt_.workload_output_fd);
         }
-        followWorkload(ps);
+        followWorkload();
         watchTargets(ps);
         double elapsed = secondsSince(start);
         if (opt_.duration_s > 0 && elapsed >= opt_.duration_s)
@@ -128,10 +128,8 @@ RecordingLoop::PollSet RecordingLoop::pollSet() const
         ps.output_at = int(ps.fds.size());
         ps.fds.push_back({workload_->outputFd(), POLLIN, 0});
     }
-    if (workload_ && workload_->exitFd() >= 0) {
-        ps.exit_at = int(ps.fds.size());
-        ps.fds.push_back({workload_->exitFd(), POLLIN, 0});
-    }
+    if (workload_ && workload_->exitFd() >= 0)
+        ps.fds.push_back({workload_->exitFd(), POLLIN, 0}); // wakes the loop at its exit
     ps.targets_at = ps.fds.size();
     for (const auto& t : targetFds_)
         ps.fds.push_back({t.fd, POLLIN, 0}); // fd -1 is ignored by poll
@@ -171,12 +169,13 @@ void RecordingLoop::readStdin()
 
 // Once the workload exited, its output is drained until end of file or for
 // opt.drain_s; a workload told to stop gets SIGKILL when the grace runs out.
-void RecordingLoop::followWorkload(const PollSet& ps)
+// poll() reaps it and resumes a traced one from its stops (SIGCHLD, read
+// from the signalfd, wakes the loop for each).
+void RecordingLoop::followWorkload()
 {
     if (!workload_)
         return;
-    bool exitedNow = (ps.revents(ps.exit_at) & POLLIN) || workload_->exitFd() < 0;
-    if (!draining_ && exitedNow && workload_->poll()) {
+    if (!draining_ && workload_->poll()) {
         draining_ = true;
         drainUntil_ = Clock::now() + std::chrono::milliseconds(int64_t(opt_.drain_s * 1000));
     }

@@ -50,7 +50,7 @@ private:
     // The descriptors one poll() waits on, and where each kind sits.
     struct PollSet {
         std::vector<pollfd> fds;
-        int stdin_at = -1, output_at = -1, exit_at = -1;
+        int stdin_at = -1, output_at = -1;
         size_t targets_at = 0;
         short revents(int at) const { return at < 0 ? short(0) : fds[size_t(at)].revents; }
     };
@@ -58,7 +58,7 @@ private:
     void requestStop(bool insist);
     void readSignals();
     void readStdin();
-    void followWorkload(const PollSet& ps);
+    void followWorkload();
     void watchTargets(const PollSet& ps);
     void prepareWorkloadSymbols(double elapsed);
     void showStatus(double elapsed);
