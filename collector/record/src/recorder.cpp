@@ -25,7 +25,7 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
     fillSystemMeta(capture.meta);
     capture.meta.label = opt.label;
     capture.meta.command = opt.command_line;
-    capture.meta.filters = opt.filters;
+    capture.meta.filters = recordFilters(opt);
     capture.workload.command = opt.command;
 
     StopSignals signals; // before the fork: no SIGCHLD of the workload is missed
