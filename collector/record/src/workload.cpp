@@ -300,6 +300,8 @@ void WorkloadProcess::settle(int status)
     } else if (event == PTRACE_EVENT_STOP) {
         ::ptrace(PTRACE_LISTEN, pid_, nullptr, nullptr); // a group stop (SIGSTOP): stays stopped
     } else {
+        // A signal-delivery stop: deliver it (ptrace takes the signal as its data pointer).
+        // NOLINTNEXTLINE(performance-no-int-to-ptr)
         ::ptrace(PTRACE_CONT, pid_, nullptr, reinterpret_cast<void*>(intptr_t(WSTOPSIG(status))));
     }
 }
