@@ -124,21 +124,21 @@ std::string libcPath()
 // --user-lock BINARY:LOCK_FN:UNLOCK_FN[:TYPE]
 probes::UserLockSpec parseUserLock(const std::string& spec)
 {
+    enum Field : size_t { kBinary, kLockFn, kUnlockFn, kType, kFields };
     std::vector<std::string> parts;
     size_t start = 0;
     for (size_t c; (c = spec.find(':', start)) != std::string::npos; start = c + 1)
         parts.push_back(spec.substr(start, c - start));
     parts.push_back(spec.substr(start));
-    const bool typed = parts.size() == 4;
-    if ((parts.size() != 3 && !typed) || std::any_of(parts.begin(), parts.begin() + 3, [](const auto& p) {
-            return p.empty();
-        }))
+    const bool typed = parts.size() == kFields;
+    if ((parts.size() != kType && !typed) ||
+        std::any_of(parts.begin(), parts.begin() + kType, [](const auto& p) { return p.empty(); }))
         throw CLI::ValidationError("--user-lock", "'" + spec + "': expected BINARY:LOCK_FN:UNLOCK_FN[:TYPE]");
     probes::UserLockSpec u;
-    u.binary = parts.at(0);
-    u.lock_fn = parts.at(1);
-    u.unlock_fn = parts.at(2);
-    u.type = typed ? parts.at(3) : "user-lock";
+    u.binary = parts[kBinary];
+    u.lock_fn = parts[kLockFn];
+    u.unlock_fn = parts[kUnlockFn];
+    u.type = typed ? parts[kType] : "user-lock";
     return u;
 }
 
