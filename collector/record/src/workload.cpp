@@ -298,7 +298,11 @@ void WorkloadProcess::settle(int status)
             atExit_(pid_);
         ::ptrace(PTRACE_CONT, pid_, nullptr, nullptr);
     } else if (event == PTRACE_EVENT_STOP) {
-        ::ptrace(PTRACE_LISTEN, pid_, nullptr, nullptr); // a group stop (SIGSTOP): stays stopped
+        const int sig = WSTOPSIG(status);
+        if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
+            ::ptrace(PTRACE_LISTEN, pid_, nullptr, nullptr); // a group stop: stays stopped
+        else
+            ::ptrace(PTRACE_CONT, pid_, nullptr, nullptr); // woken from it (SIGCONT): runs on
     } else {
         // A signal-delivery stop: deliver it (ptrace takes the signal as its data pointer).
         // NOLINTNEXTLINE(performance-no-int-to-ptr)
