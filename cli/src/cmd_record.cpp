@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // `lockscope record`: attach the probes, run or watch a target, write a capture.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -72,11 +74,22 @@ struct RecordArgs {
     std::vector<std::string> command;
 };
 
-probes::Backend parseBackend(const std::string& flag, const std::string& v)
+// A backend the family can be forced to; any other is a usage error.
+probes::Backend parseBackend(const std::string& flag, const std::string& v, probes::HookFamily family)
 {
-    if (auto b = probes::backendFromName(v))
-        return *b;
-    throw CLI::ValidationError(flag, "unknown backend '" + v + "' (" + probes::backendNames() + ")");
+    const std::optional<probes::Backend> b = probes::backendFromName(v);
+    if (!b)
+        throw CLI::ValidationError(flag, "unknown backend '" + v + "' (" + probes::backendNames() + ")");
+    const std::vector<probes::Backend> allowed = probes::familyBackends(family);
+    if (std::find(allowed.begin(), allowed.end(), *b) == allowed.end())
+        throw CLI::ValidationError(flag, "must be " + probes::backendNames(allowed, " or "));
+    return *b;
+}
+
+// "force the wait hook: auto, tp_btf, raw_tp, tracepoint"
+std::string backendHelp(const char* what, probes::HookFamily family)
+{
+    return std::string("force the ") + what + " hook: " + probes::backendNames(probes::familyBackends(family));
 }
 
 std::string defaultOutput()
@@ -109,9 +122,30 @@ std::string libcPath()
     return "libc.so.6";
 }
 
-record::RecordOptions buildOptions(const RecordArgs& a, const std::vector<std::string>& argv)
+// --user-lock BINARY:LOCK_FN:UNLOCK_FN[:TYPE]
+probes::UserLockSpec parseUserLock(const std::string& spec)
 {
-    record::RecordOptions o;
+    enum Field : size_t { kBinary, kLockFn, kUnlockFn, kType, kFields };
+    std::vector<std::string> parts;
+    size_t start = 0;
+    for (size_t c; (c = spec.find(':', start)) != std::string::npos; start = c + 1)
+        parts.push_back(spec.substr(start, c - start));
+    parts.push_back(spec.substr(start));
+    const bool typed = parts.size() == kFields;
+    if ((parts.size() != kType && !typed) ||
+        std::any_of(parts.begin(), parts.begin() + kType, [](const auto& p) { return p.empty(); }))
+        throw CLI::ValidationError("--user-lock", "'" + spec + "': expected BINARY:LOCK_FN:UNLOCK_FN[:TYPE]");
+    probes::UserLockSpec u;
+    u.binary = parts[kBinary];
+    u.lock_fn = parts[kLockFn];
+    u.unlock_fn = parts[kUnlockFn];
+    u.type = typed ? parts[kType] : "user-lock";
+    return u;
+}
+
+// What to run or watch, and how to stop it.
+void setTargets(const RecordArgs& a, const std::vector<std::string>& argv, record::RecordOptions& o)
+{
     o.command = a.command;
     for (int p : a.pids)
         o.pids.push_back(pid_t(p));
@@ -123,16 +157,19 @@ record::RecordOptions buildOptions(const RecordArgs& a, const std::vector<std::s
     o.stop_on_stdin_close = a.stop_on_stdin_close;
     if (!a.as_root && !a.command.empty())
         o.run_as = record::invokingUserCredentials();
-
     if (o.command.empty() && o.pids.empty() && !o.all && a.comm.empty())
         throw CLI::ValidationError("target", "nothing to record: give -- CMD ARGS, -p PID, -a or --comm NAME");
     if (!o.command.empty() && (!o.pids.empty() || o.all))
         throw CLI::ValidationError("target", "-- CMD cannot be combined with -p or -a");
     if (o.all && a.duration <= 0)
         std::fprintf(stderr, "lockscope record: -a without -d records until Ctrl-C\n");
+}
 
+// Which tasks and locks: --comm, --cgroup, --per-*, --lock-type, --lock, --stack-contains.
+void setSelection(const RecordArgs& a, record::RecordOptions& o)
+{
     auto& p = o.probe;
-    p.stack_depth = a.stack_depth;
+    p.comm = a.comm;
     p.per_tgid = a.per_tgid;
     p.per_cgroup = a.per_cgroup;
     p.lock_names = a.lock_names;
@@ -143,11 +180,23 @@ record::RecordOptions buildOptions(const RecordArgs& a, const std::vector<std::s
             const record::CgroupTarget t = record::cgroupTarget(a.cgroup);
             p.cgroup_id = t.id;
             p.cgroup_level = t.level;
+            o.cgroup = a.cgroup;
         }
     } catch (const record::CgroupError& e) {
         throw CLI::ValidationError(a.per_cgroup && a.cgroup.empty() ? "--per-cgroup" : "--cgroup", e.what());
     }
-    p.comm = a.comm;
+    o.locks = {a.lock_types, a.locks};
+    try {
+        record::selectLocks(o.locks, o.assemble, p);
+    } catch (const record::RecordError& e) {
+        throw CLI::ValidationError("--lock", e.what());
+    }
+    o.assemble.stack_contains = a.stack_contains;
+}
+
+// Holds, holder stacks and lock owners.
+void setHoldOptions(const RecordArgs& a, probes::Options& p)
+{
     p.hold_sample = a.hold_sample;
     p.holder_stacks = a.holder_stacks;
     p.lock_owner = a.lock_owner;
@@ -157,110 +206,39 @@ record::RecordOptions buildOptions(const RecordArgs& a, const std::vector<std::s
     if (a.holder_stacks && a.hold_sample > 1)
         throw CLI::ValidationError("--holder-stacks",
                                    "needs every spin-lock acquisition seen: drop --hold-sample");
-    p.syscalls = !a.no_syscalls;
-    o.syscall_timing_asked = a.syscall_timing_asked;
-    p.syscall_sample = a.syscall_sample;
+    p.hold = a.no_hold ? probes::Backend::Off
+                       : parseBackend("--hold-backend", a.hold_backend, probes::HookFamily::Hold);
+}
+
+// Stack walks, timing budgets, syscalls, CPU sampling, hooks and user space.
+void setCostOptions(const RecordArgs& a, record::RecordOptions& o)
+{
+    auto& p = o.probe;
+    p.stack_depth = a.stack_depth;
     p.stack_sample = a.stack_sample;
     p.stack_budget = a.stack_sample > 1 ? 0 : a.stack_budget;
     p.timing_budget = a.exact ? 0 : a.timing_budget;
+    p.syscalls = !a.no_syscalls;
+    o.syscall_timing_asked = a.syscall_timing_asked;
+    p.syscall_sample = a.syscall_sample;
     p.syscall_budget = a.exact || a.syscall_sample > 1 ? 0 : a.syscall_budget;
-    p.syscall_backend = parseBackend("--syscall-backend", a.syscall_backend);
-    if (p.syscall_backend != probes::Backend::Auto && p.syscall_backend != probes::Backend::Fentry &&
-        p.syscall_backend != probes::Backend::RawTp && p.syscall_backend != probes::Backend::Tracepoint)
-        throw CLI::ValidationError("--syscall-backend", "must be auto, fentry, raw_tp or tracepoint");
+    p.syscall_backend = parseBackend("--syscall-backend", a.syscall_backend, probes::HookFamily::Syscalls);
     p.cpu_frequency_hz = a.no_cpu ? 0 : a.freq;
+    p.wait = parseBackend("--wait-backend", a.wait_backend, probes::HookFamily::Wait);
     p.user_stacks = a.user_stacks;
-    p.wait = parseBackend("--wait-backend", a.wait_backend);
-    if (p.wait == probes::Backend::Off || p.wait == probes::Backend::Fentry || p.wait == probes::Backend::Kprobe)
-        throw CLI::ValidationError("--wait-backend", "must be auto, tp_btf, raw_tp or tracepoint");
-    p.hold = a.no_hold ? probes::Backend::Off : parseBackend("--hold-backend", a.hold_backend);
-    if (p.hold != probes::Backend::Off && p.hold != probes::Backend::Auto && p.hold != probes::Backend::Fentry &&
-        p.hold != probes::Backend::Kprobe)
-        throw CLI::ValidationError("--hold-backend", "must be auto, fentry, kprobe or off");
     if (a.user_locks)
         p.user_locks.push_back({libcPath(), "pthread_mutex_lock", "pthread_mutex_unlock", "pthread-mutex"});
-    for (const auto& spec : a.user_lock_specs) {
-        // BINARY:LOCK_FN:UNLOCK_FN[:TYPE]
-        std::vector<std::string> parts;
-        size_t start = 0;
-        for (size_t c; (c = spec.find(':', start)) != std::string::npos; start = c + 1)
-            parts.push_back(spec.substr(start, c - start));
-        parts.push_back(spec.substr(start));
-        if (parts.size() < 3 || parts.size() > 4 || parts[0].empty() || parts[1].empty() || parts[2].empty())
-            throw CLI::ValidationError("--user-lock", "'" + spec + "': expected BINARY:LOCK_FN:UNLOCK_FN[:TYPE]");
-        probes::UserLockSpec u{parts[0], parts[1], parts[2], parts.size() == 4 ? parts[3] : "user-lock"};
-        p.user_locks.push_back(u);
-    }
+    for (const auto& spec : a.user_lock_specs)
+        p.user_locks.push_back(parseUserLock(spec));
+}
 
-    auto& f = o.assemble;
-    f.lock_types.insert(a.lock_types.begin(), a.lock_types.end());
-    for (const auto& l : a.locks) {
-        if (l.rfind("0x", 0) == 0 || l.rfind("0X", 0) == 0) {
-            uint64_t addr = 0;
-            try {
-                size_t used = 0;
-                addr = std::stoull(l, &used, 16);
-                if (used != l.size())
-                    throw std::invalid_argument(l);
-            } catch (const std::exception&) {
-                throw CLI::ValidationError("--lock", "'" + l + "' is not a hex address");
-            }
-            f.lock_addrs.insert(addr);
-            p.lock_addrs.push_back(addr);
-        } else {
-            f.lock_keys.insert(l);
-        }
-    }
-    f.stack_contains = a.stack_contains;
-
-    auto join = [](const std::vector<std::string>& v) {
-        std::string s;
-        for (const auto& x : v)
-            s += (s.empty() ? "" : ",") + x;
-        return s;
-    };
-    if (!a.pids.empty()) {
-        std::vector<std::string> ps;
-        for (int pid : a.pids)
-            ps.push_back(std::to_string(pid));
-        o.filters["pid"] = join(ps);
-    }
-    if (a.all)
-        o.filters["all"] = "true";
-    if (!a.comm.empty())
-        o.filters["comm"] = a.comm;
-    if (!a.lock_types.empty())
-        o.filters["lock_type"] = join(a.lock_types);
-    if (!a.locks.empty())
-        o.filters["lock"] = join(a.locks);
-    if (!a.stack_contains.empty())
-        o.filters["stack_contains"] = join(a.stack_contains);
-    if (a.per_tgid)
-        o.filters["per_tgid"] = "true";
-    if (a.per_cgroup)
-        o.filters["per_cgroup"] = "true";
-    if (!a.cgroup.empty())
-        o.filters["cgroup"] = a.cgroup;
-    if (a.lock_names)
-        o.filters["lock_names"] = "true";
-    o.filters["stack_depth"] = std::to_string(a.stack_depth);
-    o.filters["hold_sample"] = a.no_hold ? "off" : std::to_string(a.hold_sample);
-    if (a.holder_stacks)
-        o.filters["holder_stacks"] = "true";
-    if (a.lock_owner)
-        o.filters["lock_owner"] = "true";
-    o.filters["syscall_sample"] = a.no_syscalls ? "off" : std::to_string(a.syscall_sample);
-    if (!a.no_syscalls && a.syscall_sample == 1)
-        o.filters["syscall_budget"] = std::to_string(p.syscall_budget);
-    if (a.stack_sample > 1)
-        o.filters["stack_sample"] = std::to_string(a.stack_sample);
-    else if (a.stack_depth > 0)
-        o.filters["stack_budget"] = std::to_string(a.stack_budget);
-    if (!a.holder_stacks)
-        o.filters["timing_budget"] = std::to_string(p.timing_budget);
-    o.filters["cpu_frequency_hz"] = std::to_string(p.cpu_frequency_hz);
-    if (a.duration > 0)
-        o.filters["duration_s"] = std::to_string(a.duration);
+record::RecordOptions buildOptions(const RecordArgs& a, const std::vector<std::string>& argv)
+{
+    record::RecordOptions o;
+    setTargets(a, argv, o);
+    setSelection(a, o);
+    setHoldOptions(a, o.probe);
+    setCostOptions(a, o);
     return o;
 }
 
@@ -340,7 +318,7 @@ void addRecordCommand(CLI::App& app, Result& result)
         ->excludes(scBudget)
         ->excludes(exact);
     auto* scBackend = cmd->add_option("--syscall-backend", args->syscall_backend,
-                    "force the syscall hook: auto, fentry, raw_tp, tracepoint. Without it (or --exact, "
+                    backendHelp("syscall", probes::HookFamily::Syscalls) + ". Without it (or --exact, "
                     "--syscall-budget, --syscall-sample) syscalls are timed only where fentry works: raw_tp and "
                     "tracepoint hooks slow every syscall on the machine");
     cmd->add_option("--freq", args->freq, "CPU sampling frequency in Hz")->check(CLI::Range(1u, 100000u));
@@ -350,8 +328,8 @@ void addRecordCommand(CLI::App& app, Result& result)
     cmd->add_flag("--user-stacks", args->user_stacks,
                   "take the waiter's user stack too (walked by frame pointers: a binary built without them "
                   "shows its innermost frame only)");
-    cmd->add_option("--wait-backend", args->wait_backend, "force the wait hook: auto, tp_btf, raw_tp, tracepoint");
-    cmd->add_option("--hold-backend", args->hold_backend, "force the hold hook: auto, fentry, kprobe, off");
+    cmd->add_option("--wait-backend", args->wait_backend, backendHelp("wait", probes::HookFamily::Wait));
+    cmd->add_option("--hold-backend", args->hold_backend, backendHelp("hold", probes::HookFamily::Hold));
     cmd->add_option("--label", args->label, "a name for this capture (baseline, patched, ...)");
     cmd->add_flag("--as-root", args->as_root,
                   "under sudo/pkexec, run the workload as root too (by default it runs as the invoking user)");

@@ -154,7 +154,7 @@ std::unique_ptr<Family> openHold(FamilyContext& ctx)
         ctx.status.push_back(st);
         return nullptr;
     }
-    if (o.hold != Backend::Auto && o.hold != Backend::Fentry && o.hold != Backend::Kprobe) {
+    if (hooksToTry(HookFamily::Hold, o.hold).empty()) {
         st.reason = std::string("backend ") + backendName(o.hold) + " cannot hook spin lock functions";
         ctx.status.push_back(st);
         return nullptr;

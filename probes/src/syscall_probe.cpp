@@ -259,22 +259,6 @@ std::unique_ptr<SyscallFamily> loadHook(
     return std::make_unique<SyscallFamily>(std::move(skel), ctx.maps.ncpus(), sample, budgeted);
 }
 
-std::vector<Hook> hooksToTry(Backend b)
-{
-    switch (b) {
-    case Backend::Fentry:
-        return { Hook::Fentry };
-    case Backend::RawTp:
-        return { Hook::RawTp };
-    case Backend::Tracepoint:
-        return { Hook::Tracepoint };
-    case Backend::Auto:
-        return { Hook::Fentry, Hook::RawTp, Hook::Tracepoint };
-    default:
-        return {};
-    }
-}
-
 std::string target(Hook hook, size_t idx, const std::vector<std::string>& functions)
 {
     const std::string name = kSyscalls[idx];
@@ -298,7 +282,7 @@ std::unique_ptr<Family> openSyscalls(FamilyContext& ctx)
         ctx.status.push_back({ "syscalls", "IPC and timer syscalls", "", false, "disabled" });
         return nullptr;
     }
-    const std::vector<Hook> hooks = hooksToTry(ctx.options.syscall_backend);
+    const std::vector<Hook> hooks = hooksToTry(HookFamily::Syscalls, ctx.options.syscall_backend);
     if (hooks.empty()) {
         ctx.status.push_back({ "syscalls", "IPC and timer syscalls", "", false,
             std::string("backend ") + backendName(ctx.options.syscall_backend)
@@ -403,9 +387,12 @@ std::vector<SyscallHook> syscallHooks()
     for (const char* name : detail::kSyscalls)
         if (fn = detail::syscallFunction(name); !fn.empty())
             break;
-    std::string refused = fn.empty() ? "no syscall function in BTF" : detail::fentryRefusal(fn);
-    return { { Backend::Fentry, false, std::move(refused) }, { Backend::RawTp, true, {} },
-        { Backend::Tracepoint, true, {} } };
+    const std::string refused = fn.empty() ? "no syscall function in BTF" : detail::fentryRefusal(fn);
+    std::vector<SyscallHook> hooks;
+    // Only fentry hooks the traced functions alone; the others hook every syscall.
+    for (Backend b : hooksToTry(HookFamily::Syscalls, Backend::Auto))
+        hooks.push_back({ b, b != Backend::Fentry, b == Backend::Fentry ? refused : std::string() });
+    return hooks;
 }
 
 } // namespace lockscope::probes

@@ -140,12 +140,8 @@ std::unique_ptr<Family> openWait(FamilyContext& ctx)
         ctx.status.push_back(st);
         return nullptr;
     }
-    std::vector<Backend> order;
-    if (o.wait == Backend::Auto)
-        order = { Backend::TpBtf, Backend::RawTp, Backend::Tracepoint };
-    else if (o.wait == Backend::TpBtf || o.wait == Backend::RawTp || o.wait == Backend::Tracepoint)
-        order = { o.wait };
-    else {
+    const std::vector<Backend> order = hooksToTry(HookFamily::Wait, o.wait);
+    if (order.empty()) {
         st.reason = std::string("backend ") + backendName(o.wait) + " cannot hook lock:contention_*";
         ctx.status.push_back(st);
         return nullptr;

@@ -28,7 +28,7 @@ void UserSymbols::prepare(pid_t pid)
     auto it = caches_.find(pid);
     if (it != caches_.end()) {
         it->second.lastUse = ++clock_;
-        if (it->second.syms)
+        if (it->second.syms && !it->second.final)
             bcc_symcache_refresh(it->second.syms);
         return;
     }
@@ -44,8 +44,15 @@ void UserSymbols::prepare(pid_t pid)
     opt.check_debug_file_crc = 1;
     opt.lazy_symbolize = 1;
     opt.use_symbol_type = (1u << STT_FUNC) | (1u << STT_GNU_IFUNC);
-    caches_[pid] = Cache{bcc_symcache_new(pid, &opt), ++clock_};
+    caches_[pid] = Cache{bcc_symcache_new(pid, &opt), ++clock_, false};
     retired_.erase(pid); // a new process under a reused pid
+}
+
+void UserSymbols::prepareLastTime(pid_t pid)
+{
+    prepare(pid);
+    if (auto it = caches_.find(pid); it != caches_.end())
+        it->second.final = true;
 }
 
 void UserSymbols::dropLeastRecentlyUsed()

@@ -2,11 +2,13 @@
 #include "lockscope/record/workload.h"
 
 #include <cerrno>
+#include <cstdint>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
 #include <grp.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -188,6 +190,9 @@ WorkloadProcess::WorkloadProcess(const std::vector<std::string>& argv, const Wor
     // Also here, so that the group exists before anyone signals it.
     ::setpgid(pid, pid);
     pid_ = pid;
+    // Seized while it waits for release(): it is traced from its exec on.
+    if (options.at_exit && ::ptrace(PTRACE_SEIZE, pid, nullptr, PTRACE_O_TRACEEXIT) == 0)
+        atExit_ = options.at_exit;
     command_ = argv[0];
     if (options.run_as)
         uid_ = options.run_as->uid;
@@ -206,11 +211,10 @@ WorkloadProcess::WorkloadProcess(const std::vector<std::string>& argv, const Wor
 
 WorkloadProcess::~WorkloadProcess()
 {
+    atExit_ = nullptr; // what it refers to may be gone
     if (pid_ > 0 && !exited_) {
         killGroup(SIGKILL);
-        int st;
-        while (::waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
-        }
+        wait();
     }
     closeFd(goFd_);
     closeFd(errFd_);
@@ -280,30 +284,53 @@ void WorkloadProcess::recordStatus(int status)
         signal_ = WTERMSIG(status);
 }
 
+// A traced child stops at its exit and at every signal it is sent: each
+// stop is resumed as if nobody traced it.
+void WorkloadProcess::settle(int status)
+{
+    if (!WIFSTOPPED(status)) {
+        recordStatus(status);
+        return;
+    }
+    const int event = status >> 16;
+    if (event == PTRACE_EVENT_EXIT) {
+        if (atExit_)
+            atExit_(pid_);
+        ::ptrace(PTRACE_CONT, pid_, nullptr, nullptr);
+    } else if (event == PTRACE_EVENT_STOP) {
+        const int sig = WSTOPSIG(status);
+        if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU)
+            ::ptrace(PTRACE_LISTEN, pid_, nullptr, nullptr); // a group stop: stays stopped
+        else
+            ::ptrace(PTRACE_CONT, pid_, nullptr, nullptr); // woken from it (SIGCONT): runs on
+    } else {
+        // A signal-delivery stop: deliver it (ptrace takes the signal as its data pointer).
+        // NOLINTNEXTLINE(performance-no-int-to-ptr)
+        ::ptrace(PTRACE_CONT, pid_, nullptr, reinterpret_cast<void*>(intptr_t(WSTOPSIG(status))));
+    }
+}
+
 bool WorkloadProcess::poll()
 {
-    if (exited_)
-        return true;
     int st = 0;
-    pid_t r = ::waitpid(pid_, &st, WNOHANG);
-    if (r == pid_)
-        recordStatus(st);
+    while (!exited_ && ::waitpid(pid_, &st, WNOHANG) == pid_)
+        settle(st);
     return exited_;
 }
 
 void WorkloadProcess::wait()
 {
-    if (exited_)
-        return;
-    int st = 0;
-    pid_t r;
-    do
-        r = ::waitpid(pid_, &st, 0);
-    while (r < 0 && errno == EINTR);
-    if (r == pid_)
-        recordStatus(st);
-    else
-        exited_ = true;
+    while (!exited_) {
+        int st = 0;
+        pid_t r;
+        do
+            r = ::waitpid(pid_, &st, 0);
+        while (r < 0 && errno == EINTR);
+        if (r == pid_)
+            settle(st);
+        else
+            exited_ = true;
+    }
 }
 
 void WorkloadProcess::killGroup(int sig) const noexcept

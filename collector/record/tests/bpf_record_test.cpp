@@ -26,9 +26,27 @@ const std::string kSemop = SEMOP_MULTI_BIN;
 
 // A semaphore-array lock contended from many threads: --multi makes every
 // call take the whole-array lock (sem_perm.lock) with nsops = 2.
-std::vector<std::string> semopWorkload(const char* seconds)
+std::vector<std::string> semopArgs(const char* seconds)
 {
     return {kSemop, "--multi", "--threads", "8", "--sems", "16", "--duration", seconds};
+}
+
+// The same as record's workload, for a fixed duration. Contention needs two
+// of its threads on CPUs at once; on a 2-CPU machine shared with other
+// sessions they rarely were (2 waits in 3 s). The scheduler shares CPU time
+// between sessions (autogroups) first, so nice alone does not help: the
+// workload gets a session of its own (setsid -w, which waits for it and
+// passes its exit status on) whose autogroup runs at nice -10, about 9x the
+// weight of each other session, and the lock is contended whatever else
+// runs; the tests that count its waits then fail only when the probes miss
+// them. Not for a workload record must stop (-d, Ctrl-C): its process group
+// does not reach the new session. Without CAP_SYS_NICE it runs at nice 0.
+std::vector<std::string> semopWorkload(const char* seconds)
+{
+    std::vector<std::string> argv{"setsid", "-w", "sh", "-c", "echo -10 > /proc/self/autogroup; exec \"$0\" \"$@\""};
+    for (auto& a : semopArgs(seconds))
+        argv.push_back(std::move(a));
+    return argv;
 }
 
 bool throughSemCode(const Capture& c, const lockscope::Lock& l)
@@ -513,7 +531,7 @@ TEST_F(RecordBpf, SigintMidCaptureStillWritesCapture)
 {
     std::string cap = dir + "/int.lockscope.json";
     std::vector<std::string> argv{kBin, "record", "--no-cpu", "-o", cap, "--"};
-    auto w = semopWorkload("120");
+    auto w = semopArgs("120");
     argv.insert(argv.end(), w.begin(), w.end());
     Process p(argv, dir, "sigint");
     // Wait until the probes are attached (the per-probe lines are printed),
@@ -572,7 +590,7 @@ TEST_F(RecordBpf, SystemWideWithDuration)
 TEST_F(RecordBpf, ExistingPidUntilItExits)
 {
     // Long enough to outlive attaching the probes (several seconds on a busy machine).
-    auto w = semopWorkload("10");
+    auto w = semopArgs("10");
     Process workload(w, dir, "pidworkload");
     ASSERT_GT(workload.pid(), 0);
     std::string cap = dir + "/pid.lockscope.json";

@@ -179,6 +179,40 @@ TEST_F(RecordStop, ClosingStdinStopsWhenAsked)
     killIfAlive(w);
 }
 
+// Stopped (state T or t: a --user-stacks workload is traced).
+bool stoppedState(pid_t pid)
+{
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto close = stat.rfind(')');
+    return close != std::string::npos && close + 2 < stat.size() &&
+           (stat[close + 2] == 'T' || stat[close + 2] == 't');
+}
+
+// With --user-stacks record traces the workload (to read its symbols as it
+// exits); one that stopped itself with SIGSTOP must still die of the stop's
+// SIGTERM (sent with SIGCONT), not of the SIGKILL after the grace period.
+TEST_F(RecordStop, TracedWorkloadStoppedBySigstopStillEndsOnSigterm)
+{
+    const std::string pidFile = dir + "/pid";
+    std::vector<std::string> argv{kBin, "record", "--no-cpu", "--user-stacks", "--grace", "30", "-o", cap, "--",
+                                  "sh", "-c", "echo $$ > " + pidFile + "; kill -STOP $$; exec sleep 1000"};
+    Process p(argv, dir, "traced-stop");
+    const pid_t w = pidFrom(pidFile, p);
+    ASSERT_GT(w, 0);
+    for (int i = 0; i < 1800 && !stoppedState(w); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ASSERT_TRUE(stoppedState(w)) << "the workload never stopped";
+    // Lets record take the stop in before it is told to end (either order must work).
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    p.signal(SIGTERM);
+    Exit e = waitOrKill(p);
+    EXPECT_EQ(e.code, 0) << e.err;
+    Capture c = lockscope::readCapture(cap);
+    EXPECT_EQ(c.workload.signal, SIGTERM) << "SIGKILL: the SIGTERM never reached the stopped workload";
+    killIfAlive(w);
+}
+
 TEST_F(RecordStop, DashWritesTheCaptureToStdoutAndTheWorkloadToStderr)
 {
     Exit e = run({kBin, "record", "--no-cpu", "-o", "-", "--", "echo", "from-the-workload"}, dir, "dash");

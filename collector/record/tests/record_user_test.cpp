@@ -241,17 +241,12 @@ TEST_F(RecordE2e, UserLockSpecWithUnknownFunctionIsSkippedVisibly)
     EXPECT_NE(e.err.find("user_lock:ls_no_such_lock: skipped: "), std::string::npos) << e.err;
 }
 
-// Kernel contention with the user stack of the same event: owner-workload
-// makes one pipe-mutex wait on purpose (no timing, whatever the load), from
-// the write in its own ls_test_waiter_write, then lingers until record's -d
-// ends it: record reads a workload's symbols while it runs.
-TEST_F(RecordE2e, UserStacksNameTheWorkloadFunction)
+namespace {
+
+// The pipe-mutex waits of owner-workload's waiter, each with its user stack
+// named down to the waiter's own function.
+void expectWaitsInTheWaiter(const Capture& c)
 {
-    Capture c = record({"--user-stacks", "--no-cpu", "--no-hold", "--no-syscalls", "-d", "1", "--", kOwnerWorkload,
-                        "linger"},
-                       "ustack");
-    if (HasFailure())
-        return;
     uint64_t pipeWaits = 0, withUser = 0, inWaiter = 0;
     std::string seen;
     for (const auto& l : c.locks) {
@@ -283,6 +278,33 @@ TEST_F(RecordE2e, UserStacksNameTheWorkloadFunction)
     EXPECT_GE(withUser + c.stats.stack_failures, pipeWaits);
     EXPECT_GT(withUser, 0u) << "stack failures " << c.stats.stack_failures;
     EXPECT_EQ(inWaiter, withUser) << "user stacks not symbolized to the waiter:\n" << seen;
+}
+
+} // namespace
+
+// Kernel contention with the user stack of the same event: owner-workload
+// makes one pipe-mutex wait on purpose (no timing, whatever the load), from
+// the write in its own ls_test_waiter_write, then lingers until record's -d
+// ends it: record reads a workload's symbols while it runs.
+TEST_F(RecordE2e, UserStacksNameTheWorkloadFunction)
+{
+    Capture c = record({"--user-stacks", "--no-cpu", "--no-hold", "--no-syscalls", "-d", "1", "--", kOwnerWorkload,
+                        "linger"},
+                       "ustack");
+    if (HasFailure())
+        return;
+    expectWaitsInTheWaiter(c);
+}
+
+// The same without "linger": owner-workload exits as soon as its wait is
+// over, typically before record's first look at a running workload. Its
+// symbols are read when it exits, while its memory map still exists.
+TEST_F(RecordE2e, UserStacksOfAWorkloadThatExitsAtOnceAreNamed)
+{
+    Capture c = record({"--user-stacks", "--no-cpu", "--no-hold", "--no-syscalls", "--", kOwnerWorkload}, "ustack-short");
+    if (HasFailure())
+        return;
+    expectWaitsInTheWaiter(c);
 }
 
 // Without --user-stacks no user stack is taken (the option is not always on).

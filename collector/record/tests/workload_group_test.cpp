@@ -149,7 +149,7 @@ TEST(WorkloadGroup, KilledRecorderTakesTheWorkloadWithIt)
 TEST(WorkloadGroup, StdinFromDevNullWhenAsked)
 {
     HangGuard guard(120);
-    WorkloadProcess w({"sh", "-c", "cat; echo done"}, WorkloadOptions{std::nullopt, true});
+    WorkloadProcess w({"sh", "-c", "cat; echo done"}, WorkloadOptions{std::nullopt, true, {}});
     w.release();
     EXPECT_EQ(allOutput(w), "done\n");
 }
@@ -168,7 +168,7 @@ TEST(WorkloadUser, RunsAsTheSudoUserWithItsGroupsAndHome)
     ASSERT_TRUE(who);
     EXPECT_EQ(who->user, "nobody");
     HangGuard guard(120);
-    WorkloadProcess w({"sh", "-c", "id -u; id -G; echo $HOME $USER $LOGNAME"}, WorkloadOptions{who, true});
+    WorkloadProcess w({"sh", "-c", "id -u; id -G; echo $HOME $USER $LOGNAME"}, WorkloadOptions{who, true, {}});
     w.release();
     // id -G: root's own groups (0) must be gone, nobody's are all there is.
     EXPECT_EQ(allOutput(w), uid + "\n" + gid + "\n" + home + " nobody nobody\n");
@@ -207,7 +207,7 @@ TEST(WorkloadUser, GetsTheUsersSupplementaryGroups)
     const auto who = invokingUserCredentials();
     ASSERT_TRUE(who);
     HangGuard guard(120);
-    WorkloadProcess w({"id", "-G"}, WorkloadOptions{who, true});
+    WorkloadProcess w({"id", "-G"}, WorkloadOptions{who, true, {}});
     w.release();
     std::set<gid_t> seen, want(groups.begin(), groups.end());
     std::istringstream in(allOutput(w));

@@ -131,3 +131,43 @@ TEST(Workload, DestructorKillsAHeldChild)
     }
     EXPECT_FALSE(processExists(pid));
 }
+
+// With at_exit the workload is traced and stops as it exits: the callback
+// still reads its memory map (what record symbolizes user stacks from), and
+// the exit status is what it would be untraced.
+TEST(Workload, AtExitReadsTheMapOfAnExitingWorkload)
+{
+    std::string exe, maps;
+    WorkloadOptions opt;
+    opt.at_exit = [&](pid_t pid) {
+        exe = exeOf(pid);
+        std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
+        maps.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    };
+    WorkloadProcess w({"sh", "-c", "exit 3"}, opt);
+    if (!w.traced())
+        GTEST_SKIP() << "skipped: ptrace of a child refused here (Yama ptrace_scope 3 or a seccomp policy)";
+    w.release();
+    w.wait();
+    EXPECT_EQ(w.exitStatus(), 3);
+    ASSERT_FALSE(exe.empty()) << "at_exit did not run before the process was gone";
+    EXPECT_NE(exe, exeOf(getpid())) << "at_exit ran before exec";
+    EXPECT_NE(maps.find(exe), std::string::npos) << "the map at exit does not hold " << exe << ":\n" << maps;
+}
+
+// A traced workload gets the signals it is sent (the tracer passes each on):
+// it dies of SIGTERM as it would untraced.
+TEST(Workload, TracedWorkloadGetsItsSignals)
+{
+    bool atExit = false;
+    WorkloadOptions opt;
+    opt.at_exit = [&](pid_t) { atExit = true; };
+    WorkloadProcess w({"sh", "-c", "kill -TERM $$; exec sleep 1000"}, opt);
+    if (!w.traced())
+        GTEST_SKIP() << "skipped: ptrace of a child refused here (Yama ptrace_scope 3 or a seccomp policy)";
+    w.release();
+    w.wait();
+    EXPECT_FALSE(w.exitStatus());
+    EXPECT_EQ(w.termSignal(), SIGTERM);
+    EXPECT_TRUE(atExit);
+}

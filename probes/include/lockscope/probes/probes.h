@@ -43,6 +43,19 @@ inline constexpr size_t kMaxCpuLeafFunctions = 64;
 const char* backendName(Backend b) noexcept;
 std::optional<Backend> backendFromName(std::string_view name) noexcept;
 std::string backendNames();
+// The names of these backends joined by ", ", the last one by lastSeparator
+// ("auto, fentry, raw_tp or tracepoint" with " or ").
+std::string backendNames(const std::vector<Backend>& backends, std::string_view lastSeparator = ", ");
+
+// The probe families whose hook can be chosen (Options::wait, hold,
+// syscall_backend).
+enum class HookFamily { Wait, Hold, Syscalls };
+// What the family's Options field accepts: Auto, each hook in the order Auto
+// tries them, and Off where the family is turned off that way (the hold probe).
+std::vector<Backend> familyBackends(HookFamily family);
+// The hooks to try for a backend, in order: all of them for Auto, the one
+// asked for, none for Off or a backend the family cannot use.
+std::vector<Backend> hooksToTry(HookFamily family, Backend backend);
 
 struct UserLockSpec {
     std::string binary;      // path of the executable or shared library

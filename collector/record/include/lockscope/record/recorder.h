@@ -12,6 +12,7 @@
 #include "lockscope/capture/capture.h"
 #include "lockscope/probes/probes.h"
 #include "lockscope/record/assemble.h"
+#include "lockscope/record/record_filters.h"
 #include "lockscope/record/run_as.h"
 
 // One `lockscope record` run: attach the probes, run or watch the target,
@@ -35,9 +36,10 @@ struct RecordOptions {
     // with the reason in the status and meta.syscall_timing_skipped.
     bool syscall_timing_asked = true;
     AssembleOptions assemble;
+    LockSelection locks;               // as given; selectLocks() puts it into probe and assemble
+    std::string cgroup;                // --cgroup as given (probe holds its id)
     std::string label;
     std::vector<std::string> command_line;     // lockscope's own argv
-    std::map<std::string, std::string> filters;
     bool status_line = true;           // only shown when stderr is a terminal
     // Stopping the workload (-d, Ctrl-C, SIGTERM/SIGHUP/SIGQUIT, stdin
     // closed): SIGTERM to its process group, SIGKILL this long after.

@@ -30,6 +30,10 @@ public:
 
     // Creates (or refreshes, to see later dlopen()s) the cache of a process.
     void prepare(pid_t pid);
+    // The process is about to exit with its memory map still in place: its
+    // cache is created or refreshed one last time and then kept as it is
+    // (a refresh once it exited would read an empty map).
+    void prepareLastTime(pid_t pid);
     // function + offset + binary path; function "" when unknown. Prepares
     // the process on first use if that was not done.
     Frame resolve(pid_t pid, uint64_t address);
@@ -46,6 +50,7 @@ private:
     struct Cache {
         void* syms = nullptr;
         uint64_t lastUse = 0;
+        bool final = false; // see prepareLastTime
     };
     Frame lookup(void* syms, uint64_t address) const;
     void dropLeastRecentlyUsed();

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -44,6 +45,11 @@ private:
 struct WorkloadOptions {
     std::optional<RunAs> run_as;  // switch to this user before exec
     bool stdin_null = false;      // stdin from /dev/null instead of ours
+    // Called with the pid when the workload's main thread exits, before its
+    // memory map is torn down (/proc/PID/maps still reads): the workload is
+    // traced (PTRACE_SEIZE, PTRACE_O_TRACEEXIT) and waits at its exit until
+    // poll() or wait() ran this. Unset, or where ptrace is refused: not traced.
+    std::function<void(pid_t)> at_exit;
 };
 
 // The workload is the leader of its own process group, so that stopping it
@@ -77,9 +83,13 @@ public:
     int exitFd() const noexcept { return pidFd_; }
 
     // Non-blocking reap; true once the child has exited (status recorded).
+    // A traced child's stops are serviced here: it gets its signals as if
+    // untraced, stays stopped on SIGSTOP, and runs at_exit at its exit.
     bool poll();
-    // Blocking reap.
+    // Blocking reap (servicing stops as poll() does).
     void wait();
+    // Whether at_exit will run: the child is traced.
+    bool traced() const noexcept { return bool(atExit_); }
     bool exited() const noexcept { return exited_; }
     // Signals the whole process group (also after the leader exited).
     void killGroup(int sig) const noexcept;
@@ -94,7 +104,9 @@ public:
 
 private:
     void recordStatus(int status);
+    void settle(int status);
     pid_t pid_ = -1;
+    std::function<void(pid_t)> atExit_;
     std::string command_;
     std::optional<uid_t> uid_;
     int goFd_ = -1, errFd_ = -1, outFd_ = -1, pidFd_ = -1;

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "lockscope/record/record_filters.h"
+
+#include <stdexcept>
+#include <type_traits>
+
+#include "lockscope/record/recorder.h"
+
+namespace lockscope::record {
+namespace {
+
+template <class T> std::string joined(const std::vector<T>& values)
+{
+    std::string s;
+    for (const auto& v : values) {
+        if (!s.empty())
+            s += ",";
+        if constexpr (std::is_same_v<T, std::string>)
+            s += v;
+        else
+            s += std::to_string(v);
+    }
+    return s;
+}
+
+void selectLock(const std::string& l, AssembleOptions& assemble, probes::Options& probe)
+{
+    if (l.rfind("0x", 0) != 0 && l.rfind("0X", 0) != 0) {
+        assemble.lock_keys.insert(l);
+        return;
+    }
+    uint64_t addr = 0;
+    try {
+        size_t used = 0;
+        addr = std::stoull(l, &used, 16);
+        if (used != l.size())
+            throw std::invalid_argument(l);
+    } catch (const std::exception&) {
+        throw RecordError("'" + l + "' is not a hex address");
+    }
+    assemble.lock_addrs.insert(addr);
+    probe.lock_addrs.push_back(addr);
+}
+
+// What is sampled or budgeted, and how deep stacks go.
+void addSampling(const probes::Options& p, std::map<std::string, std::string>& f)
+{
+    f["stack_depth"] = std::to_string(p.stack_depth);
+    f["hold_sample"] = p.hold == probes::Backend::Off ? "off" : std::to_string(p.hold_sample);
+    if (p.holder_stacks)
+        f["holder_stacks"] = "true";
+    if (p.lock_owner)
+        f["lock_owner"] = "true";
+    f["syscall_sample"] = p.syscalls ? std::to_string(p.syscall_sample) : "off";
+    if (p.syscalls && p.syscall_sample == 1)
+        f["syscall_budget"] = std::to_string(p.syscall_budget);
+    if (p.stack_sample > 1)
+        f["stack_sample"] = std::to_string(p.stack_sample);
+    else if (p.stack_depth > 0)
+        f["stack_budget"] = std::to_string(p.stack_budget);
+    if (!p.holder_stacks)
+        f["timing_budget"] = std::to_string(p.timing_budget);
+    f["cpu_frequency_hz"] = std::to_string(p.cpu_frequency_hz);
+}
+
+} // namespace
+
+void selectLocks(const LockSelection& selection, AssembleOptions& assemble, probes::Options& probe)
+{
+    assemble.lock_types.insert(selection.types.begin(), selection.types.end());
+    for (const auto& l : selection.locks)
+        selectLock(l, assemble, probe);
+}
+
+std::map<std::string, std::string> recordFilters(const RecordOptions& o)
+{
+    std::map<std::string, std::string> f;
+    const probes::Options& p = o.probe;
+    if (!o.pids.empty())
+        f["pid"] = joined(o.pids);
+    if (o.all)
+        f["all"] = "true";
+    if (!p.comm.empty())
+        f["comm"] = p.comm;
+    if (!o.locks.types.empty())
+        f["lock_type"] = joined(o.locks.types);
+    if (!o.locks.locks.empty())
+        f["lock"] = joined(o.locks.locks);
+    if (!o.assemble.stack_contains.empty())
+        f["stack_contains"] = joined(o.assemble.stack_contains);
+    if (p.per_tgid)
+        f["per_tgid"] = "true";
+    if (p.per_cgroup)
+        f["per_cgroup"] = "true";
+    if (!o.cgroup.empty())
+        f["cgroup"] = o.cgroup;
+    if (p.lock_names)
+        f["lock_names"] = "true";
+    addSampling(p, f);
+    if (o.duration_s > 0)
+        f["duration_s"] = std::to_string(o.duration_s);
+    return f;
+}
+
+} // namespace lockscope::record

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// meta.filters as record derives it from its options, and the --lock syntax.
+#include <gtest/gtest.h>
+
+#include "lockscope/record/record_filters.h"
+#include "lockscope/record/recorder.h"
+
+using namespace lockscope::record;
+using lockscope::probes::Backend;
+
+TEST(RecordFilters, DefaultsSayHowEverythingIsSampled)
+{
+    RecordOptions o;
+    o.all = true;
+    o.probe.stack_budget = 1000;
+    o.probe.timing_budget = 20000;
+    o.probe.syscall_budget = 20000;
+    const std::map<std::string, std::string> want{
+        {"all", "true"},           {"stack_depth", "16"},       {"hold_sample", "1"},
+        {"syscall_sample", "1"},   {"syscall_budget", "20000"}, {"stack_budget", "1000"},
+        {"timing_budget", "20000"}, {"cpu_frequency_hz", "997"},
+    };
+    EXPECT_EQ(recordFilters(o), want);
+}
+
+TEST(RecordFilters, SelectionKeepsTheUsersSpellingAndOrder)
+{
+    RecordOptions o;
+    o.pids = {42, 7};
+    o.probe.comm = "semop-multi";
+    o.locks = {{"mutex", "spinlock"}, {"0xAbC", "mmap_lock"}};
+    o.assemble.stack_contains = {"sem", "ipc"};
+    o.cgroup = "/system.slice/x";
+    o.duration_s = 2;
+    const auto f = recordFilters(o);
+    EXPECT_EQ(f.at("pid"), "42,7");
+    EXPECT_EQ(f.at("comm"), "semop-multi");
+    EXPECT_EQ(f.at("lock_type"), "mutex,spinlock");
+    EXPECT_EQ(f.at("lock"), "0xAbC,mmap_lock");
+    EXPECT_EQ(f.at("stack_contains"), "sem,ipc");
+    EXPECT_EQ(f.at("cgroup"), "/system.slice/x");
+    EXPECT_EQ(f.at("duration_s"), std::to_string(2.0));
+}
+
+TEST(RecordFilters, OffProbesAndExclusiveKnobs)
+{
+    RecordOptions o;
+    o.probe.hold = Backend::Off;
+    o.probe.syscalls = false;
+    o.probe.stack_sample = 4;
+    o.probe.holder_stacks = true;
+    const auto f = recordFilters(o);
+    EXPECT_EQ(f.at("hold_sample"), "off");
+    EXPECT_EQ(f.at("syscall_sample"), "off");
+    EXPECT_FALSE(f.count("syscall_budget"));
+    EXPECT_EQ(f.at("stack_sample"), "4");
+    EXPECT_FALSE(f.count("stack_budget"));
+    EXPECT_FALSE(f.count("timing_budget")) << "holder stacks time every wait";
+    EXPECT_EQ(f.at("holder_stacks"), "true");
+}
+
+TEST(SelectLocks, KeysNamesAndAddresses)
+{
+    lockscope::record::AssembleOptions assemble;
+    lockscope::probes::Options probe;
+    selectLocks({{"rwsem:W"}, {"spinlock@sem_lock", "0x1f", "0XFF"}}, assemble, probe);
+    EXPECT_EQ(assemble.lock_types, (std::set<std::string>{"rwsem:W"}));
+    EXPECT_EQ(assemble.lock_keys, (std::set<std::string>{"spinlock@sem_lock"}));
+    EXPECT_EQ(assemble.lock_addrs, (std::set<uint64_t>{0x1f, 0xff}));
+    EXPECT_EQ(probe.lock_addrs, (std::vector<uint64_t>{0x1f, 0xff}));
+    EXPECT_THROW(selectLocks({{}, {"0x12zz"}}, assemble, probe), RecordError);
+}
