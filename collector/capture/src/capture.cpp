@@ -1,29 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "lockscope/capture/capture.h"
 
+#include "stats_json.h"
+
 #include <algorithm>
 
 namespace lockscope {
 
+// Every counter adds: the walk is over capture's one table of them, which
+// static_asserts that it names every field.
 Stats& Stats::operator+=(const Stats& o) noexcept
 {
-    static_assert(sizeof(Stats) == 15 * sizeof(uint64_t), "a new Stats field must be summed here");
-    events += o.events;
-    lost += o.lost;
-    map_full += o.map_full;
-    stack_failures += o.stack_failures;
-    aborted_waits += o.aborted_waits;
-    unmatched += o.unmatched;
-    recursion_misses += o.recursion_misses;
-    holder_not_found += o.holder_not_found;
-    stacks_unsampled += o.stacks_unsampled;
-    own_lock_events += o.own_lock_events;
-    impossible_holds += o.impossible_holds;
-    hold_races += o.hold_races;
-    waits_untimed += o.waits_untimed;
-    syscalls_untimed += o.syscalls_untimed;
-    cpu_unstacked += o.cpu_unstacked;
-    owner_stacks_unsampled += o.owner_stacks_unsampled;
+    for (const detail::StatsField& f : detail::kStatsFields)
+        this->*f.counter += o.*f.counter;
     return *this;
 }
 

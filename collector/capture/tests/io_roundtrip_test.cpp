@@ -129,7 +129,8 @@ TEST(CaptureRoundTrip, OwnerStacksUnsampledAreWrittenWhenNonZero)
     auto j = toJson(c);
     EXPECT_EQ(j.at("stats").at("owner_stacks_unsampled"), 5);
     EXPECT_EQ(fromJson(j).stats.owner_stacks_unsampled, 5u);
-=======
+}
+
 TEST(CaptureRoundTrip, HoldRacesAreWrittenWhenNonZero)
 {
     Capture c = makeSemopCapture(SemopScenario::Patched);
