@@ -37,10 +37,12 @@ TEST(CaptureRoundTrip, RealisticCaptureSurvivesJson)
 TEST(CaptureRoundTrip, EveryStatsCounterKeepsItsOwnValue)
 {
     Capture c = makeSemopCapture(SemopScenario::Baseline);
-    c.stats = Stats { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14 };
+    c.stats = Stats { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
     const nlohmann::json j = toJson(c);
-    EXPECT_EQ(j["stats"].size(), 14u);
-    EXPECT_EQ(j["stats"]["cpu_unstacked"], 14);
+    EXPECT_EQ(j["stats"].size(), 16u);
+    EXPECT_EQ(j["stats"]["hold_races"], 12);
+    EXPECT_EQ(j["stats"]["cpu_unstacked"], 15);
+    EXPECT_EQ(j["stats"]["owner_stacks_unsampled"], 16);
     EXPECT_EQ(parseCapture(j.dump()).stats, c.stats);
 
     c.stats = Stats {};
