@@ -17,6 +17,7 @@
 #include "lockscope/record/cgroup_paths.h"
 #include "lockscope/record/recorder.h"
 #include "lockscope/record/run_as.h"
+#include "lockscope/reports/render.h"
 #include "lockscope/util/output_file.h"
 
 namespace lockscope::cli {
@@ -370,7 +371,7 @@ void addRecordCommand(CLI::App& app, Result& result)
             result.exit_code = 1;
             return;
         }
-        std::fprintf(stderr, "\n%s", record::topLocksTable(capture).c_str());
+        std::fprintf(stderr, "\n%s", reports::topLocksTable(capture).c_str());
         if (capture.cpu.samples)
             std::fprintf(stderr, "CPU in spin-lock functions: %.1f%% of %llu samples\n",
                          100.0 * capture.cpu.lockShare(), static_cast<unsigned long long>(capture.cpu.samples));

@@ -30,4 +30,8 @@ struct RenderExtras {
 std::string render(const Report& report, Format format, const RenderExtras& extras = {});
 std::string render(const Comparison& comparison, Format format, const RenderExtras& extras = {});
 
+// The few lines `lockscope record` prints when it ends: the most contended
+// locks by total wait, one row each, keys cut to fit a terminal.
+std::string topLocksTable(const Capture& capture, size_t rows = 10);
+
 } // namespace lockscope::reports

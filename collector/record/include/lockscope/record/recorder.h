@@ -59,7 +59,5 @@ bool haveBpfPrivileges();
 // `log` gets the per-probe lines, the status line and warnings.
 Capture runRecord(const RecordOptions& options, std::FILE* log = stderr);
 
-// A short top-locks table (key, type, contended, total wait, max, avg).
-std::string topLocksTable(const Capture& capture, size_t rows = 10);
 
 } // namespace lockscope::record
