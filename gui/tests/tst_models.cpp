@@ -85,6 +85,10 @@ private slots:
                  qPrintable(tip));
         QVERIFY2(tip.contains(QStringLiteral("<br>\ncgroup")) && tip.contains(QStringLiteral("/ls/a</p>")),
                  qPrintable(tip));
+        // A global lock keyed by its symbol: the name would only repeat the key.
+        c.locks[0].key = c.locks[0].name = "rtnl_mutex";
+        model.setCapture(std::make_shared<const Capture>(c));
+        QCOMPARE(model.index(0, LockTableModel::Key).data().toString(), QStringLiteral("rtnl_mutex"));
     }
     void lockTable()
     {

@@ -68,9 +68,11 @@ QVariant LockTableModel::data(const QModelIndex& index, int role) const
         return display ? QVariant(formatCount(v)) : QVariant(qulonglong(v));
     };
     switch (index.column()) {
-    case Key: // the name (record --lock-names) beside the key; the cgroup is in the key
-        return lock.name.empty() || !display ? fromStd(lock.key)
-                                             : fromStd(lock.key) + QStringLiteral("  [") + fromStd(lock.name) + QLatin1Char(']');
+    case Key: { // the name (record --lock-names) beside the key; the cgroup is in the key
+        const std::string name = lock.nameBesideKey();
+        return name.empty() || !display ? fromStd(lock.key)
+                                        : fromStd(lock.key) + QStringLiteral("  [") + fromStd(name) + QLatin1Char(']');
+    }
     case Type:
         return fromStd(lock.type);
     case Instances:

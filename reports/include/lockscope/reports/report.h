@@ -51,9 +51,7 @@ struct HolderRow {
 struct LockRow {
     std::string key;
     std::string name;             // what the lock is (record --lock-names), "" if unknown
-    // The name where it says more than the key: a global lock is keyed by
-    // its symbol already (rtnl_mutex), and "rtnl_mutex rtnl_mutex" is noise.
-    std::string nameBesideKey() const { return name == key ? std::string() : name; }
+    std::string nameBesideKey() const { return Lock::nameBesideKey(key, name); } // see Lock's
     std::string cgroup;           // its waiters' cgroup v2 path (record --per-cgroup), "" if not split
     std::string type;
     std::string caller;           // first non-lock frame of the hottest path ("" if none)

@@ -148,6 +148,13 @@ struct Lock {
     Log2Hist wait;                    // over all sites
     Log2Hist hold;
     std::vector<LockSite> sites;
+    // The name where it says more than the key: a global lock is keyed by
+    // its symbol already (rtnl_mutex), and "rtnl_mutex rtnl_mutex" is noise.
+    std::string nameBesideKey() const { return nameBesideKey(key, name); }
+    static std::string nameBesideKey(const std::string& key, const std::string& name)
+    {
+        return name == key ? std::string() : name;
+    }
     bool operator==(const Lock&) const = default;
 };
 
