@@ -76,7 +76,7 @@ void checkTargets(const RecordOptions& opt)
     for (pid_t p : opt.pids)
         if (!processExists(p))
             throw RecordError("-p " + std::to_string(p) + ": no such process");
-    if (!opt.command.empty() && findExecutable(opt.command[0]).empty())
+    if (!opt.command.empty() && util::findExecutable(opt.command[0]).empty())
         throw RecordError("cannot run '" + opt.command[0] +
                           "': not found or not executable (check the command after --)");
 }

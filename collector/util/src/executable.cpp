@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-namespace lockscope {
+namespace lockscope::util {
 
 namespace {
 
@@ -44,4 +44,4 @@ std::string findExecutable(const std::string& name)
     return {};
 }
 
-} // namespace lockscope
+} // namespace lockscope::util

@@ -46,21 +46,21 @@ TEST_F(FindExecutable, SkipsDirectoriesAndFilesItMayNotRun)
 {
     // Root may execute a file without x bits set for it only when some x bit
     // is set: a/plain has none, so it is skipped for root too.
-    EXPECT_EQ(lockscope::findExecutable("prog"), (dir_ / "b" / "prog").string());
-    EXPECT_EQ(lockscope::findExecutable("plain"), (dir_ / "b" / "plain").string());
+    EXPECT_EQ(lockscope::util::findExecutable("prog"), (dir_ / "b" / "prog").string());
+    EXPECT_EQ(lockscope::util::findExecutable("plain"), (dir_ / "b" / "plain").string());
 }
 
 TEST_F(FindExecutable, NameWithASlashIsTakenAsIs)
 {
-    EXPECT_EQ(lockscope::findExecutable((dir_ / "b" / "prog").string()), (dir_ / "b" / "prog").string());
-    EXPECT_EQ(lockscope::findExecutable((dir_ / "a" / "prog").string()), "") << "a directory";
-    EXPECT_EQ(lockscope::findExecutable((dir_ / "nope").string()), "");
+    EXPECT_EQ(lockscope::util::findExecutable((dir_ / "b" / "prog").string()), (dir_ / "b" / "prog").string());
+    EXPECT_EQ(lockscope::util::findExecutable((dir_ / "a" / "prog").string()), "") << "a directory";
+    EXPECT_EQ(lockscope::util::findExecutable((dir_ / "nope").string()), "");
 }
 
 TEST_F(FindExecutable, UnknownAndEmptyNamesAreNotFound)
 {
-    EXPECT_EQ(lockscope::findExecutable("no-such-program-here"), "");
-    EXPECT_EQ(lockscope::findExecutable(""), "");
+    EXPECT_EQ(lockscope::util::findExecutable("no-such-program-here"), "");
+    EXPECT_EQ(lockscope::util::findExecutable(""), "");
 }
 
 TEST_F(FindExecutable, EmptyPathEntryIsTheCurrentDirectory)
@@ -68,7 +68,7 @@ TEST_F(FindExecutable, EmptyPathEntryIsTheCurrentDirectory)
     ::setenv("PATH", ":", 1);
     const fs::path cwd = fs::current_path();
     fs::current_path(dir_ / "b");
-    EXPECT_EQ(lockscope::findExecutable("prog"), "./prog");
+    EXPECT_EQ(lockscope::util::findExecutable("prog"), "./prog");
     fs::current_path(cwd);
 }
 

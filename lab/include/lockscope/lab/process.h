@@ -37,7 +37,7 @@ ProcessResult runProcess(const std::vector<std::string>& argv, double timeout_s,
                          const std::function<void(std::string_view)>& on_output = {},
                          const std::function<bool()>& should_stop = {});
 
-using lockscope::findExecutable; // lockscope/util/executable.h
+using lockscope::util::findExecutable; // lockscope/util/executable.h
 
 // Quotes one word for a POSIX shell (the guest's busybox ash, sh -c on the host).
 std::string shellQuote(std::string_view word);

@@ -3,7 +3,7 @@
 
 #include <string>
 
-namespace lockscope {
+namespace lockscope::util {
 
 // What execvp would run for name: name itself when it holds a '/', else the
 // first PATH entry (an empty one is ".") holding a regular file we may
@@ -11,4 +11,4 @@ namespace lockscope {
 // before any work (a recording's probes, a lab's boot) is started.
 std::string findExecutable(const std::string& name);
 
-} // namespace lockscope
+} // namespace lockscope::util
