@@ -127,6 +127,31 @@ static __always_inline bool acquire_push(__u64 lock, __u32 variant, struct ls_ac
 }
 
 /*
+ * One CPU never holds a spinlock twice (it would deadlock), so once lock is
+ * taken at d, any other entry for it is stale: an acquisition whose release
+ * this CPU never saw (the unlock program skipped as a re-entry). Left there,
+ * a later release of lock paired with it and filed a hold of seconds. The
+ * entry becomes a tombstone in place, which release_find never matches and
+ * release_commit pops once it reaches the top. Moving no entry and no depth,
+ * it keeps what an interrupted push or release relies on: their entries stay
+ * where they were, and the gen bump of our own push already makes them check.
+ * The one entry wrongly hit: an irq takes lock while the code it interrupted
+ * is in the unlock program for it, its entry not yet popped; that release is
+ * then lost (counted unmatched), never filed against the wrong stamp.
+ */
+static __always_inline void drop_stale(struct ls_held_stack *s, __u64 lock, __u32 d)
+{
+    __u32 depth = s->depth;
+
+    for (__u32 i = 0; i < LS_HOLD_NEST; i++) {
+        if (i < depth && i != d && s->e[i].lock == lock) {
+            s->e[i].lock = LS_HOLD_STALE_LOCK;
+            count(LS_C_HOLD_STALE);
+        }
+    }
+}
+
+/*
  * Writes the walked stack and the lock into the entry acquire_push made. An
  * irq during the walk may have moved it (its release of a lock below ours
  * closes the gap; its push onto a full stack evicts the bottom): the entry
@@ -159,6 +184,7 @@ static __always_inline void acquire_publish(__u64 lock, const struct ls_acquire_
     d &= LS_HOLD_NEST - 1; /* for the verifier: at came through memory */
     s->e[d].kstack = kstack;
     s->e[d].lock = lock;
+    drop_stale(s, lock, d);
 }
 
 static __always_inline void on_acquired(void *ctx, __u64 lock, __u32 variant)
@@ -325,7 +351,13 @@ static __always_inline bool release_commit(__u64 lock, const struct ls_release_a
         if ((__u32)j >= found && (__u32)j + 1 < d)
             s->e[j] = s->e[j + 1];
     }
-    s->depth = d - 1;
+    /* Tombstones drop_stale left that are now on top go too. */
+    d--;
+    for (int j = LS_HOLD_NEST - 1; j >= 0; j--) {
+        if ((__u32)j + 1 == d && s->e[j].lock == LS_HOLD_STALE_LOCK)
+            d = j;
+    }
+    s->depth = d;
     if (!holder_track)
         hold_close(lock, &e, at->now);
     return true;

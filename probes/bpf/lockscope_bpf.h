@@ -23,6 +23,7 @@
 #define LS_HOLDER_MAX_CPUS 128 /* CPUs a contention_begin scans for the holder */
 #define LS_RELEASED 8          /* per-CPU ring of recent releases (holder stacks; power of two) */
 #define LS_STACK_PENDING (-2)  /* held entry published, its stack walk still running */
+#define LS_HOLD_STALE_LOCK 1   /* held entry's lock once a later acquisition showed it stale (no lock lives at 1) */
 #define LS_STACK_UNSAMPLED (-3) /* wait whose stack was not walked (Options::stack_sample) */
 #define LS_HOLD_SID_UNSAMPLED 0xffff /* hold table key's stack field for LS_STACK_UNSAMPLED (ids + 1 stay below) */
 #define LS_WAIT_DONE 4         /* per-CPU ring of ended waits not yet in their histograms (power of two) */
@@ -327,6 +328,7 @@ enum ls_counter {
     LS_C_HOLD_IMPOSSIBLE, /* holds that ended before they began (dropped, see hold_close) */
     LS_C_OWNER_STACK_UNSAMPLED, /* lock owners read whose stack was not walked (the wait's was not) */
     LS_C_HOLD_RACED,     /* pairings an irq moved the held stack under, which the unchecked code got wrong (redone) */
+    LS_C_HOLD_STALE,     /* held entries whose release was never seen, found when their lock was taken again */
     /*
      * Not a counter: per-CPU "a bpf_get_stackid is running" flag (see
      * stack_id in common.bpf.h). It lives here because this map is the one

@@ -79,6 +79,7 @@ public:
         s.stats.holder_not_found = c(LS_C_HOLDER_MISSING);
         s.stats.impossible_holds = c(LS_C_HOLD_IMPOSSIBLE);
         s.stats.hold_races = c(LS_C_HOLD_RACED);
+        s.stats.stale_holds = c(LS_C_HOLD_STALE);
         s.stats.stacks_unsampled += c(LS_C_STACK_UNSAMPLED); // untimed waits included: never walked
         s.stats.cpu_unstacked = c(LS_C_CPU_UNSTACKED);
         s.stats.owner_stacks_unsampled = c(LS_C_OWNER_STACK_UNSAMPLED);

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <string>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -96,6 +97,22 @@ protected:
         uint32_t key = 0;
         bpf_map_lookup_elem(bpf_map__fd(skel_->maps.held), &key, v.data());
         return v[0].depth;
+    }
+
+    // This CPU's held stack, read and rewritten as a whole.
+    ls_held_stack heldStack() const
+    {
+        std::vector<ls_held_stack> v(static_cast<size_t>(libbpf_num_possible_cpus()));
+        uint32_t key = 0;
+        EXPECT_EQ(bpf_map_lookup_elem(bpf_map__fd(skel_->maps.held), &key, v.data()), 0);
+        return v[0];
+    }
+    void setHeldStack(const ls_held_stack& held)
+    {
+        std::vector<ls_held_stack> v(static_cast<size_t>(libbpf_num_possible_cpus()));
+        v[0] = held;
+        uint32_t key = 0;
+        ASSERT_EQ(bpf_map_update_elem(bpf_map__fd(skel_->maps.held), &key, v.data(), BPF_ANY), 0);
     }
 
     std::unique_ptr<ls_hold_testrun, Destroy> skel_;
@@ -250,6 +267,55 @@ TEST_F(HoldLogic, AnIrqDuringTheWalkDoesNotMoveTheLockOntoAnotherEntry)
     unlock(B);
     EXPECT_EQ(holds()[B].count(), 1u) << "B keeps its own entry and stamp";
     EXPECT_EQ(depth(), 0u);
+}
+
+// A's release was missed (the unlock program skipped as a re-entry), then A
+// is taken again: one CPU cannot hold A twice, so the older entry is stale.
+// It is dropped and counted, the release pairs with the new acquisition, and
+// nothing is left for a later release whose acquisition went unseen, which
+// used to pair with the stale entry and file a hold of seconds. The stale
+// entry is aged an hour by hand so that a pairing with it cannot pass for a
+// short hold. With M taken in between, the dropped entry is buried under M
+// and goes once M's release brings it to the top.
+TEST_F(HoldLogic, ATakenAgainAfterAMissedReleaseDropsTheStaleEntry)
+{
+    constexpr uint64_t hour = 3600ULL * 1000 * 1000 * 1000;
+    constexpr uint64_t M = B;
+    for (bool between : { false, true }) {
+        for (bool holder_track : { false, true }) {
+            SCOPED_TRACE(std::string(between ? "M between" : "nothing between") +
+                (holder_track ? ", holder tracking" : ""));
+            load(1, 0, holder_track);
+            lock(A); // its release is missed
+            ls_held_stack held = heldStack();
+            ASSERT_EQ(held.depth, 1u);
+            held.e[0].ts -= hour;
+            setHeldStack(held);
+            if (between)
+                lock(M);
+            lock(A);
+            held = heldStack();
+            ASSERT_EQ(held.depth, between ? 3u : 2u);
+            EXPECT_EQ(held.e[0].lock, uint64_t { LS_HOLD_STALE_LOCK });
+            EXPECT_EQ(counter(LS_C_HOLD_STALE), 1u);
+            unlock(A);
+            auto h = holds();
+            ASSERT_EQ(h[A].count(), 1u);
+            EXPECT_LT(h[A].max(), hour) << "paired with the second acquisition";
+            if (between) {
+                EXPECT_EQ(depth(), 2u) << "M still held over the stale entry";
+                unlock(M);
+                EXPECT_EQ(holds()[M].count(), 1u);
+            }
+            EXPECT_EQ(depth(), 0u) << "no stale entry left";
+            unlock(A); // a release whose acquisition went unseen
+            h = holds();
+            EXPECT_EQ(h[A].count(), 1u) << "not paired with the stale entry";
+            EXPECT_LT(h[A].max(), hour);
+            EXPECT_EQ(counter(LS_C_HOLD_UNMATCHED), 1u);
+            EXPECT_EQ(counter(LS_C_HOLD_STALE), 1u);
+        }
+    }
 }
 
 TEST_F(HoldLogic, RepeatedHoldsAccumulateInOneSlot)

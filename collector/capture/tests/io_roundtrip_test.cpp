@@ -37,12 +37,13 @@ TEST(CaptureRoundTrip, RealisticCaptureSurvivesJson)
 TEST(CaptureRoundTrip, EveryStatsCounterKeepsItsOwnValue)
 {
     Capture c = makeSemopCapture(SemopScenario::Baseline);
-    c.stats = Stats { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+    c.stats = Stats { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17 };
     const nlohmann::json j = toJson(c);
-    EXPECT_EQ(j["stats"].size(), 16u);
+    EXPECT_EQ(j["stats"].size(), 17u);
     EXPECT_EQ(j["stats"]["hold_races"], 12);
     EXPECT_EQ(j["stats"]["cpu_unstacked"], 15);
     EXPECT_EQ(j["stats"]["owner_stacks_unsampled"], 16);
+    EXPECT_EQ(j["stats"]["stale_holds"], 17);
     EXPECT_EQ(parseCapture(j.dump()).stats, c.stats);
 
     c.stats = Stats {};

@@ -109,6 +109,8 @@ void reportCounters(const Stats& st, std::FILE* log)
          "was not walked either (stack budget; --stack-budget 0 walks every one)"},
         {&Stats::holder_not_found, "note: ",
          " contended spinlock waits found no holder on another CPU (holder stacks are approximate)"},
+        {&Stats::stale_holds, "note: ",
+         " spin-lock acquisitions whose release was missed (re-entry) were dropped when their lock was taken again"},
         {&Stats::impossible_holds, "warning: ", " spin-lock holds released before they were acquired were dropped"},
     };
     for (const CounterLine& line : kLines)

@@ -78,6 +78,8 @@ struct Stats {
                                   // stack could not be kept (stack maps full or the walk failed)
     uint64_t owner_stacks_unsampled = 0; // lock owners named without their stack: the wait's own
                                          // stack was not walked (stack budget), so neither was theirs
+    uint64_t stale_holds = 0;     // held-stack entries whose release was never seen, dropped when
+                                  // their lock was taken again (see hold_common.bpf.h drop_stale)
     // Field by field, for the totals of several runs (capture.cpp lists every field).
     Stats& operator+=(const Stats& other) noexcept;
     bool operator==(const Stats&) const = default;
