@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "contention_gen.h"
 
+#include "spin_contention.h"
+
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -14,37 +16,13 @@
 #include <vector>
 
 #include <fcntl.h>
-#include <sys/ipc.h>
-#include <sys/sem.h>
 #include <unistd.h>
 
 namespace lockscope::probes::test {
 
 uint64_t semopContention(unsigned threads, unsigned iterations)
 {
-    const int id = semget(IPC_PRIVATE, 8, IPC_CREAT | 0600);
-    if (id < 0)
-        throw std::runtime_error(std::string("semget: ") + std::strerror(errno));
-    std::atomic<uint64_t> calls { 0 };
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t) {
-        pool.emplace_back([&, t] {
-            const unsigned short a = static_cast<unsigned short>(t % 8);
-            const unsigned short b = static_cast<unsigned short>((t + 1) % 8);
-            sembuf up[2] = { { a, 1, 0 }, { b, 1, 0 } };
-            sembuf down[2] = { { a, -1, 0 }, { b, -1, 0 } };
-            for (unsigned i = 0; i < iterations; ++i) {
-                if (semop(id, up, 2) == 0)
-                    calls.fetch_add(1, std::memory_order_relaxed);
-                if (semop(id, down, 2) == 0)
-                    calls.fetch_add(1, std::memory_order_relaxed);
-            }
-        });
-    }
-    for (auto& th : pool)
-        th.join();
-    semctl(id, 0, IPC_RMID);
-    return calls.load();
+    return lockscope::test::semopContention(threads, iterations);
 }
 
 uint64_t fileWriteContention(unsigned threads, unsigned iterations)

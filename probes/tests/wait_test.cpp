@@ -185,7 +185,10 @@ TEST(WaitProbe, StackSampleWalksOneInNWaits)
     Snapshot snap;
     uint64_t walked = 0, unwalked = 0;
     for (int round = 0; round < 20 && walked + unwalked < 200; ++round) {
+        // Spinning waits where the kernel reports them, sleeping ones (the
+        // file's i_rwsem) everywhere: the sampling applies to both.
         test::semopContention(4, 20000);
+        test::fileWriteContention(4, 2000);
         snap = session->snapshot();
         walked = unwalked = 0;
         for (const LockRecord& r : snap.waits)

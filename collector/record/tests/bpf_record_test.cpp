@@ -15,6 +15,7 @@
 
 #include "lockscope/capture/io.h"
 #include "run_process.h"
+#include "spin_contention.h"
 
 using namespace record_test;
 using lockscope::Capture;
@@ -126,6 +127,15 @@ TEST_F(RecordBpf, SemopWorkloadLocksStacksAndHistograms)
     EXPECT_NE(r.exit.err.find("lock_contention: attached via " + wait->hook), std::string::npos) << r.exit.err;
     EXPECT_NE(r.exit.err.find("capture written to"), std::string::npos) << r.exit.err;
 
+    EXPECT_EQ(c.meta.label, "test");
+    EXPECT_FALSE(c.meta.kernel_release.empty());
+    EXPECT_GT(c.meta.duration_s, 1.0);
+    EXPECT_EQ(c.workload.exit_status, 0);
+    ASSERT_TRUE(c.workload.results.contains("ops_per_sec")) << c.workload.results.dump();
+    EXPECT_GT(c.workload.results["ops_per_sec"].get<double>(), 0.0);
+    EXPECT_NE(r.exit.out.find("lockscope_result"), std::string::npos) << "workload stdout not passed through";
+
+    LOCKSCOPE_REQUIRE_SPIN_WAITS();
     const lockscope::Lock* sem = nullptr;
     for (const auto& l : c.locks)
         if (throughSemCode(c, l) && (!sem || l.wait.count() > sem->wait.count()))
@@ -150,13 +160,6 @@ TEST_F(RecordBpf, SemopWorkloadLocksStacksAndHistograms)
     }
     EXPECT_EQ(siteCount, sem->wait.count());
 
-    EXPECT_EQ(c.meta.label, "test");
-    EXPECT_FALSE(c.meta.kernel_release.empty());
-    EXPECT_GT(c.meta.duration_s, 1.0);
-    EXPECT_EQ(c.workload.exit_status, 0);
-    ASSERT_TRUE(c.workload.results.contains("ops_per_sec")) << c.workload.results.dump();
-    EXPECT_GT(c.workload.results["ops_per_sec"].get<double>(), 0.0);
-    EXPECT_NE(r.exit.out.find("lockscope_result"), std::string::npos) << "workload stdout not passed through";
 }
 
 namespace {
@@ -498,6 +501,7 @@ TEST_F(RecordBpf, StackBudgetBoundsWalksAndKeepsEveryWait)
     const Capture c = lockscope::readCapture(cap);
     EXPECT_EQ(c.meta.filters.at("stack_budget"), "500");
 
+    LOCKSCOPE_REQUIRE_SPIN_WAITS();
     uint64_t walked = 0, unwalked = 0;
     for (const auto& l : c.locks)
         for (const auto& site : l.sites) {
@@ -602,6 +606,7 @@ TEST_F(RecordBpf, ExistingPidUntilItExits)
     Capture c = lockscope::readCapture(cap);
     EXPECT_EQ(c.meta.filters.at("pid"), std::to_string(workload.pid()));
     EXPECT_LT(c.meta.duration_s, 60.0);
+    LOCKSCOPE_REQUIRE_SPIN_WAITS();
     bool sem = false;
     for (const auto& l : c.locks)
         sem |= throughSemCode(c, l) && l.wait.count() > 0;

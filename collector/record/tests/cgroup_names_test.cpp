@@ -19,6 +19,7 @@
 #include "lockscope/capture/io.h"
 #include "lockscope/record/cgroup_paths.h"
 #include "run_process.h"
+#include "spin_contention.h"
 
 using namespace record_test;
 
@@ -232,6 +233,7 @@ TEST(RecordLockNames, ASemaphoreArrayLockIsNamedByItsSlabCache)
     ASSERT_NE(st, nullptr);
     if (st->reason.find("via bpf_get_kmem_cache") == std::string::npos)
         GTEST_SKIP() << "skipped: no slab cache names on this kernel: " << st->reason;
+    LOCKSCOPE_REQUIRE_SPIN_WAITS();
     const lockscope::Lock* sem = nullptr;
     for (const auto& l : c.locks)
         if (l.type == "spinlock" && l.key.find("sem") != std::string::npos && (!sem || l.wait.count() > sem->wait.count()))
