@@ -375,6 +375,8 @@ void addRecordCommand(CLI::App& app, Result& result)
         if (capture.cpu.samples)
             std::fprintf(stderr, "CPU in spin-lock functions: %.1f%% of %llu samples\n",
                          100.0 * capture.cpu.lockShare(), static_cast<unsigned long long>(capture.cpu.samples));
+        if (auto hidden = reports::hiddenSpinWaits(capture); !hidden.empty())
+            std::fprintf(stderr, "note: %s\n", hidden.c_str());
         if (capture.workload.signal)
             std::fprintf(stderr, "workload killed by signal %d\n", *capture.workload.signal);
         else if (capture.workload.exit_status && *capture.workload.exit_status != 0)

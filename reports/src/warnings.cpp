@@ -1,7 +1,35 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "warnings.h"
 
+#include "lockscope/reports/render.h"
+
+#include <algorithm>
+
 namespace lockscope::reports {
+
+namespace {
+
+bool spinningType(const std::string& type) { return type == "spinlock" || type.rfind("rwlock", 0) == 0; }
+
+} // namespace
+
+// An empty lock table must not read as "no spinlock contention" where the
+// kernel does not report spinning waits (docs/recording.md).
+std::string hiddenSpinWaits(const Capture& c)
+{
+    const bool waitProbe = std::any_of(c.probes.begin(), c.probes.end(),
+        [](const ProbeStatus& p) { return p.name == "lock_contention" && p.attached; });
+    if (!waitProbe || c.cpu.samples < 100 || c.cpu.lock_samples * 20 < c.cpu.samples)
+        return {};
+    for (const auto& l : c.locks)
+        if (spinningType(l.type) && l.wait.count() > 0)
+            return {};
+    return std::to_string(c.cpu.lock_samples * 100 / c.cpu.samples) +
+           "% of CPU samples spin in spinlock code, yet no spinning lock wait was reported: this kernel's spinlock "
+           "waits do not reach lock:contention_begin (a VM without paravirt spinlocks spins in a test-and-set "
+           "loop; with 2 CPUs a lone waiter spins on the qspinlock pending bit); the CPU share and its stacks show "
+           "that contention";
+}
 
 std::vector<std::string> captureWarnings(const Capture& c, const std::string& side)
 {
@@ -33,6 +61,8 @@ std::vector<std::string> captureWarnings(const Capture& c, const std::string& si
         if (!probe.attached && !(syscallsSkipped && probe.name == "syscalls"))
             w.push_back(p + "probe " + probe.name + (probe.target.empty() ? "" : " (" + probe.target + ")") + " skipped: " +
                         (probe.reason.empty() ? std::string("no reason recorded") : probe.reason));
+    if (auto spin = hiddenSpinWaits(c); !spin.empty())
+        w.push_back(p + spin);
     if (c.locks.empty() && c.syscalls.empty() && c.functions.empty() && c.cpu.samples == 0)
         w.push_back(p + "the capture holds no lock, syscall or CPU data (was the workload contended?)");
     return w;

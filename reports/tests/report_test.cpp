@@ -163,6 +163,42 @@ TEST(Report, SaysHowManyOwnersWentWithoutTheirStack)
         "owner_stacks_unsampled"));
 }
 
+// The CPUs spin in spinlock code while the attached wait probe saw no
+// spinning wait (a VM without paravirt spinlocks): the report says that the
+// kernel hides them, and stops saying it once one spinning wait is there.
+TEST(Report, SaysWhenTheCpusSpinButNoSpinningWaitWasReported)
+{
+    Capture c;
+    c.probes.push_back({ "lock_contention", "lock:contention_begin,lock:contention_end", "tp_btf", true, "" });
+    c.cpu.samples = 1000;
+    c.cpu.lock_samples = 300;
+    Lock rwsem;
+    rwsem.key = "mmap_lock";
+    rwsem.type = "rwsem:W";
+    rwsem.wait.add(1000);
+    c.locks.push_back(rwsem);
+    auto said = [](const Capture& cap) {
+        for (const auto& w : buildReport(cap).warnings)
+            if (w.find("no spinning lock wait was reported") != std::string::npos)
+                return w;
+        return std::string();
+    };
+    EXPECT_EQ(said(c).rfind("30% of CPU samples spin in spinlock code", 0), 0u) << said(c);
+    Capture few = c;
+    few.cpu.lock_samples = 40; // 4%: not a spinning workload
+    EXPECT_EQ(said(few), "");
+    Capture noProbe = c;
+    noProbe.probes[0].attached = false; // its own skip line says why
+    EXPECT_EQ(said(noProbe), "");
+    Capture seen = c;
+    Lock spin;
+    spin.key = "spinlock@sem_lock";
+    spin.type = "spinlock";
+    spin.wait.add(500);
+    seen.locks.push_back(spin);
+    EXPECT_EQ(said(seen), "");
+}
+
 TEST(Report, NumericFieldsFlatten)
 {
     const auto f = numericFields(nlohmann::json{{"a", 1}, {"b", {{"c", 2.5}, {"s", "x"}}}, {"arr", {1, 2}}});

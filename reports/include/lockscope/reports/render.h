@@ -34,4 +34,9 @@ std::string render(const Comparison& comparison, Format format, const RenderExtr
 // locks by total wait, one row each, keys cut to fit a terminal.
 std::string topLocksTable(const Capture& capture, size_t rows = 10);
 
+// Empty, or the warning that the CPUs spin in spinlock code while the
+// attached wait probe saw no spinning wait: this kernel hides them. Every
+// report carries it; record prints it when it ends.
+std::string hiddenSpinWaits(const Capture& capture);
+
 } // namespace lockscope::reports
