@@ -149,6 +149,29 @@ for m, v in runs.items():
     print(f"{wl:<13} {m:<16} {med:>13.0f} {1 - med / base:>9.1%} {cost[m]:>9.1%} {spread:>8.0%}"
           f"   {min(paired):+.1%} .. {max(paired):+.1%}" if m != "alone" else
           f"{wl:<13} {m:<16} {med:>13.0f} {'':>9} {'':>9} {spread:>8.0%}")
+# A workload that runs in two modes (semop-multi: ~6M or ~2M ops/s from run
+# to run) pairs runs of different modes, which swamps a cost of a few
+# percent. Split alone's and lockscope's runs (perf's are slower by
+# themselves) at the geometric middle of the extremes when they span over
+# 2x, and compare each mode with alone's runs of the same mode;
+# how often each mode ran says whether recording moves the workload between
+# them.
+every = [x for m, v in runs.items() if m == "alone" or m.startswith("lockscope") for x in v]
+if max(every) > 2 * min(every):
+    cut = (max(every) * min(every)) ** 0.5
+    print(f"{wl}: two modes, split at {cut:.0f} ops/s (fast: runs above it)")
+    for mode_name, keep in (("fast", lambda x: x > cut), ("slow", lambda x: x <= cut)):
+        a = [x for x in alone if keep(x)]
+        for m, v in runs.items():
+            if m != "alone" and not m.startswith("lockscope"):
+                continue
+            mv = [x for x in v if keep(x)]
+            line = f"{wl:<13} {m:<16} {mode_name}: {len(mv)}/{len(v)} runs"
+            if mv:
+                line += f", median {statistics.median(mv):.0f}"
+                if m != "alone" and a:
+                    line += f", cost {1 - statistics.median(mv) / statistics.median(a):+.1%} against alone's {mode_name} runs"
+            print(line)
 if "perf-lock" in cost:
     pc = cost["perf-lock"]
     for m, c in cost.items():
