@@ -13,7 +13,9 @@
 #include <csignal>
 #include <cstring>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -152,6 +154,28 @@ TEST(Workloads, DpathStress)
     auto j = resultOf(r);
     expectSane(j, "dpath-stress");
     EXPECT_GT(j.at("renames").get<uint64_t>(), 0u);
+}
+
+// A chain deeper than any path mkdir takes (2000 levels, ~4,000 bytes from
+// the temp root) is built, read by getcwd and removed; paused renamers
+// rename once per pause.
+TEST(Workloads, DpathStressDeepChainAndRarePauses)
+{
+    std::set<std::string> before;
+    for (const auto& e : std::filesystem::directory_iterator("/tmp"))
+        before.insert(e.path().filename().string());
+    Outcome r = run("dpath-stress --readers 1 --renamers 1 --rename-pause 100 --depth 2000 --duration 0.5");
+    ASSERT_EQ(r.status, 0) << r.out;
+    auto j = resultOf(r);
+    expectSane(j, "dpath-stress");
+    EXPECT_EQ(j.at("depth"), 2000);
+    const auto renames = j.at("renames").get<uint64_t>();
+    EXPECT_GE(renames, 2u);
+    EXPECT_LE(renames, 20u) << "a pair of renames per 100 ms pause over 0.5 s";
+    for (const auto& e : std::filesystem::directory_iterator("/tmp")) {
+        const auto name = e.path().filename().string();
+        EXPECT_FALSE(name.rfind("lockscope-dpath-", 0) == 0 && !before.count(name)) << "left behind: " << name;
+    }
 }
 
 TEST(Workloads, BadArgumentsAreOneLineAndExitTwo)

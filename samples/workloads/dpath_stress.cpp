@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -28,7 +29,10 @@ struct alignas(64) Counter {
 };
 
 // A private directory tree, removed on destruction (also after SIGINT/SIGTERM,
-// which StopControl turns into a normal return).
+// which StopControl turns into a normal return). The chain is built and left
+// as the working directory one level at a time, with one-letter names, so
+// that a chain of 2000 stays within PATH_MAX for getcwd() while no path
+// handed to mkdir or rmdir is long.
 class Tree {
 public:
     Tree(const std::string& program, int64_t depth, int64_t renamers) : program_(program)
@@ -37,21 +41,26 @@ public:
         if (!mkdtemp(tmpl))
             die(program_, "mkdtemp(/tmp/lockscope-dpath-XXXXXX)");
         root_ = tmpl;
-        std::string p = root_;
-        for (int64_t i = 0; i < depth; ++i) {
-            p += "/level" + std::to_string(i);
-            make(p);
-            chain_.push_back(p);
-        }
-        deepest_ = p;
         for (int64_t r = 0; r < renamers; ++r) {
             make(root_ + "/r" + std::to_string(r));
             make(root_ + "/r" + std::to_string(r) + "/a");
         }
         renamers_ = renamers;
+        if (chdir(root_.c_str()) < 0)
+            die(program_, "chdir " + root_);
+        for (; depth_ < depth; ++depth_) {
+            make("d");
+            if (chdir("d") < 0)
+                die(program_, "chdir into level " + std::to_string(depth_ + 1));
+        }
     }
     ~Tree()
     {
+        for (; depth_ > 0; --depth_)
+            if (chdir("..") < 0 || rmdir("d") < 0) {
+                std::perror("removing the directory chain");
+                break;
+            }
         if (chdir("/") < 0)
             std::perror("chdir /");
         for (int64_t r = 0; r < renamers_; ++r) {
@@ -60,11 +69,8 @@ public:
             rmdir((d + "/b").c_str());
             rmdir(d.c_str());
         }
-        for (auto it = chain_.rbegin(); it != chain_.rend(); ++it)
-            rmdir(it->c_str());
         rmdir(root_.c_str());
     }
-    const std::string& deepest() const { return deepest_; }
     std::string renameDir(int64_t r) const { return root_ + "/r" + std::to_string(r); }
 
 private:
@@ -73,9 +79,8 @@ private:
         if (mkdir(path.c_str(), 0700) < 0)
             die(program_, "mkdir " + path);
     }
-    std::string program_, root_, deepest_;
-    std::vector<std::string> chain_;
-    int64_t renamers_ = 0;
+    std::string program_, root_;
+    int64_t depth_ = 0, renamers_ = 0;
 };
 
 void reader(const StopControl& stop, Counter& c, size_t expectedLength)
@@ -90,7 +95,10 @@ void reader(const StopControl& stop, Counter& c, size_t expectedLength)
     }
 }
 
-void renamer(const StopControl& stop, Counter& c, const std::string& dir)
+// pause > 0 makes renames rare: each is then a lone trigger whose effect on
+// the readers (one failed lockless pass, or a cascade of them) can be told
+// apart from the renames themselves.
+void renamer(const StopControl& stop, Counter& c, const std::string& dir, std::chrono::microseconds pause)
 {
     std::string a = dir + "/a", b = dir + "/b";
     while (!stop.stopping()) {
@@ -99,6 +107,8 @@ void renamer(const StopControl& stop, Counter& c, const std::string& dir)
             return;
         }
         c.ops += 2;
+        if (pause.count() > 0)
+            std::this_thread::sleep_for(pause);
     }
 }
 
@@ -107,20 +117,19 @@ void renamer(const StopControl& stop, Counter& c, const std::string& dir)
 int main(int argc, char** argv)
 {
     int64_t readers = 4, renamers = 2, depth = 16;
-    double duration = 5.0;
+    double duration = 5.0, pauseMs = 0;
     Flags flags("dpath-stress",
                 "Reader threads calling getcwd() in a deep directory while renamer threads rename\n"
                 "directories: contention on the rename_lock seqlock of the dentry cache.");
     flags.addInt("readers", &readers, 1, 4096, "getcwd() threads");
     flags.addInt("renamers", &renamers, 0, 4096, "rename() threads");
-    flags.addInt("depth", &depth, 1, 200, "depth of the working directory below the temp root");
+    flags.addInt("depth", &depth, 1, 2000, "depth of the working directory below the temp root");
+    flags.addDouble("rename-pause", &pauseMs, 0, 60000, "milliseconds each renamer sleeps after a rename pair");
     flags.addDouble("duration", &duration, 0.01, 86400, "seconds to run");
     flags.parse(argc, argv);
 
     StopControl stop;
-    Tree tree(flags.program(), depth, renamers);
-    if (chdir(tree.deepest().c_str()) < 0)
-        die(flags.program(), "chdir " + tree.deepest());
+    Tree tree(flags.program(), depth, renamers); // leaves us at the deepest level
     char resolved[PATH_MAX];
     if (!getcwd(resolved, sizeof resolved))
         die(flags.program(), "getcwd");
@@ -133,7 +142,8 @@ int main(int argc, char** argv)
         pool.emplace_back(reader, std::cref(stop), std::ref(c), expectedLength);
     for (int64_t r = 0; r < renamers; ++r)
         pool.emplace_back(renamer, std::cref(stop), std::ref(renameCounts[static_cast<size_t>(r)]),
-                          tree.renameDir(r));
+                          tree.renameDir(r),
+                          std::chrono::microseconds(static_cast<int64_t>(pauseMs * 1000)));
     bool interrupted = stop.waitForStop(duration);
     for (auto& t : pool)
         t.join();
