@@ -8,10 +8,10 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <ctime>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -30,7 +30,7 @@ uint64_t fileWriteContention(unsigned threads, unsigned iterations)
     char path[] = "/tmp/lockscope-probes-XXXXXX";
     const int fd = mkstemp(path);
     if (fd < 0)
-        throw std::runtime_error(std::string("mkstemp: ") + std::strerror(errno));
+        throw std::runtime_error(std::string("mkstemp: ") + std::system_category().message(errno));
     unlink(path);
     std::atomic<uint64_t> writes { 0 };
     std::vector<std::thread> pool;
@@ -58,7 +58,7 @@ uint64_t timerCalls(unsigned iterations)
     sigevent sev {};
     sev.sigev_notify = SIGEV_NONE;
     if (timer_create(CLOCK_MONOTONIC, &sev, &timer) != 0)
-        throw std::runtime_error(std::string("timer_create: ") + std::strerror(errno));
+        throw std::runtime_error(std::string("timer_create: ") + std::system_category().message(errno));
     uint64_t calls = 0;
     itimerspec cur {};
     for (unsigned i = 0; i < iterations; ++i)

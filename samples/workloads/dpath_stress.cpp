@@ -137,6 +137,7 @@ int main(int argc, char** argv)
 
     std::vector<Counter> readCounts(static_cast<size_t>(readers)), renameCounts(static_cast<size_t>(renamers));
     std::vector<std::thread> pool;
+    pool.reserve(static_cast<size_t>(readers + renamers));
     auto start = Clock::now();
     for (auto& c : readCounts)
         pool.emplace_back(reader, std::cref(stop), std::ref(c), expectedLength);

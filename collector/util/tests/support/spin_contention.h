@@ -22,10 +22,10 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
-#include <cstring>
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -38,7 +38,7 @@ inline uint64_t semopContention(unsigned threads, unsigned iterations)
 {
     const int id = semget(IPC_PRIVATE, 8, IPC_CREAT | 0600);
     if (id < 0)
-        throw std::runtime_error(std::string("semget: ") + std::strerror(errno));
+        throw std::runtime_error(std::string("semget: ") + std::system_category().message(errno));
     std::atomic<uint64_t> calls { 0 };
     std::vector<std::thread> pool;
     for (unsigned t = 0; t < threads; ++t) {
@@ -89,11 +89,11 @@ inline std::string checkSpinWaits()
     attr.disabled = 1;
     const int fd = static_cast<int>(syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC));
     if (fd < 0)
-        return std::string("perf_event_open(lock:contention_begin): ") + std::strerror(errno);
+        return std::string("perf_event_open(lock:contention_begin): ") + std::system_category().message(errno);
     const char filter[] = "flags == 1";
     if (ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter) != 0) {
         close(fd);
-        return std::string("lock:contention_begin filter: ") + std::strerror(errno);
+        return std::string("lock:contention_begin filter: ") + std::system_category().message(errno);
     }
     ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
     const uint64_t calls = semopContention(4, 20000);
