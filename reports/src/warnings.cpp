@@ -19,7 +19,10 @@ std::string hiddenSpinWaits(const Capture& c)
 {
     const bool waitProbe = std::any_of(c.probes.begin(), c.probes.end(),
         [](const ProbeStatus& p) { return p.name == "lock_contention" && p.attached; });
-    if (!waitProbe || c.cpu.samples < 100 || c.cpu.lock_samples * 20 < c.cpu.samples)
+    // A lock filter leaves spinlocks out of the table on purpose.
+    const bool filtered = c.meta.filters.count("lock") || c.meta.filters.count("lock_type") ||
+                          c.meta.filters.count("stack_contains");
+    if (!waitProbe || filtered || c.cpu.samples < 100 || c.cpu.lock_samples * 20 < c.cpu.samples)
         return {};
     for (const auto& l : c.locks)
         if (spinningType(l.type) && l.wait.count() > 0)

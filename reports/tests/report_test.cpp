@@ -187,6 +187,9 @@ TEST(Report, SaysWhenTheCpusSpinButNoSpinningWaitWasReported)
     Capture few = c;
     few.cpu.lock_samples = 40; // 4%: not a spinning workload
     EXPECT_EQ(said(few), "");
+    Capture mutexesOnly = c; // record --lock-type rwsem: no spinlock could be in the table
+    mutexesOnly.meta.filters["lock_type"] = "rwsem";
+    EXPECT_EQ(said(mutexesOnly), "");
     Capture noProbe = c;
     noProbe.probes[0].attached = false; // its own skip line says why
     EXPECT_EQ(said(noProbe), "");
