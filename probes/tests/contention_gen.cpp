@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "contention_gen.h"
 
-#include "spin_contention.h"
-
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -19,11 +17,6 @@
 #include <unistd.h>
 
 namespace lockscope::probes::test {
-
-uint64_t semopContention(unsigned threads, unsigned iterations)
-{
-    return lockscope::test::semopContention(threads, iterations);
-}
 
 uint64_t fileWriteContention(unsigned threads, unsigned iterations)
 {

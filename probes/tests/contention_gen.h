@@ -6,12 +6,13 @@
 
 #include <cstdint>
 
+#include "spin_contention.h"
+
 namespace lockscope::probes::test {
 
-// threads x iterations semop() calls with nsops = 2 on one System V set:
-// multi-sop operations take the whole-array lock (sem_array's spinlock).
-// Returns the number of semop calls made.
-uint64_t semopContention(unsigned threads, unsigned iterations);
+// semop() contention on one array lock (spin_contention.h, shared with the
+// other boxes' tests).
+using ::lockscope::test::semopContention;
 
 // threads appending to one file: every write takes the inode's rw-semaphore
 // (i_rwsem), a sleeping lock. Returns the number of writes.
