@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Throughput cost of the contention probes, measured by attaching and
-// detaching them under one workload that keeps running: threads doing
-// two-semaphore semop() calls on one System V set (semop-multi --multi). On
-// a shared 2-vCPU VM the workload's own rate moves by 30-50% between runs
-// (the host decides), which swamps a few percent of probe cost when each
-// mode is a separate run (overhead.sh). Here every cycle measures each mode
-// for a second between two seconds alone, and the medians of the per-cycle
-// ratios are printed.
+// Throughput cost of the probes, measured by attaching and detaching them
+// under one workload that keeps running in this process (toggle_loads.h:
+// semop as semop-multi --multi, timer as timer-stress, postwait as
+// sem-postwait). On a shared 2-vCPU VM a workload's own rate moves by 30-50%
+// between runs (the host decides), which swamps a few percent of probe cost
+// when each mode is a separate run (overhead.sh). Here every cycle measures
+// each mode for a second between two seconds alone, and the medians of the
+// per-cycle ratios are printed.
 //
-//   bench_attach_toggle [--cycles N] [--seconds S] [--threads T] [--modes A,B,...]
+//   bench_attach_toggle [--cycles N] [--seconds S] [--threads T] [--load semop|timer|postwait]
+//                       [--modes A,B,...]
 //
 // Modes: alone; hook (programs that return at once: what the hooks cost
 // by themselves); lockscope (the wait probe as `lockscope record` sets it up,
@@ -19,7 +20,8 @@
 // sc-exact (budget 0); record and record-exact (every probe `record` and
 // `record --exact` attach: without fentry, record's default times no syscalls);
 // owner, names, cgroup (lockscope plus --lock-owner, --lock-names or
-// --per-cgroup) and labels (all three).
+// --per-cgroup) and labels (all three); cpu (CPU sampling alone at record's
+// default frequency) and cpu-HZ (at HZ per CPU).
 // Needs root.
 #include <algorithm>
 #include <atomic>
@@ -35,7 +37,6 @@
 
 #include <csignal>
 
-#include <sys/sem.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
@@ -43,7 +44,7 @@
 #include "hook_floor.skel.h"
 #include "lockscope/probes/probes.h"
 #include "lockscope/record/syscall_plan.h"
-#include "sysv_sem.h"
+#include "toggle_loads.h"
 
 namespace {
 
@@ -60,70 +61,6 @@ void sleepUnlessStopped(double seconds)
     while (!g_stop && Clock::now() < until)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
 }
-
-struct alignas(64) OpCount {
-    std::atomic<uint64_t> n { 0 };
-};
-
-class SemopLoad {
-public:
-    SemopLoad(unsigned threads, int sems)
-        : set_("bench_attach_toggle", sems)
-        , counts_(threads)
-    {
-        set_.setAll(0);
-        for (unsigned i = 0; i < threads; ++i)
-            workers_.emplace_back([this, i, sems] { run(i, sems); });
-    }
-    ~SemopLoad()
-    {
-        stop_.store(true);
-        for (auto& t : workers_)
-            t.join();
-    }
-    SemopLoad(const SemopLoad&) = delete;
-    SemopLoad& operator=(const SemopLoad&) = delete;
-
-    uint64_t ops() const
-    {
-        uint64_t s = 0;
-        for (const auto& c : counts_)
-            s += c.n.load(std::memory_order_relaxed);
-        return s;
-    }
-    bool failed() const { return failed_.load(); }
-
-private:
-    // Up on two neighbouring semaphores, then down: never blocks, and nsops > 1
-    // takes the whole array's spinlock on every call.
-    void run(unsigned index, int sems)
-    {
-        uint64_t rng = 0x9E3779B97F4A7C15ULL * (index + 1);
-        while (!stop_.load(std::memory_order_relaxed)) {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            const auto first = static_cast<int>(rng % static_cast<uint64_t>(sems));
-            sembuf up[2], down[2];
-            for (int k = 0; k < 2; ++k) {
-                const auto num = static_cast<unsigned short>((first + k) % sems);
-                up[k] = { num, 1, 0 };
-                down[k] = { num, -1, 0 };
-            }
-            if (semop(set_.id(), up, 2) < 0 || semop(set_.id(), down, 2) < 0) {
-                failed_.store(true);
-                return;
-            }
-            counts_[index].n.fetch_add(2, std::memory_order_relaxed);
-        }
-    }
-
-    lockscope::workload::SemSet set_;
-    std::vector<OpCount> counts_;
-    std::vector<std::thread> workers_;
-    std::atomic<bool> stop_ { false };
-    std::atomic<bool> failed_ { false };
-};
 
 // Whatever a mode attached; destroying it detaches. session: the wait
 // probe's, to read how many waits it saw and how many went untimed.
@@ -170,6 +107,23 @@ Attached attachSyscalls(uint32_t budget)
     return { nullptr, s };
 }
 
+// CPU sampling alone, as record sets it up, at hz per CPU.
+Attached attachCpu(uint32_t hz)
+{
+    probes::Options o;
+    o.wait = probes::Backend::Off;
+    o.hold = probes::Backend::Off;
+    o.functions = probes::Backend::Off;
+    o.syscalls = false;
+    o.follow_forks = false;
+    o.cpu_frequency_hz = hz;
+    std::shared_ptr<probes::Session> s = probes::Session::open(o);
+    for (const auto& st : s->status())
+        if (st.name == "cpu_sampling" && !st.attached)
+            throw std::runtime_error("cpu_sampling: " + st.reason);
+    return { nullptr, s };
+}
+
 // Every probe `lockscope record` attaches by default, with its budgets.
 Attached attachRecordDefault(bool exact)
 {
@@ -207,9 +161,21 @@ Attached attachWait(uint32_t stack_budget, unsigned stack_depth, uint32_t timing
 }
 
 struct Mode {
-    const char* name;
+    std::string name;
     std::function<Attached()> attach;
 };
+
+// The frequencies of the cpu-HZ modes in a ",a,b,c," mode list.
+std::vector<uint32_t> cpuFrequencies(const std::string& list)
+{
+    std::vector<uint32_t> out;
+    for (size_t at = list.find(",cpu-"); at != std::string::npos; at = list.find(",cpu-", at + 1)) {
+        const unsigned long hz = std::strtoul(list.c_str() + at + 5, nullptr, 10);
+        if (hz > 0 && hz <= 100000)
+            out.push_back(static_cast<uint32_t>(hz));
+    }
+    return out;
+}
 
 double median(std::vector<double> v)
 {
@@ -228,7 +194,8 @@ double argValue(int argc, char** argv, int& i)
     char* end = nullptr;
     const double v = std::strtod(argv[++i], &end);
     if (end == argv[i] || *end || !(v > 0)) {
-        std::fprintf(stderr, "bench_attach_toggle: %s needs a positive number, got '%s'\n", argv[i - 1], argv[i]);
+        std::fprintf(
+            stderr, "bench_attach_toggle: %s needs a positive number, got '%s'\n", argv[i - 1], argv[i]);
         return 0;
     }
     return v;
@@ -242,11 +209,18 @@ int main(int argc, char** argv)
     double seconds = 1;
     unsigned threads = 8;
     std::string only; // --modes a,b,c: these after alone; empty = all
-    const char* usage = "usage: bench_attach_toggle [--cycles N] [--seconds S] [--threads T] [--modes A,B,...]\n";
+    std::string loadName = "semop";
+    const char* usage
+        = "usage: bench_attach_toggle [--cycles N] [--seconds S] [--threads T] [--load semop|timer|postwait]"
+          " [--modes A,B,...]\n";
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--modes" && i + 1 < argc) {
             only = "," + std::string(argv[++i]) + ",";
+            continue;
+        }
+        if (a == "--load" && i + 1 < argc) {
+            loadName = argv[++i];
             continue;
         }
         if (a != "--cycles" && a != "--seconds" && a != "--threads") {
@@ -264,7 +238,7 @@ int main(int argc, char** argv)
             threads = std::max(1U, static_cast<unsigned>(v));
     }
     libbpf_set_print([](libbpf_print_level, const char*, va_list) { return 0; });
-    struct sigaction sa {};
+    struct sigaction sa { };
     sa.sa_handler = [](int) { g_stop = 1; };
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);
@@ -276,35 +250,47 @@ int main(int argc, char** argv)
         { "every-timed", [] { return attachWait(1000, 16, 0); } },
         { "every-stack", [] { return attachWait(0, 16, 20000); } },
         { "no-stacks", [] { return attachWait(1000, 0, 20000); } },
-        { "owner", [] { return attachWait(1000, 16, 20000, [](probes::Options& o) { o.lock_owner = true; }); } },
-        { "names", [] { return attachWait(1000, 16, 20000, [](probes::Options& o) { o.lock_names = true; }); } },
-        { "cgroup", [] { return attachWait(1000, 16, 20000, [](probes::Options& o) { o.per_cgroup = true; }); } },
-        { "labels", [] {
-             return attachWait(1000, 16, 20000, [](probes::Options& o) {
-                 o.lock_owner = o.lock_names = o.per_cgroup = true;
-             });
-         } },
+        { "owner",
+            [] { return attachWait(1000, 16, 20000, [](probes::Options& o) { o.lock_owner = true; }); } },
+        { "names",
+            [] { return attachWait(1000, 16, 20000, [](probes::Options& o) { o.lock_names = true; }); } },
+        { "cgroup",
+            [] { return attachWait(1000, 16, 20000, [](probes::Options& o) { o.per_cgroup = true; }); } },
+        { "labels",
+            [] {
+                return attachWait(1000, 16, 20000,
+                    [](probes::Options& o) { o.lock_owner = o.lock_names = o.per_cgroup = true; });
+            } },
         { "sc-hook", [] { return attachHookFloor(true); } },
         { "syscalls", [] { return attachSyscalls(20000); } },
         { "sc-exact", [] { return attachSyscalls(0); } },
         { "record", [] { return attachRecordDefault(false); } },
         { "record-exact", [] { return attachRecordDefault(true); } },
+        { "cpu", [] { return attachCpu(probes::Options {}.cpu_frequency_hz); } },
     };
     std::vector<Mode> modes;
     for (const Mode& m : all)
-        if (modes.empty() || only.empty() || only.find("," + std::string(m.name) + ",") != std::string::npos)
+        if (modes.empty() || only.empty() || only.find("," + m.name + ",") != std::string::npos)
             modes.push_back(m);
+    for (uint32_t hz : cpuFrequencies(only))
+        modes.push_back({ "cpu-" + std::to_string(hz), [hz] { return attachCpu(hz); } });
     if (modes.size() < 2) {
-        std::fprintf(stderr, "bench_attach_toggle: --modes names none of hook, lockscope, every-timed, every-stack, "
-                             "no-stacks, owner, names, cgroup, labels, sc-hook, syscalls, sc-exact, record, record-exact\n");
+        std::fprintf(stderr,
+            "bench_attach_toggle: --modes names none of hook, lockscope, every-timed, every-stack, "
+            "no-stacks, owner, names, cgroup, labels, sc-hook, syscalls, sc-exact, record, "
+            "record-exact, cpu, cpu-HZ\n");
         return 2;
     }
     try {
-        SemopLoad load(threads, 16);
+        const std::unique_ptr<lockscope::bench::Load> load = lockscope::bench::makeLoad(loadName, threads);
+        if (!load) {
+            std::fprintf(stderr, "bench_attach_toggle: --load is semop, timer or postwait, got '%s'\n",
+                loadName.c_str());
+            return 2;
+        }
         std::vector<std::vector<double>> ratio(modes.size());
         std::vector<double> alone;
-        std::printf("semop on one 16-semaphore set, %u threads, %d cycles of %.1f s per mode\n", threads, cycles,
-            seconds);
+        std::printf("%s, %d cycles of %.1f s per mode\n", load->describe().c_str(), cycles, seconds);
         // Each mode runs between two seconds alone and is compared with
         // their mean, so a drift of the workload's rate within a cycle
         // cancels; the modes' order rotates from cycle to cycle.
@@ -315,10 +301,10 @@ int main(int argc, char** argv)
             const auto attached = Clock::now();
             Attached a = modes[m].attach();
             sleepUnlessStopped(0.1); // past attach
-            const uint64_t before = load.ops();
+            const uint64_t before = load->ops();
             const auto t0 = Clock::now();
             sleepUnlessStopped(seconds);
-            const uint64_t after = load.ops();
+            const uint64_t after = load->ops();
             const double rate = static_cast<double>(after - before)
                 / std::chrono::duration<double>(Clock::now() - t0).count();
             if (a.session) {
@@ -331,7 +317,8 @@ int main(int argc, char** argv)
                     calls += r.hist.count();
                 if (waits) {
                     waitRate[m].push_back(static_cast<double>(waits) / since);
-                    untimed[m].push_back(static_cast<double>(snap.stats.waits_untimed) / static_cast<double>(waits));
+                    untimed[m].push_back(
+                        static_cast<double>(snap.stats.waits_untimed) / static_cast<double>(waits));
                 }
                 if (calls) {
                     callRate[m].push_back(static_cast<double>(calls) / since);
@@ -340,8 +327,8 @@ int main(int argc, char** argv)
                 }
             }
             a = {};
-            if (load.failed())
-                throw std::runtime_error("semop failed in the workload");
+            if (load->failed())
+                throw std::runtime_error("a call failed in the workload");
             return rate;
         };
         int done = 0;
@@ -362,7 +349,7 @@ int main(int argc, char** argv)
             std::printf("cycle %2d  alone %9.0f ops/s", c + 1, first);
             for (size_t m = 1; m < modes.size(); ++m) {
                 ratio[m].push_back(change[m]);
-                std::printf("  %s %+6.1f%%", modes[m].name, (change[m] - 1) * 100);
+                std::printf("  %s %+6.1f%%", modes[m].name.c_str(), (change[m] - 1) * 100);
             }
             std::printf("\n");
             std::fflush(stdout);
@@ -374,12 +361,13 @@ int main(int argc, char** argv)
         std::printf("\nmedian over %d cycles (alone %.0f ops/s):\n", done, median(alone));
         for (size_t m = 1; m < modes.size(); ++m) {
             const auto [lo, hi] = std::minmax_element(ratio[m].begin(), ratio[m].end());
-            std::printf("  %-12s %+6.1f%%   (cycles from %+.1f%% to %+.1f%%)", modes[m].name,
+            std::printf("  %-12s %+6.1f%%   (cycles from %+.1f%% to %+.1f%%)", modes[m].name.c_str(),
                 (median(ratio[m]) - 1) * 100, (*lo - 1) * 100, (*hi - 1) * 100);
             if (!waitRate[m].empty())
                 std::printf("  %.0f waits/s, %.0f%% untimed", median(waitRate[m]), median(untimed[m]) * 100);
             if (!callRate[m].empty())
-                std::printf("  %.0f syscalls/s, %.0f%% untimed", median(callRate[m]), median(callsUntimed[m]) * 100);
+                std::printf(
+                    "  %.0f syscalls/s, %.0f%% untimed", median(callRate[m]), median(callsUntimed[m]) * 100);
             std::printf("\n");
         }
     } catch (const std::exception& e) {

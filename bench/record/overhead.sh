@@ -23,7 +23,8 @@
 # lockscope-wait, perf-lock, lockscope-exact (every wait and syscall timed),
 # lockscope-nosc (--no-syscalls), lockscope-nocpu (--no-cpu), lockscope-labels
 # (lockscope-wait plus --lock-owner --lock-names --per-cgroup); default
-# alone,lockscope,lockscope-wait,perf-lock. -x: the -s pass records once per
+# alone,lockscope,lockscope-wait,perf-lock; 'lockscope:FLAGS' records with
+# FLAGS (space-separated), e.g. -m 'alone,lockscope,lockscope:--freq 199'. -x: the -s pass records once per
 # ';'-separated set of record flags instead of once with the defaults (an
 # empty set is the defaults), e.g. -x ';--lock-owner;--lock-names;--per-cgroup'.
 # Needs root (BPF, perf).
@@ -53,7 +54,7 @@ for w in "${wls[@]}"; do
 done
 for m in "${modes[@]}"; do
     case $m in alone | lockscope | lockscope-wait | perf-lock | lockscope-exact | lockscope-nosc | lockscope-nocpu | \
-        lockscope-labels) ;;
+        lockscope-labels | lockscope:-*) ;;
         *) echo "$0: unknown mode '$m'" >&2; exit 2 ;;
     esac
 done
@@ -93,7 +94,7 @@ workload_cmd() {
 
 # Runs one mode of one workload and prints the workload's ops_per_sec.
 run_mode() {
-    local out wl
+    local out wl flags
     read -r -a wl <<<"$(workload_cmd "$2")"
     case $1 in
         alone) out=$("${wl[@]}" 2>/dev/null) ;;
@@ -106,6 +107,8 @@ run_mode() {
         lockscope-labels) out=$("$lockscope" record --no-cpu --no-hold --no-syscalls --lock-owner --lock-names \
                                   --per-cgroup -o "$tmp/f.json" -- "${wl[@]}" 2>/dev/null) ;;
         perf-lock) out=$(perf lock record -o "$tmp/perf.data" -- "${wl[@]}" 2>/dev/null) ;;
+        lockscope:*) read -r -a flags <<<"${1#lockscope:}"
+                     out=$("$lockscope" record "${flags[@]}" -o "$tmp/g.json" -- "${wl[@]}" 2>/dev/null) ;;
     esac
     sed -n 's/.*"ops_per_sec":\([0-9.e+]*\).*/\1/p' <<<"$out" | tail -n1
 }
@@ -121,7 +124,7 @@ for ((r = 0; r < rounds; r++)); do
             v=$(run_mode "$m" "$w")
             [[ -n $v ]] || { echo "$0: $w under $m printed no lockscope_result" >&2; exit 1; }
             results[$w/$m]+="$v "
-            printf 'round %d  %-13s %-16s %12.0f ops/s\n' "$((r + 1))" "$w" "$m" "$v" >&2
+            printf 'round %d  %-13s %-24s %12.0f ops/s\n' "$((r + 1))" "$w" "$m" "$v" >&2
         done
     done
 done
@@ -136,7 +139,7 @@ args = sys.argv[1:]
 wl, perf_m = args[0], None
 runs = {}
 for a in args[1:]:
-    m, vals = a.split("=", 1)
+    m, vals = a.rsplit("=", 1)
     runs[m] = [float(x) for x in vals.split()]
 alone = runs["alone"]
 base = statistics.median(alone)
@@ -146,9 +149,9 @@ for m, v in runs.items():
     paired = [1 - x / a for x, a in zip(v, alone)]
     cost[m] = statistics.median(paired)
     spread = (max(v) - min(v)) / med
-    print(f"{wl:<13} {m:<16} {med:>13.0f} {1 - med / base:>9.1%} {cost[m]:>9.1%} {spread:>8.0%}"
+    print(f"{wl:<13} {m:<24} {med:>13.0f} {1 - med / base:>9.1%} {cost[m]:>9.1%} {spread:>8.0%}"
           f"   {min(paired):+.1%} .. {max(paired):+.1%}" if m != "alone" else
-          f"{wl:<13} {m:<16} {med:>13.0f} {'':>9} {'':>9} {spread:>8.0%}")
+          f"{wl:<13} {m:<24} {med:>13.0f} {'':>9} {'':>9} {spread:>8.0%}")
 # A workload that runs in two modes (semop-multi: ~6M or ~2M ops/s from run
 # to run) pairs runs of different modes, which swamps a cost of a few
 # percent. Split alone's and lockscope's runs (perf's are slower by
@@ -166,7 +169,7 @@ if max(every) > 2 * min(every):
             if m != "alone" and not m.startswith("lockscope"):
                 continue
             mv = [x for x in v if keep(x)]
-            line = f"{wl:<13} {m:<16} {mode_name}: {len(mv)}/{len(v)} runs"
+            line = f"{wl:<13} {m:<24} {mode_name}: {len(mv)}/{len(v)} runs"
             if mv:
                 line += f", median {statistics.median(mv):.0f}"
                 if m != "alone" and a:
@@ -207,7 +210,7 @@ echo "$rounds rounds, $duration s each, $(nproc) CPUs, $(uname -r)," \
 echo "lockscope = record as typed (default probes and budgets); lockscope-wait = contention only" \
      "(--no-cpu --no-hold --no-syscalls); perf-lock = perf lock record"
 [[ -f $tmp/a.json ]] && default_syscalls "$tmp/a.json"
-printf '%-13s %-16s %13s %9s %9s %8s   %s\n' workload mode "median ops/s" "cost" "paired" "spread" "paired min .. max"
+printf '%-13s %-24s %13s %9s %9s %8s   %s\n' workload mode "median ops/s" "cost" "paired" "spread" "paired min .. max"
 for w in "${wls[@]}"; do
     args=()
     for m in "${modes[@]}"; do

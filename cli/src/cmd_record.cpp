@@ -62,7 +62,7 @@ struct RecordArgs {
     // (else only through fentry, which leaves other syscalls alone).
     bool syscall_timing_asked = false;
     std::string syscall_backend = "auto";
-    unsigned freq = 997;
+    unsigned freq = probes::Options {}.cpu_frequency_hz;
     bool user_locks = false;
     std::vector<std::string> user_lock_specs;
     bool user_stacks = false;
@@ -322,7 +322,10 @@ void addRecordCommand(CLI::App& app, Result& result)
                     backendHelp("syscall", probes::HookFamily::Syscalls) + ". Without it (or --exact, "
                     "--syscall-budget, --syscall-sample) syscalls are timed only where fentry works: raw_tp and "
                     "tracepoint hooks slow every syscall on the machine");
-    cmd->add_option("--freq", args->freq, "CPU sampling frequency in Hz")->check(CLI::Range(1u, 100000u));
+    cmd->add_option("--freq", args->freq,
+           "CPU sampling frequency in Hz per CPU (default " + std::to_string(args->freq) +
+               "; each sample is a timer interrupt, which a VM makes dear)")
+        ->check(CLI::Range(1u, 100000u));
     cmd->add_flag("--user-locks", args->user_locks, "also probe pthread_mutex_lock/unlock (uprobes)");
     cmd->add_option("--user-lock", args->user_lock_specs,
                     "probe a user lock: BINARY:LOCK_FN:UNLOCK_FN[:TYPE] (a wait counts when LOCK_FN returns 0)");

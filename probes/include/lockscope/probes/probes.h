@@ -107,7 +107,10 @@ struct Options {
                                         // counted (errors too), and the untimed ones get the times of
                                         // the timed ones (Stats::syscalls_untimed); 0 = time every call
     Backend functions = Backend::Auto;  // __lock_timer, ipc_lock, ...: fentry -> kprobe
-    uint32_t cpu_frequency_hz = 997;    // 0 disables CPU sampling
+    uint32_t cpu_frequency_hz = 199;    // per CPU; 0 disables CPU sampling. Each sample is a timer
+                                        // interrupt, dear in a VM (~50 us on a PVM guest: 997 Hz cost
+                                        // a syscall-bound load 5%, 199 Hz 1%; bench/record/README.md);
+                                        // 199 Hz x 2 CPUs x 5 s gives a share within ~1%
     uint32_t cpu_stack_keys = 16384;    // distinct kernel stacks CPU sampling counts; beyond them (or
                                         // when a stack walk fails) a sample counts by its function
     std::vector<AddressRange> cpu_leaf_functions; // the kernel functions such samples are told
