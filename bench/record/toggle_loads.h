@@ -19,7 +19,9 @@
 
 #include <csignal>
 
+#include <fcntl.h>
 #include <sys/sem.h>
+#include <unistd.h>
 
 #include "sysv_sem.h"
 
@@ -258,6 +260,47 @@ private:
     std::unique_ptr<Workers> workers_;
 };
 
+// Threads read() a byte at a time from one shared file descriptor: every
+// read takes the file's f_pos_lock, a mutex the contention tracepoints report
+// (optimistic spinning, then sleeping) at a few 10^5 waits a second even on
+// a kernel that reports no spinning-lock waits.
+class FilePosLoad final : public Load {
+public:
+    explicit FilePosLoad(unsigned threads)
+        : threads_(threads)
+        , fd_(open("/proc/self/exe", O_RDONLY | O_CLOEXEC))
+    {
+        if (fd_ < 0)
+            throw std::runtime_error("open /proc/self/exe failed");
+        workers_ = std::make_unique<Workers>(threads, [this](unsigned, const std::atomic<bool>&) { return step(); });
+    }
+    ~FilePosLoad() override
+    {
+        workers_.reset();
+        close(fd_);
+    }
+    uint64_t ops() const override { return workers_->ops(); }
+    bool failed() const override { return workers_->failed(); }
+    std::string describe() const override
+    {
+        return "read() of one shared file descriptor (f_pos_lock), " + std::to_string(threads_) + " threads";
+    }
+
+private:
+    int step()
+    {
+        char c = 0;
+        const ssize_t n = read(fd_, &c, 1);
+        if (n == 0)
+            return lseek(fd_, 0, SEEK_SET) < 0 ? -1 : 0;
+        return n < 0 ? -1 : 1;
+    }
+
+    unsigned threads_;
+    int fd_;
+    std::unique_ptr<Workers> workers_;
+};
+
 // The load named by --load, or nullptr for a name that is none of them.
 inline std::unique_ptr<Load> makeLoad(const std::string& name, unsigned threads)
 {
@@ -267,6 +310,8 @@ inline std::unique_ptr<Load> makeLoad(const std::string& name, unsigned threads)
         return std::make_unique<TimerLoad>(threads);
     if (name == "postwait")
         return std::make_unique<PostWaitLoad>(threads);
+    if (name == "filepos")
+        return std::make_unique<FilePosLoad>(threads);
     return nullptr;
 }
 

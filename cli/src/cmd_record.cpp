@@ -289,7 +289,7 @@ void addRecordCommand(CLI::App& app, Result& result)
         ->check(CLI::Range(1u, 1000000u))
         ->excludes(budget);
     auto* timingBudget = cmd->add_option("--timing-budget", args->timing_budget,
-                    "time at most about N contended spinning waits per second per CPU (default 20000); above "
+                    "time at most about N contended waits per second per CPU (default 20000); above "
                     "that, 1 in N waits on each lock is timed, every one is counted, and the untimed ones are "
                     "given the times of the timed ones. 0: time every wait (--holder-stacks does)")
         ->check(CLI::Range(0u, 100000000u));

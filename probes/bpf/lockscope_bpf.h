@@ -96,8 +96,9 @@ struct ls_pending {
     __u32 tid;     /* the waiter: a spinning task never leaves its CPU, so a
                       per-CPU entry another task ends is stale, not its wait */
     __u32 owner_tid;   /* sleeping locks (--lock-owner): the owner read from the lock word; 0: none */
-    __u32 counted;     /* 1: an untimed spinning wait, counted at its begin (ls_wait_counts);
-                          its end only pops it. Only lock and tid are set then. */
+    __u32 counted;     /* 1: an untimed wait (ls_wait_counts), counted at its begin if it spins
+                          (its end only pops it), else at its end. Only lock, tid and flags
+                          are set then. */
     __u64 owner_stack; /* key of its stack in owner_stacks; 0: not taken */
 };
 
@@ -217,11 +218,13 @@ struct ls_wait_done_ring {
 };
 
 /*
- * Per CPU: untimed spinning waits counted at their begin (wait.bpf.c), by
- * their histogram key, direct-mapped like the timing budget's slots. An
- * entry goes to the histogram map when evicted or once its count is large;
- * userspace adds what the entries still hold when it reads the maps.
+ * Per CPU: untimed waits counted by their begin or their end (wait.bpf.c,
+ * one cache each: LS_WAIT_COUNT_CACHES), by their histogram key,
+ * direct-mapped like the timing budget's slots. An entry goes to the
+ * histogram map when evicted or once its count is large; userspace adds what
+ * the entries still hold when it reads the maps.
  */
+#define LS_WAIT_COUNT_CACHES 2
 #define LS_WAIT_COUNTS 16 /* power of two */
 
 struct ls_wait_count {

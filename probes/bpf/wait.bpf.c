@@ -260,10 +260,12 @@ static __always_inline void drain_done(void)
  * lengthens the critical section the other waiters queue behind, which makes
  * the next acquisition contend too (bench/record/README.md, "Timing
  * budget", has the cost of timing every wait). An untimed wait reads no clock at
- * either end, is never walked, and is counted at its begin (begin_counted).
- * Userspace spreads its count like the timed
- * waits of the same key, or of the same lock when the key has none
- * (wait_hist.cpp). Sleeping waits are always timed: they are long and rare.
+ * either end, is never walked, and is counted without a ring slot
+ * (begin_counted). Userspace spreads its count like the timed waits of the
+ * same key, or of the same lock and flags, or of the same lock, when the key
+ * has none (wait_hist.cpp). A mutex's optimistic spin takes the budget
+ * too, but every sleep is timed: a wait that begins asleep, and an untimed
+ * mutex wait from the moment it stops spinning to sleep (time_from_sleep).
  */
 static __always_inline __u32 time_slot(__u64 lock)
 {
@@ -271,18 +273,24 @@ static __always_inline __u32 time_slot(__u64 lock)
 }
 
 /*
- * Untimed spinning waits (ls_wait_counts). Such a wait needs nothing from its
- * end: no clock, no stack, and a spinning wait is never aborted. So its
- * begin counts it here, by its histogram key, and pushes a bare "counted"
- * entry that its end only pops: no ring slot, no histogram lookup per wait.
- * Only begins write these entries, and a program never nests in itself on a
- * CPU (the kernel skips it as a recursion miss), so no update here is torn.
+ * Untimed waits (ls_wait_counts). A spinning one needs nothing from its end:
+ * no clock, no stack, and a spinning wait is never aborted. So its begin
+ * counts it here, by its histogram key, and pushes a bare "counted" entry
+ * that its end only pops: no ring slot, no histogram lookup per wait. A
+ * sleeping lock's untimed wait is counted by its end, under the flags it
+ * ended with (a mutex that spun, then slept, is a "mutex" wait) and only if
+ * it was not aborted. Begins write cache 0 and ends cache 1, and a program
+ * never nests in itself on a CPU (the kernel skips it as a recursion miss),
+ * so no update here is torn.
  */
+#define LS_COUNTS_BY_BEGIN 0
+#define LS_COUNTS_BY_END 1
+
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
     __type(key, __u32);
     __type(value, struct ls_wait_counts);
-    __uint(max_entries, 1);
+    __uint(max_entries, LS_WAIT_COUNT_CACHES);
 } wait_counts SEC(".maps");
 
 /* Bounds what a live read (the status line's event count) misses of a hot
@@ -308,13 +316,13 @@ static __always_inline void flush_count(struct ls_wait_count *e)
         count_n(LS_C_STACK_UNSAMPLED, n);
 }
 
-/* The key record_wait would file an untimed wait of the current task under. */
-static __always_inline void count_untimed(__u64 lock, __u32 flags, __u32 slot, __u64 id)
+/* The key record_wait would file an untimed wait of the current task under;
+ * cache: LS_COUNTS_BY_BEGIN or LS_COUNTS_BY_END, the program counting it. */
+static __always_inline void count_untimed(__u64 lock, __u32 flags, __u32 slot, __u64 id, __u32 cache)
 {
-    __u32 zero = 0;
     __u32 tgid = per_tgid ? (__u32)(id >> 32) : 0;
     __u64 cgroup = per_cgroup ? bpf_get_current_cgroup_id() : 0;
-    struct ls_wait_counts *c = bpf_map_lookup_elem(&wait_counts, &zero);
+    struct ls_wait_counts *c = bpf_map_lookup_elem(&wait_counts, &cache);
     struct ls_wait_count *e;
 
     if (!c)
@@ -333,7 +341,7 @@ static __always_inline void count_untimed(__u64 lock, __u32 flags, __u32 slot, _
         flush_count(e);
 }
 
-/* An untimed spinning wait: counted now, and a bare entry for its end. */
+/* An untimed wait: a bare entry for its end, and a spinning wait counted now. */
 static __always_inline int begin_counted(struct ls_wait_stack *s, __u64 lock, __u32 flags, __u32 slot)
 {
     __u64 id = bpf_get_current_pid_tgid();
@@ -346,13 +354,46 @@ static __always_inline int begin_counted(struct ls_wait_stack *s, __u64 lock, __
         count(LS_C_NEST_OVERFLOW);
         return 0;
     }
-    count_untimed(lock, flags, slot, id);
+    if (per_cpu_wait(flags))
+        count_untimed(lock, flags, slot, id, LS_COUNTS_BY_BEGIN);
     s->e[d].lock = 0;
     s->depth = d + 1;
     s->e[d].counted = 1;
+    s->e[d].flags = flags;
     s->e[d].tid = (__u32)id;
     s->e[d].lock = lock;
     return 0;
+}
+
+/* The wait's stacks, within the stack budget. */
+static __always_inline void take_stacks(void *ctx, struct ls_pending *e, __u64 now, __u64 lock, __u64 skip)
+{
+    /* Without stacks (--stack-depth 0) every wait is "no stack" (-1): none
+     * is left unwalked, so no budget and no [stack not sampled] site. */
+    if (!stacks_on || walk_this_stack(now, lock)) {
+        e->kstack = stack_id(ctx, skip & BPF_F_SKIP_FIELD_MASK);
+        e->ustack = user_stack_id(ctx);
+    } else {
+        e->kstack = LS_STACK_UNSAMPLED;
+        e->ustack = -1;
+        count(LS_C_STACK_UNSAMPLED);
+    }
+}
+
+/* An untimed mutex wait that stops spinning to sleep is timed from now on:
+ * sleeps are a mutex's long, rare waits, which a 1-in-N sample would often
+ * miss, and they weigh most in its total. Its spin before is left out. */
+static __always_inline void time_from_sleep(void *ctx, struct ls_pending *e, __u64 lock, __u64 skip)
+{
+    __u64 now = now_ns();
+
+    e->ts = now;
+    take_stacks(ctx, e, now, lock, skip);
+    e->holder = -1;
+    e->holder_state = LS_HOLDER_NONE;
+    e->owner_tid = 0;
+    e->owner_stack = 0;
+    e->counted = 0;
 }
 
 /* skip: frames of the BPF machinery above the lock code (the program and
@@ -391,12 +432,23 @@ static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags, __u64 sk
                 if (top->lock == lock) {
                     if ((top->flags & LS_LCB_F_SPIN) && !(flags & LS_LCB_F_SPIN)) {
                         top->flags = flags;
+                        if (top->counted)
+                            time_from_sleep(ctx, top, lock, skip);
                         if (owner_scan)
                             read_owner(top, lock, flags, task_stacks);
                     }
                     return 0;
                 }
             }
+        }
+        /* A hot mutex (f_pos_lock under threads reading one file) is
+         * contended 10^5 times a second, mostly spinning: its spins take the
+         * budget too. A wait that begins asleep is always timed. */
+        if (flags & LS_LCB_F_SPIN) {
+            tick = time_tick_here();
+            slot = time_slot(lock);
+            if (tick && untimed_event(tick, lock, slot))
+                return begin_counted(s, lock, flags, slot);
         }
     }
     /* Only timed waits: a lock's first wait on a CPU is always timed (the
@@ -424,16 +476,7 @@ static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags, __u64 sk
     s->e[d].ts = ts;
     s->e[d].flags = flags;
     s->e[d].tid = (__u32)bpf_get_current_pid_tgid();
-    /* Without stacks (--stack-depth 0) every wait is "no stack" (-1): none
-     * is left unwalked, so no budget and no [stack not sampled] site. */
-    if (!stacks_on || walk_this_stack(ts, lock)) {
-        s->e[d].kstack = stack_id(ctx, skip & BPF_F_SKIP_FIELD_MASK);
-        s->e[d].ustack = user_stack_id(ctx);
-    } else {
-        s->e[d].kstack = LS_STACK_UNSAMPLED;
-        s->e[d].ustack = -1;
-        count(LS_C_STACK_UNSAMPLED);
-    }
+    take_stacks(ctx, &s->e[d], ts, lock, skip);
     s->e[d].holder = -1;
     s->e[d].holder_state = LS_HOLDER_NONE;
     if (holder_scan && plain_spinlock(flags) && runtime_on(LS_RT_HOLDER_SCAN)) {
@@ -533,8 +576,11 @@ static __always_inline int on_end(void *ctx, __u64 lock, int ret)
         count(LS_C_ABORTED);
         return 0;
     }
-    if (p.counted)
-        return 0; /* an untimed wait: counted at its begin */
+    if (p.counted) {
+        if (!per_cpu_wait(p.flags)) /* a spinning one was counted at its begin */
+            count_untimed(lock, p.flags, time_slot(lock), id, LS_COUNTS_BY_END);
+        return 0;
+    }
 
     __u64 now = now_ns();
 

@@ -35,6 +35,17 @@ template <class Key> RawWait& entryOf(std::vector<RawWait>& waits, const Key& k)
     return waits.emplace_back(RawWait { waitRecordOf(k), {} });
 }
 
+// Adds h's timed part (slots, total, min, max) to into, which starts all zero.
+void addTimedPart(ls_hist& into, const ls_hist& h)
+{
+    const bool first = timedCount(into) == 0;
+    for (size_t b = 0; b < LS_HIST_SLOTS; ++b)
+        into.slots[b] += h.slots[b];
+    into.total += h.total;
+    into.min = first ? h.min : std::min<uint64_t>(into.min, h.min);
+    into.max = first ? h.max : std::max<uint64_t>(into.max, h.max);
+}
+
 } // namespace
 
 std::vector<RawWait> readWaits(int waits_map_fd)
@@ -97,14 +108,15 @@ uint64_t addUndrained(const std::vector<ls_wait_done>& done, std::vector<RawWait
 std::vector<ls_wait_count> pendingCounts(int counts_map_fd)
 {
     std::vector<ls_wait_counts> cpus(static_cast<size_t>(possibleCpus()));
-    const uint32_t zero = 0;
     std::vector<ls_wait_count> out;
-    if (bpf_map_lookup_elem(counts_map_fd, &zero, cpus.data()) != 0)
-        return out;
-    for (const auto& c : cpus)
-        for (const auto& e : c.e)
-            if (e.count)
-                out.push_back(e);
+    for (uint32_t cache = 0; cache < LS_WAIT_COUNT_CACHES; ++cache) {
+        if (bpf_map_lookup_elem(counts_map_fd, &cache, cpus.data()) != 0)
+            continue;
+        for (const auto& c : cpus)
+            for (const auto& e : c.e)
+                if (e.count)
+                    out.push_back(e);
+    }
     return out;
 }
 
@@ -122,28 +134,26 @@ PendingCounts addPendingCounts(const std::vector<ls_wait_count>& counts, std::ve
 
 UntimedWaits finishWaits(std::vector<RawWait>& raw, std::vector<LockRecord>& out)
 {
-    std::map<uint64_t, ls_hist> byLock; // timed waits only
+    // Timed waits only: by lock and flags, and by lock.
+    std::map<std::pair<uint64_t, uint32_t>, ls_hist> byFlags;
+    std::map<uint64_t, ls_hist> byLock;
     for (const auto& w : raw) {
         if (timedCount(w.hist) == 0)
             continue;
-        auto [it, fresh] = byLock.try_emplace(w.record.lock_addr, w.hist);
-        if (fresh)
-            continue;
-        ls_hist& l = it->second;
-        for (size_t b = 0; b < LS_HIST_SLOTS; ++b)
-            l.slots[b] += w.hist.slots[b];
-        l.total += w.hist.total;
-        l.min = std::min<uint64_t>(l.min, w.hist.min);
-        l.max = std::max<uint64_t>(l.max, w.hist.max);
+        addTimedPart(byFlags.try_emplace({ w.record.lock_addr, w.record.flags }).first->second, w.hist);
+        addTimedPart(byLock.try_emplace(w.record.lock_addr).first->second, w.hist);
     }
     UntimedWaits u;
     for (auto& w : raw) {
         const uint64_t timed = timedCount(w.hist);
         const uint64_t untimed = w.hist.count > timed ? w.hist.count - timed : 0;
         if (untimed) {
+            const auto flags = byFlags.find({ w.record.lock_addr, w.record.flags });
             const auto lock = byLock.find(w.record.lock_addr);
             if (timed)
                 spreadUntimed(w.hist, untimed, ls_hist(w.hist));
+            else if (flags != byFlags.end())
+                spreadUntimed(w.hist, untimed, flags->second);
             else if (lock != byLock.end())
                 spreadUntimed(w.hist, untimed, lock->second);
             (timed || lock != byLock.end() ? u.spread : u.unplaced) += untimed;

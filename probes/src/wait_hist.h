@@ -51,8 +51,8 @@ std::vector<ls_wait_done> undrainedWaits(int ring_map_fd);
 uint64_t addUndrained(const std::vector<ls_wait_done>& done, std::vector<RawWait>& waits,
     std::vector<HolderRecord>& holders);
 
-// Every CPU's untimed waits counted at their begin and not yet in the
-// histogram map (ls_wait_counts); like undrainedWaits, exact once detached.
+// Every CPU's untimed waits counted (by their begin or their end) and not yet
+// in the histogram map (ls_wait_counts); like undrainedWaits, exact once detached.
 std::vector<ls_wait_count> pendingCounts(int counts_map_fd);
 
 struct PendingCounts {
@@ -70,10 +70,12 @@ struct UntimedWaits {
 };
 
 // Spreads each key's untimed waits over its histogram like its timed ones
-// (like the timed waits of the same lock when the key has none: untimed waits
-// are never walked, so they sit under the unsampled stack while the timed
-// ones of their lock may all have been walked), then moves every histogram
-// into its record. Records left without any wait are dropped.
+// (when the key has none: like the timed waits of the same lock and flags,
+// else of the same lock; untimed waits are never walked, so they sit under
+// the unsampled stack while the timed ones of their lock may all have been
+// walked, and a mutex's sleeps and spins differ by orders of magnitude),
+// then moves every histogram into its record. Records left without any wait
+// are dropped.
 UntimedWaits finishWaits(std::vector<RawWait>& raw, std::vector<LockRecord>& out);
 
 } // namespace lockscope::probes::detail

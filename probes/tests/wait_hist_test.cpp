@@ -70,6 +70,28 @@ TEST(WaitHist, UntimedWaitsOfAKeyWithoutTimedOnesTakeTheirLocksTimes)
     EXPECT_EQ(out[0].hist.count(), 2u) << "timed keys are left as they are";
 }
 
+TEST(WaitHist, UntimedWaitsOfAKeyWithoutTimedOnesTakeTheTimesOfTheirLocksSameKind)
+{
+    // A mutex's timed waits: spins of ~300 ns (mutex:spin) and sleeps of
+    // ~1 ms (mutex). Its untimed sleeps take the sleeps' times, not the mix.
+    RawWait spins = raw(A, 7, { 300, 300, 300, 300, 300, 300 }, 0);
+    spins.record.flags = LS_LCB_F_MUTEX | LS_LCB_F_SPIN;
+    RawWait sleeps = raw(A, 8, { 1'000'000, 1'000'000 }, 0);
+    sleeps.record.flags = LS_LCB_F_MUTEX;
+    RawWait untimed = raw(A, LS_STACK_UNSAMPLED, {}, 5);
+    untimed.record.flags = LS_LCB_F_MUTEX;
+    std::vector<RawWait> in { spins, sleeps, untimed };
+    std::vector<LockRecord> out;
+    const auto u = lockscope::probes::detail::finishWaits(in, out);
+    EXPECT_EQ(u.spread, 5u);
+    ASSERT_EQ(out.size(), 3u);
+    const Log2Hist& h = out[2].hist;
+    EXPECT_EQ(out[2].kstack_id, LS_STACK_UNSAMPLED);
+    EXPECT_EQ(h.count(), 5u);
+    EXPECT_EQ(h.buckets()[Log2Hist::bucketOf(1'000'000)], 5u) << "sleeps take the times of sleeps";
+    EXPECT_EQ(h.total(), 5'000'000u);
+}
+
 TEST(WaitHist, UntimedWaitsWithNoTimedWaitOnTheirLockAreLeftOutAndCounted)
 {
     std::vector<RawWait> in { raw(A, LS_STACK_UNSAMPLED, {}, 5), raw(B, 8, { 300 }, 0) };

@@ -538,30 +538,68 @@ TEST_F(TimingBudget, TimesOneInNPerLockAboveTheBudgetAndCountsEveryWait)
     EXPECT_EQ(waitEvents(), done_);
 }
 
-TEST_F(TimingBudget, SleepingWaitsAreAlwaysTimed)
+// A hot mutex's spins take the budget like a spinlock's waits: 1 in N timed
+// per lock, each counted once, none left pending on the task. A wait that
+// begins asleep (an rwsem, a mutex past its spin) is always timed.
+TEST_F(TimingBudget, MutexSpinsShareTheBudgetSleepsAreAlwaysTimed)
 {
-    // A busy window of spinning waits sets a period; mutex waits ignore it.
-    at(0);
-    waitsTimed(40);
-    at(12);
-    waitsTimed(1);
-    for (int i = 0; i < 5; ++i) {
-        begin(M, LS_LCB_F_MUTEX);
+    busyWindow();
+    std::vector<uint64_t> timed;
+    for (int i = 0; i < 13; ++i) {
+        const uint64_t before = timedSoFar();
+        begin(M, LS_LCB_F_MUTEX | LS_LCB_F_SPIN);
         end(M, 0);
+        timed.push_back(timedSoFar() - before);
     }
-    uint64_t mutexTimed = 0, mutexCount = 0;
-    for (const auto& w : lockscope::probes::detail::readWaits(bpf_map__fd(skel_->maps.waits)))
-        if (w.record.lock_addr == M) {
-            mutexCount += w.hist.count;
-            mutexTimed += lockscope::probes::detail::timedCount(w.hist);
-        }
-    for (const ls_wait_done& d : undrained())
-        if (d.lock == M) {
-            ++mutexCount;
-            ++mutexTimed; // the ring holds timed waits only
-        }
-    EXPECT_EQ(mutexCount, 5u);
-    EXPECT_EQ(mutexTimed, 5u);
+    for (size_t i = 0; i < timed.size(); ++i)
+        EXPECT_EQ(timed[i], i % 6 == 0 ? 1u : 0u) << "mutex spin " << i << ": 1 in 6 is timed";
+    const uint64_t before = timedSoFar();
+    for (int i = 0; i < 5; ++i) {
+        begin(B, LS_LCB_F_WRITE); // rwsem
+        end(B, 0);
+    }
+    EXPECT_EQ(timedSoFar() - before, 5u) << "every sleep is timed";
+    auto counts = countsByKey();
+    EXPECT_EQ((counts[{ M, LS_LCB_F_MUTEX | LS_LCB_F_SPIN }]), 13u) << "every mutex wait is counted";
+    EXPECT_EQ((counts[{ B, LS_LCB_F_WRITE }]), 5u);
+    EXPECT_FALSE(taskPending());
+    EXPECT_EQ(counter(LS_C_UNMATCHED), 0u);
+}
+
+// An untimed mutex wait is counted by its end, under the flags it ended
+// with: one that got the lock spinning is a "mutex:spin" wait, and one that
+// slept a "mutex" wait, timed from its sleep (sleeps are the long, rare
+// waits a sample would miss); an aborted one is counted apart.
+TEST_F(TimingBudget, AnUntimedMutexWaitIsCountedAsWhatItEndedAsAndTimedOnceItSleeps)
+{
+    busyWindow();
+    begin(M, LS_LCB_F_MUTEX | LS_LCB_F_SPIN); // timed: M's first; the next 5 on M are not
+    end(M, 0);
+    const auto before = countsByKey();
+    const uint64_t timedBefore = timedSoFar();
+    const uint64_t abortedBefore = counter(LS_C_ABORTED);
+    begin(M, LS_LCB_F_MUTEX | LS_LCB_F_SPIN); // gets it spinning
+    end(M, 0);
+    EXPECT_EQ(timedSoFar(), timedBefore) << "a wait that only spun stays untimed";
+    at(30);
+    begin(M, LS_LCB_F_MUTEX | LS_LCB_F_SPIN); // spins, then sleeps from 31 ms to 34 ms
+    at(31);
+    begin(M, LS_LCB_F_MUTEX);
+    at(34);
+    end(M, 0);
+    begin(M, LS_LCB_F_MUTEX | LS_LCB_F_SPIN); // killed while asleep
+    begin(M, LS_LCB_F_MUTEX);
+    end(M, -4);
+    auto after = countsByKey();
+    EXPECT_EQ(timedSoFar(), timedBefore + 1) << "the wait that slept is timed";
+    const auto w = waits();
+    ASSERT_TRUE(w.count({ M, LS_LCB_F_MUTEX }));
+    EXPECT_EQ((w.at({ M, LS_LCB_F_MUTEX }).total()), 3000000u) << "timed from its sleep: 3 ms";
+    EXPECT_EQ((after[{ M, LS_LCB_F_MUTEX }]), 1u);
+    EXPECT_EQ((after[{ M, LS_LCB_F_MUTEX | LS_LCB_F_SPIN }]), (before.at({ M, LS_LCB_F_MUTEX | LS_LCB_F_SPIN }) + 1));
+    EXPECT_EQ(counter(LS_C_ABORTED), abortedBefore + 1);
+    EXPECT_FALSE(taskPending());
+    EXPECT_EQ(counter(LS_C_UNMATCHED) + counter(LS_C_STALE), 0u);
 }
 
 // An untimed wait is counted at its begin in a per-CPU cache; its end only

@@ -96,7 +96,7 @@ void reportCounters(const Stats& st, std::FILE* log)
          " contended waits and spin-lock holds were counted without a stack walk "
          "(stack budget or --stack-sample; --stack-budget 0 walks every one)"},
         {&Stats::waits_untimed, "note: ",
-         " contended spinning waits were counted, not timed: their times follow "
+         " contended waits were counted, not timed: their times follow "
          "the timed waits of their lock (timing budget; --timing-budget 0 times every one)"},
         {&Stats::syscalls_untimed, "note: ",
          " syscalls were counted, not timed: their latencies follow the timed "

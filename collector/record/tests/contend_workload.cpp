@@ -14,6 +14,9 @@
 //                                           contended from a second kernel caller
 //   contend-workload mmap THREADS SECONDS   threads mmap, touch and munmap anonymous memory:
 //                                           the process's mmap_lock, taken for writing
+//   contend-workload filepos THREADS SECONDS threads read() one shared file descriptor a byte
+//                                           at a time: its f_pos_lock, a mutex contended
+//                                           10^5 times a second (reported on any kernel)
 //
 // Prints one line {"lockscope_result": {"ops": N, ...}} like the samples.
 #include <atomic>
@@ -23,6 +26,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <string>
@@ -142,20 +146,36 @@ __attribute__((noinline)) uint64_t ls_test_mmap_worker()
     return ops;
 }
 
+// Every read() of a file descriptor other threads share takes its f_pos_lock.
+__attribute__((noinline)) uint64_t ls_test_filepos_worker(int fd)
+{
+    uint64_t ops = 0;
+    char c = 0;
+    while (!g_stop.load(std::memory_order_relaxed)) {
+        const ssize_t n = read(fd, &c, 1);
+        if (n < 0 || (n == 0 && lseek(fd, 0, SEEK_SET) < 0))
+            return ops;
+        ops += static_cast<uint64_t>(n);
+    }
+    return ops;
+}
+
 } // extern "C"
 
 int main(int argc, char** argv)
 {
     if (argc != 4) {
-        std::fprintf(stderr, "usage: %s mutex|spin|semop|semctl|mmap THREADS SECONDS\n", argv[0]);
+        std::fprintf(stderr, "usage: %s mutex|spin|semop|semctl|mmap|filepos THREADS SECONDS\n", argv[0]);
         return 2;
     }
     const std::string mode = argv[1];
     const int threads = std::atoi(argv[2]);
     const double seconds = std::atof(argv[3]);
     const bool sem = mode == "semop" || mode == "semctl";
-    if ((mode != "mutex" && mode != "spin" && mode != "mmap" && !sem) || threads < 1 || threads > 256 || !(seconds > 0)) {
-        std::fprintf(stderr, "%s: bad arguments (mode mutex|spin|semop|semctl|mmap, THREADS 1..256, SECONDS > 0)\n",
+    if ((mode != "mutex" && mode != "spin" && mode != "mmap" && mode != "filepos" && !sem) || threads < 1
+        || threads > 256 || !(seconds > 0)) {
+        std::fprintf(stderr,
+            "%s: bad arguments (mode mutex|spin|semop|semctl|mmap|filepos, THREADS 1..256, SECONDS > 0)\n",
                      argv[0]);
         return 2;
     }
@@ -166,6 +186,11 @@ int main(int argc, char** argv)
             std::fprintf(stderr, "%s: semget: %s\n", argv[0], std::strerror(errno));
             return 1;
         }
+    }
+    const int fd = mode == "filepos" ? open("/proc/self/exe", O_RDONLY | O_CLOEXEC) : -1;
+    if (mode == "filepos" && fd < 0) {
+        std::fprintf(stderr, "%s: open /proc/self/exe: %s\n", argv[0], std::strerror(errno));
+        return 1;
     }
     const int readers = mode == "semctl" ? 1 : 0;
     std::vector<uint64_t> ops(static_cast<size_t>(threads + readers));
@@ -181,6 +206,8 @@ int main(int argc, char** argv)
                 n = ls_test_spin_worker();
             else if (mode == "mmap")
                 n = ls_test_mmap_worker();
+            else if (mode == "filepos")
+                n = ls_test_filepos_worker(fd);
             else
                 n = ls_test_semop_worker(semid, static_cast<unsigned>(t));
         });
@@ -190,6 +217,8 @@ int main(int argc, char** argv)
         th.join();
     if (semid >= 0)
         semctl(semid, 0, IPC_RMID);
+    if (fd >= 0)
+        close(fd);
     uint64_t total = 0;
     for (uint64_t n : ops)
         total += n;

@@ -76,7 +76,7 @@ struct Options {
     uint32_t stack_budget = 0;          // when stack_sample is 1: the wait and the hold probe each
                                         // walk at most this many stacks per second per CPU (sampling
                                         // evenly above it); 0 = every one. Holder stacks walk every hold
-    uint32_t timing_budget = 0;         // spinning waits timed per second per CPU; above it 1 in N
+    uint32_t timing_budget = 0;         // contended waits timed per second per CPU; above it 1 in N
                                         // per lock is timed, every wait counted, and the untimed
                                         // ones get the times of the timed ones (Stats::waits_untimed);
                                         // 0 = time every wait. Off with holder_stacks
