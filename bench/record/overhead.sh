@@ -19,7 +19,9 @@
 #                            [-x 'FLAGS;FLAGS;...']
 #
 # WORKLOADS: comma-separated, of semop-multi, timer-stress, sem-postwait
-# (default all three). MODES: comma-separated, of alone, lockscope,
+# (default all three), and filepos (the record tests' contend-workload: four
+# threads read() one file descriptor, whose f_pos_lock mutex the kernel
+# reports 10^5 times a second even where it reports no spinning waits). MODES: comma-separated, of alone, lockscope,
 # lockscope-wait, perf-lock, lockscope-exact (every wait and syscall timed),
 # lockscope-nosc (--no-syscalls), lockscope-nocpu (--no-cpu), lockscope-labels
 # (lockscope-wait plus --lock-owner --lock-names --per-cgroup); default
@@ -48,8 +50,8 @@ done
 IFS=, read -r -a wls <<<"$workloads"
 IFS=, read -r -a modes <<<"$modes_arg"
 for w in "${wls[@]}"; do
-    case $w in semop-multi | timer-stress | sem-postwait) ;;
-        *) echo "$0: unknown workload '$w' (semop-multi, timer-stress, sem-postwait)" >&2; exit 2 ;;
+    case $w in semop-multi | timer-stress | sem-postwait | filepos) ;;
+        *) echo "$0: unknown workload '$w' (semop-multi, timer-stress, sem-postwait, filepos)" >&2; exit 2 ;;
     esac
 done
 for m in "${modes[@]}"; do
@@ -69,8 +71,11 @@ fi
 lockscope=${build%/}/cli/lockscope
 bin=${build%/}/samples/bin
 [[ -x $lockscope ]] || { echo "$0: no lockscope binary in '${build:-build/*}' (build it or pass -b)" >&2; exit 1; }
+contend=${build%/}/collector/record/tests/contend-workload
 for w in "${wls[@]}"; do
-    [[ -x $bin/$w ]] || { echo "$0: no $w in '$bin' (build the samples)" >&2; exit 1; }
+    exe=$bin/$w
+    [[ $w == filepos ]] && exe=$contend
+    [[ -x $exe ]] || { echo "$0: no $exe (build the project)" >&2; exit 1; }
 done
 [[ $(id -u) -eq 0 ]] || { echo "$0: needs root (BPF and perf lock record)" >&2; exit 1; }
 command -v perf >/dev/null || { echo "$0: perf not found (apt-get install linux-perf)" >&2; exit 1; }
@@ -89,6 +94,7 @@ workload_cmd() {
         semop-multi) echo "$bin/semop-multi --multi --threads 8 --duration $duration" ;;
         timer-stress) echo "$bin/timer-stress --duration $duration" ;;
         sem-postwait) echo "$bin/sem-postwait --pairs 4 --duration $duration" ;;
+        filepos) echo "$contend filepos 4 $duration" ;;
     esac
 }
 

@@ -195,6 +195,7 @@ int main(int argc, char** argv)
     const int readers = mode == "semctl" ? 1 : 0;
     std::vector<uint64_t> ops(static_cast<size_t>(threads + readers));
     std::vector<std::thread> pool;
+    const auto start = std::chrono::steady_clock::now();
     for (int t = 0; t < threads + readers; ++t)
         pool.emplace_back([&, t] {
             auto& n = ops[static_cast<size_t>(t)];
@@ -215,6 +216,7 @@ int main(int argc, char** argv)
     g_stop = true;
     for (auto& th : pool)
         th.join();
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (semid >= 0)
         semctl(semid, 0, IPC_RMID);
     if (fd >= 0)
@@ -222,7 +224,8 @@ int main(int argc, char** argv)
     uint64_t total = 0;
     for (uint64_t n : ops)
         total += n;
-    std::printf("{\"lockscope_result\": {\"benchmark\": \"contend-%s\", \"ops\": %llu, \"threads\": %d}}\n",
-                mode.c_str(), static_cast<unsigned long long>(total), threads);
+    std::printf("{\"lockscope_result\": {\"benchmark\": \"contend-%s\", \"ops\": %llu, \"ops_per_sec\": %.0f, "
+                "\"threads\": %d}}\n",
+                mode.c_str(), static_cast<unsigned long long>(total), static_cast<double>(total) / elapsed, threads);
     return total > 0 ? 0 : 1;
 }
