@@ -116,7 +116,7 @@ run_mode() {
         lockscope:*) read -r -a flags <<<"${1#lockscope:}"
                      out=$("$lockscope" record "${flags[@]}" -o "$tmp/g.json" -- "${wl[@]}" 2>/dev/null) ;;
     esac
-    sed -n 's/.*"ops_per_sec":\([0-9.e+]*\).*/\1/p' <<<"$out" | tail -n1
+    sed -n 's/.*"ops_per_sec": *\([0-9.e+]*\).*/\1/p' <<<"$out" | tail -n1
 }
 
 declare -A results
