@@ -9,7 +9,6 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
-#include <unordered_set>
 
 #include <linux/capability.h>
 #include <sys/mount.h>
@@ -22,6 +21,7 @@
 #include <bpf/libbpf.h>
 
 #include "lockscope/probes/probes.h"
+#include "lockscope/util/proc_kallsyms.h"
 
 namespace lockscope::probes::detail {
 
@@ -191,21 +191,17 @@ std::string fentryRefusal(const std::string& function)
 
 namespace {
 
-// The vmlinux text symbols of /proc/kallsyms, read once: a scan per function
-// asked about took ~0.1 s each, a quarter of record's start-up.
-const std::unordered_set<std::string>& kallsymsText()
+// A vmlinux text symbol: "ffffffff81000000 T name\n" (module symbols end in
+// "\t[module]", so the newline right after the name leaves them out).
+// A line-by-line scan per function asked about took ~0.1 s each, a set of
+// all 10^5 names as long to build and to free.
+bool kallsymsHasText(const std::string& name)
 {
-    static const std::unordered_set<std::string> names = [] {
-        std::unordered_set<std::string> out;
-        std::ifstream kallsyms("/proc/kallsyms");
-        std::string line;
-        // "ffffffff81000000 T name"; module symbols end in "\t[module]".
-        while (std::getline(kallsyms, line))
-            if (line.size() > 19 && (line[17] == 't' || line[17] == 'T') && line.find('\t', 19) == std::string::npos)
-                out.insert(line.substr(19));
-        return out;
-    }();
-    return names;
+    const std::string& text = util::procKallsyms();
+    for (const char* type : { " T ", " t " })
+        if (text.find(type + name + "\n") != std::string::npos)
+            return true;
+    return false;
 }
 
 } // namespace
@@ -215,7 +211,7 @@ bool kernelHasFunction(const std::string& name, std::string* reason)
     if (btfHasFunction(name))
         return true;
     // Not in BTF: it may still be a text symbol (kprobes only need that).
-    if (kallsymsText().count(name)) {
+    if (kallsymsHasText(name)) {
         if (reason)
             *reason = "in kallsyms but not in BTF (fentry impossible; kprobe only)";
         return true;
