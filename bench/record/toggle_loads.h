@@ -82,13 +82,18 @@ private:
     std::vector<std::thread> threads_; // last: joined before the rest goes
 };
 
-// A running workload: its ops so far, and whether a call failed.
+// A running workload: its ops so far, and whether a call failed. Each load
+// starts workers_ last and stops it first in its destructor, before the
+// state its threads use goes.
 class Load {
 public:
     virtual ~Load() = default;
-    virtual uint64_t ops() const = 0;
-    virtual bool failed() const = 0;
+    uint64_t ops() const { return workers_->ops(); }
+    bool failed() const { return workers_->failed(); }
     virtual std::string describe() const = 0;
+
+protected:
+    std::unique_ptr<Workers> workers_;
 };
 
 // semop-multi --multi: up on two neighbouring semaphores of one 16-semaphore
@@ -108,8 +113,6 @@ public:
             threads, [this](unsigned i, const std::atomic<bool>&) { return step(i); });
     }
     ~SemopLoad() override { workers_.reset(); }
-    uint64_t ops() const override { return workers_->ops(); }
-    bool failed() const override { return workers_->failed(); }
     std::string describe() const override
     {
         return "semop (2 sops) on one 16-semaphore set, " + std::to_string(threads_) + " threads";
@@ -138,7 +141,6 @@ private:
     unsigned threads_;
     workload::SemSet set_;
     std::vector<uint64_t> rng_;
-    std::unique_ptr<Workers> workers_;
 };
 
 // timer-stress: each thread calls timer_gettime() round-robin over its own
@@ -169,8 +171,6 @@ public:
         workers_.reset();
         deleteTimers();
     }
-    uint64_t ops() const override { return workers_->ops(); }
-    bool failed() const override { return workers_->failed(); }
     std::string describe() const override
     {
         return "timer_gettime() over 16 POSIX timers per thread, " + std::to_string(threads_) + " threads";
@@ -196,7 +196,6 @@ private:
     unsigned threads_;
     std::vector<std::vector<timer_t>> timers_;
     std::vector<unsigned> next_;
-    std::unique_ptr<Workers> workers_;
 };
 
 // sem-postwait: pairs of threads ping-pong through two semaphores of one
@@ -213,8 +212,6 @@ public:
             2 * pairs_, [this](unsigned i, const std::atomic<bool>& stop) { return step(i, stop); });
     }
     ~PostWaitLoad() override { workers_.reset(); }
-    uint64_t ops() const override { return workers_->ops(); }
-    bool failed() const override { return workers_->failed(); }
     std::string describe() const override
     {
         return "semaphore ping-pong, " + std::to_string(pairs_) + " pairs of threads";
@@ -257,7 +254,6 @@ private:
 
     unsigned pairs_;
     workload::SemSet set_;
-    std::unique_ptr<Workers> workers_;
 };
 
 // Threads read() a byte at a time from one shared file descriptor: every
@@ -279,8 +275,6 @@ public:
         workers_.reset();
         close(fd_);
     }
-    uint64_t ops() const override { return workers_->ops(); }
-    bool failed() const override { return workers_->failed(); }
     std::string describe() const override
     {
         return "read() of one shared file descriptor (f_pos_lock), " + std::to_string(threads_) + " threads";
@@ -298,7 +292,6 @@ private:
 
     unsigned threads_;
     int fd_;
-    std::unique_ptr<Workers> workers_;
 };
 
 // The load named by --load, or nullptr for a name that is none of them.

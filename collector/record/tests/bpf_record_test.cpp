@@ -437,6 +437,31 @@ TEST_F(RecordBpf, AgreesWithPerfLockPerCaller)
                      << " contentions, none of its callers reached 200; machine loaded?)";
 }
 
+// One lock's waits as both tools counted them in the same run.
+struct WaitTotals {
+    uint64_t perfN;
+    double perfNs;
+    uint64_t ours, oursNs;
+};
+
+// Under a binding timing budget: the budget left many waits untimed, the
+// counts agree with perf's within 2%, and the estimated total within a
+// factor of bound.
+void expectBudgetAgreesWithPerf(const char* what, const PerfRun& pr, const WaitTotals& t, double bound)
+{
+    const Capture& c = pr.capture;
+    EXPECT_GT(c.stats.waits_untimed, t.perfN / 4) << "the timing budget did not bind";
+    EXPECT_LE(std::fabs(double(t.ours) - double(t.perfN)), 0.02 * double(std::max(t.perfN, t.ours)) + 10)
+        << "lockscope " << t.ours << " vs perf " << t.perfN << " contentions\nperf:\n" << pr.perfTable;
+    const double ratio = double(t.oursNs) / t.perfNs;
+    std::fprintf(stderr, "%s: lockscope %llu waits, %.3f s (%llu untimed); perf %llu, %.3f s: ratio %.2f\n", what,
+        static_cast<unsigned long long>(t.ours), double(t.oursNs) / 1e9,
+        static_cast<unsigned long long>(c.stats.waits_untimed), static_cast<unsigned long long>(t.perfN),
+        t.perfNs / 1e9, ratio);
+    EXPECT_GT(ratio, 1 / bound) << "perf:\n" << pr.perfTable;
+    EXPECT_LT(ratio, bound) << "perf:\n" << pr.perfTable;
+}
+
 // --timing-budget N: above N spinning waits a second per CPU, 1 in (rate / N)
 // waits on each lock is timed and every one still counted; the untimed ones
 // get the times of the timed ones. Against perf on the same run (what makes
@@ -475,16 +500,7 @@ TEST_F(RecordBpf, TimingBudgetCountsEveryWaitAndEstimatesTheirTotal)
                 ours += s.wait.count();
                 oursNs += s.wait.total();
             }
-    EXPECT_GT(c.stats.waits_untimed, perfN / 4) << "the timing budget did not bind";
-    EXPECT_LE(std::fabs(double(ours) - double(perfN)), 0.02 * double(std::max(perfN, ours)) + 10)
-        << "lockscope " << ours << " vs perf " << perfN << " contentions\nperf:\n" << pr.perfTable;
-    const double ratio = double(oursNs) / perfNs;
-    std::fprintf(stderr, "semaphore lock: lockscope %llu waits, %.3f s (%llu untimed); perf %llu, %.3f s: ratio %.2f\n",
-        static_cast<unsigned long long>(ours), double(oursNs) / 1e9,
-        static_cast<unsigned long long>(c.stats.waits_untimed), static_cast<unsigned long long>(perfN), perfNs / 1e9,
-        ratio);
-    EXPECT_GT(ratio, 1 / 1.5) << "perf:\n" << pr.perfTable;
-    EXPECT_LT(ratio, 1.5) << "perf:\n" << pr.perfTable; // 1.07-1.14 seen
+    expectBudgetAgreesWithPerf("semaphore lock", pr, { perfN, perfNs, ours, oursNs }, 1.5); // 1.07-1.14 seen
 }
 
 // The same for a sleeping lock, which shares the budget: a mutex contended a
@@ -523,16 +539,7 @@ TEST_F(RecordBpf, TimingBudgetCountsEveryMutexWaitAndEstimatesTheirTotal)
             ours += s.wait.count();
             oursNs += s.wait.total();
         }
-    EXPECT_GT(c.stats.waits_untimed, perfN / 4) << "the timing budget did not bind";
-    EXPECT_LE(std::fabs(double(ours) - double(perfN)), 0.02 * double(std::max(perfN, ours)) + 10)
-        << "lockscope " << ours << " vs perf " << perfN << " contentions\nperf:\n" << pr.perfTable;
-    const double ratio = double(oursNs) / perfNs;
-    std::fprintf(stderr, "f_pos_lock: lockscope %llu waits, %.3f s (%llu untimed); perf %llu, %.3f s: ratio %.2f\n",
-        static_cast<unsigned long long>(ours), double(oursNs) / 1e9,
-        static_cast<unsigned long long>(c.stats.waits_untimed), static_cast<unsigned long long>(perfN), perfNs / 1e9,
-        ratio);
-    EXPECT_GT(ratio, 1 / 1.3) << "perf:\n" << pr.perfTable;
-    EXPECT_LT(ratio, 1.3) << "perf:\n" << pr.perfTable;
+    expectBudgetAgreesWithPerf("f_pos_lock", pr, { perfN, perfNs, ours, oursNs }, 1.3);
 }
 
 // --stack-budget N: each CPU walks at most N stacks a second (N / 100 per
