@@ -268,7 +268,8 @@ public:
     {
         if (fd_ < 0)
             throw std::runtime_error("open /proc/self/exe failed");
-        workers_ = std::make_unique<Workers>(threads, [this](unsigned, const std::atomic<bool>&) { return step(); });
+        workers_ = std::make_unique<Workers>(
+            threads, [this](unsigned, const std::atomic<bool>&) { return step(); });
     }
     ~FilePosLoad() override
     {
