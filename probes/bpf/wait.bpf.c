@@ -276,10 +276,10 @@ static __always_inline __u32 time_slot(__u64 lock)
  * Untimed waits (ls_wait_counts). A spinning one needs nothing from its end:
  * no clock, no stack, and a spinning wait is never aborted. So its begin
  * counts it here, by its histogram key, and pushes a bare "counted" entry
- * that its end only pops: no ring slot, no histogram lookup per wait. A
- * sleeping lock's untimed wait is counted by its end, under the flags it
- * ended with (a mutex that spun, then slept, is a "mutex" wait) and only if
- * it was not aborted. Begins write cache 0 and ends cache 1, and a program
+ * that its end only pops: no ring slot, no histogram lookup per wait. An
+ * untimed mutex spin is counted by its end, since it may still turn into a
+ * sleep (then it is timed from there: time_from_sleep) or be aborted.
+ * Begins write cache 0 and ends cache 1, and a program
  * never nests in itself on a CPU (the kernel skips it as a recursion miss),
  * so no update here is torn.
  */
