@@ -88,9 +88,13 @@ double relative(uint64_t estimate, uint64_t exact)
 // cost, not a share: on the VM this project moved to on 2026-12-01 (s9),
 // timer_gettime takes ~330 ns and its estimate came out 13-55 ns high
 // (4-17.5%) in six runs, semtimedop's (~870 ns) 0.2-6.3%. So the bound is
-// 15% plus that one program run.
+// 15% plus that one program run. Precisely: the budgeted interval holds the
+// exact session's enter (two clock reads, a task-storage look-up), the
+// exact one the budgeted session's mostly untimed exit; their difference
+// came out 7-80 ns over 16 runs on that VM (s10) and 120 ns once in CI, on
+// a semtimedop that ran at 357 ns instead of its usual 500-570.
 constexpr double kMeanBound = 0.15;
-constexpr double kOtherProgramNs = 60;
+constexpr double kOtherProgramNs = 150;
 
 bool sameOrNextBucket(uint64_t a, uint64_t b)
 {
