@@ -325,7 +325,6 @@ struct PerfRun {
     std::map<std::string, uint64_t> perfByCaller;
     std::map<std::string, double> perfWaitNs;
     std::string perfTable;
-    std::string skip; // why perf's figures are no reference, when they are not
 };
 
 double nsOf(double v, const std::string& unit)
@@ -335,9 +334,13 @@ double nsOf(double v, const std::string& unit)
 
 // Records the workload (semop-multi by default) with lockscope, given args,
 // around perf lock record of it; comm: the workload's, which lockscope keeps.
+// Skips the test, saying why, without perf or when perf's figures are no
+// reference; the caller stops on HasFatalFailure() || IsSkipped().
 void recordUnderPerf(const std::string& dir, const std::vector<std::string>& args, PerfRun& r,
     const std::vector<std::string>& workload = semopWorkload("2"), const std::string& comm = "semop-multi")
 {
+    if (access("/usr/bin/perf", X_OK) != 0)
+        GTEST_SKIP() << "skipped: perf (linux-perf) is not installed";
     std::string cap = dir + "/both.lockscope.json", pdata = dir + "/perf.data";
     std::vector<std::string> argv{kBin, "record", "--no-cpu", "--comm", comm, "-o", cap};
     argv.insert(argv.end(), args.begin(), args.end());
@@ -355,9 +358,8 @@ void recordUnderPerf(const std::string& dir, const std::vector<std::string>& arg
     std::smatch lost;
     std::string perfOut = e.err + rep.out + rep.err;
     if (std::regex_search(perfOut, lost, std::regex(R"(lost (\d+) chunks|lost ([\d.]+)%)"))) {
-        r.skip = "skipped: perf lost events (" + lost[0].str()
+        GTEST_SKIP() << "skipped: perf lost events (" + lost[0].str()
             + ") even with 16 MiB buffers per CPU: its counts are no reference";
-        return;
     }
     // "     27269     83.63 ms     spinlock   do_semtimedop+0x16a"
     std::regex line(R"(^\s*(\d+)\s+([\d.]+) (\S+)\s+(\S+)\s+([A-Za-z0-9_.]+)\+0x[0-9a-f]+\s*$)");
@@ -377,16 +379,12 @@ void recordUnderPerf(const std::string& dir, const std::vector<std::string>& arg
 
 TEST_F(RecordBpf, AgreesWithPerfLockPerCaller)
 {
-    if (access("/usr/bin/perf", X_OK) != 0)
-        GTEST_SKIP() << "skipped: perf (linux-perf) is not installed";
     // Every wait timed and its stack walked: the comparison is per caller,
     // and perf walks them all.
     PerfRun pr;
     recordUnderPerf(dir, {"--stack-budget", "0", "--timing-budget", "0"}, pr);
-    if (HasFatalFailure())
+    if (HasFatalFailure() || IsSkipped())
         return;
-    if (!pr.skip.empty())
-        GTEST_SKIP() << pr.skip;
     const auto& perfByCaller = pr.perfByCaller;
     const Capture& c = pr.capture;
     EXPECT_EQ(c.stats.waits_untimed, 0u);
@@ -471,14 +469,10 @@ void expectBudgetAgreesWithPerf(const char* what, const PerfRun& pr, const WaitT
 // between the two tools' own costs inside the waits they time.
 TEST_F(RecordBpf, TimingBudgetCountsEveryWaitAndEstimatesTheirTotal)
 {
-    if (access("/usr/bin/perf", X_OK) != 0)
-        GTEST_SKIP() << "skipped: perf (linux-perf) is not installed";
     PerfRun pr;
     recordUnderPerf(dir, {"--timing-budget", "200"}, pr);
-    if (HasFatalFailure())
+    if (HasFatalFailure() || IsSkipped())
         return;
-    if (!pr.skip.empty())
-        GTEST_SKIP() << pr.skip;
     uint64_t perfN = 0;
     double perfNs = 0;
     for (const auto& [caller, n] : pr.perfByCaller)
@@ -512,14 +506,10 @@ TEST_F(RecordBpf, TimingBudgetCountsEveryWaitAndEstimatesTheirTotal)
 // are left out) where timing 1 in 180 sleeps too gave 0.68-1.44.
 TEST_F(RecordBpf, TimingBudgetCountsEveryMutexWaitAndEstimatesTheirTotal)
 {
-    if (access("/usr/bin/perf", X_OK) != 0)
-        GTEST_SKIP() << "skipped: perf (linux-perf) is not installed";
     PerfRun pr;
     recordUnderPerf(dir, {"--timing-budget", "200"}, pr, {CONTEND_BIN, "filepos", "4", "2"}, "contend-workload");
-    if (HasFatalFailure())
+    if (HasFatalFailure() || IsSkipped())
         return;
-    if (!pr.skip.empty())
-        GTEST_SKIP() << pr.skip;
     uint64_t perfN = 0;
     double perfNs = 0;
     // Every lock the workload contends: f_pos_lock from read() and lseek()
