@@ -88,40 +88,46 @@ Attached attachHookFloor(bool syscalls)
     return holder;
 }
 
-// The syscall probe alone, on this process, as record sets it up (timing
-// budget in calls per second per CPU; 0: every call timed).
-Attached attachSyscalls(uint32_t budget)
-{
-    probes::Options o;
-    o.wait = probes::Backend::Off;
-    o.hold = probes::Backend::Off;
-    o.functions = probes::Backend::Off;
-    o.cpu_frequency_hz = 0;
-    o.follow_forks = false;
-    o.syscall_budget = budget;
-    o.tgids = { static_cast<uint32_t>(getpid()) };
-    std::shared_ptr<probes::Session> s = probes::Session::open(o);
-    for (const auto& st : s->status())
-        if (st.name == "syscall:semop" && !st.attached)
-            throw std::runtime_error("syscall:semop: " + st.reason);
-    return { nullptr, s };
-}
-
-// CPU sampling alone, as record sets it up, at hz per CPU.
-Attached attachCpu(uint32_t hz)
+// Options that attach nothing; each mode turns on what it measures.
+probes::Options nothingOn()
 {
     probes::Options o;
     o.wait = probes::Backend::Off;
     o.hold = probes::Backend::Off;
     o.functions = probes::Backend::Off;
     o.syscalls = false;
+    o.cpu_frequency_hz = 0;
     o.follow_forks = false;
-    o.cpu_frequency_hz = hz;
+    return o;
+}
+
+// A session of o, or an error if the probe the mode measures did not attach.
+Attached openAttached(const probes::Options& o, const std::string& probe)
+{
     std::shared_ptr<probes::Session> s = probes::Session::open(o);
     for (const auto& st : s->status())
-        if (st.name == "cpu_sampling" && !st.attached)
-            throw std::runtime_error("cpu_sampling: " + st.reason);
+        if (st.name == probe && !st.attached)
+            throw std::runtime_error(probe + ": " + st.reason);
     return { nullptr, s };
+}
+
+// The syscall probe alone, on this process, as record sets it up (timing
+// budget in calls per second per CPU; 0: every call timed).
+Attached attachSyscalls(uint32_t budget)
+{
+    probes::Options o = nothingOn();
+    o.syscalls = true;
+    o.syscall_budget = budget;
+    o.tgids = { static_cast<uint32_t>(getpid()) };
+    return openAttached(o, "syscall:semop");
+}
+
+// CPU sampling alone, as record sets it up, at hz per CPU.
+Attached attachCpu(uint32_t hz)
+{
+    probes::Options o = nothingOn();
+    o.cpu_frequency_hz = hz;
+    return openAttached(o, "cpu_sampling");
 }
 
 // Every probe `lockscope record` attaches by default, with its budgets.
@@ -142,22 +148,14 @@ Attached attachRecordDefault(bool exact)
 Attached attachWait(uint32_t stack_budget, unsigned stack_depth, uint32_t timing_budget,
     const std::function<void(probes::Options&)>& extra = {})
 {
-    probes::Options o;
+    probes::Options o = nothingOn();
+    o.wait = probes::Options {}.wait;
     o.stack_budget = stack_budget;
     o.timing_budget = timing_budget;
     o.stack_depth = stack_depth;
-    o.hold = probes::Backend::Off;
-    o.functions = probes::Backend::Off;
-    o.syscalls = false;
-    o.cpu_frequency_hz = 0;
-    o.follow_forks = false;
     if (extra)
         extra(o);
-    std::shared_ptr<probes::Session> s = probes::Session::open(o);
-    for (const auto& st : s->status())
-        if (st.name == "lock_contention" && !st.attached)
-            throw std::runtime_error("lock_contention: " + st.reason);
-    return { nullptr, s };
+    return openAttached(o, "lock_contention");
 }
 
 struct Mode {
