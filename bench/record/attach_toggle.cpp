@@ -2,11 +2,12 @@
 // Throughput cost of the probes, measured by attaching and detaching them
 // under one workload that keeps running in this process (toggle_loads.h:
 // semop as semop-multi --multi, timer as timer-stress, postwait as
-// sem-postwait, filepos: read() of one shared fd, a hot mutex). On a shared 2-vCPU VM a workload's own rate moves by 30-50%
-// between runs (the host decides), which swamps a few percent of probe cost
-// when each mode is a separate run (overhead.sh). Here every cycle measures
-// each mode for a second between two seconds alone, and the medians of the
-// per-cycle ratios are printed.
+// sem-postwait, filepos: read() of one shared fd, a hot mutex). On a shared
+// 2-vCPU VM a workload's own rate moves by 30-50% between runs (the host
+// decides), which swamps a few percent of probe cost when each mode is a
+// separate run (overhead.sh). Here every cycle measures each mode for a
+// second between two seconds alone, and the medians of the per-cycle ratios
+// are printed.
 //
 //   bench_attach_toggle [--cycles N] [--seconds S] [--threads T] [--load semop|timer|postwait|filepos]
 //                       [--modes A,B,...]
@@ -208,9 +209,9 @@ int main(int argc, char** argv)
     unsigned threads = 8;
     std::string only; // --modes a,b,c: these after alone; empty = all
     std::string loadName = "semop";
-    const char* usage
-        = "usage: bench_attach_toggle [--cycles N] [--seconds S] [--threads T] [--load semop|timer|postwait|filepos]"
-          " [--modes A,B,...]\n";
+    const char* usage = "usage: bench_attach_toggle [--cycles N] [--seconds S] [--threads T] [--load "
+                        "semop|timer|postwait|filepos]"
+                        " [--modes A,B,...]\n";
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--modes" && i + 1 < argc) {
@@ -282,7 +283,8 @@ int main(int argc, char** argv)
     try {
         const std::unique_ptr<lockscope::bench::Load> load = lockscope::bench::makeLoad(loadName, threads);
         if (!load) {
-            std::fprintf(stderr, "bench_attach_toggle: --load is semop, timer, postwait or filepos, got '%s'\n",
+            std::fprintf(stderr,
+                "bench_attach_toggle: --load is semop, timer, postwait or filepos, got '%s'\n",
                 loadName.c_str());
             return 2;
         }
