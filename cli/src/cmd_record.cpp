@@ -43,6 +43,7 @@ struct RecordArgs {
     bool lock_owner = false;
     bool no_cpu = false;
     bool no_syscalls = false;
+    bool no_functions = false;
     unsigned syscall_sample = 1;
     unsigned stack_sample = 1;
     // ~2 us per walk: at most ~0.2% of each CPU goes to stack walks, and a
@@ -220,6 +221,8 @@ void setCostOptions(const RecordArgs& a, record::RecordOptions& o)
     p.stack_budget = a.stack_sample > 1 ? 0 : a.stack_budget;
     p.timing_budget = a.exact ? 0 : a.timing_budget;
     p.syscalls = !a.no_syscalls;
+    if (a.no_functions)
+        p.functions = probes::Backend::Off;
     o.syscall_timing_asked = a.syscall_timing_asked;
     p.syscall_sample = a.syscall_sample;
     p.syscall_budget = a.exact || a.syscall_sample > 1 ? 0 : a.syscall_budget;
@@ -313,6 +316,8 @@ void addRecordCommand(CLI::App& app, Result& result)
                   "when the wait began (where the holder was)");
     cmd->add_flag("--no-cpu", args->no_cpu, "do not sample on-CPU stacks");
     cmd->add_flag("--no-syscalls", args->no_syscalls, "do not time IPC/timer syscalls");
+    cmd->add_flag("--no-functions", args->no_functions,
+                  "do not time the kernel functions that look up IPC and timer objects (__lock_timer, ...)");
     auto* scSample = cmd->add_option("--syscall-sample", args->syscall_sample,
                     "time exactly 1 in N IPC/timer syscalls per thread instead of a budget")
         ->check(CLI::Range(1u, 1000000u))
