@@ -38,6 +38,7 @@ struct RecordArgs {
     bool lock_names = false;
     unsigned stack_depth = 16;
     unsigned hold_sample = 1;
+    bool hold = false;
     bool no_hold = false;
     bool holder_stacks = false;
     bool lock_owner = false;
@@ -208,8 +209,10 @@ void setHoldOptions(const RecordArgs& a, probes::Options& p)
     if (a.holder_stacks && a.hold_sample > 1)
         throw CLI::ValidationError("--holder-stacks",
                                    "needs every spin-lock acquisition seen: drop --hold-sample");
-    p.hold = a.no_hold ? probes::Backend::Off
-                       : parseBackend("--hold-backend", a.hold_backend, probes::HookFamily::Hold);
+    // Off unless asked for (probes::Options::hold); a hold option asks for it.
+    const bool wanted = a.hold || a.holder_stacks || a.hold_sample > 1 || a.hold_backend != "auto";
+    if (wanted && !a.no_hold)
+        p.hold = parseBackend("--hold-backend", a.hold_backend, probes::HookFamily::Hold);
 }
 
 // Stack walks, timing budgets, syscalls, CPU sampling, hooks and user space.
@@ -306,11 +309,15 @@ void addRecordCommand(CLI::App& app, Result& result)
                   "histograms, syscalls timed even through raw_tp/tracepoint, at a higher cost on busy workloads")
         ->excludes(timingBudget)
         ->excludes(scBudget);
-    cmd->add_option("--hold-sample", args->hold_sample, "time 1 in N spin-lock holds")
+    auto* hold = cmd->add_flag("--hold", args->hold,
+                               "time spin-lock holds (fentry/kprobe on every spin-lock acquisition in the "
+                               "system: dear on lock-heavy loads; implied by the other hold options)");
+    cmd->add_option("--hold-sample", args->hold_sample, "time 1 in N spin-lock holds (implies --hold)")
         ->check(CLI::Range(1u, 1000000u));
-    cmd->add_flag("--no-hold", args->no_hold, "do not probe hold times");
+    cmd->add_flag("--no-hold", args->no_hold, "do not probe hold times (the default without --hold)")
+        ->excludes(hold);
     cmd->add_flag("--holder-stacks", args->holder_stacks,
-                  "name the stack holding a spinlock while others waited (needs the hold probe)");
+                  "name the stack holding a spinlock while others waited (turns the hold probe on)");
     cmd->add_flag("--lock-owner", args->lock_owner,
                   "name the owner task of a contended mutex or writer-owned rwsem, and its kernel stack "
                   "when the wait began (where the holder was)");

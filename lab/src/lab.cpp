@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "lockscope/lab/lab.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -317,6 +318,10 @@ int runLab(const LabOptions& o, std::ostream& log)
                 fs::create_directories(stem.parent_path());
                 std::vector<std::string> record = {"/usr/bin/lockscope", "record", "-o",
                                                    "/lab/out/capture.lockscope.json", "--label", name};
+                // Hold times are half of what a kernel comparison judges (a lock
+                // held longer or more often); record leaves them off for its cost.
+                if (std::find(o.record_args.begin(), o.record_args.end(), "--no-hold") == o.record_args.end())
+                    record.push_back("--hold");
                 record.insert(record.end(), o.record_args.begin(), o.record_args.end());
                 record.push_back("--");
                 record.insert(record.end(), workload.begin(), workload.end());

@@ -121,7 +121,7 @@ int main(int argc, char** argv)
             const std::vector<std::string> sem = {W, "sem", "--threads", "2", "--ops", "2000"};
             const std::vector<std::string> timers = {W, "timers", "--threads", "2", "--ops", "2000"};
             // Hold probes with the automatic backend (fentry on these kernels), then forced to kprobes.
-            record("rec_auto", {"--no-cpu"}, sem);
+            record("rec_auto", {"--no-cpu", "--hold"}, sem);
             record("rec_kprobe", {"--no-cpu", "--hold-backend", "kprobe"}, sem);
             // Function probes (__lock_timer) and timer syscall latency with exact counts.
             record("rec_timers", {"--no-cpu"}, timers);
@@ -139,7 +139,7 @@ int main(int argc, char** argv)
                               "mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null; "
                               "mkdir -p /sys/fs/cgroup/ls-a /sys/fs/cgroup/ls-b || { echo no cgroup v2; exit 0; }; "
                               "/usr/bin/lockscope record -o /lab/out/rec_cgroups.lockscope.json --label rec_cgroups "
-                              "--no-cpu --per-cgroup -- /bin/sh -c \"" + in("a") + " & " + in("b") + " & wait\""},
+                              "--no-cpu --hold --per-cgroup -- /bin/sh -c \"" + in("a") + " & " + in("b") + " & wait\""},
                              {"/lab/out/rec_cgroups.lockscope.json"}});
             // Syscall latency timing 1 in 4 calls per thread, every call still counted.
             record("rec_sc_sample", {"--no-cpu", "--no-hold", "--syscall-sample", "4"}, sem);
@@ -148,7 +148,7 @@ int main(int argc, char** argv)
             const std::vector<std::string> bench = {W, "sem", "--threads", "2", "--ops", "5000"};
             steps.push_back({"bench_bare", bench, {}});
             record("bench_nohold", {"--no-cpu", "--no-hold"}, bench);
-            record("bench_full", {"--no-cpu"}, bench);
+            record("bench_full", {"--no-cpu", "--hold"}, bench);
             record("bench_sample10", {"--no-cpu", "--hold-sample", "10"}, bench);
             // Holder stacks on the samples' whole-array semaphore workload: the
             // scan must load and attach on the 6.1 verifier. (This single-threaded

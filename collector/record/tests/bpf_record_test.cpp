@@ -232,18 +232,37 @@ TEST_F(RecordBpf, SemopCpuShare)
     EXPECT_LE(cpu.lock_samples, cpu.samples);
 }
 
-TEST_F(RecordBpf, HoldProbeOrVisibleSkip)
+// It would run on every spin-lock acquisition in the system: off unless asked.
+TEST_F(RecordBpf, HoldProbeIsOffByDefault)
 {
     const auto& r = semopRun();
     ASSERT_TRUE(r.ok) << r.exit.err;
     const auto* hold = probe(r.capture, "spin_hold");
     ASSERT_TRUE(hold) << "the hold probe is not listed in the capture";
+    EXPECT_FALSE(hold->attached);
+    EXPECT_EQ(hold->reason, "disabled");
+    for (const auto& l : r.capture.locks)
+        EXPECT_EQ(l.hold.count(), 0u) << l.key;
+}
+
+TEST_F(RecordBpf, HoldProbeOnRequestOrVisibleSkip)
+{
+    std::string out = dir + "/hold.lockscope.json";
+    std::vector<std::string> argv{kBin, "record", "--hold", "--no-cpu", "-o", out, "--"};
+    auto w = semopWorkload("1");
+    argv.insert(argv.end(), w.begin(), w.end());
+    auto e = record_test::run(argv, dir, "hold");
+    ASSERT_EQ(e.code, 0) << e.err;
+    auto c = lockscope::readCapture(out);
+    const auto* hold = probe(c, "spin_hold");
+    ASSERT_TRUE(hold) << "the hold probe is not listed in the capture";
     if (!hold->attached) {
-        EXPECT_NE(r.exit.err.find("spin_hold: skipped: " + hold->reason), std::string::npos) << r.exit.err;
+        EXPECT_NE(hold->reason, "disabled");
+        EXPECT_NE(e.err.find("spin_hold: skipped: " + hold->reason), std::string::npos) << e.err;
         GTEST_SKIP() << "skipped: " << hold->reason;
     }
     uint64_t holds = 0;
-    for (const auto& l : r.capture.locks)
+    for (const auto& l : c.locks)
         holds += l.hold.count();
     EXPECT_GT(holds, 0u);
 }

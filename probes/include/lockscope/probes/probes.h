@@ -91,7 +91,8 @@ struct Options {
     std::vector<uint64_t> lock_addrs;   // in-kernel lock address filter; empty = any
 
     Backend wait = Backend::Auto;       // Auto: tp_btf -> raw_tp -> tracepoint
-    Backend hold = Backend::Auto;       // Auto: fentry -> kprobe; Off disables
+    Backend hold = Backend::Off;        // Auto: fentry -> kprobe. Off unless asked for: it runs on every
+                                        // spin-lock acquisition of the system (docs/recording.md)
     uint32_t hold_sample = 1;           // record 1 in N acquisitions
     bool holder_stacks = false;         // attribute contended spinlock waits to the holder's stack;
                                         // needs the hold probe, which then records every acquisition
