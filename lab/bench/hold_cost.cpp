@@ -19,24 +19,14 @@
 #include <string>
 #include <vector>
 
+#include "bench_stats.h"
 #include "lockscope/capture/io.h"
 #include "lockscope/lab/error.h"
 #include "lockscope/lab/lab.h"
 
 namespace fs = std::filesystem;
 using namespace lockscope::lab;
-
-namespace {
-
-double median(std::vector<double> v)
-{
-    if (v.empty())
-        return 0;
-    std::sort(v.begin(), v.end());
-    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
-
-} // namespace
+using bench::median;
 
 int main(int argc, char** argv)
 {
@@ -79,8 +69,8 @@ int main(int argc, char** argv)
         const std::vector<std::pair<std::string, std::vector<std::string>>> modes = {
             {"bare", {}},
             {"no-hold", {"--no-cpu", "--no-hold"}},
-            {"hold", {"--no-cpu"}},
-            {"hold-all-stacks", {"--no-cpu", "--stack-budget", "0"}},
+            {"hold", {"--no-cpu", "--hold"}},
+            {"hold-all-stacks", {"--no-cpu", "--hold", "--stack-budget", "0"}},
             {"hold-sample-" + std::to_string(sample), {"--no-cpu", "--hold-sample", std::to_string(sample)}}};
         std::vector<GuestStep> steps;
         for (unsigned r = 0; r < rounds; ++r) {
@@ -110,11 +100,7 @@ int main(int argc, char** argv)
         for (unsigned r = 0; r < rounds; ++r) {
             for (size_t m = 0; m < modes.size(); ++m) {
                 std::string name = "r" + std::to_string(r) + "_m" + std::to_string(m);
-                std::string log = run.file(name + ".log");
-                auto at = log.find("{\"lockscope_result\"");
-                if (at == std::string::npos)
-                    throw LabError(name + ": the workload printed no result:\n" + log);
-                auto res = nlohmann::json::parse(log.substr(at, log.find('\n', at) - at)).at("lockscope_result");
+                auto res = bench::workloadResult(name, run.file(name + ".log"));
                 ns[m].push_back(res.at("ns_per_syscall").get<double>());
                 if (m != 0) {
                     auto c = lockscope::parseCapture(run.file(name + ".json"));

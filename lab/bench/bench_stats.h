@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// What the lab's guest benchmarks share: the median of a set of runs and
+// the workload's one-line result out of a step's log.
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "lockscope/lab/error.h"
+
+namespace lockscope::lab::bench {
+
+inline double median(std::vector<double> v)
+{
+    if (v.empty())
+        return 0;
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+// The {"lockscope_result": {...}} line a sample workload prints last.
+inline nlohmann::json workloadResult(const std::string& step, const std::string& log)
+{
+    auto at = log.rfind("{\"lockscope_result\"");
+    if (at == std::string::npos)
+        throw LabError(step + ": the workload printed no result:\n" + log);
+    return nlohmann::json::parse(log.substr(at, log.find('\n', at) - at)).at("lockscope_result");
+}
+
+} // namespace lockscope::lab::bench
