@@ -16,7 +16,7 @@ TEST(RecordFilters, DefaultsSayHowEverythingIsSampled)
     o.probe.timing_budget = 20000;
     o.probe.syscall_budget = 20000;
     const std::map<std::string, std::string> want{
-        {"all", "true"},           {"stack_depth", "16"},       {"hold_sample", "1"},
+        {"all", "true"},           {"stack_depth", "16"},       {"hold_sample", "off"},
         {"syscall_sample", "1"},   {"syscall_budget", "20000"}, {"stack_budget", "1000"},
         {"timing_budget", "20000"}, {"cpu_frequency_hz", "199"},
     };
