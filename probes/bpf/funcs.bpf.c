@@ -5,26 +5,29 @@
  * functions exist changes between kernel builds, so the programs are generic
  * slots: userspace points slot i at function i (bpf_program__set_attach_target
  * for fentry/fexit, the attach call for kprobes) and disables the rest.
- * Entry and exit are paired per (thread, slot): one function may call another.
+ * Entry and exit are paired per (thread, slot) in task storage (one function
+ * may call another), and each CPU keeps its own histograms: a call costs no
+ * hash-map update and delete (whose bucket locks the hold probe saw as locks
+ * of ours) and no shared cache line.
  */
 #include "common.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-struct fn_key {
-    __u32 tid;
-    __u32 slot;
+struct fn_task {
+    __u64 ts[LS_MAX_FUNCS]; /* entry time of the slot's call in progress; 0: none */
 };
 
 struct {
-    __uint(type, BPF_MAP_TYPE_HASH);
-    __type(key, struct fn_key);
-    __type(value, __u64);
-    __uint(max_entries, 16384);
-} fn_starts SEC(".maps");
+    __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __type(key, int);
+    __type(value, struct fn_task);
+} fn_tasks SEC(".maps");
 
+/* Per CPU, summed by userspace; a slot's min is unset while its count is 0. */
 struct {
-    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
     __type(key, __u32);
     __type(value, struct ls_lat_val);
     __uint(max_entries, LS_MAX_FUNCS);
@@ -34,27 +37,32 @@ static __always_inline int fn_enter(__u32 slot)
 {
     if (!task_wanted())
         return 0;
-    struct fn_key k = { .tid = (__u32)bpf_get_current_pid_tgid(), .slot = slot };
-    __u64 ts = bpf_ktime_get_ns();
+    struct fn_task *t = bpf_task_storage_get(&fn_tasks, bpf_get_current_task_btf(), 0,
+                                             BPF_LOCAL_STORAGE_GET_F_CREATE);
 
-    if (bpf_map_update_elem(&fn_starts, &k, &ts, BPF_ANY))
+    if (!t) {
         count(LS_C_MAP_FULL);
+        return 0;
+    }
+    t->ts[slot & (LS_MAX_FUNCS - 1)] = bpf_ktime_get_ns();
     return 0;
 }
 
 static __always_inline int fn_exit(__u32 slot)
 {
-    struct fn_key k = { .tid = (__u32)bpf_get_current_pid_tgid(), .slot = slot };
-    __u64 *ts = bpf_map_lookup_elem(&fn_starts, &k);
+    struct fn_task *t = bpf_task_storage_get(&fn_tasks, bpf_get_current_task_btf(), 0, 0);
+    __u32 i = slot & (LS_MAX_FUNCS - 1);
 
-    if (!ts)
+    if (!t || !t->ts[i])
         return 0;
-    __u64 delta = bpf_ktime_get_ns() - *ts;
-    bpf_map_delete_elem(&fn_starts, &k);
-    struct ls_lat_val *v = bpf_map_lookup_elem(&fn_lat, &slot);
+    __u64 delta = bpf_ktime_get_ns() - t->ts[i];
+
+    t->ts[i] = 0;
+    struct ls_lat_val *v = bpf_map_lookup_elem(&fn_lat, &i);
+
     if (!v)
         return 0;
-    hist_add(&v->hist, delta);
+    hist_add_cpu(&v->hist, delta);
     count(LS_C_FUNC_EVENTS);
     return 0;
 }

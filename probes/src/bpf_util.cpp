@@ -282,6 +282,23 @@ ls_hist sumCpuHists(const std::vector<ls_hist>& cpus)
     return sum;
 }
 
+ls_lat_val mergeCpus(const std::vector<ls_lat_val>& cpus)
+{
+    ls_lat_val sum {};
+    std::vector<ls_hist> hists, weighted;
+    hists.reserve(cpus.size());
+    weighted.reserve(cpus.size());
+    for (const ls_lat_val& c : cpus) {
+        sum.calls += c.calls;
+        sum.errors += c.errors;
+        hists.push_back(c.hist);
+        weighted.push_back(c.weighted);
+    }
+    sum.hist = sumCpuHists(hists);
+    sum.weighted = sumCpuHists(weighted);
+    return sum;
+}
+
 std::vector<ProgramCode> jitCode(int prog_fd)
 {
     bpf_prog_info info {};

@@ -60,6 +60,8 @@ Log2Hist histFromKernel(const ls_hist& h);
 // The per-CPU copies of one histogram (hist_add_cpu) summed; a copy whose
 // count is 0 has no min.
 ls_hist sumCpuHists(const std::vector<ls_hist>& cpus);
+// The per-CPU copies of one latency slot (syscalls, functions) summed.
+ls_lat_val mergeCpus(const std::vector<ls_lat_val>& cpus);
 
 // The JIT-compiled code of a loaded program and its subprograms; empty when
 // the kernel hides the addresses (kptr_restrict) or did not JIT-compile it.

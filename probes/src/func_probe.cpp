@@ -60,14 +60,14 @@ public:
 
     void read(Snapshot& out) const override
     {
+        std::vector<ls_lat_val> cpus(static_cast<size_t>(possibleCpus()));
         for (const Attached& a : attached_) {
-            ls_lat_val v {};
-            if (bpf_map_lookup_elem(a.lat_fd, &a.slot, &v) != 0)
+            if (bpf_map_lookup_elem(a.lat_fd, &a.slot, cpus.data()) != 0)
                 continue;
             LatencyRecord r;
             r.name = a.name;
             r.is_syscall = false;
-            r.hist = histFromKernel(v.hist);
+            r.hist = histFromKernel(mergeCpus(cpus).hist);
             out.latencies.push_back(std::move(r));
         }
     }
@@ -162,11 +162,6 @@ void tryBackend(FamilyContext& ctx, FuncFamily& family, std::vector<Slot>& slots
         return;
     }
     const int lat_fd = bpf_map__fd(skel->maps.fn_lat);
-    for (uint32_t i = 0; i < LS_MAX_FUNCS; ++i) {
-        ls_lat_val v {};
-        v.hist.min = ~0ULL;
-        bpf_map_update_elem(lat_fd, &i, &v, BPF_ANY);
-    }
     auto links = std::make_unique<Links>();
     bool kept = false;
     for (Slot* s : todo) {

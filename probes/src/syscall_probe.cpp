@@ -20,25 +20,6 @@ namespace {
 
 using SyscallSkel = SkelPtr<ls_syscalls, ls_syscalls__destroy>;
 
-// The kernel keeps one histogram per CPU (no shared cache line on the hot path);
-// a CPU whose count is 0 has no min yet.
-ls_lat_val mergeCpus(const std::vector<ls_lat_val>& cpus)
-{
-    ls_lat_val sum {};
-    std::vector<ls_hist> hists, weighted;
-    hists.reserve(cpus.size());
-    weighted.reserve(cpus.size());
-    for (const ls_lat_val& c : cpus) {
-        sum.calls += c.calls;
-        sum.errors += c.errors;
-        hists.push_back(c.hist);
-        weighted.push_back(c.weighted);
-    }
-    sum.hist = sumCpuHists(hists);
-    sum.weighted = sumCpuHists(weighted);
-    return sum;
-}
-
 // Under a timing budget count has every call and the slots the timed ones;
 // every call is given the distribution of the timed calls weighted by the
 // calls each stands for (syscalls.bpf.c), keeping the exact count and the
