@@ -44,6 +44,7 @@ struct RecordArgs {
     bool lock_owner = false;
     bool no_cpu = false;
     bool no_syscalls = false;
+    bool functions = false;
     bool no_functions = false;
     unsigned syscall_sample = 1;
     unsigned stack_sample = 1;
@@ -224,8 +225,8 @@ void setCostOptions(const RecordArgs& a, record::RecordOptions& o)
     p.stack_budget = a.stack_sample > 1 ? 0 : a.stack_budget;
     p.timing_budget = a.exact ? 0 : a.timing_budget;
     p.syscalls = !a.no_syscalls;
-    if (a.no_functions)
-        p.functions = probes::Backend::Off;
+    if (a.functions)
+        p.functions = probes::Backend::Auto; // off unless asked for (probes::Options::functions)
     o.syscall_timing_asked = a.syscall_timing_asked;
     p.syscall_sample = a.syscall_sample;
     p.syscall_budget = a.exact || a.syscall_sample > 1 ? 0 : a.syscall_budget;
@@ -323,8 +324,12 @@ void addRecordCommand(CLI::App& app, Result& result)
                   "when the wait began (where the holder was)");
     cmd->add_flag("--no-cpu", args->no_cpu, "do not sample on-CPU stacks");
     cmd->add_flag("--no-syscalls", args->no_syscalls, "do not time IPC/timer syscalls");
-    cmd->add_flag("--no-functions", args->no_functions,
-                  "do not time the kernel functions that look up IPC and timer objects (__lock_timer, ...)");
+    auto* functions = cmd->add_flag("--functions", args->functions,
+                                    "time the kernel functions that look up and lock IPC and timer objects "
+                                    "(__lock_timer, ipc_obtain_object_check, ...): every call, through fentry "
+                                    "or kprobes");
+    cmd->add_flag("--no-functions", args->no_functions, "do not time those functions (the default)")
+        ->excludes(functions);
     auto* scSample = cmd->add_option("--syscall-sample", args->syscall_sample,
                     "time exactly 1 in N IPC/timer syscalls per thread instead of a budget")
         ->check(CLI::Range(1u, 1000000u))

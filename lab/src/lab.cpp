@@ -318,10 +318,11 @@ int runLab(const LabOptions& o, std::ostream& log)
                 fs::create_directories(stem.parent_path());
                 std::vector<std::string> record = {"/usr/bin/lockscope", "record", "-o",
                                                    "/lab/out/capture.lockscope.json", "--label", name};
-                // Hold times are half of what a kernel comparison judges (a lock
-                // held longer or more often); record leaves them off for its cost.
-                if (std::find(o.record_args.begin(), o.record_args.end(), "--no-hold") == o.record_args.end())
-                    record.push_back("--hold");
+                // Hold times and lookup-function latencies are part of what a
+                // kernel comparison judges; record leaves them off for their cost.
+                for (auto [on, off] : {std::pair{"--hold", "--no-hold"}, std::pair{"--functions", "--no-functions"}})
+                    if (std::find(o.record_args.begin(), o.record_args.end(), off) == o.record_args.end())
+                        record.push_back(on);
                 record.insert(record.end(), o.record_args.begin(), o.record_args.end());
                 record.push_back("--");
                 record.insert(record.end(), workload.begin(), workload.end());

@@ -124,7 +124,7 @@ int main(int argc, char** argv)
             record("rec_auto", {"--no-cpu", "--hold"}, sem);
             record("rec_kprobe", {"--no-cpu", "--hold-backend", "kprobe"}, sem);
             // Function probes (__lock_timer) and timer syscall latency with exact counts.
-            record("rec_timers", {"--no-cpu"}, timers);
+            record("rec_timers", {"--no-cpu", "--functions"}, timers);
             // --per-cgroup: the same workload in two cgroups made here; the
             // hold probe must split its holds by them (kernel_guest_test).
             // Without cgroup v2 the step says so and records nothing.

@@ -245,6 +245,28 @@ TEST_F(RecordBpf, HoldProbeIsOffByDefault)
         EXPECT_EQ(l.hold.count(), 0u) << l.key;
 }
 
+// Every call of a lookup function would be timed: off unless asked for.
+TEST_F(RecordBpf, FunctionProbesAreOffByDefaultAndEachHasAStatusWhenAsked)
+{
+    const auto& r = semopRun();
+    ASSERT_TRUE(r.ok) << r.exit.err;
+    const auto* f = probe(r.capture, "functions");
+    ASSERT_NE(f, nullptr) << r.exit.err;
+    EXPECT_FALSE(f->attached);
+    EXPECT_EQ(f->reason, "disabled");
+    for (const auto& p : r.capture.probes)
+        EXPECT_NE(p.name.rfind("function:", 0), 0u) << p.name << " probed by default";
+    std::string out = dir + "/functions.lockscope.json";
+    auto e = record_test::run({kBin, "record", "--functions", "--no-cpu", "-o", out, "--", "true"}, dir, "functions");
+    ASSERT_EQ(e.code, 0) << e.err;
+    auto c = lockscope::readCapture(out);
+    const auto* lt = probe(c, "function:__lock_timer");
+    ASSERT_NE(lt, nullptr) << e.err;
+    if (!lt->attached) {
+        EXPECT_NE(e.err.find("function:__lock_timer: skipped: " + lt->reason), std::string::npos) << e.err;
+    }
+}
+
 TEST_F(RecordBpf, HoldProbeOnRequestOrVisibleSkip)
 {
     std::string out = dir + "/hold.lockscope.json";

@@ -107,7 +107,9 @@ struct Options {
                                         // above it 1 in N calls of each syscall is timed, every call
                                         // counted (errors too), and the untimed ones get the times of
                                         // the timed ones (Stats::syscalls_untimed); 0 = time every call
-    Backend functions = Backend::Auto;  // __lock_timer, ipc_lock, ...: fentry -> kprobe
+    Backend functions = Backend::Off;   // __lock_timer, ipc_lock, ...: Auto: fentry -> kprobe. Off unless
+                                        // asked for: every call, two clock reads (the syscalls cover the
+                                        // same calls under a budget; docs/recording.md)
     uint32_t cpu_frequency_hz = 199;    // per CPU; 0 disables CPU sampling. Each sample is a timer
                                         // interrupt, dear in a VM (~50 us on a PVM guest: 997 Hz cost
                                         // a syscall-bound load 5%, 199 Hz 1%; bench/record/README.md);
