@@ -165,7 +165,7 @@ int main(int argc, char** argv)
             if (!args.owner_workload.empty()) {
                 const std::string O = "/usr/bin/owner-workload";
                 binaries.push_back({O, args.owner_workload});
-                record("rec_names", {"--no-cpu", "--lock-names", "--lock-owner"}, {O, "rtnl"});
+                record("rec_names", {"--no-cpu", "--hold", "--lock-names", "--lock-owner"}, {O, "rtnl"});
                 record("rec_names_lock", {"--no-cpu", "--lock-names", "--lock", "rtnl_mutex"}, {O, "rtnl"});
             }
         }

@@ -57,6 +57,8 @@ TEST(Session, EveryRequestedProbeHasAStatusAndSkipsSayWhy)
     Options o;
     o.tgids = { static_cast<uint32_t>(getpid()) };
     o.user_locks = defaultUserLocks();
+    o.hold = Backend::Auto; // off unless asked for
+    o.functions = Backend::Auto;
     auto s = Session::open(o);
     for (const char* name : { "lock_contention", "spin_hold", "syscall:semtimedop", "syscall:timer_gettime",
              "function:__lock_timer", "function:ipc_lock", "function:sem_lock", "cpu_sampling",
