@@ -86,6 +86,9 @@ RecordingLoop::RecordingLoop(const RecordOptions& opt, const probes::Options& po
         if (!processExists(p))
             std::fprintf(log, "warning: process %d exited while the probes were being attached\n", int(p));
     }
+    if (wantUserSymbols_ && !UserSymbols::unavailable().empty())
+        std::fprintf(log, "warning: user stacks keep bare addresses: %s (apt-get install libbpfcc)\n",
+                     UserSymbols::unavailable().c_str());
 }
 
 LoopEnd RecordingLoop::run(Clock::time_point start)

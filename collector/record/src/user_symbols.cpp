@@ -7,9 +7,58 @@
 #include <utility>
 
 #include <bcc/bcc_syms.h>
+#include <dlfcn.h>
 #include <elf.h>
 
 namespace lockscope::record {
+
+namespace {
+
+// libbcc brings libLLVM and libclang-cpp with it: linked, their loading and
+// relocation took ~80 ms of every lockscope command. It is opened on the
+// first user stack to symbolize instead.
+struct Bcc {
+    decltype(&bcc_symcache_new) symcache_new = nullptr;
+    decltype(&bcc_free_symcache) free_symcache = nullptr;
+    decltype(&bcc_symcache_refresh) symcache_refresh = nullptr;
+    decltype(&bcc_symcache_resolve) symcache_resolve = nullptr;
+    decltype(&bcc_symbol_free_demangle_name) free_demangle_name = nullptr;
+    std::string error; // why it could not be loaded; empty when loaded
+};
+
+template <typename F>
+bool bind(void* lib, const char* name, F& fn)
+{
+    fn = reinterpret_cast<F>(dlsym(lib, name));
+    return fn != nullptr;
+}
+
+const Bcc& bcc()
+{
+    static const Bcc loaded = [] {
+        Bcc b;
+        void* lib = dlopen(UserSymbols::kLibbcc, RTLD_NOW | RTLD_LOCAL);
+        if (!lib) {
+            const char* e = dlerror();
+            b.error = e ? e : "dlopen failed";
+            return b;
+        }
+        if (!bind(lib, "bcc_symcache_new", b.symcache_new) || !bind(lib, "bcc_free_symcache", b.free_symcache) ||
+            !bind(lib, "bcc_symcache_refresh", b.symcache_refresh) ||
+            !bind(lib, "bcc_symcache_resolve", b.symcache_resolve) ||
+            !bind(lib, "bcc_symbol_free_demangle_name", b.free_demangle_name))
+            b.error = std::string(UserSymbols::kLibbcc) + " lacks a bcc_syms.h function";
+        return b;
+    }();
+    return loaded;
+}
+
+} // namespace
+
+const std::string& UserSymbols::unavailable()
+{
+    return bcc().error;
+}
 
 UserSymbols::UserSymbols(size_t maxCaches)
     : maxCaches_(std::max<size_t>(maxCaches, 1))
@@ -20,7 +69,7 @@ UserSymbols::~UserSymbols()
 {
     for (auto& [pid, cache] : caches_)
         if (cache.syms)
-            bcc_free_symcache(cache.syms, pid);
+            bcc().free_symcache(cache.syms, pid);
 }
 
 void UserSymbols::prepare(pid_t pid)
@@ -29,7 +78,7 @@ void UserSymbols::prepare(pid_t pid)
     if (it != caches_.end()) {
         it->second.lastUse = ++clock_;
         if (it->second.syms && !it->second.final)
-            bcc_symcache_refresh(it->second.syms);
+            bcc().symcache_refresh(it->second.syms);
         return;
     }
     if (!processExists(pid)) {
@@ -44,7 +93,8 @@ void UserSymbols::prepare(pid_t pid)
     opt.check_debug_file_crc = 1;
     opt.lazy_symbolize = 1;
     opt.use_symbol_type = (1u << STT_FUNC) | (1u << STT_GNU_IFUNC);
-    caches_[pid] = Cache{bcc_symcache_new(pid, &opt), ++clock_, false};
+    // Without libbcc every frame keeps its bare address (unavailable() says why).
+    caches_[pid] = Cache{bcc().error.empty() ? bcc().symcache_new(pid, &opt) : nullptr, ++clock_, false};
     retired_.erase(pid); // a new process under a reused pid
 }
 
@@ -65,7 +115,7 @@ void UserSymbols::dropLeastRecentlyUsed()
     if (!processExists(oldest->first))
         ++lostExited_;
     if (oldest->second.syms)
-        bcc_free_symcache(oldest->second.syms, oldest->first);
+        bcc().free_symcache(oldest->second.syms, oldest->first);
     caches_.erase(oldest);
 }
 
@@ -76,7 +126,7 @@ Frame UserSymbols::lookup(void* syms, uint64_t address) const
     if (!syms)
         return f;
     bcc_symbol sym{};
-    if (bcc_symcache_resolve(syms, address, &sym) == 0) {
+    if (bcc().symcache_resolve(syms, address, &sym) == 0) {
         if (sym.demangle_name && *sym.demangle_name)
             f.function = sym.demangle_name;
         else if (sym.name)
@@ -84,7 +134,7 @@ Frame UserSymbols::lookup(void* syms, uint64_t address) const
         f.offset = sym.offset;
         if (sym.module)
             f.module = sym.module;
-        bcc_symbol_free_demangle_name(&sym);
+        bcc().free_demangle_name(&sym);
     } else if (sym.module) {
         // Known mapping, unknown symbol: keep the binary and its offset.
         f.module = sym.module;
@@ -126,7 +176,7 @@ void UserSymbols::retire(pid_t pid, const std::vector<uint64_t>& addresses)
             if (Frame f = lookup(it->second.syms, a); !f.function.empty() || !f.module.empty())
                 frames.emplace(a, std::move(f));
     if (it->second.syms)
-        bcc_free_symcache(it->second.syms, pid);
+        bcc().free_symcache(it->second.syms, pid);
     caches_.erase(it);
 }
 

@@ -4,6 +4,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fstream>
+#include <iterator>
+#include <string>
 #include <vector>
 
 #include "lockscope/record/user_symbols.h"
@@ -12,6 +15,29 @@ extern "C" __attribute__((noinline, used)) int lockscope_record_test_marker(int 
 {
     asm volatile("" ::: "memory");
     return x * 3 + 1;
+}
+
+namespace {
+
+bool libbccMapped()
+{
+    std::ifstream maps("/proc/self/maps");
+    std::string all((std::istreambuf_iterator<char>(maps)), std::istreambuf_iterator<char>());
+    return all.find("libbcc.so") != std::string::npos;
+}
+
+// Before main, with every library the binary is linked to loaded (this
+// binary links lockscope_record_core as lockscope does).
+const bool kLibbccMappedAtStart = libbccMapped();
+
+} // namespace
+
+// libbcc (and the LLVM libraries it brings) is opened on first use, not linked.
+TEST(UserSymbols, LibbccIsOpenedOnFirstUseNotLinked)
+{
+    EXPECT_FALSE(kLibbccMappedAtStart) << "libbcc linked again: every command pays for loading LLVM";
+    EXPECT_EQ(lockscope::record::UserSymbols::unavailable(), "") << "libbpfcc is a build dependency";
+    EXPECT_TRUE(libbccMapped());
 }
 
 TEST(UserSymbols, ResolvesOwnFunction)

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
 #include <sys/types.h>
 #include <vector>
 
@@ -41,6 +42,11 @@ public:
     // frames and frees its cache. Later resolves of other addresses of it
     // give unresolved frames.
     void retire(pid_t pid, const std::vector<uint64_t>& addresses);
+
+    // Why user stacks cannot be symbolized (libbcc missing), "" when they can.
+    // Loads libbcc on first call.
+    static const std::string& unavailable();
+    static constexpr const char* kLibbcc = "libbcc.so.0";
 
     size_t cachedProcesses() const noexcept { return caches_.size(); }
     // Caches dropped at the limit whose process had already exited.
