@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <dlfcn.h>
+#include <link.h>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +17,7 @@
 #include "lockscope/lab/initramfs.h"
 #include "lockscope/lab/process.h"
 #include "lockscope/lab/source_build.h"
+#include "lockscope/util/libbcc.h"
 
 namespace fs = std::filesystem;
 
@@ -100,6 +103,35 @@ std::string snapshotLockscope(const std::string& host_path, const std::string& o
     if (ec)
         throw LabError("cannot copy '" + host_path + "' to '" + copy.string() + "': " + ec.message());
     return copy.string();
+}
+
+// Where the host's dynamic loader finds a library; "" when it does not.
+std::string hostLibraryPath(const char* soname)
+{
+    void* lib = dlopen(soname, RTLD_LAZY | RTLD_LOCAL);
+    if (!lib)
+        return "";
+    link_map* map = nullptr;
+    std::string path;
+    if (dlinfo(lib, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name)
+        path = map->l_name;
+    dlclose(lib);
+    return path;
+}
+
+// record opens libbcc only to symbolize user stacks, so ldd does not list it
+// with lockscope's libraries: the guest gets it (and LLVM) only when asked.
+void addUserStackLibrary(const std::vector<std::string>& record_args, std::vector<GuestBinary>& binaries)
+{
+    bool wanted = std::any_of(record_args.begin(), record_args.end(),
+                              [](const std::string& a) { return a.rfind("--user-", 0) == 0; });
+    if (!wanted)
+        return;
+    auto path = hostLibraryPath(util::kLibbccSoname);
+    if (path.empty())
+        throw LabError(std::string("--record-args asks for user stacks, but ") + util::kLibbccSoname +
+                       " is not on this host (apt-get install libbpfcc)");
+    binaries.push_back({path, path});
 }
 
 } // namespace
@@ -261,6 +293,7 @@ int runLab(const LabOptions& o, std::ostream& log)
     auto applets = busyboxApplets(busybox);
     const auto lockscope = snapshotLockscope(o.lockscope, o.out_dir);
     std::vector<GuestBinary> binaries = {{"/usr/bin/lockscope", lockscope}};
+    addUserStackLibrary(o.record_args, binaries);
     std::vector<std::string> workload = o.workload;
     if (workload[0].find('/') != std::string::npos || !applets.count(workload[0])) {
         auto host = findExecutable(workload[0]);

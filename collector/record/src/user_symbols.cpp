@@ -2,6 +2,7 @@
 #include "lockscope/record/user_symbols.h"
 
 #include "lockscope/record/workload.h"
+#include "lockscope/util/libbcc.h"
 
 #include <algorithm>
 #include <utility>
@@ -37,7 +38,7 @@ const Bcc& bcc()
 {
     static const Bcc loaded = [] {
         Bcc b;
-        void* lib = dlopen(UserSymbols::kLibbcc, RTLD_NOW | RTLD_LOCAL);
+        void* lib = dlopen(util::kLibbccSoname, RTLD_NOW | RTLD_LOCAL);
         if (!lib) {
             const char* e = dlerror();
             b.error = e ? e : "dlopen failed";
@@ -47,7 +48,7 @@ const Bcc& bcc()
             !bind(lib, "bcc_symcache_refresh", b.symcache_refresh) ||
             !bind(lib, "bcc_symcache_resolve", b.symcache_resolve) ||
             !bind(lib, "bcc_symbol_free_demangle_name", b.free_demangle_name))
-            b.error = std::string(UserSymbols::kLibbcc) + " lacks a bcc_syms.h function";
+            b.error = std::string(util::kLibbccSoname) + " lacks a bcc_syms.h function";
         return b;
     }();
     return loaded;

@@ -46,7 +46,6 @@ public:
     // Why user stacks cannot be symbolized (libbcc missing), "" when they can.
     // Loads libbcc on first call.
     static const std::string& unavailable();
-    static constexpr const char* kLibbcc = "libbcc.so.0";
 
     size_t cachedProcesses() const noexcept { return caches_.size(); }
     // Caches dropped at the limit whose process had already exited.
