@@ -138,17 +138,24 @@ static __always_inline bool cgroup_wanted(void)
     return !filter_cgroup || bpf_get_current_ancestor_cgroup_id(filter_cgroup_level) == filter_cgroup;
 }
 
-static __always_inline bool task_wanted(void)
+/* tgid_known: the caller already found the task's tgid in the filter (a
+ * tgid leaves it only once its last thread has exited). */
+static __always_inline bool task_wanted_as(bool tgid_known)
 {
     if (!cgroup_wanted())
         return false;
-    if (tgid_filter_on()) {
+    if (!tgid_known && tgid_filter_on()) {
         __u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
         if (!bpf_map_lookup_elem(&filter_tgids, &tgid))
             return false;
     }
     return !filter_comm_on || comm_wanted();
+}
+
+static __always_inline bool task_wanted(void)
+{
+    return task_wanted_as(false);
 }
 
 static __always_inline bool lock_wanted(__u64 lock)

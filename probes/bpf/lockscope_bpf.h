@@ -185,7 +185,7 @@ struct ls_lock_name {
 
 struct ls_wait_stack {
     __u32 depth;
-    __u32 pad;
+    __u32 tgid_wanted; /* 1: the task's tgid was found in the tgid filter */
     struct ls_pending e[LS_NEST];
 };
 

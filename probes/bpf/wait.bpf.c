@@ -173,6 +173,25 @@ static __always_inline struct ls_wait_stack *task_stack(bool create)
     return s;
 }
 
+/* The task's wait stack, or NULL when the filters leave the task out (or
+ * the storage is full: *full). A hot mutex's waiter passes the tgid filter's
+ * hash lookup once, not at every wait. */
+static __always_inline struct ls_wait_stack *wanted_task_stack(bool *full)
+{
+    struct ls_wait_stack *s = task_stack(false);
+
+    *full = false;
+    if (!task_wanted_as(s && s->tgid_wanted))
+        return NULL;
+    if (!s) {
+        s = task_stack(true);
+        *full = !s;
+    }
+    if (s && tgid_filter_on())
+        s->tgid_wanted = 1;
+    return s;
+}
+
 /* Wait programs may update hash maps (a bucket spinlock): unlike the hold
  * programs, they do not run inside _raw_spin_lock* probes of their own. */
 static __always_inline void holder_add(const struct ls_wait_done *w)
@@ -410,17 +429,23 @@ static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags, __u64 sk
     drain_done();
     if (filter_flags_mask && !(flags & filter_flags_mask))
         return 0;
-    if (!lock_wanted(lock) || !task_wanted())
+    if (!lock_wanted(lock))
         return 0;
 
     if (per_cpu_wait(flags)) {
+        if (!task_wanted())
+            return 0;
         s = bpf_map_lookup_elem(&cpu_pending, &zero);
         tick = time_tick_here();
         slot = time_slot(lock);
         if (tick && untimed_event(tick, lock, slot))
             return begin_counted(s, lock, flags, slot);
     } else {
-        s = task_stack(true);
+        bool full;
+
+        s = wanted_task_stack(&full);
+        if (!s && !full)
+            return 0;
         /* A mutex first spins, then sleeps: one wait, timed from the first
          * begin. Once it sleeps it is a "mutex" wait, no longer "mutex:spin",
          * and its owner (now maybe asleep too) is read again, with its stack. */
