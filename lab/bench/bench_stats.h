@@ -21,6 +21,21 @@ inline double median(std::vector<double> v)
     return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
+// A flag's count ("--rounds 5"); throws LabError naming the flag otherwise.
+inline unsigned parseCount(const std::string& flag, const std::string& v)
+{
+    size_t used = 0;
+    unsigned long n = 0;
+    try {
+        n = std::stoul(v, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used != v.size() || v.empty() || n > 1000000000UL)
+        throw LabError(flag + ": expected a count, got '" + v + "'");
+    return static_cast<unsigned>(n);
+}
+
 // The {"lockscope_result": {...}} line a sample workload prints last.
 inline nlohmann::json workloadResult(const std::string& step, const std::string& log)
 {

@@ -32,46 +32,46 @@ int main(int argc, char** argv)
 {
     std::string cache, out = "lab-hold-cost", lockscope, workload, kernel = "debian:cloud";
     unsigned rounds = 3, ops = 5000, sample = 10;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        std::string f = argv[i], v = argv[i + 1];
-        if (f == "--cache")
-            cache = v;
-        else if (f == "--out")
-            out = v;
-        else if (f == "--lockscope")
-            lockscope = v;
-        else if (f == "--workload")
-            workload = v;
-        else if (f == "--kernel")
-            kernel = v;
-        else if (f == "--rounds")
-            rounds = static_cast<unsigned>(std::stoul(v));
-        else if (f == "--ops")
-            ops = static_cast<unsigned>(std::stoul(v));
-        else if (f == "--sample")
-            sample = static_cast<unsigned>(std::stoul(v));
-        else {
-            std::fprintf(stderr, "lockscope-lab-hold-cost: unknown option %s\n", f.c_str());
+    try {
+        for (int i = 1; i + 1 < argc; i += 2) {
+            std::string f = argv[i], v = argv[i + 1];
+            if (f == "--cache")
+                cache = v;
+            else if (f == "--out")
+                out = v;
+            else if (f == "--lockscope")
+                lockscope = v;
+            else if (f == "--workload")
+                workload = v;
+            else if (f == "--kernel")
+                kernel = v;
+            else if (f == "--rounds")
+                rounds = bench::parseCount(f, v);
+            else if (f == "--ops")
+                ops = bench::parseCount(f, v);
+            else if (f == "--sample")
+                sample = bench::parseCount(f, v);
+            else {
+                std::fprintf(stderr, "lockscope-lab-hold-cost: unknown option %s\n", f.c_str());
+                return 2;
+            }
+        }
+        if (lockscope.empty() || workload.empty()) {
+            std::fprintf(stderr,
+                "usage: lockscope-lab-hold-cost --lockscope BIN --workload lockscope-lab-workload "
+                "[--cache DIR] [--out DIR] [--kernel debian:cloud] [--rounds 3] [--ops 5000] "
+                "[--sample 10]\n");
             return 2;
         }
-    }
-    if (lockscope.empty() || workload.empty()) {
-        std::fprintf(stderr, "usage: lockscope-lab-hold-cost --lockscope BIN --workload lockscope-lab-workload "
-                             "[--cache DIR] [--out DIR] [--kernel debian:cloud] [--rounds 3] [--ops 5000] "
-                             "[--sample 10]\n");
-        return 2;
-    }
-    try {
         auto progress = [](const std::string& s) { std::cerr << "hold-cost: " << s << std::endl; };
-        auto k = resolveKernel({"bench", kernel}, cache.empty() ? defaultCacheDir() : cache, progress);
+        auto k = resolveKernel({ "bench", kernel }, cache.empty() ? defaultCacheDir() : cache, progress);
         const std::string W = "/usr/bin/lockscope-lab-workload";
-        const std::vector<std::string> load = {W, "sem", "--threads", "2", "--ops", std::to_string(ops)};
-        const std::vector<std::pair<std::string, std::vector<std::string>>> modes = {
-            {"bare", {}},
-            {"no-hold", {"--no-cpu", "--no-hold"}},
-            {"hold", {"--no-cpu", "--hold"}},
-            {"hold-all-stacks", {"--no-cpu", "--hold", "--stack-budget", "0"}},
-            {"hold-sample-" + std::to_string(sample), {"--no-cpu", "--hold-sample", std::to_string(sample)}}};
+        const std::vector<std::string> load = { W, "sem", "--threads", "2", "--ops", std::to_string(ops) };
+        const std::vector<std::pair<std::string, std::vector<std::string>>> modes = { { "bare", {} },
+            { "no-hold", { "--no-cpu", "--no-hold" } }, { "hold", { "--no-cpu", "--hold" } },
+            { "hold-all-stacks", { "--no-cpu", "--hold", "--stack-budget", "0" } },
+            { "hold-sample-" + std::to_string(sample),
+                { "--no-cpu", "--hold-sample", std::to_string(sample) } } };
         std::vector<GuestStep> steps;
         for (unsigned r = 0; r < rounds; ++r) {
             for (size_t m = 0; m < modes.size(); ++m) {
@@ -79,18 +79,19 @@ int main(int argc, char** argv)
                 std::vector<std::string> cmd;
                 std::vector<std::string> outputs;
                 if (m != 0) {
-                    cmd = {"/usr/bin/lockscope", "record", "-o", "/lab/out/" + name + ".json"};
+                    cmd = { "/usr/bin/lockscope", "record", "-o", "/lab/out/" + name + ".json" };
                     cmd.insert(cmd.end(), modes[m].second.begin(), modes[m].second.end());
                     cmd.push_back("--");
                     outputs.push_back("/lab/out/" + name + ".json");
                 }
                 cmd.insert(cmd.end(), load.begin(), load.end());
-                steps.push_back({name, cmd, outputs});
+                steps.push_back({ name, cmd, outputs });
             }
         }
         BootOptions boot;
         boot.timeout_s = 600;
-        auto run = runInGuest(k, steps, {{W, workload}, {"/usr/bin/lockscope", lockscope}}, boot, out, progress);
+        auto run = runInGuest(
+            k, steps, { { W, workload }, { "/usr/bin/lockscope", lockscope } }, boot, out, progress);
         if (!run.ok()) {
             std::cerr << "hold-cost: FAILED: " << run.failure << "\n" << run.serialTail(30) << std::endl;
             return 1;
@@ -111,18 +112,19 @@ int main(int argc, char** argv)
                 }
             }
         }
-        const double calls = 2.0 * 2.0 * ops;  // threads x ops x (down, up)
+        const double calls = 2.0 * 2.0 * ops; // threads x ops x (down, up)
         const double base = median(ns[1]);
         std::printf("\nhold-probe cost in the guest (%s, %s, %u rounds, %.0f semop calls per run)\n",
-                    k.description.c_str(), run.boot.accel.c_str(), rounds, calls);
+            k.description.c_str(), run.boot.accel.c_str(), rounds, calls);
         std::printf("%-16s %14s %12s %16s %20s\n", "mode", "ns/syscall", "vs no-hold", "hold events/run",
-                    "extra ns/hold event");
+            "extra ns/hold event");
         for (size_t m = 0; m < modes.size(); ++m) {
             double v = median(ns[m]);
             double h = m ? median(holds[m]) : 0;
             double per_event = (m >= 2 && h > 0) ? (v - base) * calls / h : 0;
-            std::printf("%-16s %14.1f %11.3fx %16.0f %20s\n", modes[m].first.c_str(), v, base > 0 ? v / base : 0,
-                        h, m >= 2 ? std::to_string(static_cast<long long>(per_event)).c_str() : "-");
+            std::printf("%-16s %14.1f %11.3fx %16.0f %20s\n", modes[m].first.c_str(), v,
+                base > 0 ? v / base : 0, h,
+                m >= 2 ? std::to_string(static_cast<long long>(per_event)).c_str() : "-");
         }
         std::printf("(hold-sample: the cost is paid on every acquisition, only 1 in N is timed, so its "
                     "per-event figure divides by recorded events)\n");

@@ -12,6 +12,7 @@
 // included), so ops/s are not hardware figures; costs are ratios measured
 // side by side, which is what the table is for.
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -29,7 +30,7 @@ namespace {
 
 struct Mode {
     std::string name;
-    std::vector<std::string> prefix;  // argv before the workload's; empty = alone
+    std::vector<std::string> prefix; // argv before the workload's; empty = alone
 };
 
 // alone, record, contention only, perf, then one `record` per ';'-separated
@@ -38,18 +39,19 @@ std::vector<Mode> modes(const std::string& extra)
 {
     const std::string ls = "/usr/bin/lockscope";
     std::vector<Mode> m = {
-        {"alone", {}},
-        {"record", {ls, "record", "-o", "/tmp/a.json", "--"}},
-        {"record-wait", {ls, "record", "--no-cpu", "--no-hold", "--no-syscalls", "-o", "/tmp/b.json", "--"}},
-        {"perf-lock", {"/usr/bin/perf", "lock", "record", "-q", "-o", "/tmp/perf.data", "--"}},
+        { "alone", {} },
+        { "record", { ls, "record", "-o", "/tmp/a.json", "--" } },
+        { "record-wait",
+            { ls, "record", "--no-cpu", "--no-hold", "--no-syscalls", "-o", "/tmp/b.json", "--" } },
+        { "perf-lock", { "/usr/bin/perf", "lock", "record", "-q", "-o", "/tmp/perf.data", "--" } },
     };
     std::istringstream sets(extra);
     for (std::string flags; std::getline(sets, flags, ';');) {
-        Mode x{"record " + flags, {ls, "record"}};
+        Mode x { "record " + flags, { ls, "record" } };
         std::istringstream words(flags);
         for (std::string w; words >> w;)
             x.prefix.push_back(w);
-        x.prefix.insert(x.prefix.end(), {"-o", "/tmp/c.json", "--"});
+        x.prefix.insert(x.prefix.end(), { "-o", "/tmp/c.json", "--" });
         m.push_back(x);
     }
     return m;
@@ -58,11 +60,11 @@ std::vector<Mode> modes(const std::string& extra)
 std::vector<std::string> workloadArgv(const std::string& w, const std::string& seconds)
 {
     if (w == "semop-multi")
-        return {"/usr/bin/semop-multi", "--multi", "--threads", "8", "--duration", seconds};
+        return { "/usr/bin/semop-multi", "--multi", "--threads", "8", "--duration", seconds };
     if (w == "timer-stress")
-        return {"/usr/bin/timer-stress", "--duration", seconds};
+        return { "/usr/bin/timer-stress", "--duration", seconds };
     if (w == "sem-postwait")
-        return {"/usr/bin/sem-postwait", "--pairs", "4", "--duration", seconds};
+        return { "/usr/bin/sem-postwait", "--pairs", "4", "--duration", seconds };
     throw LabError("unknown workload '" + w + "' (semop-multi, timer-stress, sem-postwait)");
 }
 
@@ -81,15 +83,15 @@ std::string stepName(unsigned round, size_t w, size_t m)
 }
 
 void printTable(const std::vector<std::string>& workloads, const std::vector<Mode>& ms,
-                const std::map<std::pair<size_t, size_t>, std::vector<double>>& ops)
+    const std::map<std::pair<size_t, size_t>, std::vector<double>>& ops)
 {
     std::printf("%-13s %-40s %12s %10s %16s %8s\n", "workload", "mode", "median ops/s", "paired cost",
-                "min..max", "spread");
+        "min..max", "spread");
     for (size_t w = 0; w < workloads.size(); ++w) {
-        const auto& alone = ops.at({w, 0});
+        const auto& alone = ops.at({ w, 0 });
         std::vector<double> cost(ms.size());
         for (size_t m = 0; m < ms.size(); ++m) {
-            const auto& v = ops.at({w, m});
+            const auto& v = ops.at({ w, m });
             std::vector<double> paired;
             for (size_t r = 0; r < v.size(); ++r)
                 paired.push_back(1 - v[r] / alone[r]);
@@ -98,12 +100,11 @@ void printTable(const std::vector<std::string>& workloads, const std::vector<Mod
             auto [lo, hi] = std::minmax_element(v.begin(), v.end());
             auto [plo, phi] = std::minmax_element(paired.begin(), paired.end());
             if (m == 0)
-                std::printf("%-13s %-40s %12.0f %10s %16s %7.0f%%\n", workloads[w].c_str(), ms[m].name.c_str(), med,
-                            "", "", 100 * (*hi - *lo) / med);
+                std::printf("%-13s %-40s %12.0f %10s %16s %7.0f%%\n", workloads[w].c_str(),
+                    ms[m].name.c_str(), med, "", "", 100 * (*hi - *lo) / med);
             else
                 std::printf("%-13s %-40s %12.0f %9.1f%% %+7.1f..%+6.1f%% %7.0f%%\n", workloads[w].c_str(),
-                            ms[m].name.c_str(), med, 100 * cost[m], 100 * *plo, 100 * *phi,
-                            100 * (*hi - *lo) / med);
+                    ms[m].name.c_str(), med, 100 * cost[m], 100 * *plo, 100 * *phi, 100 * (*hi - *lo) / med);
         }
         const double perf = cost[3];
         for (size_t m = 1; m < ms.size(); ++m) {
@@ -111,10 +112,10 @@ void printTable(const std::vector<std::string>& workloads, const std::vector<Mod
                 continue;
             if (cost[m] <= 0 || perf <= 0)
                 std::printf("%s: %s %+.1f%%, perf lock record %+.1f%%: no ratio\n", workloads[w].c_str(),
-                            ms[m].name.c_str(), 100 * cost[m], 100 * perf);
+                    ms[m].name.c_str(), 100 * cost[m], 100 * perf);
             else
-                std::printf("%s: perf lock record costs %.1fx what %s does\n", workloads[w].c_str(), perf / cost[m],
-                            ms[m].name.c_str());
+                std::printf("%s: perf lock record costs %.1fx what %s does\n", workloads[w].c_str(),
+                    perf / cost[m], ms[m].name.c_str());
         }
     }
 }
@@ -123,53 +124,59 @@ void printTable(const std::vector<std::string>& workloads, const std::vector<Mod
 
 int main(int argc, char** argv)
 {
-    std::string cache, out = "lab-record-cost", lockscope, samples, perf = "/usr/bin/perf", kernel = "debian:cloud";
-    std::string accel = "tcg-multi", seconds = "2", workload_list = "semop-multi,timer-stress,sem-postwait", extra;
+    std::string cache, out = "lab-record-cost", lockscope, samples, perf = "/usr/bin/perf",
+                       kernel = "debian:cloud";
+    std::string accel = "tcg-multi", seconds = "2", workload_list = "semop-multi,timer-stress,sem-postwait",
+                extra;
     unsigned rounds = 5;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        std::string f = argv[i], v = argv[i + 1];
-        if (f == "--cache")
-            cache = v;
-        else if (f == "--out")
-            out = v;
-        else if (f == "--lockscope")
-            lockscope = v;
-        else if (f == "--samples")
-            samples = v;
-        else if (f == "--perf")
-            perf = v;
-        else if (f == "--kernel")
-            kernel = v;
-        else if (f == "--accel")
-            accel = v;
-        else if (f == "--duration")
-            seconds = v;
-        else if (f == "--workloads")
-            workload_list = v;
-        else if (f == "--also")
-            extra = v;
-        else if (f == "--rounds")
-            rounds = static_cast<unsigned>(std::stoul(v));
-        else {
-            std::fprintf(stderr, "lockscope-lab-record-cost: unknown option %s\n", f.c_str());
+    try {
+        for (int i = 1; i + 1 < argc; i += 2) {
+            std::string f = argv[i], v = argv[i + 1];
+            if (f == "--cache")
+                cache = v;
+            else if (f == "--out")
+                out = v;
+            else if (f == "--lockscope")
+                lockscope = v;
+            else if (f == "--samples")
+                samples = v;
+            else if (f == "--perf")
+                perf = v;
+            else if (f == "--kernel")
+                kernel = v;
+            else if (f == "--accel")
+                accel = v;
+            else if (f == "--duration")
+                seconds = v;
+            else if (f == "--workloads")
+                workload_list = v;
+            else if (f == "--also")
+                extra = v;
+            else if (f == "--rounds")
+                rounds = bench::parseCount(f, v);
+            else {
+                std::fprintf(stderr, "lockscope-lab-record-cost: unknown option %s\n", f.c_str());
+                return 2;
+            }
+        }
+        if (lockscope.empty() || samples.empty() || rounds == 0) {
+            std::fprintf(stderr,
+                "usage: lockscope-lab-record-cost --lockscope BIN --samples DIR (samples/bin) "
+                "[--perf /usr/bin/perf] [--cache DIR] [--out DIR] [--kernel debian:cloud] "
+                "[--accel tcg-multi] [--rounds 5] [--duration 2] "
+                "[--workloads semop-multi,timer-stress,sem-postwait] [--also 'RECORD FLAGS;RECORD "
+                "FLAGS;...']\n");
             return 2;
         }
-    }
-    if (lockscope.empty() || samples.empty() || rounds == 0) {
-        std::fprintf(stderr, "usage: lockscope-lab-record-cost --lockscope BIN --samples DIR (samples/bin) "
-                             "[--perf /usr/bin/perf] [--cache DIR] [--out DIR] [--kernel debian:cloud] "
-                             "[--accel tcg-multi] [--rounds 5] [--duration 2] "
-                             "[--workloads semop-multi,timer-stress,sem-postwait] [--also 'RECORD FLAGS;RECORD FLAGS;...']\n");
-        return 2;
-    }
-    try {
         auto progress = [](const std::string& s) { std::cerr << "record-cost: " << s << std::endl; };
-        auto k = resolveKernel({"bench", kernel}, cache.empty() ? defaultCacheDir() : cache, progress);
+        auto k = resolveKernel({ "bench", kernel }, cache.empty() ? defaultCacheDir() : cache, progress);
         const auto workloads = splitCommas(workload_list);
         const auto ms = modes(extra);
-        std::vector<GuestBinary> binaries = {{"/usr/bin/lockscope", lockscope}, {"/usr/bin/perf", perf}};
+        std::vector<GuestBinary> binaries
+            = { { "/usr/bin/lockscope", lockscope }, { "/usr/bin/perf", perf } };
         for (const auto& w : workloads)
-            binaries.push_back({workloadArgv(w, seconds)[0], samples + "/" + w});
+            binaries.push_back(
+                { workloadArgv(w, seconds)[0], (std::filesystem::path(samples) / w).string() });
         std::vector<GuestStep> steps;
         for (unsigned r = 0; r < rounds; ++r)
             for (size_t w = 0; w < workloads.size(); ++w)
@@ -178,7 +185,7 @@ int main(int argc, char** argv)
                     auto cmd = ms[m].prefix;
                     auto load = workloadArgv(workloads[w], seconds);
                     cmd.insert(cmd.end(), load.begin(), load.end());
-                    steps.push_back({stepName(r, w, m), cmd, {}});
+                    steps.push_back({ stepName(r, w, m), cmd, {} });
                 }
         BootOptions boot;
         boot.accel = parseAccel(accel);
@@ -194,15 +201,17 @@ int main(int argc, char** argv)
             for (size_t w = 0; w < workloads.size(); ++w)
                 for (size_t m = 0; m < ms.size(); ++m) {
                     auto name = stepName(r, w, m);
-                    ops[{w, m}].push_back(bench::workloadResult(name, run.file(name + ".log")).at("ops_per_sec"));
+                    ops[{ w, m }].push_back(
+                        bench::workloadResult(name, run.file(name + ".log")).at("ops_per_sec"));
                 }
         std::printf("\nrecording cost in the guest (%s, %s, %u rounds of %s s, modes rotating)\n",
-                    k.description.c_str(), run.boot.accel.c_str(), rounds, seconds.c_str());
+            k.description.c_str(), run.boot.accel.c_str(), rounds, seconds.c_str());
         printTable(workloads, ms, ops);
         std::printf("\nwhat `record` attached (round 1, %s):\n", workloads[0].c_str());
         std::istringstream log(run.file(stepName(0, 0, 1) + ".log"));
         for (std::string line; std::getline(log, line);)
-            if (line.find(": attached via ") != std::string::npos || line.find(": skipped: ") != std::string::npos)
+            if (line.find(": attached via ") != std::string::npos
+                || line.find(": skipped: ") != std::string::npos)
                 std::printf("  %s\n", line.c_str());
         return 0;
     } catch (const std::exception& e) {
