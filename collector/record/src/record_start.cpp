@@ -144,6 +144,10 @@ std::unique_ptr<probes::Session> attachProbes(const RecordOptions& opt, probes::
         for (auto& p : capture.probes)
             if (p.name == "syscalls" && !p.attached)
                 p.reason = capture.meta.syscall_timing_skipped; // not "disabled": nobody asked
+    // Off by default for their cost (probes::Options): the reason says how to ask.
+    for (auto& p : capture.probes)
+        if (!p.attached && p.reason == "disabled" && (p.name == "spin_hold" || p.name == "functions"))
+            p.reason = std::string("off unless asked for (--") + (p.name == "spin_hold" ? "hold" : "functions") + ")";
     for (const auto& p : capture.probes)
         std::fprintf(log, "%s\n", probeLine(p).c_str());
     // Events before this line are not seen: the workload is held until now,

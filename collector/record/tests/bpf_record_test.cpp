@@ -240,7 +240,7 @@ TEST_F(RecordBpf, HoldProbeIsOffByDefault)
     const auto* hold = probe(r.capture, "spin_hold");
     ASSERT_TRUE(hold) << "the hold probe is not listed in the capture";
     EXPECT_FALSE(hold->attached);
-    EXPECT_EQ(hold->reason, "disabled");
+    EXPECT_EQ(hold->reason, "off unless asked for (--hold)");
     for (const auto& l : r.capture.locks)
         EXPECT_EQ(l.hold.count(), 0u) << l.key;
 }
@@ -253,7 +253,7 @@ TEST_F(RecordBpf, FunctionProbesAreOffByDefaultAndEachHasAStatusWhenAsked)
     const auto* f = probe(r.capture, "functions");
     ASSERT_NE(f, nullptr) << r.exit.err;
     EXPECT_FALSE(f->attached);
-    EXPECT_EQ(f->reason, "disabled");
+    EXPECT_EQ(f->reason, "off unless asked for (--functions)");
     for (const auto& p : r.capture.probes)
         EXPECT_NE(p.name.rfind("function:", 0), 0u) << p.name << " probed by default";
     std::string out = dir + "/functions.lockscope.json";
@@ -279,7 +279,7 @@ TEST_F(RecordBpf, HoldProbeOnRequestOrVisibleSkip)
     const auto* hold = probe(c, "spin_hold");
     ASSERT_TRUE(hold) << "the hold probe is not listed in the capture";
     if (!hold->attached) {
-        EXPECT_NE(hold->reason, "disabled");
+        EXPECT_EQ(hold->reason.find("off unless asked"), std::string::npos) << hold->reason;
         EXPECT_NE(e.err.find("spin_hold: skipped: " + hold->reason), std::string::npos) << e.err;
         GTEST_SKIP() << "skipped: " << hold->reason;
     }
