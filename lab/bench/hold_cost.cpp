@@ -33,28 +33,15 @@ int main(int argc, char** argv)
     std::string cache, out = "lab-hold-cost", lockscope, workload, kernel = "debian:cloud";
     unsigned rounds = 3, ops = 5000, sample = 10;
     try {
-        for (int i = 1; i + 1 < argc; i += 2) {
-            std::string f = argv[i], v = argv[i + 1];
-            if (f == "--cache")
-                cache = v;
-            else if (f == "--out")
-                out = v;
-            else if (f == "--lockscope")
-                lockscope = v;
-            else if (f == "--workload")
-                workload = v;
-            else if (f == "--kernel")
-                kernel = v;
-            else if (f == "--rounds")
-                rounds = bench::parseCount(f, v);
-            else if (f == "--ops")
-                ops = bench::parseCount(f, v);
-            else if (f == "--sample")
-                sample = bench::parseCount(f, v);
-            else {
-                std::fprintf(stderr, "lockscope-lab-hold-cost: unknown option %s\n", f.c_str());
-                return 2;
-            }
+        const std::string unknown = bench::parseFlags(argc, argv,
+            { { "--cache", bench::into(cache) }, { "--out", bench::into(out) },
+                { "--lockscope", bench::into(lockscope) }, { "--workload", bench::into(workload) },
+                { "--kernel", bench::into(kernel) }, { "--rounds", bench::countInto("--rounds", rounds) },
+                { "--ops", bench::countInto("--ops", ops) },
+                { "--sample", bench::countInto("--sample", sample) } });
+        if (!unknown.empty()) {
+            std::fprintf(stderr, "lockscope-lab-hold-cost: unknown option %s\n", unknown.c_str());
+            return 2;
         }
         if (lockscope.empty() || workload.empty()) {
             std::fprintf(stderr,

@@ -130,34 +130,16 @@ int main(int argc, char** argv)
                 extra;
     unsigned rounds = 5;
     try {
-        for (int i = 1; i + 1 < argc; i += 2) {
-            std::string f = argv[i], v = argv[i + 1];
-            if (f == "--cache")
-                cache = v;
-            else if (f == "--out")
-                out = v;
-            else if (f == "--lockscope")
-                lockscope = v;
-            else if (f == "--samples")
-                samples = v;
-            else if (f == "--perf")
-                perf = v;
-            else if (f == "--kernel")
-                kernel = v;
-            else if (f == "--accel")
-                accel = v;
-            else if (f == "--duration")
-                seconds = v;
-            else if (f == "--workloads")
-                workload_list = v;
-            else if (f == "--also")
-                extra = v;
-            else if (f == "--rounds")
-                rounds = bench::parseCount(f, v);
-            else {
-                std::fprintf(stderr, "lockscope-lab-record-cost: unknown option %s\n", f.c_str());
-                return 2;
-            }
+        const std::string unknown = bench::parseFlags(argc, argv,
+            { { "--cache", bench::into(cache) }, { "--out", bench::into(out) },
+                { "--lockscope", bench::into(lockscope) }, { "--samples", bench::into(samples) },
+                { "--perf", bench::into(perf) }, { "--kernel", bench::into(kernel) },
+                { "--accel", bench::into(accel) }, { "--duration", bench::into(seconds) },
+                { "--workloads", bench::into(workload_list) }, { "--also", bench::into(extra) },
+                { "--rounds", bench::countInto("--rounds", rounds) } });
+        if (!unknown.empty()) {
+            std::fprintf(stderr, "lockscope-lab-record-cost: unknown option %s\n", unknown.c_str());
+            return 2;
         }
         if (lockscope.empty() || samples.empty() || rounds == 0) {
             std::fprintf(stderr,
