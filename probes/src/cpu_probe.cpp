@@ -117,7 +117,7 @@ std::unique_ptr<Family> openCpu(FamilyContext& ctx)
     ProbeStatus st { "cpu_sampling", "cpu-clock", "perf_event", false, "" };
     if (hz == 0) {
         st.hook.clear();
-        st.reason = "disabled";
+        st.reason = kProbeDisabled;
         ctx.status.push_back(st);
         return nullptr;
     }

@@ -44,7 +44,7 @@ std::unique_ptr<Family> openFollow(FamilyContext& ctx)
 {
     ProbeStatus st { "fork_follow", "sched:sched_process_fork", "", false, "" };
     if (!ctx.options.follow_forks) {
-        st.reason = "disabled";
+        st.reason = kProbeDisabled;
         ctx.status.push_back(st);
         return nullptr;
     }

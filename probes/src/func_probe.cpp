@@ -196,7 +196,7 @@ std::unique_ptr<Family> openFunctions(FamilyContext& ctx)
 {
     const Backend b = ctx.options.functions;
     if (b == Backend::Off) {
-        ctx.status.push_back({ "functions", "__lock_timer,ipc_lock,...", "", false, "disabled" });
+        ctx.status.push_back({ "functions", "__lock_timer,ipc_lock,...", "", false, kProbeDisabled });
         return nullptr;
     }
     std::vector<Slot> slots;

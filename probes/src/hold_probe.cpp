@@ -150,7 +150,7 @@ std::unique_ptr<Family> openHold(FamilyContext& ctx)
     const Options& o = ctx.options;
     ProbeStatus st { "spin_hold", "_raw_spin_lock*,_raw_spin_trylock*,_raw_spin_unlock*", "", false, "" };
     if (o.hold == Backend::Off) {
-        st.reason = "disabled";
+        st.reason = kProbeDisabled;
         ctx.status.push_back(st);
         return nullptr;
     }

@@ -22,7 +22,7 @@ void settleHolderStacks(FamilyContext& ctx)
     ProbeStatus st { "holder_stacks", "lock:contention_begin -> spin_hold held locks", "", false, "" };
     if (!hold || !hold->attached) {
         const std::string why = !hold ? "not opened" : hold->reason;
-        st.reason = why == "disabled" ? "needs the hold probe (fentry/kprobe), which is disabled"
+        st.reason = why == kProbeDisabled ? "needs the hold probe (fentry/kprobe), which is disabled"
                                       : "needs the hold probe (fentry/kprobe), which this kernel refuses: " + why;
     } else if (!wait || !wait->attached) {
         st.reason = "needs the lock_contention probe, which did not attach";

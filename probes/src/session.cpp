@@ -34,7 +34,7 @@ public:
         if (!any) {
             std::string why;
             for (const ProbeStatus& s : status_)
-                if (!s.attached && s.reason != "disabled") {
+                if (!s.attached && s.reason != kProbeDisabled) {
                     why = s.name + ": " + s.reason;
                     break;
                 }

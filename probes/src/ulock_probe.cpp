@@ -107,7 +107,7 @@ std::unique_ptr<Family> openUserLocks(FamilyContext& ctx)
 {
     const auto& specs = ctx.options.user_locks;
     if (specs.empty()) {
-        ctx.status.push_back({ "user_locks", "", "", false, "disabled" });
+        ctx.status.push_back({ "user_locks", "", "", false, kProbeDisabled });
         return nullptr;
     }
     auto skipAll = [&](const std::string& why) {

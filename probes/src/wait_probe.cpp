@@ -136,7 +136,7 @@ std::unique_ptr<Family> openWait(FamilyContext& ctx)
     const Options& o = ctx.options;
     ProbeStatus st { "lock_contention", "lock:contention_begin,lock:contention_end", "", false, "" };
     if (o.wait == Backend::Off) {
-        st.reason = "disabled";
+        st.reason = kProbeDisabled;
         ctx.status.push_back(st);
         return nullptr;
     }

@@ -29,6 +29,7 @@ std::string sideName(const char* side, size_t runs)
 struct ProbeState {
     bool seen = false;
     bool skipped = false;
+    bool offByChoice = false;
     std::string reason;
 };
 
@@ -41,6 +42,7 @@ std::map<std::string, ProbeState> probeStates(const std::vector<const Capture*>&
             s.seen = true;
             if (!p.attached && !s.skipped) {
                 s.skipped = true;
+                s.offByChoice = lockscope::offByChoice(p);
                 s.reason = p.reason.empty() ? "no reason recorded" : p.reason;
             }
         }
@@ -69,8 +71,10 @@ void probeWarnings(std::vector<std::string>& w, const std::vector<const Capture*
     for (const auto& n : names) {
         const ProbeState pb = b.count(n) ? b.at(n) : ProbeState{};
         const ProbeState pa = a.count(n) ? a.at(n) : ProbeState{};
-        if (pb.skipped && pa.skipped && pb.reason == pa.reason)
-            both[pb.reason].push_back(n);
+        if (pb.skipped && pa.skipped && pb.reason == pa.reason) {
+            if (!pb.offByChoice) // off on both sides as asked: nothing to compare, nothing to warn of
+                both[pb.reason].push_back(n);
+        }
         else {
             if (pb.skipped)
                 onlyBefore[pb.reason].push_back(n);

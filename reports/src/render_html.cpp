@@ -91,7 +91,9 @@ std::string metaTable(const Meta& m, const Stats& st, const Workload& w, const s
     s += "</table><table>" + row({"probe", "target", "hook", "status"}, true);
     for (const auto& p : probes)
         s += row({htmlEscape(p.name), htmlEscape(p.target), htmlEscape(p.hook),
-                  p.attached ? std::string("attached") : "<span class=\"regressed\">skipped</span> " + htmlEscape(p.reason)});
+                  p.attached      ? std::string("attached")
+                  : offByChoice(p) ? "<span class=\"muted\">off</span>" + (p.reason == kProbeDisabled ? "" : " " + htmlEscape(p.reason))
+                                   : "<span class=\"regressed\">skipped</span> " + htmlEscape(p.reason)});
     return s + "</table>";
 }
 

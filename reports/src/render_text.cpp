@@ -77,7 +77,7 @@ std::string probeList(const std::vector<ProbeStatus>& probes)
     }
     std::string out = "\nprobes\n";
     for (const auto& p : probes) {
-        std::string line = std::string("  ") + (p.attached ? "[attached] " : "[skipped]  ") +
+        std::string line = std::string("  ") + (p.attached ? "[attached] " : offByChoice(p) ? "[off]      " : "[skipped]  ") +
                            padRight(p.name, nameW + 2) + padRight(p.hook, hookW + 2) + p.target;
         if (!p.reason.empty())
             line += (p.target.empty() ? "(" : "  (") + p.reason + ")";

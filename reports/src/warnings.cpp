@@ -57,11 +57,11 @@ std::vector<std::string> captureWarnings(const Capture& c, const std::string& si
         "the holder flame graph misses where they were; record --stack-budget 0 walks every one");
     counter(c.stats.cpu_unstacked, "CPU samples counted by their function alone (no stack kept)",
         "the CPU share counts them; the CPU stacks miss them");
-    const bool syscallsSkipped = !c.meta.syscall_timing_skipped.empty();
+    const bool syscallsSkipped = !c.meta.syscall_timing_skipped.empty(); // captures before --syscalls
     if (syscallsSkipped) // the "syscalls" probe's skip line says the same: one line, not two
         w.push_back(p + c.meta.syscall_timing_skipped);
     for (const auto& probe : c.probes)
-        if (!probe.attached && !(syscallsSkipped && probe.name == "syscalls"))
+        if (!probe.attached && !offByChoice(probe) && !(syscallsSkipped && probe.name == "syscalls"))
             w.push_back(p + "probe " + probe.name + (probe.target.empty() ? "" : " (" + probe.target + ")") + " skipped: " +
                         (probe.reason.empty() ? std::string("no reason recorded") : probe.reason));
     if (auto spin = hiddenSpinWaits(c); !spin.empty())

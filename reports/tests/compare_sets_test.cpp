@@ -188,6 +188,28 @@ TEST(CompareSets, IdenticalProbeSkipsAreOneLinePerCause)
               c.warnings.end());
 }
 
+// Off on both sides as asked (record's defaults): no line; off on one side
+// only: its figures are missing there, which a comparison must say.
+TEST(CompareSets, ProbesOffByChoiceOnBothSidesAreNotWarnedOf)
+{
+    auto base = runs("base", {20000}, 2000, 1);
+    auto patched = runs("patched", {20000}, 2000, 2);
+    for (auto* side : {&base, &patched}) {
+        (*side)[0].probes.push_back(ProbeStatus{"spin_hold", "", "", false, offUnlessAskedFor("--hold")});
+        (*side)[0].probes.push_back(ProbeStatus{"user_locks", "", "", false, kProbeDisabled});
+    }
+    base[0].probes.push_back(ProbeStatus{"syscalls", "", "fentry", true, ""});
+    patched[0].probes.push_back(ProbeStatus{"syscalls", "", "", false, offUnlessAskedFor("--syscalls")});
+    const Comparison c = compareSets(base, patched);
+    std::string all;
+    for (const auto& w : c.warnings)
+        all += w + "\n";
+    EXPECT_EQ(all.find("spin_hold"), std::string::npos) << all;
+    EXPECT_EQ(all.find("user_locks"), std::string::npos) << all;
+    EXPECT_NE(all.find("probe syscalls attached only before: its figures are missing on the other side"),
+              std::string::npos) << all;
+}
+
 TEST(CompareSets, PercentagesChangeInPoints)
 {
     std::vector<Capture> base, patched;

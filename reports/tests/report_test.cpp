@@ -107,14 +107,16 @@ TEST(Report, SaysWhenWaitTimesWereEstimatedFromASample)
     EXPECT_EQ(nlohmann::json::parse(render(r, Format::Json))["stats"]["waits_untimed"], 123456);
 }
 
-// A capture whose syscalls record chose not to time says so once in every
-// format, instead of the syscall probe's skip line: "not measured", not "none".
+// A capture (from before --syscalls) whose syscalls record chose not to time
+// says so once in every format, instead of the syscall probe's skip line:
+// "not measured", not "none".
 TEST(Report, SaysWhenSyscallTimingWasSkipped)
 {
     Capture c;
     c.meta.syscall_timing_skipped = "syscall latency not timed by default: fentry refused";
     c.probes.push_back({ "syscalls", "IPC and timer syscalls", "", false, c.meta.syscall_timing_skipped });
-    c.probes.push_back({ "cpu_sampling", "cpu-clock", "", false, "disabled" });
+    c.probes.push_back({ "function:__lock_timer", "__lock_timer", "fentry", false, "fentry: load failed" });
+    EXPECT_EQ(syscallTimingNotMeasured(c.meta, c.probes), c.meta.syscall_timing_skipped);
     const Report r = buildReport(c);
     size_t mentions = 0;
     for (const auto& w : r.warnings)
@@ -127,7 +129,41 @@ TEST(Report, SaysWhenSyscallTimingWasSkipped)
     const auto warnings = nlohmann::json::parse(render(r, Format::Json))["warnings"];
     EXPECT_NE(warnings.dump().find("syscall latency not timed by default"), std::string::npos);
     // Other skipped probes keep their own line.
-    EXPECT_NE(warnings.dump().find("probe cpu_sampling"), std::string::npos);
+    EXPECT_NE(warnings.dump().find("probe function:__lock_timer"), std::string::npos);
+}
+
+// A probe off by choice (--no-cpu) or by default (--hold, --syscalls, ...) is
+// listed as off with how to ask for it, never a warning; one the kernel
+// refused is a warning. An off syscall probe still says why the latency table
+// is empty.
+TEST(Report, ProbesOffByChoiceAreListedNotWarnedOf)
+{
+    Capture c;
+    c.probes.push_back({ "syscalls", "IPC and timer syscalls", "", false, offUnlessAskedFor("--syscalls") });
+    c.probes.push_back({ "spin_hold", "_raw_spin_lock*", "", false, offUnlessAskedFor("--hold") });
+    c.probes.push_back({ "cpu_sampling", "cpu-clock", "", false, kProbeDisabled });
+    c.probes.push_back({ "function:__lock_timer", "__lock_timer", "fentry", false, "fentry: load failed" });
+    EXPECT_EQ(syscallTimingNotMeasured(c.meta, c.probes), "syscall latency off unless asked for (--syscalls)");
+    const Report r = buildReport(c);
+    const std::string warnings = nlohmann::json::parse(render(r, Format::Json))["warnings"].dump();
+    EXPECT_EQ(warnings.find("syscalls"), std::string::npos) << warnings;
+    EXPECT_EQ(warnings.find("spin_hold"), std::string::npos) << warnings;
+    EXPECT_EQ(warnings.find("cpu_sampling"), std::string::npos) << warnings;
+    EXPECT_NE(warnings.find("probe function:__lock_timer (__lock_timer) skipped: fentry: load failed"), std::string::npos)
+        << warnings;
+    const std::string text = render(r, Format::Text);
+    EXPECT_NE(text.find("[off]      syscalls"), std::string::npos) << text;
+    EXPECT_NE(text.find("(off unless asked for (--syscalls))"), std::string::npos) << text;
+    EXPECT_NE(text.find("[skipped]  function:__lock_timer"), std::string::npos) << text;
+    const std::string html = render(r, Format::Html);
+    EXPECT_NE(html.find("<span class=\"muted\">off</span> off unless asked for (--hold)"), std::string::npos);
+    EXPECT_NE(html.find("<span class=\"regressed\">skipped</span> fentry: load failed"), std::string::npos);
+    // Told not to (--no-syscalls, in captures before it said "off unless asked for"): nothing to explain.
+    c.probes[0].reason = kProbeDisabled;
+    EXPECT_EQ(syscallTimingNotMeasured(c.meta, c.probes), "");
+    // The kernel refused every hook: the latency table is empty for want of one.
+    c.probes[0].reason = "fentry: load failed; raw_tp: attach failed";
+    EXPECT_EQ(syscallTimingNotMeasured(c.meta, c.probes), "syscall latency not timed: fentry: load failed; raw_tp: attach failed");
 }
 
 // Holds released before they were acquired were dropped by the probe: the

@@ -4,8 +4,33 @@
 #include "stats_json.h"
 
 #include <algorithm>
+#include <string_view>
 
 namespace lockscope {
+
+namespace {
+constexpr std::string_view kOffUnlessAskedFor = "off unless asked for";
+}
+
+std::string offUnlessAskedFor(const std::string& flag)
+{
+    return std::string(kOffUnlessAskedFor) + " (" + flag + ")";
+}
+
+bool offByChoice(const ProbeStatus& p)
+{
+    return !p.attached && (p.reason == kProbeDisabled || p.reason.starts_with(kOffUnlessAskedFor));
+}
+
+std::string syscallTimingNotMeasured(const Meta& meta, const std::vector<ProbeStatus>& probes)
+{
+    if (!meta.syscall_timing_skipped.empty())
+        return meta.syscall_timing_skipped;
+    for (const ProbeStatus& p : probes)
+        if (p.name == "syscalls" && !p.attached && p.reason != kProbeDisabled)
+            return "syscall latency " + (p.reason.starts_with(kOffUnlessAskedFor) ? p.reason : "not timed: " + p.reason);
+    return {};
+}
 
 // Every counter adds: the walk is over capture's one table of them, which
 // static_asserts that it names every field.

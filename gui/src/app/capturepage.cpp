@@ -112,7 +112,7 @@ QTreeView* makeTreeView(QSortFilterProxyModel* proxy)
 }
 
 // The latency tab's text when it has nothing to show; skipped: why record
-// did not time syscalls (meta.syscall_timing_skipped), "" if it was not asked to.
+// did not time syscalls (syscallTimingNotMeasured), "" if told not to.
 QString emptyLatencyText(const std::string& skipped)
 {
     QString text = QCoreApplication::translate("CapturePage", "This capture has no syscall or kernel function latency "
@@ -342,7 +342,8 @@ void CapturePage::setPrepared(PreparedCapture prepared)
     latencyView_->resizeColumnsToContents();
     latencyStack_->setCurrentWidget(latencyModel_->rowCount() > 0 || !capture_ ? latencyStack_->widget(0)
                                                                                : latencyEmpty_);
-    latencyEmpty_->setText(emptyLatencyText(capture_ ? capture_->meta.syscall_timing_skipped : std::string()));
+    latencyEmpty_->setText(
+        emptyLatencyText(capture_ ? syscallTimingNotMeasured(capture_->meta, capture_->probes) : std::string()));
     // Open on the first row so the histogram is never blank while there is something to show.
     selectLatency(latencyModel_->rowCount() > 0 ? 0 : -1);
     selected_ = -2; // force a refresh

@@ -54,9 +54,9 @@ QString probesHtml(const std::vector<ProbeStatus>& probes)
     QString h = QStringLiteral("<table cellspacing=0 cellpadding=3 border=1><tr><th>probe</th><th>target</th>"
                                "<th>status</th><th>note</th></tr>");
     for (const auto& p : probes) {
-        const QString status = p.attached
-                                   ? QStringLiteral("<span style='color:#1a7f37'>attached (%1)</span>").arg(esc(p.hook))
-                                   : QStringLiteral("<span style='color:#b35900'>skipped</span>");
+        const QString status = p.attached ? QStringLiteral("<span style='color:#1a7f37'>attached (%1)</span>").arg(esc(p.hook))
+                               : offByChoice(p) ? QStringLiteral("<span style='color:#777'>off</span>")
+                                                : QStringLiteral("<span style='color:#b35900'>skipped</span>");
         h += QStringLiteral("<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td></tr>")
                  .arg(esc(p.name), esc(p.target), status, esc(p.reason));
     }
@@ -174,9 +174,8 @@ QString summaryHtml(const reports::Report& r)
         h += row(QStringLiteral("Syscalls not timed (syscall budget)"), formatCount(r.stats.syscalls_untimed) +
                      QStringLiteral(" <small>counted; latencies estimated from the timed calls of the same syscall</small>"));
     // An empty syscall table then means "not measured", not "no syscalls".
-    if (!m.syscall_timing_skipped.empty())
-        h += row(QStringLiteral("Syscall latency"), QStringLiteral("<b>not measured</b> <small>%1</small>")
-                                                        .arg(esc(m.syscall_timing_skipped)));
+    if (const std::string why = syscallTimingNotMeasured(m, r.probes); !why.empty())
+        h += row(QStringLiteral("Syscall latency"), QStringLiteral("<b>not measured</b> <small>%1</small>").arg(esc(why)));
     h += QStringLiteral("</table><h3>Warnings</h3>") + warningsHtml(r.warnings);
     h += QStringLiteral("<h3>Probes</h3>") + probesHtml(r.probes);
     return h;

@@ -38,8 +38,9 @@ struct Meta {
     double duration_s = 0.0;
     std::vector<std::string> command;            // the lockscope command line
     std::map<std::string, std::string> filters;  // filter name -> value as given
-    // Why record did not time syscalls although not told to (--no-syscalls
-    // leaves it empty): an empty syscall table then means "not measured".
+    // Captures before syscall timing became opt-in (--syscalls): why record
+    // did not time syscalls although not told to. Read, no longer written:
+    // the "syscalls" probe's status says it (syscallTimingNotMeasured).
     std::string syscall_timing_skipped;
     bool operator==(const Meta&) const = default;
 };
@@ -55,6 +56,14 @@ struct ProbeStatus {
     std::string reason;   // why skipped, or a note (e.g. "fentry EPERM, fell back")
     bool operator==(const ProbeStatus&) const = default;
 };
+
+// A probe's reason when the user turned it off (--no-cpu, ...).
+inline constexpr const char* kProbeDisabled = "disabled";
+// "off unless asked for (--hold)": a probe off by default for its cost.
+std::string offUnlessAskedFor(const std::string& flag);
+// Off by the user's choice or by default, not for want of a hook: listed
+// with the probes, never a warning.
+bool offByChoice(const ProbeStatus& p);
 
 // Never silently zero: every counter the recorder can know is here.
 struct Stats {
@@ -237,5 +246,11 @@ private:
 };
 
 const char* toString(StackKind kind) noexcept;
+
+// Why a capture has no syscall latency although it could have: "" when it was
+// timed or the user said --no-syscalls, else the reason (old captures' meta,
+// or the "syscalls" probe's status). An empty syscall table then means "not
+// measured", not "no syscalls".
+std::string syscallTimingNotMeasured(const Meta& meta, const std::vector<ProbeStatus>& probes);
 
 } // namespace lockscope
