@@ -44,7 +44,6 @@
 
 #include "hook_floor.skel.h"
 #include "lockscope/probes/probes.h"
-#include "lockscope/record/syscall_plan.h"
 #include "toggle_loads.h"
 
 namespace {
@@ -138,9 +137,7 @@ Attached attachRecordDefault(bool exact)
     o.stack_budget = 1000;
     o.timing_budget = exact ? 0 : 20000;
     o.syscall_budget = exact ? 0 : 20000;
-    const auto plan = lockscope::record::planSyscallTiming(exact, o.syscall_backend, probes::syscallHooks());
-    o.syscall_backend = plan.backend;
-    o.syscalls = plan.skipped.empty();
+    o.syscalls = exact; // off unless asked for; --exact times every call
     o.tgids = { static_cast<uint32_t>(getpid()) };
     return { nullptr, probes::Session::open(o) };
 }

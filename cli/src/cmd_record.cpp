@@ -43,6 +43,7 @@ struct RecordArgs {
     bool holder_stacks = false;
     bool lock_owner = false;
     bool no_cpu = false;
+    bool syscalls = false;
     bool no_syscalls = false;
     bool functions = false;
     bool no_functions = false;
@@ -61,8 +62,8 @@ struct RecordArgs {
     // syscall-bound workload (10^6 calls/s per CPU) is timed 1 in ~50.
     unsigned syscall_budget = 20000;
     bool exact = false; // every wait and every syscall timed
-    // --exact or a --syscall-* option given: time syscalls whatever hook it takes
-    // (else only through fentry, which leaves other syscalls alone).
+    // --syscalls, --exact or a --syscall-* option given (off unless asked for:
+    // probes::Options::syscalls).
     bool syscall_timing_asked = false;
     std::string syscall_backend = "auto";
     unsigned freq = probes::Options {}.cpu_frequency_hz;
@@ -224,10 +225,9 @@ void setCostOptions(const RecordArgs& a, record::RecordOptions& o)
     p.stack_sample = a.stack_sample;
     p.stack_budget = a.stack_sample > 1 ? 0 : a.stack_budget;
     p.timing_budget = a.exact ? 0 : a.timing_budget;
-    p.syscalls = !a.no_syscalls;
+    p.syscalls = a.syscall_timing_asked && !a.no_syscalls; // off unless asked for (probes::Options::syscalls)
     if (a.functions)
         p.functions = probes::Backend::Auto; // off unless asked for (probes::Options::functions)
-    o.syscall_timing_asked = a.syscall_timing_asked;
     p.syscall_sample = a.syscall_sample;
     p.syscall_budget = a.exact || a.syscall_sample > 1 ? 0 : a.syscall_budget;
     p.syscall_backend = parseBackend("--syscall-backend", a.syscall_backend, probes::HookFamily::Syscalls);
@@ -303,11 +303,11 @@ void addRecordCommand(CLI::App& app, Result& result)
     auto* scBudget = cmd->add_option("--syscall-budget", args->syscall_budget,
                     "time at most about N IPC/timer syscalls per second per CPU (default 20000); above that, 1 in "
                     "N calls of each syscall is timed, every call (and error) is counted, and the untimed ones are "
-                    "given the times of the timed ones. 0: time every call")
+                    "given the times of the timed ones. 0: time every call (implies --syscalls)")
         ->check(CLI::Range(0u, 100000000u));
     auto* exact = cmd->add_flag("--exact", args->exact,
-                  "time every contended wait and every syscall (--timing-budget 0 --syscall-budget 0): exact "
-                  "histograms, syscalls timed even through raw_tp/tracepoint, at a higher cost on busy workloads")
+                  "time every contended wait and every IPC/timer syscall (--timing-budget 0 --syscalls "
+                  "--syscall-budget 0): exact histograms, at a higher cost on busy workloads")
         ->excludes(timingBudget)
         ->excludes(scBudget);
     auto* hold = cmd->add_flag("--hold", args->hold,
@@ -323,7 +323,12 @@ void addRecordCommand(CLI::App& app, Result& result)
                   "name the owner task of a contended mutex or writer-owned rwsem, and its kernel stack "
                   "when the wait began (where the holder was)");
     cmd->add_flag("--no-cpu", args->no_cpu, "do not sample on-CPU stacks");
-    cmd->add_flag("--no-syscalls", args->no_syscalls, "do not time IPC/timer syscalls");
+    auto* syscalls = cmd->add_flag("--syscalls", args->syscalls,
+                  "time IPC/timer syscalls (semtimedop, timer_gettime, ...; fentry, else raw_tp, which slows every "
+                  "syscall on the machine): a hook on every call, dear on syscall-bound loads; implied by --exact "
+                  "and the --syscall-* options");
+    cmd->add_flag("--no-syscalls", args->no_syscalls, "do not time IPC/timer syscalls (the default without --syscalls)")
+        ->excludes(syscalls);
     auto* functions = cmd->add_flag("--functions", args->functions,
                                     "time the kernel functions that look up and lock IPC and timer objects "
                                     "(__lock_timer, ipc_obtain_object_check, ...): every call, through fentry "
@@ -331,14 +336,12 @@ void addRecordCommand(CLI::App& app, Result& result)
     cmd->add_flag("--no-functions", args->no_functions, "do not time those functions (the default)")
         ->excludes(functions);
     auto* scSample = cmd->add_option("--syscall-sample", args->syscall_sample,
-                    "time exactly 1 in N IPC/timer syscalls per thread instead of a budget")
+                    "time exactly 1 in N IPC/timer syscalls per thread instead of a budget (implies --syscalls)")
         ->check(CLI::Range(1u, 1000000u))
         ->excludes(scBudget)
         ->excludes(exact);
     auto* scBackend = cmd->add_option("--syscall-backend", args->syscall_backend,
-                    backendHelp("syscall", probes::HookFamily::Syscalls) + ". Without it (or --exact, "
-                    "--syscall-budget, --syscall-sample) syscalls are timed only where fentry works: raw_tp and "
-                    "tracepoint hooks slow every syscall on the machine");
+                    backendHelp("syscall", probes::HookFamily::Syscalls) + " (implies --syscalls)");
     cmd->add_option("--freq", args->freq,
            "CPU sampling frequency in Hz per CPU (default " + std::to_string(args->freq) +
                "; each sample is a timer interrupt, which a VM makes dear)")
@@ -363,8 +366,8 @@ void addRecordCommand(CLI::App& app, Result& result)
                   "then reads /dev/null)");
     cmd->add_option("command", args->command, "the workload, after --");
 
-    cmd->callback([args, &result, exact, scBudget, scSample, scBackend]() {
-        for (const CLI::Option* asked : {exact, scBudget, scSample, scBackend})
+    cmd->callback([args, &result, syscalls, exact, scBudget, scSample, scBackend]() {
+        for (const CLI::Option* asked : {syscalls, exact, scBudget, scSample, scBackend})
             args->syscall_timing_asked = args->syscall_timing_asked || asked->count() > 0;
         const RecordArgs& a = *args;
         std::vector<std::string> argv = ownCommandLine();

@@ -351,9 +351,10 @@ int runLab(const LabOptions& o, std::ostream& log)
                 fs::create_directories(stem.parent_path());
                 std::vector<std::string> record = {"/usr/bin/lockscope", "record", "-o",
                                                    "/lab/out/capture.lockscope.json", "--label", name};
-                // Hold times and lookup-function latencies are part of what a
-                // kernel comparison judges; record leaves them off for their cost.
-                for (auto [on, off] : {std::pair{"--hold", "--no-hold"}, std::pair{"--functions", "--no-functions"}})
+                // Hold times, syscall and lookup-function latencies are part of what
+                // a kernel comparison judges; record leaves them off for their cost.
+                for (auto [on, off] : {std::pair{"--hold", "--no-hold"}, std::pair{"--functions", "--no-functions"},
+                                       std::pair{"--syscalls", "--no-syscalls"}})
                     if (std::find(o.record_args.begin(), o.record_args.end(), off) == o.record_args.end())
                         record.push_back(on);
                 record.insert(record.end(), o.record_args.begin(), o.record_args.end());

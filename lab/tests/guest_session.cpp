@@ -120,11 +120,12 @@ int main(int argc, char** argv)
             };
             const std::vector<std::string> sem = {W, "sem", "--threads", "2", "--ops", "2000"};
             const std::vector<std::string> timers = {W, "timers", "--threads", "2", "--ops", "2000"};
-            // Hold probes with the automatic backend (fentry on these kernels), then forced to kprobes.
-            record("rec_auto", {"--no-cpu", "--hold"}, sem);
-            record("rec_kprobe", {"--no-cpu", "--hold-backend", "kprobe"}, sem);
+            // Hold probes with the automatic backend (fentry on these kernels), then forced to kprobes;
+            // syscall latency (off unless asked for) for the exact counts.
+            record("rec_auto", {"--no-cpu", "--hold", "--syscalls"}, sem);
+            record("rec_kprobe", {"--no-cpu", "--hold-backend", "kprobe", "--syscalls"}, sem);
             // Function probes (__lock_timer) and timer syscall latency with exact counts.
-            record("rec_timers", {"--no-cpu", "--functions"}, timers);
+            record("rec_timers", {"--no-cpu", "--functions", "--syscalls"}, timers);
             // --per-cgroup: the same workload in two cgroups made here; the
             // hold probe must split its holds by them (kernel_guest_test).
             // Without cgroup v2 the step says so and records nothing.

@@ -346,10 +346,9 @@ TEST(KernelGuest, WaitCaptureAgreesWithTheHostPath)
         GTEST_SKIP() << "recording on the host needs root (the guest half ran)";
     auto guest = guestCapture("rec_auto");
     auto host_path = kSession / "host_rec_auto.lockscope.json";
-    // This host refuses fentry, where record's default leaves syscalls untimed:
-    // --syscall-backend auto times them on raw_tp, as the guest does on fentry.
+    // This host refuses fentry: --syscalls times them on raw_tp, as the guest does on fentry.
     auto r = runProcess({LOCKSCOPE_BIN, "record", "-o", host_path.string(), "--no-cpu", "--no-hold",
-                         "--syscall-backend", "auto", "--",
+                         "--syscalls", "--",
                          LAB_WORKLOAD, "sem", "--threads", "2", "--ops", "2000"},
                         180);
     ASSERT_TRUE(r.ok()) << "host record failed:\n" << tailLines(r.output, 15);

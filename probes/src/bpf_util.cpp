@@ -172,23 +172,6 @@ bool btfHasFunction(const std::string& name)
     return btfFunctionId(name) >= 0;
 }
 
-std::string fentryRefusal(const std::string& function)
-{
-    const int id = btfFunctionId(function);
-    if (id < 0)
-        return "no function " + function + " in BTF";
-    // r0 = 0; exit: the verifier has nothing to check, so what is left to
-    // refuse is tracing itself (lockdown, LSM, no trampolines on this arch).
-    const bpf_insn insns[] = { { BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0 }, { BPF_JMP | BPF_EXIT, 0, 0, 0, 0 } };
-    LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_FENTRY,
-        .attach_btf_id = static_cast<__u32>(id));
-    const int fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "ls_fentry_chk", "GPL", insns, 2, &opts);
-    if (fd < 0)
-        return "load failed: " + errnoText(errno);
-    ::close(fd);
-    return {};
-}
-
 namespace {
 
 // A vmlinux text symbol: "ffffffff81000000 T name\n" (module symbols end in

@@ -39,9 +39,6 @@ bool kernelHasFunction(const std::string& name, std::string* reason);
 bool btfHasFunction(const std::string& name);
 // Its BTF id in the running kernel (vmlinux BTF parsed once), -1 if none.
 int btfFunctionId(const std::string& name);
-// Empty when an fentry program on this function loads, else why not (no
-// attach: a program that loads attaches on every kernel seen so far).
-std::string fentryRefusal(const std::string& function);
 // Empty when kprobes can be attached at all, else why not.
 std::string kprobeUnavailableReason();
 

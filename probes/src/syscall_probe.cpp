@@ -260,7 +260,7 @@ std::string target(Hook hook, size_t idx, const std::vector<std::string>& functi
 std::unique_ptr<Family> openSyscalls(FamilyContext& ctx)
 {
     if (!ctx.options.syscalls) {
-        ctx.status.push_back({ "syscalls", "IPC and timer syscalls", "", false, "disabled" });
+        ctx.status.push_back({ "syscalls", "IPC and timer syscalls", "", false, kProbeDisabled });
         return nullptr;
     }
     const std::vector<Hook> hooks = hooksToTry(HookFamily::Syscalls, ctx.options.syscall_backend);
@@ -359,21 +359,3 @@ std::unique_ptr<Family> openSyscalls(FamilyContext& ctx)
 }
 
 } // namespace lockscope::probes::detail
-
-namespace lockscope::probes {
-
-std::vector<SyscallHook> syscallHooks()
-{
-    std::string fn;
-    for (const char* name : detail::kSyscalls)
-        if (fn = detail::syscallFunction(name); !fn.empty())
-            break;
-    const std::string refused = fn.empty() ? "no syscall function in BTF" : detail::fentryRefusal(fn);
-    std::vector<SyscallHook> hooks;
-    // Only fentry hooks the traced functions alone; the others hook every syscall.
-    for (Backend b : hooksToTry(HookFamily::Syscalls, Backend::Auto))
-        hooks.push_back({ b, b != Backend::Fentry, b == Backend::Fentry ? refused : std::string() });
-    return hooks;
-}
-
-} // namespace lockscope::probes

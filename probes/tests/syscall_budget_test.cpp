@@ -33,6 +33,7 @@ Options syscallsOnly(uint32_t budget)
     o.functions = Backend::Off;
     o.cpu_frequency_hz = 0;
     o.follow_forks = false;
+    o.syscalls = true;
     o.syscall_budget = budget;
     o.tgids = { static_cast<uint32_t>(getpid()) };
     return o;

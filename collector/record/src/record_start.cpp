@@ -3,10 +3,10 @@
 // exec, and attach the probes with it in the filter.
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <unistd.h>
 
 #include "lockscope/capture/lock_frames.h"
-#include "lockscope/record/syscall_plan.h"
 #include "lockscope/util/executable.h"
 #include "record_steps.h"
 
@@ -30,6 +30,8 @@ std::string probeLine(const ProbeStatus& p)
         s += "attached via " + p.hook;
         if (!p.reason.empty())
             s += " (" + p.reason + ")";
+    } else if (offByChoice(p)) {
+        s += p.reason == kProbeDisabled ? std::string("off") : p.reason; // "off unless asked for (--hold)"
     } else {
         s += "skipped: " + (p.reason.empty() ? std::string("not attempted") : p.reason);
     }
@@ -123,16 +125,25 @@ probes::Options probeOptions(const RecordOptions& opt, const WorkloadProcess* wo
     return popt;
 }
 
-std::unique_ptr<probes::Session> attachProbes(const RecordOptions& opt, probes::Options& popt, Capture& capture,
+namespace {
+
+// Off by default for their cost (probes::Options): the reason says how to ask.
+void sayHowToAskForOffProbes(std::vector<ProbeStatus>& probes)
+{
+    static const std::map<std::string, std::string> kAsk = {
+        {"spin_hold", "--hold"}, {"functions", "--functions"}, {"syscalls", "--syscalls"},
+        {"user_locks", "--user-locks or --user-lock"}};
+    for (auto& p : probes)
+        if (!p.attached && p.reason == kProbeDisabled && kAsk.count(p.name))
+            p.reason = offUnlessAskedFor(kAsk.at(p.name));
+}
+
+} // namespace
+
+std::unique_ptr<probes::Session> attachProbes(const probes::Options& popt, Capture& capture,
                                               bool withWorkload, std::FILE* log)
 {
     const auto attachStart = Clock::now();
-    if (popt.syscalls && !opt.syscall_timing_asked) {
-        const SyscallPlan plan = planSyscallTiming(false, popt.syscall_backend, probes::syscallHooks());
-        popt.syscall_backend = plan.backend;
-        popt.syscalls = plan.skipped.empty();
-        capture.meta.syscall_timing_skipped = plan.skipped;
-    }
     std::unique_ptr<probes::Session> session;
     try {
         session = probes::Session::open(popt);
@@ -140,14 +151,7 @@ std::unique_ptr<probes::Session> attachProbes(const RecordOptions& opt, probes::
         throw RecordError(e.what());
     }
     capture.probes = session->status();
-    if (!capture.meta.syscall_timing_skipped.empty())
-        for (auto& p : capture.probes)
-            if (p.name == "syscalls" && !p.attached)
-                p.reason = capture.meta.syscall_timing_skipped; // not "disabled": nobody asked
-    // Off by default for their cost (probes::Options): the reason says how to ask.
-    for (auto& p : capture.probes)
-        if (!p.attached && p.reason == "disabled" && (p.name == "spin_hold" || p.name == "functions"))
-            p.reason = std::string("off unless asked for (--") + (p.name == "spin_hold" ? "hold" : "functions") + ")";
+    sayHowToAskForOffProbes(capture.probes);
     for (const auto& p : capture.probes)
         std::fprintf(log, "%s\n", probeLine(p).c_str());
     // Events before this line are not seen: the workload is held until now,

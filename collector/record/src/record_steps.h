@@ -37,10 +37,10 @@ std::unique_ptr<WorkloadProcess> spawnWorkload(const RecordOptions& opt, UserSym
 probes::Options probeOptions(const RecordOptions& opt, const WorkloadProcess* workload,
                              const KernelSymbols& symbols);
 
-// Plans syscall timing (into popt, its skip reason into capture.meta), opens
-// the session, keeps its status in capture.probes and prints one line per
-// probe and the "N probes attached" line to log.
-std::unique_ptr<probes::Session> attachProbes(const RecordOptions& opt, probes::Options& popt, Capture& capture,
+// Opens the session, keeps its status in capture.probes (an off-by-default
+// probe's reason says how to ask for it) and prints one line per probe and
+// the "N probes attached" line to log.
+std::unique_ptr<probes::Session> attachProbes(const probes::Options& popt, Capture& capture,
                                               bool withWorkload, std::FILE* log);
 
 // How the recording loop ended, for stopping the workload.

@@ -27,7 +27,7 @@ Capture runRecord(const RecordOptions& opt, std::FILE* log)
     UserSymbols userSymbols;
     std::unique_ptr<WorkloadProcess> workload = spawnWorkload(opt, userSymbols);
     probes::Options popt = probeOptions(opt, workload.get(), symbols);
-    std::unique_ptr<probes::Session> session = attachProbes(opt, popt, capture, workload != nullptr, log);
+    std::unique_ptr<probes::Session> session = attachProbes(popt, capture, workload != nullptr, log);
 
     const auto start = Clock::now();
     capture.meta.start_time = rfc3339(std::chrono::system_clock::now());

@@ -15,11 +15,15 @@ TEST(RecordFilters, DefaultsSayHowEverythingIsSampled)
     o.probe.stack_budget = 1000;
     o.probe.timing_budget = 20000;
     o.probe.syscall_budget = 20000;
-    const std::map<std::string, std::string> want{
+    std::map<std::string, std::string> want{
         {"all", "true"},           {"stack_depth", "16"},       {"hold_sample", "off"},
-        {"syscall_sample", "1"},   {"syscall_budget", "20000"}, {"stack_budget", "1000"},
+        {"syscall_sample", "off"}, {"stack_budget", "1000"},
         {"timing_budget", "20000"}, {"cpu_frequency_hz", "199"},
     };
+    EXPECT_EQ(recordFilters(o), want); // syscall timing off unless asked for
+    o.probe.syscalls = true;
+    want["syscall_sample"] = "1";
+    want["syscall_budget"] = "20000";
     EXPECT_EQ(recordFilters(o), want);
 }
 

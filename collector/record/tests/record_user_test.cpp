@@ -141,8 +141,8 @@ TEST_F(RecordE2e, CommFilterKeepsOnlyTheNamedProcess)
     ASSERT_GT(b.pid(), 0);
 
     Exit e;
-    // --syscall-backend auto: the syscall probe even where only raw_tp is left (record's default skips it there).
-    Capture c = record({"--comm", "ls-comm-want", "--per-tgid", "--no-cpu", "--syscall-backend", "auto", "-d", "2"},
+    // --syscalls: the syscall probe (off unless asked for), through raw_tp where fentry is refused.
+    Capture c = record({"--comm", "ls-comm-want", "--per-tgid", "--no-cpu", "--syscalls", "-d", "2"},
         "comm", &e);
     a.signal(SIGINT);
     b.signal(SIGINT);
@@ -180,7 +180,7 @@ TEST_F(RecordE2e, CommFilterMatchingNothingRecordsNoLocks)
     std::vector<std::string> w{kSemop, "--multi", "--threads", "4", "--sems", "16", "--duration", "120"};
     Process busy(w, dir, "comm-busy");
     ASSERT_GT(busy.pid(), 0);
-    Capture c = record({"--comm", "ls-no-such-comm", "--no-cpu", "--syscall-backend", "auto", "-d", "2"}, "comm-none");
+    Capture c = record({"--comm", "ls-no-such-comm", "--no-cpu", "--syscalls", "-d", "2"}, "comm-none");
     busy.signal(SIGINT);
     Exit eb = busy.wait();
     EXPECT_EQ(eb.code, 0) << eb.err;

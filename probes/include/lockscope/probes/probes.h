@@ -100,7 +100,9 @@ struct Options {
                                         // writer-owned rwsems from the lock word
     bool lock_names = false;            // name contended locks by what they are (mmap_lock, siglock,
                                         // rq_lock, "&<slab cache>"), once per address
-    bool syscalls = true;               // IPC and timer syscall latency
+    bool syscalls = false;              // IPC and timer syscall latency. Off unless asked for: a hook
+                                        // on every call costs a syscall-bound load 30-40% whatever
+                                        // the budget (fentry; raw_tp taxes every syscall)
     Backend syscall_backend = Backend::Auto; // Auto: fentry -> raw_tp -> tracepoint
     uint32_t syscall_sample = 1;        // time 1 in N calls per thread
     uint32_t syscall_budget = 0;        // when syscall_sample is 1: calls timed per second per CPU;
@@ -122,21 +124,6 @@ struct Options {
     std::vector<UserLockSpec> user_locks;
     bool user_stacks = false;
 };
-
-// One hook the syscall probe can time syscalls with on the running kernel.
-struct SyscallHook {
-    Backend backend = Backend::Auto;
-    // raw_tp and tracepoint put every syscall of every task on the tracing
-    // path, whatever it calls (25-31% of a syscall-bound workload on the
-    // 6.18 VM, bench/record/README.md); fentry only the traced functions.
-    bool every_syscall_pays = false;
-    std::string refused; // why this kernel refuses it; empty: usable as far as known
-};
-
-// The syscall probe's hooks in the order Backend::Auto tries them. fentry is
-// checked by loading an empty program on one of the syscall functions (no
-// attach); raw_tp and tracepoint are only known to fail when attached.
-std::vector<SyscallHook> syscallHooks();
 
 // contention_begin flags (include/trace/events/lock.h) as a type name:
 // "spinlock", "rwlock:R", "mutex", "rwsem:W", "rtmutex", "percpu-rwsem", ...

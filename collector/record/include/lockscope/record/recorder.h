@@ -31,10 +31,6 @@ struct RecordOptions {
     bool all = false;                  // -a: every process
     double duration_s = 0;             // -d: 0 = until the target exits or Ctrl-C
     probes::Options probe;             // tgids are filled in by the recorder
-    // false (record without a syscall flag): syscalls are timed only through a
-    // hook that leaves other syscalls alone (planSyscallTiming), else skipped
-    // with the reason in the status and meta.syscall_timing_skipped.
-    bool syscall_timing_asked = true;
     AssembleOptions assemble;
     LockSelection locks;               // as given; selectLocks() puts it into probe and assemble
     std::string cgroup;                // --cgroup as given (probe holds its id)
