@@ -276,6 +276,11 @@ private slots:
         // The next capture without it does not keep the old reason.
         page.setCapture(std::make_shared<const Capture>(semCapture("patched", 1.0)));
         QVERIFY(!page.latencyEmptyLabel()->text().contains(QStringLiteral("fentry refused")));
+        // Today's captures say it in the syscall probe's status: off unless asked for.
+        Capture off = semCapture("patched", 1.0);
+        off.probes.push_back({"syscalls", "IPC and timer syscalls", "", false, offUnlessAskedFor("--syscalls")});
+        page.setCapture(std::make_shared<const Capture>(off));
+        QVERIFY(page.latencyEmptyLabel()->text().contains(QStringLiteral("syscall latency off unless asked for (--syscalls)")));
     }
 
     void latencyTabEmpty()
@@ -433,6 +438,15 @@ private slots:
         QCOMPARE(recordCommand(r).mid(0, 2).join(QLatin1Char(' ')), QStringLiteral("/usr/bin/sudo -n"));
         r.elevate.clear();
         QCOMPARE(recordCommand(r).front(), r.lockscope);
+        // The probes record leaves off unless asked for, before the workload.
+        r.all = false;
+        r.workload = {QStringLiteral("timer-stress")};
+        r.syscalls = r.functions = true;
+        QCOMPARE(recordCommand(r).join(QLatin1Char(' ')),
+                 QStringLiteral("/usr/bin/lockscope record --stop-on-stdin-close -o /tmp/out.json --label patched -d 5 "
+                                "--syscalls --functions -- timer-stress"));
+        r.hold = true;
+        QVERIFY(recordCommand(r).contains(QStringLiteral("--hold")));
     }
 
     // pkexec/sudo reset PATH (and pkexec the working directory): every path

@@ -2,6 +2,7 @@
 #include "app/recorddialog.h"
 
 #include <unistd.h>
+#include <utility>
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -38,6 +39,10 @@ QStringList recordCommand(const RecordRequest& r)
         argv << QStringLiteral("-d") << QString::number(r.duration_s);
     if (r.all)
         argv << QStringLiteral("-a");
+    for (auto [on, flag] : {std::pair{r.syscalls, "--syscalls"}, std::pair{r.hold, "--hold"},
+                            std::pair{r.functions, "--functions"}})
+        if (on)
+            argv << QLatin1String(flag);
     if (!r.workload.isEmpty())
         argv << QStringLiteral("--") << r.workload;
     return argv;
@@ -123,6 +128,17 @@ RecordDialog::RecordDialog(QWidget* parent) : QDialog(parent)
     form->addRow(tr("Label:"), label_);
     form->addRow(tr("Output:"), outRow);
     form->addRow(tr("Privileges:"), elevate_);
+    // Off by default: each hooks every call of a hot kernel function, which
+    // costs a syscall-bound workload tens of percent (docs/recording.md).
+    syscalls_ = new QCheckBox(tr("IPC/timer syscall latency (--syscalls)"));
+    hold_ = new QCheckBox(tr("Spin-lock hold times (--hold)"));
+    functions_ = new QCheckBox(tr("IPC/timer lookup-function latency (--functions)"));
+    auto* extra = new QVBoxLayout;
+    for (QCheckBox* box : {syscalls_, hold_, functions_}) {
+        box->setToolTip(tr("A hook on every call: can slow a syscall-bound workload by tens of percent"));
+        extra->addWidget(box);
+    }
+    form->addRow(tr("Also time:"), extra);
     layout->addLayout(form);
     status_ = new QLabel(tr("Ready."));
     status_->setTextFormat(Qt::PlainText); // the recorder's own lines
@@ -172,6 +188,9 @@ void RecordDialog::start()
     r.all = all_->isChecked();
     r.workload = QProcess::splitCommand(workload_->text());
     r.elevate = elevate_->currentData().toString();
+    r.syscalls = syscalls_->isChecked();
+    r.hold = hold_->isChecked();
+    r.functions = functions_->isChecked();
     if (r.output.isEmpty() || (!r.all && r.workload.isEmpty()) || (r.all && r.duration_s <= 0)) {
         status_->setText(tr("Give an output file and either a workload or “every process” with a duration."));
         return;

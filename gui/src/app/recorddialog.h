@@ -24,6 +24,11 @@ struct RecordRequest {
     bool all = false;         // -a instead of a workload
     QStringList workload;     // after --
     QString elevate;          // "" (already root), "pkexec" or "sudo"
+    // Probes record leaves off for their cost (a hook on every call):
+    // --syscalls, --hold, --functions.
+    bool syscalls = false;
+    bool hold = false;
+    bool functions = false;
 };
 
 // {program, arguments}: the recorder runs as a separate process, elevated
@@ -60,6 +65,9 @@ private:
     QLineEdit* label_ = nullptr;
     QLineEdit* output_ = nullptr;
     QComboBox* elevate_ = nullptr;
+    QCheckBox* syscalls_ = nullptr;
+    QCheckBox* hold_ = nullptr;
+    QCheckBox* functions_ = nullptr;
     QLabel* status_ = nullptr;
     QPlainTextEdit* log_ = nullptr;
     QPushButton* startButton_ = nullptr;
