@@ -13,7 +13,9 @@ workload=$build/samples/bin/semop-multi
 out=$top/build/demo
 mkdir -p "$out"
 capture=$out/semop-multi.lockscope.json
-"$lockscope" record --label demo -o "$capture" -- \
+# --syscalls: semtimedop's latency is this benchmark's story; record leaves
+# it off by default for its cost (docs/recording.md).
+"$lockscope" record --label demo --syscalls -o "$capture" -- \
   "$workload" --threads 8 --sems 4 --multi --duration 3
 echo
 "$lockscope" report "$capture" --top 10
