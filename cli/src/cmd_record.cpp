@@ -97,6 +97,16 @@ std::string backendHelp(const char* what, probes::HookFamily family)
     return std::string("force the ") + what + " hook: " + probes::backendNames(probes::familyBackends(family));
 }
 
+// --NAME and --no-NAME for a probe off unless asked for; returns --NAME
+// (other options may imply it).
+CLI::Option* addOptInProbe(CLI::App& cmd, const std::string& name, bool& on, bool& off, const std::string& help,
+                           const std::string& offHelp)
+{
+    CLI::Option* yes = cmd.add_flag("--" + name, on, help);
+    cmd.add_flag("--no-" + name, off, offHelp)->excludes(yes);
+    return yes;
+}
+
 std::string defaultOutput()
 {
     std::time_t now = std::time(nullptr);
@@ -310,31 +320,27 @@ void addRecordCommand(CLI::App& app, Result& result)
                   "--syscall-budget 0): exact histograms, at a higher cost on busy workloads")
         ->excludes(timingBudget)
         ->excludes(scBudget);
-    auto* hold = cmd->add_flag("--hold", args->hold,
-                               "time spin-lock holds (fentry/kprobe on every spin-lock acquisition in the "
-                               "system: dear on lock-heavy loads; implied by the other hold options)");
+    addOptInProbe(*cmd, "hold", args->hold, args->no_hold,
+                  "time spin-lock holds (fentry/kprobe on every spin-lock acquisition in the system: dear on "
+                  "lock-heavy loads; implied by the other hold options)",
+                  "do not probe hold times (the default without --hold)");
     cmd->add_option("--hold-sample", args->hold_sample, "time 1 in N spin-lock holds (implies --hold)")
         ->check(CLI::Range(1u, 1000000u));
-    cmd->add_flag("--no-hold", args->no_hold, "do not probe hold times (the default without --hold)")
-        ->excludes(hold);
     cmd->add_flag("--holder-stacks", args->holder_stacks,
                   "name the stack holding a spinlock while others waited (turns the hold probe on)");
     cmd->add_flag("--lock-owner", args->lock_owner,
                   "name the owner task of a contended mutex or writer-owned rwsem, and its kernel stack "
                   "when the wait began (where the holder was)");
     cmd->add_flag("--no-cpu", args->no_cpu, "do not sample on-CPU stacks");
-    auto* syscalls = cmd->add_flag("--syscalls", args->syscalls,
+    auto* syscalls = addOptInProbe(*cmd, "syscalls", args->syscalls, args->no_syscalls,
                   "time IPC/timer syscalls (semtimedop, timer_gettime, ...; fentry, else raw_tp, which slows every "
                   "syscall on the machine): a hook on every call, dear on syscall-bound loads; implied by --exact "
-                  "and the --syscall-* options");
-    cmd->add_flag("--no-syscalls", args->no_syscalls, "do not time IPC/timer syscalls (the default without --syscalls)")
-        ->excludes(syscalls);
-    auto* functions = cmd->add_flag("--functions", args->functions,
-                                    "time the kernel functions that look up and lock IPC and timer objects "
-                                    "(__lock_timer, ipc_obtain_object_check, ...): every call, through fentry "
-                                    "or kprobes");
-    cmd->add_flag("--no-functions", args->no_functions, "do not time those functions (the default)")
-        ->excludes(functions);
+                  "and the --syscall-* options",
+                  "do not time IPC/timer syscalls (the default without --syscalls)");
+    addOptInProbe(*cmd, "functions", args->functions, args->no_functions,
+                  "time the kernel functions that look up and lock IPC and timer objects (__lock_timer, "
+                  "ipc_obtain_object_check, ...): every call, through fentry or kprobes",
+                  "do not time those functions (the default)");
     auto* scSample = cmd->add_option("--syscall-sample", args->syscall_sample,
                     "time exactly 1 in N IPC/timer syscalls per thread instead of a budget (implies --syscalls)")
         ->check(CLI::Range(1u, 1000000u))
