@@ -128,7 +128,7 @@ int main(int argc, char** argv)
                        kernel = "debian:cloud";
     std::string accel = "tcg-multi", seconds = "2", workload_list = "semop-multi,timer-stress,sem-postwait",
                 extra;
-    unsigned rounds = 5;
+    unsigned rounds = 5, cpus = BootOptions {}.cpus;
     try {
         const std::string unknown = bench::parseFlags(argc, argv,
             { { "--cache", bench::into(cache) }, { "--out", bench::into(out) },
@@ -136,7 +136,8 @@ int main(int argc, char** argv)
                 { "--perf", bench::into(perf) }, { "--kernel", bench::into(kernel) },
                 { "--accel", bench::into(accel) }, { "--duration", bench::into(seconds) },
                 { "--workloads", bench::into(workload_list) }, { "--also", bench::into(extra) },
-                { "--rounds", bench::countInto("--rounds", rounds) } });
+                { "--rounds", bench::countInto("--rounds", rounds) },
+                { "--cpus", bench::countInto("--cpus", cpus) } });
         if (!unknown.empty()) {
             std::fprintf(stderr, "lockscope-lab-record-cost: unknown option %s\n", unknown.c_str());
             return 2;
@@ -145,7 +146,7 @@ int main(int argc, char** argv)
             std::fprintf(stderr,
                 "usage: lockscope-lab-record-cost --lockscope BIN --samples DIR (samples/bin) "
                 "[--perf /usr/bin/perf] [--cache DIR] [--out DIR] [--kernel debian:cloud] "
-                "[--accel tcg-multi] [--rounds 5] [--duration 2] "
+                "[--accel tcg-multi] [--cpus 2] [--rounds 5] [--duration 2] "
                 "[--workloads semop-multi,timer-stress,sem-postwait] [--also 'RECORD FLAGS;RECORD "
                 "FLAGS;...']\n");
             return 2;
@@ -172,6 +173,7 @@ int main(int argc, char** argv)
         BootOptions boot;
         boot.accel = parseAccel(accel);
         boot.memory_mb = 2048;
+        boot.cpus = cpus;
         boot.timeout_s = 3600;
         auto run = runInGuest(k, steps, binaries, boot, out, progress);
         if (!run.ok()) {
@@ -186,14 +188,14 @@ int main(int argc, char** argv)
                     ops[{ w, m }].push_back(
                         bench::workloadResult(name, run.file(name + ".log")).at("ops_per_sec"));
                 }
-        std::printf("\nrecording cost in the guest (%s, %s, %u rounds of %s s, modes rotating)\n",
-            k.description.c_str(), run.boot.accel.c_str(), rounds, seconds.c_str());
+        std::printf("\nrecording cost in the guest (%s, %s, %u vCPUs, %u rounds of %s s, modes rotating)\n",
+            k.description.c_str(), run.boot.accel.c_str(), cpus, rounds, seconds.c_str());
         printTable(workloads, ms, ops);
         std::printf("\nwhat `record` attached (round 1, %s):\n", workloads[0].c_str());
         std::istringstream log(run.file(stepName(0, 0, 1) + ".log"));
         for (std::string line; std::getline(log, line);)
-            if (line.find(": attached via ") != std::string::npos
-                || line.find(": skipped: ") != std::string::npos)
+            if (line.find(": attached via ") != std::string::npos || line.find(": skipped: ") != std::string::npos
+                || line.find(": off") != std::string::npos)
                 std::printf("  %s\n", line.c_str());
         return 0;
     } catch (const std::exception& e) {
