@@ -23,7 +23,7 @@
 # threads read() one file descriptor, whose f_pos_lock mutex the kernel
 # reports 10^5 times a second even where it reports no spinning waits). MODES: comma-separated, of alone, lockscope,
 # lockscope-wait, perf-lock, lockscope-exact (every wait and syscall timed),
-# lockscope-nosc (--no-syscalls), lockscope-nocpu (--no-cpu), lockscope-labels
+# lockscope-sc (--syscalls: budgeted syscall timing), lockscope-nocpu (--no-cpu), lockscope-labels
 # (lockscope-wait plus --lock-owner --lock-names --per-cgroup); default
 # alone,lockscope,lockscope-wait,perf-lock; 'lockscope:FLAGS' records with
 # FLAGS (space-separated), e.g. -m 'alone,lockscope,lockscope:--freq 199'. -x: the -s pass records once per
@@ -55,7 +55,7 @@ for w in "${wls[@]}"; do
     esac
 done
 for m in "${modes[@]}"; do
-    case $m in alone | lockscope | lockscope-wait | perf-lock | lockscope-exact | lockscope-nosc | lockscope-nocpu | \
+    case $m in alone | lockscope | lockscope-wait | perf-lock | lockscope-exact | lockscope-sc | lockscope-nocpu | \
         lockscope-labels | lockscope:-*) ;;
         *) echo "$0: unknown mode '$m'" >&2; exit 2 ;;
     esac
@@ -108,7 +108,7 @@ run_mode() {
         lockscope-wait) out=$("$lockscope" record --no-cpu --no-hold --no-syscalls -o "$tmp/b.json" \
                                 -- "${wl[@]}" 2>/dev/null) ;;
         lockscope-exact) out=$("$lockscope" record --exact -o "$tmp/c.json" -- "${wl[@]}" 2>/dev/null) ;;
-        lockscope-nosc) out=$("$lockscope" record --no-syscalls -o "$tmp/d.json" -- "${wl[@]}" 2>/dev/null) ;;
+        lockscope-sc) out=$("$lockscope" record --syscalls -o "$tmp/d.json" -- "${wl[@]}" 2>/dev/null) ;;
         lockscope-nocpu) out=$("$lockscope" record --no-cpu -o "$tmp/e.json" -- "${wl[@]}" 2>/dev/null) ;;
         lockscope-labels) out=$("$lockscope" record --no-cpu --no-hold --no-syscalls --lock-owner --lock-names \
                                   --per-cgroup -o "$tmp/f.json" -- "${wl[@]}" 2>/dev/null) ;;
