@@ -23,30 +23,26 @@
 namespace lockscope::cli {
 namespace {
 
+// Grouped by type (strings and lists, numbers, flags): no padding between.
 struct RecordArgs {
     std::string output;
-    std::vector<int> pids;
-    bool all = false;
-    double duration = 0;
     std::string comm;
+    std::string cgroup;
+    std::string syscall_backend = "auto";
+    std::string wait_backend = "auto";
+    std::string hold_backend = "auto";
+    std::string label;
+    std::vector<int> pids;
     std::vector<std::string> lock_types;
     std::vector<std::string> locks;
     std::vector<std::string> stack_contains;
-    bool per_tgid = false;
-    bool per_cgroup = false;
-    std::string cgroup;
-    bool lock_names = false;
+    std::vector<std::string> user_lock_specs;
+    std::vector<std::string> command;
+
+    double duration = 0;
+    double grace = 5;
     unsigned stack_depth = 16;
     unsigned hold_sample = 1;
-    bool hold = false;
-    bool no_hold = false;
-    bool holder_stacks = false;
-    bool lock_owner = false;
-    bool no_cpu = false;
-    bool syscalls = false;
-    bool no_syscalls = false;
-    bool functions = false;
-    bool no_functions = false;
     unsigned syscall_sample = 1;
     unsigned stack_sample = 1;
     // ~2 us per walk: at most ~0.2% of each CPU goes to stack walks, and a
@@ -61,22 +57,29 @@ struct RecordArgs {
     // the hook; 20000 a second per CPU keeps p99 estimates dense while a
     // syscall-bound workload (10^6 calls/s per CPU) is timed 1 in ~50.
     unsigned syscall_budget = 20000;
+    unsigned freq = probes::Options {}.cpu_frequency_hz;
+
+    bool all = false;
+    bool per_tgid = false;
+    bool per_cgroup = false;
+    bool lock_names = false;
+    bool hold = false;
+    bool no_hold = false;
+    bool holder_stacks = false;
+    bool lock_owner = false;
+    bool no_cpu = false;
+    bool syscalls = false;
+    bool no_syscalls = false;
+    bool functions = false;
+    bool no_functions = false;
     bool exact = false; // every wait and every syscall timed
     // --syscalls, --exact or a --syscall-* option given (off unless asked for:
     // probes::Options::syscalls).
     bool syscall_timing_asked = false;
-    std::string syscall_backend = "auto";
-    unsigned freq = probes::Options {}.cpu_frequency_hz;
     bool user_locks = false;
-    std::vector<std::string> user_lock_specs;
     bool user_stacks = false;
-    std::string wait_backend = "auto";
-    std::string hold_backend = "auto";
-    std::string label;
     bool as_root = false;
     bool stop_on_stdin_close = false;
-    double grace = 5;
-    std::vector<std::string> command;
 };
 
 // A backend the family can be forced to; any other is a usage error.
