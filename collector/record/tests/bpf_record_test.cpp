@@ -3,12 +3,15 @@
 // samples' semop workload, and perf lock on the same run as the reference.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <unistd.h>
@@ -195,6 +198,24 @@ TEST_F(RecordBpf, SyscallLatencyIsOffByDefault)
     EXPECT_TRUE(c.syscalls.empty());
     for (const auto& p : c.probes)
         EXPECT_FALSE(p.name.rfind("syscall", 0) == 0 && p.attached) << p.name << " attached via " << p.hook;
+}
+
+// The default's cost contract: it pays per contended wait, per CPU sample
+// and per fork, never per call of a hot kernel function. A probe added to the
+// default must be one of these kinds, or off unless asked for.
+TEST_F(RecordBpf, DefaultAttachesOnlyPerEventProbes)
+{
+    const auto& r = semopRun();
+    ASSERT_TRUE(r.ok) << r.exit.err;
+    const std::set<std::string> perEvent = {"lock_contention", "cpu_sampling", "fork_follow"};
+    size_t attached = 0;
+    for (const auto& p : r.capture.probes) {
+        if (!p.attached)
+            continue;
+        ++attached;
+        EXPECT_TRUE(perEvent.count(p.name)) << p.name << " attached by default via " << p.hook;
+    }
+    EXPECT_GE(attached, 2u) << r.exit.err;
 }
 
 // Asked for, syscall latency is timed through whatever hook the kernel has:
