@@ -180,7 +180,7 @@ uint64_t semopCalls(const Capture& c)
 
 } // namespace
 
-// A hook on every call costs a syscall-bound workload 30-40% whatever the
+// A hook on every call costs a syscall-bound workload 23-40% whatever the
 // budget (bench/record/README.md): off unless asked for, and the status
 // line, the probe list and the report say how to ask.
 TEST_F(RecordBpf, SyscallLatencyIsOffByDefault)

@@ -101,7 +101,7 @@ struct Options {
     bool lock_names = false;            // name contended locks by what they are (mmap_lock, siglock,
                                         // rq_lock, "&<slab cache>"), once per address
     bool syscalls = false;              // IPC and timer syscall latency. Off unless asked for: a hook
-                                        // on every call costs a syscall-bound load 30-40% whatever
+                                        // on every call costs a syscall-bound load 23-40% whatever
                                         // the budget (fentry; raw_tp taxes every syscall)
     Backend syscall_backend = Backend::Auto; // Auto: fentry -> raw_tp -> tracepoint
     uint32_t syscall_sample = 1;        // time 1 in N calls per thread
