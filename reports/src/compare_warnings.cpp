@@ -74,8 +74,7 @@ void probeWarnings(std::vector<std::string>& w, const std::vector<const Capture*
         if (pb.skipped && pa.skipped && pb.reason == pa.reason) {
             if (!pb.offByChoice) // off on both sides as asked: nothing to compare, nothing to warn of
                 both[pb.reason].push_back(n);
-        }
-        else {
+        } else {
             if (pb.skipped)
                 onlyBefore[pb.reason].push_back(n);
             if (pa.skipped)
