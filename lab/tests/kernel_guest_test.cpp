@@ -309,13 +309,16 @@ TEST(KernelGuest, HolderStacksAttachAndAccountForEverySpinlockWait)
 // probe sees every one our own programs take (htab buckets, freelists). Those
 // are the probes' doing: left out and counted, under either hold backend. A
 // BPF frame may remain only past an interrupt entry (an irq that arrived
-// while one of our programs ran, and then contended for real).
+// while one of our programs ran, and then contended for real). With hash
+// maps gone from the hot paths they are a handful per run (1-4 seen in each
+// step, 0 once in rec_kprobe): counted in one step at least.
 TEST(KernelGuest, LocksOurOwnProgramsTakeAreLeftOutAndCounted)
 {
     REQUIRE_RECORD();
+    uint64_t own = 0;
     for (const char* step : {"rec_auto", "rec_kprobe"}) {
         auto c = guestCapture(step);
-        EXPECT_GT(c.stats.own_lock_events, 0u) << step << ": the hold probe saw no lock taken by our programs";
+        own += c.stats.own_lock_events;
         for (const auto& l : c.locks)
             for (const auto& site : l.sites) {
                 const auto* st = c.findStack(site.stack_id);
@@ -327,6 +330,7 @@ TEST(KernelGuest, LocksOurOwnProgramsTakeAreLeftOutAndCounted)
                 }
             }
     }
+    EXPECT_GT(own, 0u) << "the hold probe saw no lock taken by our programs under either backend";
 }
 
 TEST(KernelGuest, RecursionMissesAndDropsAreReportedNotHidden)
