@@ -441,11 +441,11 @@ private slots:
         // The probes record leaves off unless asked for, before the workload.
         r.all = false;
         r.workload = {QStringLiteral("timer-stress")};
-        r.syscalls = r.functions = true;
+        r.also_time = {true, false, true};
         QCOMPARE(recordCommand(r).join(QLatin1Char(' ')),
                  QStringLiteral("/usr/bin/lockscope record --stop-on-stdin-close -o /tmp/out.json --label patched -d 5 "
                                 "--syscalls --functions -- timer-stress"));
-        r.hold = true;
+        r.also_time[1] = true;
         QVERIFY(recordCommand(r).contains(QStringLiteral("--hold")));
     }
 

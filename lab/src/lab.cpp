@@ -353,10 +353,10 @@ int runLab(const LabOptions& o, std::ostream& log)
                                                    "/lab/out/capture.lockscope.json", "--label", name};
                 // Hold times, syscall and lookup-function latencies are part of what
                 // a kernel comparison judges; record leaves them off for their cost.
-                for (auto [on, off] : {std::pair{"--hold", "--no-hold"}, std::pair{"--functions", "--no-functions"},
-                                       std::pair{"--syscalls", "--no-syscalls"}})
-                    if (std::find(o.record_args.begin(), o.record_args.end(), off) == o.record_args.end())
-                        record.push_back(on);
+                for (const OptInProbe& p : kOptInProbes)
+                    if (std::find(o.record_args.begin(), o.record_args.end(), "--no-" + std::string(p.flag)) ==
+                        o.record_args.end())
+                        record.push_back("--" + std::string(p.flag));
                 record.insert(record.end(), o.record_args.begin(), o.record_args.end());
                 record.push_back("--");
                 record.insert(record.end(), workload.begin(), workload.end());

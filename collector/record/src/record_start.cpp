@@ -3,7 +3,6 @@
 // exec, and attach the probes with it in the filter.
 #include <algorithm>
 #include <fstream>
-#include <map>
 #include <unistd.h>
 
 #include "lockscope/capture/lock_frames.h"
@@ -127,15 +126,25 @@ probes::Options probeOptions(const RecordOptions& opt, const WorkloadProcess* wo
 
 namespace {
 
-// Off by default for their cost (probes::Options): the reason says how to ask.
+// How to turn on a probe that is off by default; "" for one that is on.
+std::string howToAsk(const std::string& probe)
+{
+    for (const OptInProbe& o : kOptInProbes)
+        if (o.probe == probe)
+            return "--" + std::string(o.flag);
+    // Off by default because it needs a binary to probe, not for its cost.
+    return probe == "user_locks" ? "--user-locks or --user-lock" : "";
+}
+
+// The probes library says "disabled"; the capture says how to ask.
 void sayHowToAskForOffProbes(std::vector<ProbeStatus>& probes)
 {
-    static const std::map<std::string, std::string> kAsk = {
-        {"spin_hold", "--hold"}, {"functions", "--functions"}, {"syscalls", "--syscalls"},
-        {"user_locks", "--user-locks or --user-lock"}};
-    for (auto& p : probes)
-        if (!p.attached && p.reason == kProbeDisabled && kAsk.count(p.name))
-            p.reason = offUnlessAskedFor(kAsk.at(p.name));
+    for (auto& p : probes) {
+        if (p.attached || p.reason != kProbeDisabled)
+            continue;
+        if (auto ask = howToAsk(p.name); !ask.empty())
+            p.reason = offUnlessAskedFor(ask);
+    }
 }
 
 } // namespace

@@ -216,6 +216,12 @@ TEST_F(RecordBpf, DefaultAttachesOnlyPerEventProbes)
         EXPECT_TRUE(perEvent.count(p.name)) << p.name << " attached by default via " << p.hook;
     }
     EXPECT_GE(attached, 2u) << r.exit.err;
+    // Each probe left off for its cost says which flag turns it on.
+    for (const lockscope::OptInProbe& o : lockscope::kOptInProbes) {
+        const auto* st = probe(r.capture, std::string(o.probe));
+        ASSERT_TRUE(st) << o.probe << " not listed";
+        EXPECT_EQ(st->reason, lockscope::offUnlessAskedFor("--" + std::string(o.flag))) << o.probe;
+    }
 }
 
 // Asked for, syscall latency is timed through whatever hook the kernel has:

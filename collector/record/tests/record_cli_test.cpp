@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <unistd.h>
 
+#include "lockscope/capture/capture.h"
 #include "run_process.h"
 
 using namespace record_test;
@@ -25,7 +26,7 @@ TEST(RecordCli, UnknownFlagIsExit2OneLine)
 TEST(RecordCli, BadValuesAreExit2OneLine)
 {
     auto dir = tempDir();
-    for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+    std::vector<std::vector<std::string>> cases{
              {"--stack-depth", "128", "--", "true"},
              {"--syscall-sample", "0", "--", "true"},
              {"--syscall-backend", "kprobe", "--", "true"},
@@ -37,13 +38,13 @@ TEST(RecordCli, BadValuesAreExit2OneLine)
              {"--timing-budget", "-1", "--", "true"},
              {"--timing-budget", "fast", "--", "true"},
              {"--hold-backend", "sometimes", "--", "true"},
-             {"--syscalls", "--no-syscalls", "--", "true"},
-             {"--hold", "--no-hold", "--", "true"},
-             {"--functions", "--no-functions", "--", "true"},
              {"--lock", "0xzz", "--", "true"},
              {"--user-lock", "onlyone", "--", "true"},
              {"-p", "1", "--", "true"},
-             {}}) {
+             {}};
+    for (const lockscope::OptInProbe& p : lockscope::kOptInProbes) // asked for and refused at once
+        cases.push_back({"--" + std::string(p.flag), "--no-" + std::string(p.flag), "--", "true"});
+    for (const std::vector<std::string>& args : cases) {
         std::vector<std::string> argv{kBin, "record"};
         argv.insert(argv.end(), args.begin(), args.end());
         Exit e = runIn(argv, dir, "badvalue");

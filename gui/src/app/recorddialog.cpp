@@ -24,6 +24,15 @@
 
 namespace lockscope::gui {
 
+namespace {
+
+QLatin1String latin1(std::string_view s)
+{
+    return QLatin1String(s.data(), qsizetype(s.size()));
+}
+
+} // namespace
+
 QStringList recordCommand(const RecordRequest& r)
 {
     QStringList argv;
@@ -39,10 +48,9 @@ QStringList recordCommand(const RecordRequest& r)
         argv << QStringLiteral("-d") << QString::number(r.duration_s);
     if (r.all)
         argv << QStringLiteral("-a");
-    for (auto [on, flag] : {std::pair{r.syscalls, "--syscalls"}, std::pair{r.hold, "--hold"},
-                            std::pair{r.functions, "--functions"}})
-        if (on)
-            argv << QLatin1String(flag);
+    for (std::size_t i = 0; i < kOptInProbes.size(); ++i)
+        if (r.also_time[i])
+            argv << QStringLiteral("--") + latin1(kOptInProbes[i].flag);
     if (!r.workload.isEmpty())
         argv << QStringLiteral("--") << r.workload;
     return argv;
@@ -75,7 +83,7 @@ RecordRequest withAbsolutePaths(RecordRequest r)
 
 QString findLockscopeBinary()
 {
-    const QString env = qEnvironmentVariable("LOCKSCOPE_BIN");
+    QString env = qEnvironmentVariable("LOCKSCOPE_BIN");
     if (!env.isEmpty() && QFileInfo(env).isExecutable())
         return env;
     const QDir here(QCoreApplication::applicationDirPath());
@@ -128,15 +136,12 @@ RecordDialog::RecordDialog(QWidget* parent) : QDialog(parent)
     form->addRow(tr("Label:"), label_);
     form->addRow(tr("Output:"), outRow);
     form->addRow(tr("Privileges:"), elevate_);
-    // Off by default: each hooks every call of a hot kernel function, which
-    // costs a syscall-bound workload tens of percent (docs/recording.md).
-    syscalls_ = new QCheckBox(tr("IPC/timer syscall latency (--syscalls)"));
-    hold_ = new QCheckBox(tr("Spin-lock hold times (--hold)"));
-    functions_ = new QCheckBox(tr("IPC/timer lookup-function latency (--functions)"));
     auto* extra = new QVBoxLayout;
-    for (QCheckBox* box : {syscalls_, hold_, functions_}) {
-        box->setToolTip(tr("A hook on every call: can slow a syscall-bound workload by tens of percent"));
-        extra->addWidget(box);
+    for (std::size_t i = 0; i < kOptInProbes.size(); ++i) {
+        const OptInProbe& p = kOptInProbes[i];
+        alsoTime_[i] = new QCheckBox(latin1(p.measures) + QStringLiteral(" (--") + latin1(p.flag) + QLatin1Char(')'));
+        alsoTime_[i]->setToolTip(tr("A hook on every call: can slow a syscall-bound workload by tens of percent"));
+        extra->addWidget(alsoTime_[i]);
     }
     form->addRow(tr("Also time:"), extra);
     layout->addLayout(form);
@@ -188,9 +193,8 @@ void RecordDialog::start()
     r.all = all_->isChecked();
     r.workload = QProcess::splitCommand(workload_->text());
     r.elevate = elevate_->currentData().toString();
-    r.syscalls = syscalls_->isChecked();
-    r.hold = hold_->isChecked();
-    r.functions = functions_->isChecked();
+    for (std::size_t i = 0; i < alsoTime_.size(); ++i)
+        r.also_time[i] = alsoTime_[i]->isChecked();
     if (r.output.isEmpty() || (!r.all && r.workload.isEmpty()) || (r.all && r.duration_s <= 0)) {
         status_->setText(tr("Give an output file and either a workload or “every process” with a duration."));
         return;

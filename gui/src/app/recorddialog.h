@@ -5,6 +5,10 @@
 #include <QProcess>
 #include <QStringList>
 
+#include <array>
+
+#include "lockscope/capture/capture.h"
+
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
@@ -24,11 +28,9 @@ struct RecordRequest {
     bool all = false;         // -a instead of a workload
     QStringList workload;     // after --
     QString elevate;          // "" (already root), "pkexec" or "sudo"
-    // Probes record leaves off for their cost (a hook on every call):
-    // --syscalls, --hold, --functions.
-    bool syscalls = false;
-    bool hold = false;
-    bool functions = false;
+    // Which of the probes record leaves off for their cost to ask for,
+    // in kOptInProbes' order.
+    std::array<bool, kOptInProbes.size()> also_time{};
 };
 
 // {program, arguments}: the recorder runs as a separate process, elevated
@@ -65,9 +67,7 @@ private:
     QLineEdit* label_ = nullptr;
     QLineEdit* output_ = nullptr;
     QComboBox* elevate_ = nullptr;
-    QCheckBox* syscalls_ = nullptr;
-    QCheckBox* hold_ = nullptr;
-    QCheckBox* functions_ = nullptr;
+    std::array<QCheckBox*, kOptInProbes.size()> alsoTime_{};
     QLabel* status_ = nullptr;
     QPlainTextEdit* log_ = nullptr;
     QPushButton* startButton_ = nullptr;

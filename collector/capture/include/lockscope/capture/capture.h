@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -61,6 +63,21 @@ struct ProbeStatus {
 inline constexpr const char* kProbeDisabled = "disabled";
 // "off unless asked for (--hold)": a probe off by default for its cost.
 std::string offUnlessAskedFor(const std::string& flag);
+
+// The probes record leaves off unless asked for: each hooks every call of a
+// hot kernel function, which costs a syscall-bound workload tens of percent
+// (docs/recording.md). `record --FLAG` turns one on, `--no-FLAG` keeps it
+// off; lab recordings and the GUI's Record dialog offer the same list.
+struct OptInProbe {
+    std::string_view probe;    // ProbeStatus::name
+    std::string_view flag;     // "syscalls": --syscalls / --no-syscalls
+    std::string_view measures; // for people: "IPC/timer syscall latency"
+};
+inline constexpr std::array<OptInProbe, 3> kOptInProbes = {{
+    {"syscalls", "syscalls", "IPC/timer syscall latency"},
+    {"spin_hold", "hold", "Spin-lock hold times"},
+    {"functions", "functions", "IPC/timer lookup-function latency"},
+}};
 // Off by the user's choice or by default, not for want of a hook: listed
 // with the probes, never a warning.
 bool offByChoice(const ProbeStatus& p);
