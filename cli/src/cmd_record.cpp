@@ -263,6 +263,188 @@ record::RecordOptions buildOptions(const RecordArgs& a, const std::vector<std::s
     return o;
 }
 
+// Groups of --help, in this order; each add*Options sets its group first.
+void helpGroup(CLI::App& cmd, const char* name)
+{
+    cmd.option_defaults()->group(name);
+}
+
+void addTargetOptions(CLI::App& cmd, RecordArgs& a)
+{
+    helpGroup(cmd, "What to record");
+    cmd.add_option("-o,--output", a.output, "capture file (default lockscope-<timestamp>.lockscope.json)");
+    cmd.add_option("-p,--pid", a.pids, "record these processes (and their new children)")->check(CLI::PositiveNumber);
+    cmd.add_flag("-a,--all", a.all, "record every process");
+    cmd.add_option("-d,--duration", a.duration, "stop after SECONDS")->check(CLI::PositiveNumber);
+    cmd.add_option("--comm", a.comm, "only tasks with this command name");
+    cmd.add_option("--label", a.label, "a name for this capture (baseline, patched, ...)");
+    cmd.add_option("command", a.command, "the workload, after --");
+}
+
+void addSelectionOptions(CLI::App& cmd, RecordArgs& a)
+{
+    helpGroup(cmd, "Which locks, and how they are keyed");
+    cmd.add_option("--lock-type", a.lock_types,
+                   "only these lock types: spinlock, rwlock[:R|:W], mutex, mutex:spin (got it by optimistic "
+                   "spinning), rwsem[:R|:W], percpu-rwsem, rtmutex, semaphore; a base name matches all its modes");
+    cmd.add_option("--lock", a.locks,
+                   "only this lock: a key (spinlock@sem_lock), a name (mmap_lock, &task_struct) or 0xADDRESS");
+    cmd.add_option("--stack-contains", a.stack_contains, "only stacks with a function containing FUNC");
+    cmd.add_option("--cgroup", a.cgroup,
+                   "only tasks in this cgroup v2 or below it: a path under the cgroup2 root (/system.slice/x) "
+                   "or its directory (/sys/fs/cgroup/...); filtered in the kernel");
+    cmd.add_flag("--per-tgid", a.per_tgid, "keep locks apart per process (key#tgid)");
+    cmd.add_flag("--per-cgroup", a.per_cgroup,
+                 "keep locks apart per cgroup v2 of the waiting or holding task (key#/cgroup/path; the lock's cgroup)");
+    cmd.add_flag("--lock-names", a.lock_names,
+                 "name each lock beside its key, where the kernel lets us know: its global symbol, mmap_lock, "
+                 "siglock, rq_lock, or the slab cache of its object (&task_struct); --lock then matches names too");
+    cmd.add_flag("--lock-owner", a.lock_owner,
+                 "name the owner task of a contended mutex or writer-owned rwsem, and its kernel stack "
+                 "when the wait began (where the holder was)");
+}
+
+// The options that bound what recording costs; returns {--exact, --syscall-budget}.
+std::pair<CLI::Option*, CLI::Option*> addCostOptions(CLI::App& cmd, RecordArgs& a)
+{
+    helpGroup(cmd, "Cost and precision");
+    cmd.add_option("--stack-depth", a.stack_depth,
+                   "frames kept after the lock internals; 0: no stacks (cheapest: a stack walk costs ~2 us "
+                   "per contended wait, whatever the depth; locks of one type then share one key, <type>@unknown)")
+        ->check(CLI::Range(0u, 127u));
+    auto* budget = cmd.add_option("--stack-budget", a.stack_budget,
+                   "walk at most N stacks per second per CPU, for waits and for holds each (default 1000, ~0.2% "
+                   "of a CPU); above that, an even sample is walked. Every wait and hold is still counted (and "
+                   "timed, within --timing-budget), the rest under a '[stack not sampled]' path of their lock. "
+                   "0: walk every stack")
+        ->check(CLI::Range(0u, 100000000u));
+    cmd.add_option("--stack-sample", a.stack_sample,
+                   "walk the stack of exactly 1 in N contended waits per CPU instead of a budget")
+        ->check(CLI::Range(1u, 1000000u))
+        ->excludes(budget);
+    auto* timingBudget = cmd.add_option("--timing-budget", a.timing_budget,
+                   "time at most about N contended waits per second per CPU (default 20000); above "
+                   "that, 1 in N waits on each lock is timed, every one is counted, and the untimed ones are "
+                   "given the times of the timed ones. 0: time every wait (--holder-stacks does)")
+        ->check(CLI::Range(0u, 100000000u));
+    auto* scBudget = cmd.add_option("--syscall-budget", a.syscall_budget,
+                   "time at most about N IPC/timer syscalls per second per CPU (default 20000); above that, 1 in "
+                   "N calls of each syscall is timed, every call (and error) is counted, and the untimed ones are "
+                   "given the times of the timed ones. 0: time every call (implies --syscalls)")
+        ->check(CLI::Range(0u, 100000000u));
+    auto* exact = cmd.add_flag("--exact", a.exact,
+                   "time every contended wait and every IPC/timer syscall (--timing-budget 0 --syscalls "
+                   "--syscall-budget 0): exact histograms, at a higher cost on busy workloads")
+        ->excludes(timingBudget)
+        ->excludes(scBudget);
+    cmd.add_flag("--no-cpu", a.no_cpu, "do not sample on-CPU stacks");
+    cmd.add_option("--freq", a.freq,
+                   "CPU sampling frequency in Hz per CPU (default " + std::to_string(a.freq) +
+                       "; each sample is a timer interrupt, which a VM makes dear)")
+        ->check(CLI::Range(1u, 100000u));
+    return {exact, scBudget};
+}
+
+// The probes off unless asked for (kOptInProbes) and their options; returns
+// every option that asks for syscall timing.
+std::vector<const CLI::Option*> addOptInOptions(CLI::App& cmd, RecordArgs& a, CLI::Option* exact,
+                                                CLI::Option* scBudget)
+{
+    helpGroup(cmd, "Probes off unless asked for (each hooks every call of what it times)");
+    addOptInProbe(cmd, "hold", a.hold, a.no_hold,
+                  "time spin-lock holds (fentry/kprobe on every spin-lock acquisition in the system: dear on "
+                  "lock-heavy loads; implied by the other hold options)",
+                  "do not probe hold times (the default without --hold)");
+    cmd.add_option("--hold-sample", a.hold_sample, "time 1 in N spin-lock holds (implies --hold)")
+        ->check(CLI::Range(1u, 1000000u));
+    cmd.add_flag("--holder-stacks", a.holder_stacks,
+                 "name the stack holding a spinlock while others waited (turns the hold probe on)");
+    auto* syscalls = addOptInProbe(cmd, "syscalls", a.syscalls, a.no_syscalls,
+                  "time IPC/timer syscalls (semtimedop, timer_gettime, ...; fentry, else raw_tp, which slows every "
+                  "syscall on the machine): a hook on every call, dear on syscall-bound loads; implied by --exact "
+                  "and the --syscall-* options",
+                  "do not time IPC/timer syscalls (the default without --syscalls)");
+    auto* scSample = cmd.add_option("--syscall-sample", a.syscall_sample,
+                   "time exactly 1 in N IPC/timer syscalls per thread instead of a budget (implies --syscalls)")
+        ->check(CLI::Range(1u, 1000000u))
+        ->excludes(scBudget)
+        ->excludes(exact);
+    auto* scBackend = cmd.add_option("--syscall-backend", a.syscall_backend,
+                   backendHelp("syscall", probes::HookFamily::Syscalls) + " (implies --syscalls)");
+    addOptInProbe(cmd, "functions", a.functions, a.no_functions,
+                  "time the kernel functions that look up and lock IPC and timer objects (__lock_timer, "
+                  "ipc_obtain_object_check, ...): every call, through fentry or kprobes",
+                  "do not time those functions (the default)");
+    cmd.add_flag("--user-locks", a.user_locks, "also probe pthread_mutex_lock/unlock (uprobes)");
+    cmd.add_option("--user-lock", a.user_lock_specs,
+                   "probe a user lock: BINARY:LOCK_FN:UNLOCK_FN[:TYPE] (a wait counts when LOCK_FN returns 0)");
+    return {syscalls, exact, scBudget, scSample, scBackend};
+}
+
+void addMiscOptions(CLI::App& cmd, RecordArgs& a)
+{
+    helpGroup(cmd, "Hooks, stacks and the workload");
+    cmd.add_option("--wait-backend", a.wait_backend, backendHelp("wait", probes::HookFamily::Wait));
+    cmd.add_option("--hold-backend", a.hold_backend, backendHelp("hold", probes::HookFamily::Hold));
+    cmd.add_flag("--user-stacks", a.user_stacks,
+                 "take the waiter's user stack too (walked by frame pointers: a binary built without them "
+                 "shows its innermost frame only)");
+    cmd.add_flag("--as-root", a.as_root,
+                 "under sudo/pkexec, run the workload as root too (by default it runs as the invoking user)");
+    cmd.add_option("--grace", a.grace,
+                   "when stopping the workload (-d, Ctrl-C, SIGTERM), seconds between SIGTERM to its process "
+                   "group and SIGKILL (default 5)")
+        ->check(CLI::Range(0.0, 3600.0));
+    cmd.add_flag("--stop-on-stdin-close", a.stop_on_stdin_close,
+                 "stop as on SIGTERM when standard input reaches end of file (the GUI's Stop button; the workload "
+                 "then reads /dev/null)");
+}
+
+// What record prints after the capture is written: the top locks and notes.
+void printSummary(const Capture& capture, const std::string& output)
+{
+    std::fprintf(stderr, "\n%s", reports::topLocksTable(capture).c_str());
+    if (capture.cpu.samples)
+        std::fprintf(stderr, "CPU in spin-lock functions: %.1f%% of %llu samples\n", 100.0 * capture.cpu.lockShare(),
+                     static_cast<unsigned long long>(capture.cpu.samples));
+    if (auto hidden = reports::hiddenSpinWaits(capture); !hidden.empty())
+        std::fprintf(stderr, "note: %s\n", hidden.c_str());
+    if (capture.workload.signal)
+        std::fprintf(stderr, "workload killed by signal %d\n", *capture.workload.signal);
+    else if (capture.workload.exit_status && *capture.workload.exit_status != 0)
+        std::fprintf(stderr, "workload exited with status %d\n", *capture.workload.exit_status);
+    std::fprintf(stderr, "capture written to %s\n", output == "-" ? "standard output" : output.c_str());
+}
+
+// Records, writes the capture, prints the summary; a failure is one line and exit 1.
+void recordAndSummarize(const RecordArgs& a, Result& result)
+{
+    record::RecordOptions options = buildOptions(a, ownCommandLine());
+    const std::string output = a.output.empty() ? defaultOutput() : a.output;
+    Capture capture;
+    try {
+        // Before any probe attaches: a bad -o fails now, not after the recording.
+        util::OutputFile out(output, 0600);
+        if (out.isStdout())
+            options.workload_output_fd = STDERR_FILENO; // stdout carries the capture
+        capture = record::runRecord(options, stderr);
+        writeCapture(capture, out);
+    } catch (const record::RecordError& e) {
+        std::fprintf(stderr, "lockscope record: %s\n", e.what());
+        result.exit_code = 1;
+        return;
+    } catch (const util::FileError& e) { // -o refused before recording
+        std::fprintf(stderr, "lockscope record: cannot write the capture: %s\n", e.what());
+        result.exit_code = 1;
+        return;
+    } catch (const CaptureError& e) {
+        std::fprintf(stderr, "lockscope record: cannot write the capture: %s\n", e.what());
+        result.exit_code = 1;
+        return;
+    }
+    printSummary(capture, output);
+}
+
 } // namespace
 
 void addRecordCommand(CLI::App& app, Result& result)
@@ -272,148 +454,17 @@ void addRecordCommand(CLI::App& app, Result& result)
     cmd->footer("Examples:\n"
                 "  sudo lockscope record -o a.lockscope.json -- semop-multi --multi --threads 8\n"
                 "  sudo lockscope record -a -d 10 --label baseline\n"
-                "  sudo lockscope record -p 1234 --lock-type spinlock --stack-contains sem");
-    cmd->add_option("-o,--output", args->output, "capture file (default lockscope-<timestamp>.lockscope.json)");
-    cmd->add_option("-p,--pid", args->pids, "record these processes (and their new children)")
-        ->check(CLI::PositiveNumber);
-    cmd->add_flag("-a,--all", args->all, "record every process");
-    cmd->add_option("-d,--duration", args->duration, "stop after SECONDS")->check(CLI::PositiveNumber);
-    cmd->add_option("--comm", args->comm, "only tasks with this command name");
-    cmd->add_option("--lock-type", args->lock_types,
-                    "only these lock types: spinlock, rwlock[:R|:W], mutex, mutex:spin (got it by optimistic "
-                    "spinning), rwsem[:R|:W], percpu-rwsem, rtmutex, semaphore; a base name matches all its modes");
-    cmd->add_option("--lock", args->locks,
-                    "only this lock: a key (spinlock@sem_lock), a name (mmap_lock, &task_struct) or 0xADDRESS");
-    cmd->add_option("--stack-contains", args->stack_contains, "only stacks with a function containing FUNC");
-    cmd->add_flag("--per-tgid", args->per_tgid, "keep locks apart per process (key#tgid)");
-    cmd->add_flag("--per-cgroup", args->per_cgroup,
-                  "keep locks apart per cgroup v2 of the waiting or holding task (key#/cgroup/path; the lock's cgroup)");
-    cmd->add_option("--cgroup", args->cgroup,
-                    "only tasks in this cgroup v2 or below it: a path under the cgroup2 root (/system.slice/x) "
-                    "or its directory (/sys/fs/cgroup/...); filtered in the kernel");
-    cmd->add_flag("--lock-names", args->lock_names,
-                  "name each lock beside its key, where the kernel lets us know: its global symbol, mmap_lock, "
-                  "siglock, rq_lock, or the slab cache of its object (&task_struct); --lock then matches names too");
-    cmd->add_option("--stack-depth", args->stack_depth,
-                    "frames kept after the lock internals; 0: no stacks (cheapest: a stack walk costs ~2 us "
-                    "per contended wait, whatever the depth; locks of one type then share one key, <type>@unknown)")
-        ->check(CLI::Range(0u, 127u));
-    auto* budget = cmd->add_option("--stack-budget", args->stack_budget,
-                    "walk at most N stacks per second per CPU, for waits and for holds each (default 1000, ~0.2% "
-                    "of a CPU); above that, an even sample is walked. Every wait and hold is still counted (and "
-                    "timed, within --timing-budget), the rest under a '[stack not sampled]' path of their lock. "
-                    "0: walk every stack")
-        ->check(CLI::Range(0u, 100000000u));
-    cmd->add_option("--stack-sample", args->stack_sample,
-                    "walk the stack of exactly 1 in N contended waits per CPU instead of a budget")
-        ->check(CLI::Range(1u, 1000000u))
-        ->excludes(budget);
-    auto* timingBudget = cmd->add_option("--timing-budget", args->timing_budget,
-                    "time at most about N contended waits per second per CPU (default 20000); above "
-                    "that, 1 in N waits on each lock is timed, every one is counted, and the untimed ones are "
-                    "given the times of the timed ones. 0: time every wait (--holder-stacks does)")
-        ->check(CLI::Range(0u, 100000000u));
-    auto* scBudget = cmd->add_option("--syscall-budget", args->syscall_budget,
-                    "time at most about N IPC/timer syscalls per second per CPU (default 20000); above that, 1 in "
-                    "N calls of each syscall is timed, every call (and error) is counted, and the untimed ones are "
-                    "given the times of the timed ones. 0: time every call (implies --syscalls)")
-        ->check(CLI::Range(0u, 100000000u));
-    auto* exact = cmd->add_flag("--exact", args->exact,
-                  "time every contended wait and every IPC/timer syscall (--timing-budget 0 --syscalls "
-                  "--syscall-budget 0): exact histograms, at a higher cost on busy workloads")
-        ->excludes(timingBudget)
-        ->excludes(scBudget);
-    addOptInProbe(*cmd, "hold", args->hold, args->no_hold,
-                  "time spin-lock holds (fentry/kprobe on every spin-lock acquisition in the system: dear on "
-                  "lock-heavy loads; implied by the other hold options)",
-                  "do not probe hold times (the default without --hold)");
-    cmd->add_option("--hold-sample", args->hold_sample, "time 1 in N spin-lock holds (implies --hold)")
-        ->check(CLI::Range(1u, 1000000u));
-    cmd->add_flag("--holder-stacks", args->holder_stacks,
-                  "name the stack holding a spinlock while others waited (turns the hold probe on)");
-    cmd->add_flag("--lock-owner", args->lock_owner,
-                  "name the owner task of a contended mutex or writer-owned rwsem, and its kernel stack "
-                  "when the wait began (where the holder was)");
-    cmd->add_flag("--no-cpu", args->no_cpu, "do not sample on-CPU stacks");
-    auto* syscalls = addOptInProbe(*cmd, "syscalls", args->syscalls, args->no_syscalls,
-                  "time IPC/timer syscalls (semtimedop, timer_gettime, ...; fentry, else raw_tp, which slows every "
-                  "syscall on the machine): a hook on every call, dear on syscall-bound loads; implied by --exact "
-                  "and the --syscall-* options",
-                  "do not time IPC/timer syscalls (the default without --syscalls)");
-    addOptInProbe(*cmd, "functions", args->functions, args->no_functions,
-                  "time the kernel functions that look up and lock IPC and timer objects (__lock_timer, "
-                  "ipc_obtain_object_check, ...): every call, through fentry or kprobes",
-                  "do not time those functions (the default)");
-    auto* scSample = cmd->add_option("--syscall-sample", args->syscall_sample,
-                    "time exactly 1 in N IPC/timer syscalls per thread instead of a budget (implies --syscalls)")
-        ->check(CLI::Range(1u, 1000000u))
-        ->excludes(scBudget)
-        ->excludes(exact);
-    auto* scBackend = cmd->add_option("--syscall-backend", args->syscall_backend,
-                    backendHelp("syscall", probes::HookFamily::Syscalls) + " (implies --syscalls)");
-    cmd->add_option("--freq", args->freq,
-           "CPU sampling frequency in Hz per CPU (default " + std::to_string(args->freq) +
-               "; each sample is a timer interrupt, which a VM makes dear)")
-        ->check(CLI::Range(1u, 100000u));
-    cmd->add_flag("--user-locks", args->user_locks, "also probe pthread_mutex_lock/unlock (uprobes)");
-    cmd->add_option("--user-lock", args->user_lock_specs,
-                    "probe a user lock: BINARY:LOCK_FN:UNLOCK_FN[:TYPE] (a wait counts when LOCK_FN returns 0)");
-    cmd->add_flag("--user-stacks", args->user_stacks,
-                  "take the waiter's user stack too (walked by frame pointers: a binary built without them "
-                  "shows its innermost frame only)");
-    cmd->add_option("--wait-backend", args->wait_backend, backendHelp("wait", probes::HookFamily::Wait));
-    cmd->add_option("--hold-backend", args->hold_backend, backendHelp("hold", probes::HookFamily::Hold));
-    cmd->add_option("--label", args->label, "a name for this capture (baseline, patched, ...)");
-    cmd->add_flag("--as-root", args->as_root,
-                  "under sudo/pkexec, run the workload as root too (by default it runs as the invoking user)");
-    cmd->add_option("--grace", args->grace,
-                    "when stopping the workload (-d, Ctrl-C, SIGTERM), seconds between SIGTERM to its process "
-                    "group and SIGKILL (default 5)")
-        ->check(CLI::Range(0.0, 3600.0));
-    cmd->add_flag("--stop-on-stdin-close", args->stop_on_stdin_close,
-                  "stop as on SIGTERM when standard input reaches end of file (the GUI's Stop button; the workload "
-                  "then reads /dev/null)");
-    cmd->add_option("command", args->command, "the workload, after --");
-
-    cmd->callback([args, &result, syscalls, exact, scBudget, scSample, scBackend]() {
-        for (const CLI::Option* asked : {syscalls, exact, scBudget, scSample, scBackend})
+                "  sudo lockscope record -p 1234 --lock-type spinlock --stack-contains sem\n"
+                "  sudo lockscope record --syscalls --hold -- semop-multi --multi --threads 8");
+    addTargetOptions(*cmd, *args);
+    addSelectionOptions(*cmd, *args);
+    auto [exact, scBudget] = addCostOptions(*cmd, *args);
+    const auto syscallAskers = addOptInOptions(*cmd, *args, exact, scBudget);
+    addMiscOptions(*cmd, *args);
+    cmd->callback([args, &result, syscallAskers]() {
+        for (const CLI::Option* asked : syscallAskers)
             args->syscall_timing_asked = args->syscall_timing_asked || asked->count() > 0;
-        const RecordArgs& a = *args;
-        std::vector<std::string> argv = ownCommandLine();
-        record::RecordOptions options = buildOptions(a, argv);
-        std::string output = a.output.empty() ? defaultOutput() : a.output;
-        Capture capture;
-        try {
-            // Before any probe attaches: a bad -o fails now, not after the recording.
-            util::OutputFile out(output, 0600);
-            if (out.isStdout())
-                options.workload_output_fd = STDERR_FILENO;  // stdout carries the capture
-            capture = record::runRecord(options, stderr);
-            writeCapture(capture, out);
-        } catch (const record::RecordError& e) {
-            std::fprintf(stderr, "lockscope record: %s\n", e.what());
-            result.exit_code = 1;
-            return;
-        } catch (const util::FileError& e) {  // -o refused before recording
-            std::fprintf(stderr, "lockscope record: cannot write the capture: %s\n", e.what());
-            result.exit_code = 1;
-            return;
-        } catch (const CaptureError& e) {
-            std::fprintf(stderr, "lockscope record: cannot write the capture: %s\n", e.what());
-            result.exit_code = 1;
-            return;
-        }
-        std::fprintf(stderr, "\n%s", reports::topLocksTable(capture).c_str());
-        if (capture.cpu.samples)
-            std::fprintf(stderr, "CPU in spin-lock functions: %.1f%% of %llu samples\n",
-                         100.0 * capture.cpu.lockShare(), static_cast<unsigned long long>(capture.cpu.samples));
-        if (auto hidden = reports::hiddenSpinWaits(capture); !hidden.empty())
-            std::fprintf(stderr, "note: %s\n", hidden.c_str());
-        if (capture.workload.signal)
-            std::fprintf(stderr, "workload killed by signal %d\n", *capture.workload.signal);
-        else if (capture.workload.exit_status && *capture.workload.exit_status != 0)
-            std::fprintf(stderr, "workload exited with status %d\n", *capture.workload.exit_status);
-        std::fprintf(stderr, "capture written to %s\n", output == "-" ? "standard output" : output.c_str());
+        recordAndSummarize(*args, result);
     });
 }
 
