@@ -265,11 +265,15 @@ std::string compareCaptureSets(const std::string& lockscope, const std::vector<s
     return r.output;
 }
 
-int runLab(const LabOptions& o, std::ostream& log)
+namespace {
+
+void say(std::ostream& log, const std::string& who, const std::string& what)
 {
-    auto say = [&](const std::string& who, const std::string& what) {
-        log << "lab: [" << who << "] " << what << std::endl;
-    };
+    log << "lab: [" << who << "] " << what << std::endl;
+}
+
+void checkLabOptions(const LabOptions& o)
+{
     if (o.kernels.empty())
         throw LabError("no --kernel given: e.g. --kernel A=arch/x86/boot/bzImage --kernel B=debian:6.1");
     if (o.workload.empty())
@@ -283,18 +287,18 @@ int runLab(const LabOptions& o, std::ostream& log)
     }
     if (o.lockscope.empty() || ::access(o.lockscope.c_str(), X_OK) != 0)
         throw LabError("lockscope binary '" + o.lockscope + "' is not executable");
-    const std::string cache = o.cache_dir.empty() ? defaultCacheDir() : o.cache_dir;
-    ensureOwnedDirectory(o.out_dir, "output dir", "-o");
-    std::error_code ec;
+}
 
-    // The workload program and --add files go to the same paths in the guest;
-    // busybox applets (sleep, sh, ...) are there already.
-    auto busybox = findBusybox();
-    auto applets = busyboxApplets(busybox);
-    const auto lockscope = snapshotLockscope(o.lockscope, o.out_dir);
+// What every guest gets, each at its host path: lockscope (a snapshot taken
+// now), the workload program and the --add files. workload[0] becomes the
+// program's absolute path unless it is a busybox applet (sleep, sh, ...),
+// which the guest has already (applets: busyboxApplets).
+std::vector<GuestBinary> guestBinaries(const LabOptions& o, const std::string& lockscope,
+                                       const std::set<std::string>& applets, std::vector<std::string>& workload)
+{
+    std::error_code ec;
     std::vector<GuestBinary> binaries = {{"/usr/bin/lockscope", lockscope}};
     addUserStackLibrary(o.record_args, binaries);
-    std::vector<std::string> workload = o.workload;
     if (workload[0].find('/') != std::string::npos || !applets.count(workload[0])) {
         auto host = findExecutable(workload[0]);
         if (host.empty())
@@ -309,133 +313,184 @@ int runLab(const LabOptions& o, std::ostream& log)
             throw LabError("--add '" + extra + "': not a file");
         binaries.push_back({abs, abs});
     }
+    return binaries;
+}
+
+// Fetches or builds one kernel and checks its config; throws if unusable.
+Kernel resolveLabKernel(const KernelSpec& spec, const std::string& cache, std::ostream& log)
+{
+    auto progress = [&](const std::string& what) { say(log, spec.name, what); };
+    say(log, spec.name, "fetch " + spec.spec);
+    Kernel kernel = resolveKernel(spec, cache, progress);
+    say(log, spec.name, "kernel " + kernel.image + (kernel.version.empty() ? "" : " (" + kernel.version + ")"));
+    if (kernel.config.empty())
+        return kernel;
+    if (kernelConfigValue(kernel.config, "DEBUG_INFO_BTF") != "y")
+        throw LabError("kernel has no BTF (CONFIG_DEBUG_INFO_BTF is not set in " + kernel.config +
+                       "): lockscope's probes need /sys/kernel/btf/vmlinux");
+    for (const char* opt : {"KPROBES", "SERIAL_8250_CONSOLE", "BLK_DEV_INITRD"}) {
+        auto v = kernelConfigValue(kernel.config, opt);
+        if (v != "y")
+            say(log, spec.name, std::string("warning: CONFIG_") + opt + "=" + v + " in " + kernel.config);
+    }
+    return kernel;
+}
+
+// The record command each guest runs. Hold times, syscall and lookup-function
+// latencies are part of what a kernel comparison judges: asked for unless
+// --record-args says --no-X.
+std::vector<std::string> guestRecordCommand(const LabOptions& o, const std::string& label,
+                                            const std::vector<std::string>& workload)
+{
+    std::vector<std::string> record = {"/usr/bin/lockscope", "record", "-o", "/lab/out/capture.lockscope.json",
+                                       "--label", label};
+    for (const OptInProbe& p : kOptInProbes)
+        if (std::find(o.record_args.begin(), o.record_args.end(), "--no-" + std::string(p.flag)) ==
+            o.record_args.end())
+            record.push_back("--" + std::string(p.flag));
+    record.insert(record.end(), o.record_args.begin(), o.record_args.end());
+    record.push_back("--");
+    record.insert(record.end(), workload.begin(), workload.end());
+    return record;
+}
+
+// Boots the guest, again after a stall or a time-out; its serial log is
+// copied beside stem either way.
+GuestRun bootWithRetries(const LabOptions& o, const Kernel& kernel, const std::vector<GuestStep>& steps,
+                         const std::vector<GuestBinary>& binaries, const fs::path& stem, const std::string& who,
+                         std::ostream& log)
+{
+    std::error_code ec;
+    auto progress = [&](const std::string& what) { say(log, who, what); };
+    auto work = stem.string() + ".guest";
+    for (unsigned attempt = 0;; ++attempt) {
+        GuestRun guest = runInGuest(kernel, steps, binaries, o.boot, work, progress);
+        fs::copy_file(fs::path(work) / "serial.log", stem.string() + ".serial.log",
+                      fs::copy_options::overwrite_existing, ec);
+        if (guest.ok() || !worthRetrying(guest) || attempt >= o.boot_retries)
+            return guest;
+        say(log, who, "guest " + std::string(guest.boot.stalled ? "stalled" : "timed out") +
+                          ": booting it again (retry " + std::to_string(attempt + 1) + " of " +
+                          std::to_string(o.boot_retries) + ")");
+    }
+}
+
+// One run of one kernel: the capture's path, or "" once it has said why
+// there is none (a kernel without BTF is then no longer usable).
+std::string recordRun(const LabOptions& o, LabKernel& k, unsigned run, const std::vector<std::string>& workload,
+                      const std::vector<GuestBinary>& binaries, std::ostream& log)
+{
+    const auto& name = k.spec.name;
+    const auto who = o.runs > 1 ? name + " run " + std::to_string(run) : name;
+    const auto stem = runStem(o, name, run);
+    fs::create_directories(stem.parent_path());
+    const std::vector<GuestStep> steps = {
+        factsStep(probeSymbols()),
+        {"record", guestRecordCommand(o, name, workload), {"/lab/out/capture.lockscope.json"}}};
+    const GuestRun guest = bootWithRetries(o, k.kernel, steps, binaries, stem, who, log);
+    if (!guest.ok()) {
+        say(log, who, "FAILED: " + guest.failure + "; serial log " + stem.string() + ".serial.log, last lines:");
+        log << guest.serialTail(30) << std::endl;
+        return {};
+    }
+    auto facts = parseKeyValues(guest.file("facts.log"));
+    say(log, who, "guest kernel " + facts["release"] + ", BTF " + facts["btf"] + ", kprobes " + facts["kprobes"]);
+    if (facts["btf"] != "yes") {
+        say(log, who, "FAILED: the guest kernel has no /sys/kernel/btf/vmlinux: build it with CONFIG_DEBUG_INFO_BTF=y");
+        k.usable = false;
+        return {};
+    }
+    const int rc = guest.report.step_exit.count("record") ? guest.report.step_exit.at("record") : -1;
+    const auto text = guest.file("capture.lockscope.json");
+    if (text.empty()) {
+        say(log, who, "FAILED: lockscope record in the guest exited " + std::to_string(rc) +
+                          " without a capture; its output:");
+        log << tailLines(guest.file("record.log"), 20) << std::endl;
+        return {};
+    }
+    auto capture = parseCapture(text);
+    capture.meta.label = name;
+    auto path = stem.string() + ".lockscope.json";
+    writeCapture(capture, path, true);
+    say(log, who, "record: exit " + std::to_string(rc) + ", " + std::to_string(capture.locks.size()) + " locks, " +
+                      std::to_string(capture.stats.events) + " events -> " + path);
+    return path;
+}
+
+// Every kernel against the first (the baseline); returns the failures.
+int compareWithBaseline(const LabOptions& o, const std::vector<LabKernel>& kernels, const std::string& lockscope,
+                        std::ostream& log)
+{
+    int failures = 0;
+    const auto& base = kernels.front();
+    for (size_t i = 1; i < kernels.size(); ++i) {
+        const auto& other = kernels[i];
+        auto file = fs::path(o.out_dir) / ("compare-" + other.spec.name + ".txt");
+        if (base.captures.empty() || other.captures.empty()) {
+            say(log, "compare", "skipped " + base.spec.name + " vs " + other.spec.name + ": a side has no capture");
+            continue;
+        }
+        say(log, "compare", base.spec.name + " vs " + other.spec.name);
+        int rc = 0;
+        auto report = compareCaptureSets(lockscope, base.captures, other.captures, rc);
+        writeText(file, report);
+        log << report;
+        if (rc != 0) {
+            say(log, "compare", "FAILED: lockscope compare exited " + std::to_string(rc));
+            ++failures;
+        } else {
+            say(log, "compare", "report written to " + file.string());
+        }
+    }
+    return failures;
+}
+
+} // namespace
+
+int runLab(const LabOptions& o, std::ostream& log)
+{
+    checkLabOptions(o);
+    const std::string cache = o.cache_dir.empty() ? defaultCacheDir() : o.cache_dir;
+    ensureOwnedDirectory(o.out_dir, "output dir", "-o");
+    const auto applets = busyboxApplets(findBusybox());
+    const auto lockscope = snapshotLockscope(o.lockscope, o.out_dir);
+    std::vector<std::string> workload = o.workload;
+    const std::vector<GuestBinary> binaries = guestBinaries(o, lockscope, applets, workload);
 
     int failures = 0;
     std::vector<LabKernel> kernels;
     for (const auto& spec : o.kernels) {
         LabKernel k{spec, {}, false, {}};
-        auto progress = [&](const std::string& what) { say(spec.name, what); };
         try {
-            say(spec.name, "fetch " + spec.spec);
-            k.kernel = resolveKernel(spec, cache, progress);
-            say(spec.name, "kernel " + k.kernel.image + (k.kernel.version.empty() ? "" : " (" + k.kernel.version + ")"));
-            if (!k.kernel.config.empty()) {
-                if (kernelConfigValue(k.kernel.config, "DEBUG_INFO_BTF") != "y")
-                    throw LabError("kernel has no BTF (CONFIG_DEBUG_INFO_BTF is not set in " + k.kernel.config +
-                                   "): lockscope's probes need /sys/kernel/btf/vmlinux");
-                for (const char* opt : {"KPROBES", "SERIAL_8250_CONSOLE", "BLK_DEV_INITRD"}) {
-                    auto v = kernelConfigValue(k.kernel.config, opt);
-                    if (v != "y")
-                        say(spec.name, std::string("warning: CONFIG_") + opt + "=" + v + " in " + k.kernel.config);
-                }
-            }
+            k.kernel = resolveLabKernel(spec, cache, log);
             k.usable = true;
         } catch (const std::exception& e) {
-            say(spec.name, std::string("FAILED: ") + e.what());
+            say(log, spec.name, std::string("FAILED: ") + e.what());
             ++failures;
         }
         kernels.push_back(std::move(k));
     }
-
     // Runs alternate between kernels (A B A B ...) so that drift on the
     // host (other load, thermal state) does not favour one side.
     for (unsigned run = 1; run <= o.runs; ++run) {
         for (auto& k : kernels) {
             if (!k.usable)
                 continue;
-            const auto& name = k.spec.name;
-            auto who = o.runs > 1 ? name + " run " + std::to_string(run) : name;
-            auto progress = [&](const std::string& what) { say(who, what); };
             try {
-                auto stem = runStem(o, name, run);
-                fs::create_directories(stem.parent_path());
-                std::vector<std::string> record = {"/usr/bin/lockscope", "record", "-o",
-                                                   "/lab/out/capture.lockscope.json", "--label", name};
-                // Hold times, syscall and lookup-function latencies are part of what
-                // a kernel comparison judges; record leaves them off for their cost.
-                for (const OptInProbe& p : kOptInProbes)
-                    if (std::find(o.record_args.begin(), o.record_args.end(), "--no-" + std::string(p.flag)) ==
-                        o.record_args.end())
-                        record.push_back("--" + std::string(p.flag));
-                record.insert(record.end(), o.record_args.begin(), o.record_args.end());
-                record.push_back("--");
-                record.insert(record.end(), workload.begin(), workload.end());
-                std::vector<GuestStep> steps = {factsStep(probeSymbols()),
-                                                {"record", record, {"/lab/out/capture.lockscope.json"}}};
-                auto work = stem.string() + ".guest";
-                GuestRun guest;
-                for (unsigned attempt = 0;; ++attempt) {
-                    guest = runInGuest(k.kernel, steps, binaries, o.boot, work, progress);
-                    fs::copy_file(fs::path(work) / "serial.log", stem.string() + ".serial.log",
-                                  fs::copy_options::overwrite_existing, ec);
-                    if (guest.ok() || !worthRetrying(guest) || attempt >= o.boot_retries)
-                        break;
-                    say(who, "guest " + std::string(guest.boot.stalled ? "stalled" : "timed out") +
-                                 ": booting it again (retry " + std::to_string(attempt + 1) + " of " +
-                                 std::to_string(o.boot_retries) + ")");
-                }
-                if (!guest.ok()) {
-                    say(who, "FAILED: " + guest.failure + "; serial log " + stem.string() + ".serial.log, last lines:");
-                    log << guest.serialTail(30) << std::endl;
+                auto path = recordRun(o, k, run, workload, binaries, log);
+                if (path.empty())
                     ++failures;
-                    continue;
-                }
-                auto facts = parseKeyValues(guest.file("facts.log"));
-                say(who, "guest kernel " + facts["release"] + ", BTF " + facts["btf"] + ", kprobes " +
-                             facts["kprobes"]);
-                if (facts["btf"] != "yes") {
-                    say(who, "FAILED: the guest kernel has no /sys/kernel/btf/vmlinux: build it with "
-                             "CONFIG_DEBUG_INFO_BTF=y");
-                    ++failures;
-                    k.usable = false;
-                    continue;
-                }
-                int rc = guest.report.step_exit.count("record") ? guest.report.step_exit.at("record") : -1;
-                auto text = guest.file("capture.lockscope.json");
-                if (text.empty()) {
-                    say(who, "FAILED: lockscope record in the guest exited " + std::to_string(rc) +
-                                 " without a capture; its output:");
-                    log << tailLines(guest.file("record.log"), 20) << std::endl;
-                    ++failures;
-                    continue;
-                }
-                auto capture = parseCapture(text);
-                capture.meta.label = name;
-                auto path = stem.string() + ".lockscope.json";
-                writeCapture(capture, path, true);
-                say(who, "record: exit " + std::to_string(rc) + ", " + std::to_string(capture.locks.size()) +
-                             " locks, " + std::to_string(capture.stats.events) + " events -> " + path);
-                k.captures.push_back(path);
+                else
+                    k.captures.push_back(path);
             } catch (const std::exception& e) {
-                say(who, std::string("FAILED: ") + e.what());
+                say(log, o.runs > 1 ? k.spec.name + " run " + std::to_string(run) : k.spec.name,
+                    std::string("FAILED: ") + e.what());
                 ++failures;
             }
         }
     }
-
-    // Every kernel against the first (the baseline).
-    if (o.compare && kernels.size() >= 2) {
-        const auto& base = kernels.front();
-        for (size_t i = 1; i < kernels.size(); ++i) {
-            const auto& other = kernels[i];
-            auto file = fs::path(o.out_dir) / ("compare-" + other.spec.name + ".txt");
-            if (base.captures.empty() || other.captures.empty()) {
-                say("compare", "skipped " + base.spec.name + " vs " + other.spec.name + ": a side has no capture");
-                continue;
-            }
-            say("compare", base.spec.name + " vs " + other.spec.name);
-            int rc = 0;
-            auto report = compareCaptureSets(lockscope, base.captures, other.captures, rc);
-            writeText(file, report);
-            log << report;
-            if (rc != 0) {
-                say("compare", "FAILED: lockscope compare exited " + std::to_string(rc));
-                ++failures;
-            } else {
-                say("compare", "report written to " + file.string());
-            }
-        }
-    }
+    if (o.compare && kernels.size() >= 2)
+        failures += compareWithBaseline(o, kernels, lockscope, log);
     return failures == 0 ? 0 : 1;
 }
 
