@@ -509,19 +509,102 @@ void ensureOwnedDirectory(const std::string& dir, const std::string& what, const
     checkAncestors(dir, what, option);
 }
 
-Kernel buildKernelFromSource(const KernelSpec& spec, const std::string& cache_dir, const ProgressFn& progress)
+namespace {
+
+// The spec's patches as absolute paths; each must exist.
+std::vector<std::string> patchPaths(const SourceSpec& s)
 {
-    auto s = parseSourceSpec(spec.spec);
-    BuildInputs inputs;
-    inputs.config = labConfigFragment();
-    std::vector<std::string> patch_paths;
+    std::vector<std::string> paths;
     for (const auto& patch : s.patches) {
         std::error_code ec;
         if (!fs::is_regular_file(patch, ec))
             throw LabError("patch '" + patch + "': no such file ('+' separates patches; a path with '+' in it is "
                            "read whole only where that file exists)");
-        patch_paths.push_back(fs::absolute(patch).string());
+        paths.push_back(fs::absolute(patch).string());
     }
+    return paths;
+}
+
+// Resets the tree to its base and applies the build's patches in order (the
+// uncommitted changes of a src: tree first); a patch that fails leaves the
+// tree at its base.
+void applyPatches(const PreparedSource& source, const BuildInputs& inputs, const std::vector<std::string>& patch_paths)
+{
+    // reset --hard rewrites only the files that differ from the wanted state
+    // (and drops files an earlier patch added), so make rebuilds just those.
+    git(source.tree, {"reset", "-q", "--hard", source.base}, "resetting the build tree to " + source.label);
+    auto tmp_patch = fs::path(source.tree.string() + ".patch");
+    for (size_t i = 0; i < inputs.patch_texts.size(); ++i) {
+        writeFile(tmp_patch, inputs.patch_texts[i]);
+        bool is_tree_diff = !source.tree_diff.empty() && i == 0;
+        std::string name = is_tree_diff ? "the uncommitted changes" : patch_paths[i - (source.tree_diff.empty() ? 0 : 1)];
+        auto r = runProcess({"git", "-C", source.tree.string(), "apply", "--index", "--whitespace=nowarn",
+                             tmp_patch.string()},
+                            600);
+        if (!r.ok()) {
+            git(source.tree, {"reset", "-q", "--hard", source.base}, "resetting the build tree");
+            throw LabError("patch '" + name + "' does not apply to " + source.label + ": " +
+                           firstLine(tailLines(r.output, 3)));
+        }
+    }
+    std::error_code ec;
+    fs::remove(tmp_patch, ec);
+}
+
+// make bzImage in the configured tree, through ccache where there is one.
+void makeBzImage(const PreparedSource& source, const std::string& description, const ProgressFn& progress)
+{
+    const bool ccache = !findExecutable("ccache").empty();
+    std::vector<std::string> make = {"env", "CCACHE_BASEDIR=" + source.tree.string(), "CCACHE_NOHASHDIR=1",
+                                     "KBUILD_BUILD_USER=lockscope", "KBUILD_BUILD_HOST=lab",
+                                     "make", "-C", source.tree.string(), jobsArg()};
+    if (ccache)
+        make.push_back("CC=ccache gcc");
+    make.push_back("bzImage");
+    progress("building " + description + " in " + source.tree.string() + " (make " + jobsArg() +
+             (ccache ? ", ccache)" : ", no ccache)"));
+    BuildProgress meter(progress);
+    auto r = runProcess(make, kBuildTimeoutS, [&](std::string_view chunk) { meter.feed(chunk); },
+                        [&] {
+                            meter.tick();
+                            return false;
+                        });
+    if (!r.ok()) {
+        writeFile(fs::path(source.tree.string() + ".failed.log"), r.output);
+        throw LabError("building " + description + " failed (make exit " + std::to_string(r.exit_code) +
+                       "; full log " + source.tree.string() + ".failed.log); last lines:\n" +
+                       buildFailureTail(r.output));
+    }
+    if (kernelConfigValue((source.tree / ".config").string(), "DEBUG_INFO_BTF") != "y")
+        throw LabError("the kernel built from " + description + " has no BTF (CONFIG_DEBUG_INFO_BTF is not set)");
+    progress("built in " + std::to_string(meter.seconds()) + " s (" + std::to_string(meter.steps()) + " steps)");
+}
+
+// Copies the image and config into out, whole or not at all (.complete last,
+// then one rename), so a lab killed mid-copy never finds a half build.
+void storeBuild(const PreparedSource& source, const fs::path& out, const std::string& description)
+{
+    std::error_code ec;
+    auto tmp = fs::path(out.string() + ".tmp." + std::to_string(::getpid()));
+    fs::remove_all(tmp, ec);
+    fs::create_directories(tmp);
+    fs::copy_file(source.tree / "arch/x86/boot/bzImage", tmp / "bzImage");
+    fs::copy_file(source.tree / ".config", tmp / "config");
+    writeFile(tmp / ".complete", description + "\n");
+    fs::remove_all(out, ec);
+    fs::rename(tmp, out, ec);
+    if (ec)
+        throw LabError("cannot move '" + tmp.string() + "' to '" + out.string() + "': " + ec.message());
+}
+
+} // namespace
+
+Kernel buildKernelFromSource(const KernelSpec& spec, const std::string& cache_dir, const ProgressFn& progress)
+{
+    auto s = parseSourceSpec(spec.spec);
+    BuildInputs inputs;
+    inputs.config = labConfigFragment();
+    const std::vector<std::string> patch_paths = patchPaths(s);
     ensureOwnedDirectory(cache_dir, "cache dir");
     auto trees = fs::path(cache_dir) / "trees";
     auto kernels = fs::path(cache_dir) / "kernels";
@@ -554,65 +637,13 @@ Kernel buildKernelFromSource(const KernelSpec& spec, const std::string& cache_di
         progress("built before: " + out.string());
         return finish();
     }
-
     TreeLock lock(fs::path(source.tree.string() + ".lock"));
     if (fs::exists(out / ".complete")) // another lab built it while we waited
         return finish();
-    // reset --hard rewrites only the files that differ from the wanted state
-    // (and drops files an earlier patch added), so make rebuilds just those.
-    git(source.tree, {"reset", "-q", "--hard", source.base}, "resetting the build tree to " + source.label);
-    auto tmp_patch = fs::path(source.tree.string() + ".patch");
-    for (size_t i = 0; i < inputs.patch_texts.size(); ++i) {
-        writeFile(tmp_patch, inputs.patch_texts[i]);
-        bool is_tree_diff = !source.tree_diff.empty() && i == 0;
-        std::string name = is_tree_diff ? "the uncommitted changes" : patch_paths[i - (source.tree_diff.empty() ? 0 : 1)];
-        auto r = runProcess({"git", "-C", source.tree.string(), "apply", "--index", "--whitespace=nowarn",
-                             tmp_patch.string()},
-                            600);
-        if (!r.ok()) {
-            git(source.tree, {"reset", "-q", "--hard", source.base}, "resetting the build tree");
-            throw LabError("patch '" + name + "' does not apply to " + source.label + ": " +
-                           firstLine(tailLines(r.output, 3)));
-        }
-    }
-    std::error_code ec;
-    fs::remove(tmp_patch, ec);
+    applyPatches(source, inputs, patch_paths);
     configureTree(source.tree, progress);
-
-    std::vector<std::string> make = {"env", "CCACHE_BASEDIR=" + source.tree.string(), "CCACHE_NOHASHDIR=1",
-                                     "KBUILD_BUILD_USER=lockscope", "KBUILD_BUILD_HOST=lab",
-                                     "make", "-C", source.tree.string(), jobsArg()};
-    if (!findExecutable("ccache").empty())
-        make.push_back("CC=ccache gcc");
-    make.push_back("bzImage");
-    progress("building " + description + " in " + source.tree.string() + " (make " + jobsArg() +
-             (findExecutable("ccache").empty() ? ", no ccache)" : ", ccache)"));
-    BuildProgress meter(progress);
-    auto r = runProcess(make, kBuildTimeoutS, [&](std::string_view chunk) { meter.feed(chunk); },
-                        [&] {
-                            meter.tick();
-                            return false;
-                        });
-    if (!r.ok()) {
-        writeFile(fs::path(source.tree.string() + ".failed.log"), r.output);
-        throw LabError("building " + description + " failed (make exit " + std::to_string(r.exit_code) +
-                       "; full log " + source.tree.string() + ".failed.log); last lines:\n" +
-                       buildFailureTail(r.output));
-    }
-    if (kernelConfigValue((source.tree / ".config").string(), "DEBUG_INFO_BTF") != "y")
-        throw LabError("the kernel built from " + description + " has no BTF (CONFIG_DEBUG_INFO_BTF is not set)");
-    progress("built in " + std::to_string(meter.seconds()) + " s (" + std::to_string(meter.steps()) + " steps)");
-
-    auto tmp = fs::path(out.string() + ".tmp." + std::to_string(::getpid()));
-    fs::remove_all(tmp, ec);
-    fs::create_directories(tmp);
-    fs::copy_file(source.tree / "arch/x86/boot/bzImage", tmp / "bzImage");
-    fs::copy_file(source.tree / ".config", tmp / "config");
-    writeFile(tmp / ".complete", description + "\n");
-    fs::remove_all(out, ec);
-    fs::rename(tmp, out, ec);
-    if (ec)
-        throw LabError("cannot move '" + tmp.string() + "' to '" + out.string() + "': " + ec.message());
+    makeBzImage(source, description, progress);
+    storeBuild(source, out, description);
     return finish();
 }
 
