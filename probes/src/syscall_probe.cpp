@@ -255,6 +255,83 @@ std::string target(Hook hook, size_t idx, const std::vector<std::string>& functi
     }
 }
 
+// Per syscall: attached yet, and why each hook tried so far was not used
+// (carried into the status of the hook that is).
+struct Attempts {
+    std::vector<std::string> notes = std::vector<std::string>(std::size(kSyscalls));
+    std::vector<bool> done = std::vector<bool>(std::size(kSyscalls), false);
+
+    void note(size_t i, Hook hook, const std::string& why)
+    {
+        notes[i] += (notes[i].empty() ? "" : "; ") + std::string(backendName(hook)) + ": " + why;
+    }
+    void noteAll(Hook hook, const std::string& why)
+    {
+        for (size_t i = 0; i < std::size(kSyscalls); ++i)
+            note(i, hook, why);
+    }
+};
+
+// raw_tp: one pair of programs on raw_syscalls serves every syscall this
+// architecture numbers.
+void attachRawTp(SyscallFamily& family, Attempts& a)
+{
+    if (auto why = family.attachPair(SyscallFamily::programs(family.skel(), 0, Hook::RawTp)); !why.empty()) {
+        a.noteAll(Hook::RawTp, why);
+        return;
+    }
+    for (size_t i = 0; i < std::size(kSyscalls); ++i) {
+        if (nativeNumber(i)) {
+            family.attached(i);
+            a.done[i] = true;
+        } else {
+            a.note(i, Hook::RawTp, "no such syscall on this architecture");
+        }
+    }
+}
+
+// fentry and tracepoints: a pair of programs per syscall.
+void attachEach(SyscallFamily& family, Hook hook, const std::vector<std::string>& functions, Attempts& a)
+{
+    for (size_t i = 0; i < std::size(kSyscalls); ++i) {
+        if (hook == Hook::Fentry && functions[i].empty())
+            continue;
+        auto why = family.attachPair(SyscallFamily::programs(family.skel(), i, hook));
+        if (why.empty()) {
+            family.attached(i);
+            a.done[i] = true;
+            continue;
+        }
+        if (hook == Hook::Tracepoint && errno == ENOENT)
+            why = "no tracepoint syscalls:sys_enter_" + std::string(kSyscalls[i]) +
+                " in this kernel (CONFIG_FTRACE_SYSCALLS off?)";
+        a.note(i, hook, why);
+    }
+}
+
+// What an attached syscall's status says of the sampling; "" when every call is timed.
+std::string samplingNote(const Options& o)
+{
+    const uint32_t sample = std::max<uint32_t>(1, o.syscall_sample);
+    if (sample > 1)
+        return "timing 1 in " + std::to_string(sample) + " calls per thread";
+    if (o.syscall_budget)
+        return "timing at most " + std::to_string(o.syscall_budget) + " calls/s per CPU, counting every one";
+    return {};
+}
+
+void pushStatus(FamilyContext& ctx, Hook hook, const std::vector<std::string>& functions, const Attempts& a,
+                const std::string& sampled)
+{
+    for (size_t i = 0; i < std::size(kSyscalls); ++i) {
+        std::string note = a.notes[i];
+        if (a.done[i] && !sampled.empty())
+            note += (note.empty() ? "" : "; ") + sampled;
+        ctx.status.push_back({ std::string("syscall:") + kSyscalls[i], target(hook, i, functions),
+            backendName(hook), a.done[i], note });
+    }
+}
+
 } // namespace
 
 std::unique_ptr<Family> openSyscalls(FamilyContext& ctx)
@@ -273,31 +350,13 @@ std::unique_ptr<Family> openSyscalls(FamilyContext& ctx)
     std::vector<std::string> functions;
     for (const char* name : kSyscalls)
         functions.push_back(syscallFunction(name));
-    const uint32_t sample = std::max<uint32_t>(1, ctx.options.syscall_sample);
-    std::string sampled;
-    if (sample > 1)
-        sampled = "timing 1 in " + std::to_string(sample) + " calls per thread";
-    else if (ctx.options.syscall_budget)
-        sampled = "timing at most " + std::to_string(ctx.options.syscall_budget)
-            + " calls/s per CPU, counting every one";
-    // Why each earlier hook was not used, per syscall, carried into the next one's status.
-    std::vector<std::string> notes(std::size(kSyscalls));
-    auto addNote = [&](size_t i, Hook hook, const std::string& why) {
-        notes[i] += (notes[i].empty() ? "" : "; ") + std::string(backendName(hook)) + ": " + why;
-    };
-    std::vector<bool> done(std::size(kSyscalls), false);
-    std::unique_ptr<SyscallFamily> kept;
-    Hook last = hooks.back();
+    Attempts a;
     for (Hook hook : hooks) {
-        last = hook;
         if (hook == Hook::Fentry) {
-            bool anyFn = false;
-            for (size_t i = 0; i < std::size(kSyscalls); ++i) {
+            for (size_t i = 0; i < std::size(kSyscalls); ++i)
                 if (functions[i].empty())
-                    addNote(i, hook, "no function for it in BTF");
-                anyFn = anyFn || !functions[i].empty();
-            }
-            if (!anyFn)
+                    a.note(i, hook, "no function for it in BTF");
+            if (std::all_of(functions.begin(), functions.end(), [](const std::string& f) { return f.empty(); }))
                 continue;
         }
         std::string why;
@@ -305,56 +364,21 @@ std::unique_ptr<Family> openSyscalls(FamilyContext& ctx)
         if (!family) {
             for (size_t i = 0; i < std::size(kSyscalls); ++i)
                 if (hook != Hook::Fentry || !functions[i].empty())
-                    addNote(i, hook, why);
+                    a.note(i, hook, why);
             continue;
         }
-        if (hook == Hook::RawTp) {
-            // One pair of programs serves every syscall.
-            if (why = family->attachPair(SyscallFamily::programs(family->skel(), 0, hook)); !why.empty()) {
-                for (size_t i = 0; i < std::size(kSyscalls); ++i)
-                    addNote(i, hook, why);
-                continue;
-            }
-            for (size_t i = 0; i < std::size(kSyscalls); ++i) {
-                if (nativeNumber(i)) {
-                    family->attached(i);
-                    done[i] = true;
-                } else {
-                    addNote(i, hook, "no such syscall on this architecture");
-                }
-            }
-        } else {
-            for (size_t i = 0; i < std::size(kSyscalls); ++i) {
-                if (hook == Hook::Fentry && functions[i].empty())
-                    continue;
-                why = family->attachPair(SyscallFamily::programs(family->skel(), i, hook));
-                if (why.empty()) {
-                    family->attached(i);
-                    done[i] = true;
-                    continue;
-                }
-                if (hook == Hook::Tracepoint && errno == ENOENT)
-                    why = "no tracepoint syscalls:sys_enter_" + std::string(kSyscalls[i])
-                        + " in this kernel (CONFIG_FTRACE_SYSCALLS off?)";
-                addNote(i, hook, why);
-            }
-        }
+        if (hook == Hook::RawTp)
+            attachRawTp(*family, a);
+        else
+            attachEach(*family, hook, functions, a);
         // One hook for all: mixing them would time some calls twice over a
         // later fallback, and one backend per probe is what the status says.
         if (family->any()) {
-            for (size_t i = 0; i < std::size(kSyscalls); ++i) {
-                std::string note = notes[i];
-                if (done[i] && !sampled.empty())
-                    note += (note.empty() ? "" : "; ") + sampled;
-                ctx.status.push_back({ std::string("syscall:") + kSyscalls[i], target(hook, i, functions),
-                    backendName(hook), done[i], note });
-            }
+            pushStatus(ctx, hook, functions, a, samplingNote(ctx.options));
             return family;
         }
     }
-    for (size_t i = 0; i < std::size(kSyscalls); ++i)
-        ctx.status.push_back(
-            { std::string("syscall:") + kSyscalls[i], target(last, i, functions), backendName(last), false, notes[i] });
+    pushStatus(ctx, hooks.back(), functions, a, {});
     return nullptr;
 }
 
