@@ -310,15 +310,15 @@ TEST(KernelGuest, HolderStacksAttachAndAccountForEverySpinlockWait)
 // are the probes' doing: left out and counted, under either hold backend. A
 // BPF frame may remain only past an interrupt entry (an irq that arrived
 // while one of our programs ran, and then contended for real). With hash
-// maps gone from the hot paths they are a handful per run (1-4 seen in each
-// step, 0 once in rec_kprobe): counted in one step at least.
+// maps gone from the hot paths they are a handful per run, and known as ours
+// only by a walked stack: under the stack budget the few there are may all go
+// unwalked (0 in 3 of 3 lab runs), with every stack walked there was 1 in 3
+// of 3. rec_kprobe walks every stack.
 TEST(KernelGuest, LocksOurOwnProgramsTakeAreLeftOutAndCounted)
 {
     REQUIRE_RECORD();
-    uint64_t own = 0;
     for (const char* step : {"rec_auto", "rec_kprobe"}) {
         auto c = guestCapture(step);
-        own += c.stats.own_lock_events;
         for (const auto& l : c.locks)
             for (const auto& site : l.sites) {
                 const auto* st = c.findStack(site.stack_id);
@@ -326,11 +326,17 @@ TEST(KernelGuest, LocksOurOwnProgramsTakeAreLeftOutAndCounted)
                 for (const auto& f : st->frames) {
                     if (f.function.rfind("asm_", 0) == 0)
                         break;
+                    // A traced function's trampoline (--syscalls' fexit) is on
+                    // the path of every lock that function takes: the function
+                    // took it, not a program.
+                    if (f.function.rfind("bpf_trampoline_", 0) == 0)
+                        continue;
                     EXPECT_NE(f.module, "bpf") << step << ": " << l.key << " was taken inside " << f.function;
                 }
             }
     }
-    EXPECT_GT(own, 0u) << "the hold probe saw no lock taken by our programs under either backend";
+    EXPECT_GT(guestCapture("rec_kprobe").stats.own_lock_events, 0u)
+        << "every stack walked, the hold probe saw no lock taken by our programs";
 }
 
 TEST(KernelGuest, RecursionMissesAndDropsAreReportedNotHidden)
