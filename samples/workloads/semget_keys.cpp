@@ -76,98 +76,62 @@ struct Row {
     uint64_t lookupPasses = 0, calls = 0;
 };
 
-} // namespace
+// One semget, in this process or in a fresh child (--process-per-call).
+struct Caller {
+    Timed* shared = nullptr; // the child's result, when per call
 
-int main(int argc, char** argv)
+    Timed operator()(key_t key, int flags) const
+    {
+        return shared ? timedSemgetInChild(key, flags, shared) : timedSemget(key, flags);
+    }
+};
+
+// Creates keys base .. base+n-1; "" or what failed. Stops early on a signal.
+std::string createSets(const Caller& call, key_t base, int64_t n, StopControl& stop, Created& created, Row& row)
 {
-    std::vector<int64_t> keyCounts{1, 10, 32, 100, 1000, 10000};
-    double duration = 5.0;
-    bool perCall = false;
-    Flags flags("semget-keys",
-                "Creates KEYS System V semaphore sets with semget(IPC_CREAT), then looks them up\n"
-                "again (lookup only), for each KEYS value; reports total and max single-call time.");
-    flags.addIntList("keys", &keyCounts, 1, 65536, "comma-separated KEYS values");
-    flags.addDouble("duration", &duration, 0.01, 86400,
-                    "time budget: lookup passes repeat until each row's share is used (at least one)");
-    flags.addSwitch("process-per-call", &perCall, "run every semget call in a fresh child process");
-    flags.parse(argc, argv);
-
-    StopControl stop;
-    Timed* shared = nullptr;
-    if (perCall) {
-        void* mem = mmap(nullptr, sizeof(Timed), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-        if (mem == MAP_FAILED)
-            die(flags.program(), "mmap");
-        shared = new (mem) Timed;
-    }
-    auto call = [&](key_t key, int fl) { return perCall ? timedSemgetInChild(key, fl, shared) : timedSemget(key, fl); };
-
-    // Keys from a per-process range so that parallel runs do not collide.
-    const key_t base = static_cast<key_t>(0x10000000 + (getpid() % 0x1000) * 0x10000);
-    const double share = duration / static_cast<double>(keyCounts.size());
-    std::vector<Row> rows;
-    auto start = Clock::now();
-    bool failed = false;
-    std::string failure;
-    for (int64_t n : keyCounts) {
-        if (stop.pollSignal())
+    for (int64_t k = 0; k < n; ++k) {
+        Timed t = call(base + static_cast<key_t>(k), IPC_CREAT | IPC_EXCL | 0600);
+        if (t.result < 0)
+            return "semget(key " + std::to_string(base + k) + ", IPC_CREAT) failed: " + std::strerror(t.error) +
+                (t.error == ENOSPC  ? " (raise SEMMNI in /proc/sys/kernel/sem)"
+                 : t.error == EEXIST ? " (a set with that key exists; see ipcs -s)"
+                                     : "");
+        created.ids.push_back(t.result);
+        row.createTotalNs += t.ns;
+        row.createMaxNs = std::max(row.createMaxNs, t.ns);
+        ++row.calls;
+        if ((k & 255) == 255 && stop.pollSignal())
             break;
-        Created created;
-        created.ids.reserve(static_cast<size_t>(n));
-        Row row;
-        row.keys = n;
-        auto rowStart = Clock::now();
-        for (int64_t k = 0; k < n && !failed; ++k) {
-            Timed t = call(base + static_cast<key_t>(k), IPC_CREAT | IPC_EXCL | 0600);
-            if (t.result < 0) {
-                errno = t.error;
-                failure = "semget(key " + std::to_string(base + k) + ", IPC_CREAT) failed: " +
-                          std::strerror(t.error) +
-                          (t.error == ENOSPC ? " (raise SEMMNI in /proc/sys/kernel/sem)"
-                           : t.error == EEXIST ? " (a set with that key exists; see ipcs -s)" : "");
-                failed = true;
-                break;
-            }
-            created.ids.push_back(t.result);
-            row.createTotalNs += t.ns;
-            row.createMaxNs = std::max(row.createMaxNs, t.ns);
+    }
+    return {};
+}
+
+// Looks every created key up again, pass after pass until the row's share of
+// the time is used (at least one pass); "" or what failed.
+std::string lookUpSets(const Caller& call, key_t base, const Created& created, double share, StopControl& stop,
+                       Row& row)
+{
+    const auto rowStart = Clock::now();
+    do {
+        uint64_t pass = 0;
+        for (size_t k = 0; k < created.ids.size(); ++k) {
+            Timed t = call(base + static_cast<key_t>(k), 0600);
+            if (t.result != created.ids[k])
+                return "lookup of key " + std::to_string(base + static_cast<key_t>(k)) + " returned " +
+                    std::to_string(t.result) + ", expected id " + std::to_string(created.ids[k]);
+            pass += t.ns;
+            row.lookupMaxNs = std::max(row.lookupMaxNs, t.ns);
             ++row.calls;
-            if ((k & 255) == 255 && stop.pollSignal())
-                break;
         }
-        if (failed || stop.stopping())
-            break;
-        do {
-            uint64_t pass = 0;
-            for (int64_t k = 0; k < n; ++k) {
-                Timed t = call(base + static_cast<key_t>(k), 0600);
-                if (t.result != created.ids[static_cast<size_t>(k)]) {
-                    failure = "lookup of key " + std::to_string(base + k) + " returned " +
-                              std::to_string(t.result) + ", expected id " +
-                              std::to_string(created.ids[static_cast<size_t>(k)]);
-                    failed = true;
-                    break;
-                }
-                pass += t.ns;
-                row.lookupMaxNs = std::max(row.lookupMaxNs, t.ns);
-                ++row.calls;
-            }
-            if (failed)
-                break;
-            row.lookupTotalNs += pass;
-            ++row.lookupPasses;
-        } while (secondsSince(rowStart) < share && !stop.pollSignal());
-        if (failed)
-            break;
-        row.lookupTotalNs /= row.lookupPasses;
-        rows.push_back(row);
-    }
-    double elapsed = secondsSince(start);
-    if (failed) {
-        std::fprintf(stderr, "%s: %s\n", flags.program().c_str(), failure.c_str());
-        return kExitFailure;
-    }
+        row.lookupTotalNs += pass;
+        ++row.lookupPasses;
+    } while (secondsSince(rowStart) < share && !stop.pollSignal());
+    row.lookupTotalNs /= row.lookupPasses;
+    return {};
+}
 
+void printRows(const std::vector<Row>& rows, bool perCall, double elapsed, bool interrupted)
+{
     auto us = [](uint64_t ns) { return static_cast<double>(ns) / 1000.0; };
     std::vector<std::vector<std::string>> table{
         {"keys", "create total us", "create max us", "lookup total us", "lookup max us", "passes"}};
@@ -192,6 +156,56 @@ int main(int argc, char** argv)
                  {"process_per_call", perCall},
                  {"rows", jrows},
                  {"duration_s", elapsed},
-                 {"interrupted", stop.signal() != 0}});
+                 {"interrupted", interrupted}});
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    std::vector<int64_t> keyCounts{1, 10, 32, 100, 1000, 10000};
+    double duration = 5.0;
+    bool perCall = false;
+    Flags flags("semget-keys",
+                "Creates KEYS System V semaphore sets with semget(IPC_CREAT), then looks them up\n"
+                "again (lookup only), for each KEYS value; reports total and max single-call time.");
+    flags.addIntList("keys", &keyCounts, 1, 65536, "comma-separated KEYS values");
+    flags.addDouble("duration", &duration, 0.01, 86400,
+                    "time budget: lookup passes repeat until each row's share is used (at least one)");
+    flags.addSwitch("process-per-call", &perCall, "run every semget call in a fresh child process");
+    flags.parse(argc, argv);
+
+    StopControl stop;
+    Caller call;
+    if (perCall) {
+        void* mem = mmap(nullptr, sizeof(Timed), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (mem == MAP_FAILED)
+            die(flags.program(), "mmap");
+        call.shared = new (mem) Timed;
+    }
+    // Keys from a per-process range so that parallel runs do not collide.
+    const key_t base = static_cast<key_t>(0x10000000 + (getpid() % 0x1000) * 0x10000);
+    const double share = duration / static_cast<double>(keyCounts.size());
+    std::vector<Row> rows;
+    const auto start = Clock::now();
+    for (int64_t n : keyCounts) {
+        if (stop.pollSignal())
+            break;
+        Created created;
+        created.ids.reserve(static_cast<size_t>(n));
+        Row row;
+        row.keys = n;
+        std::string failure = createSets(call, base, n, stop, created, row);
+        if (failure.empty() && stop.stopping())
+            break;
+        if (failure.empty())
+            failure = lookUpSets(call, base, created, share, stop, row);
+        if (!failure.empty()) {
+            std::fprintf(stderr, "%s: %s\n", flags.program().c_str(), failure.c_str());
+            return kExitFailure;
+        }
+        rows.push_back(row);
+    }
+    printRows(rows, perCall, secondsSince(start), stop.signal() != 0);
     return 0;
 }
