@@ -60,6 +60,92 @@ int switchUser(const RunAs& who) noexcept
     return 0;
 }
 
+// The pipes between the recorder and its workload: go releases the child,
+// err carries a ChildFailure back, out is the workload's stdout.
+struct ChildPipes {
+    int go[2] = {-1, -1};
+    int err[2] = {-1, -1};
+    int out[2] = {-1, -1};
+
+    ChildPipes()
+    {
+        for (int* p : {go, err, out})
+            if (::pipe2(p, O_CLOEXEC) != 0) {
+                const int e = errno;
+                closeAll();
+                throw WorkloadError(std::string("pipe: ") + std::strerror(e));
+            }
+    }
+    ChildPipes(const ChildPipes&) = delete;
+    ChildPipes& operator=(const ChildPipes&) = delete;
+    ~ChildPipes() { closeAll(); }
+    void closeAll() noexcept
+    {
+        for (int* p : {go, err, out}) {
+            closeFd(p[0]);
+            closeFd(p[1]);
+        }
+    }
+};
+
+// Hands an fd over to its new owner.
+int take(int& fd) noexcept
+{
+    const int f = fd;
+    fd = -1;
+    return f;
+}
+
+// What the child needs, built before fork: it may not allocate after.
+struct ChildExec {
+    std::vector<char*> argv;
+    std::vector<std::string> env; // the run_as user's, else empty (inherit ours)
+    std::vector<char*> envp;
+    int stdinFd = -1;             // /dev/null with stdin_null, else -1 (keep ours)
+    pid_t parent = ::getpid();
+
+    ChildExec() = default;
+    ChildExec(const ChildExec&) = delete;
+    ChildExec& operator=(const ChildExec&) = delete;
+    ~ChildExec() { closeFd(stdinFd); }
+};
+
+// The forked child until exec: only async-signal-safe calls. It waits for the
+// recorder to release it (the probes attached), so no event is missed.
+[[noreturn]] void runChild(const ChildPipes& p, const ChildExec& x, const WorkloadOptions& options) noexcept
+{
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (int s : {SIGINT, SIGTERM, SIGPIPE, SIGCHLD, SIGHUP, SIGQUIT})
+        signal(s, SIG_DFL);
+    ::setpgid(0, 0);
+    if (x.stdinFd >= 0 && ::dup2(x.stdinFd, STDIN_FILENO) < 0)
+        childFail(p.err[1], kExec, errno);
+    if (::dup2(p.out[1], STDOUT_FILENO) < 0)
+        childFail(p.err[1], kExec, errno);
+    char c;
+    ssize_t r;
+    do
+        r = ::read(p.go[0], &c, 1);
+    while (r < 0 && errno == EINTR);
+    if (r != 1)
+        _exit(127); // the recorder went away before releasing us
+    if (options.run_as)
+        if (int e = switchUser(*options.run_as))
+            childFail(p.err[1], kSwitchUser, e);
+    // After the user switch, which clears it. It fires when the forking
+    // thread exits; if that already happened, the signal was missed.
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != x.parent)
+        _exit(127);
+    if (options.run_as)
+        ::execvpe(x.argv[0], x.argv.data(), x.envp.data());
+    else
+        ::execvp(x.argv[0], x.argv.data());
+    childFail(p.err[1], kExec, errno);
+}
+
 } // namespace
 
 void ResultScanner::feed(std::string_view bytes)
@@ -118,75 +204,25 @@ WorkloadProcess::WorkloadProcess(const std::vector<std::string>& argv, const Wor
 {
     if (argv.empty())
         throw WorkloadError("no workload command given");
-    int go[2], err[2], out[2];
-    if (::pipe2(go, O_CLOEXEC) != 0)
-        throw WorkloadError(std::string("pipe: ") + std::strerror(errno));
-    if (::pipe2(err, O_CLOEXEC) != 0) {
-        ::close(go[0]);
-        ::close(go[1]);
-        throw WorkloadError(std::string("pipe: ") + std::strerror(errno));
-    }
-    if (::pipe2(out, O_CLOEXEC) != 0) {
-        for (int fd : {go[0], go[1], err[0], err[1]})
-            ::close(fd);
-        throw WorkloadError(std::string("pipe: ") + std::strerror(errno));
-    }
-    const int nullFd = options.stdin_null ? ::open("/dev/null", O_RDONLY | O_CLOEXEC) : -1;
-    std::vector<char*> cargv;
+    ChildPipes p;
+    ChildExec x;
     for (const auto& a : argv)
-        cargv.push_back(const_cast<char*>(a.c_str()));
-    cargv.push_back(nullptr);
-    std::vector<std::string> env;
-    std::vector<char*> cenv;
+        x.argv.push_back(const_cast<char*>(a.c_str()));
+    x.argv.push_back(nullptr);
     if (options.run_as) {
-        env = environmentFor(*options.run_as);
-        for (auto& e : env)
-            cenv.push_back(e.data());
-        cenv.push_back(nullptr);
+        x.env = environmentFor(*options.run_as);
+        for (auto& e : x.env)
+            x.envp.push_back(e.data());
+        x.envp.push_back(nullptr);
     }
-    const pid_t parent = ::getpid();
+    if (options.stdin_null)
+        x.stdinFd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
 
-    pid_t pid = ::fork();
-    if (pid < 0) {
-        int e = errno;
-        for (int fd : {go[0], go[1], err[0], err[1], out[0], out[1], nullFd})
-            if (fd >= 0)
-                ::close(fd);
-        throw WorkloadError(std::string("fork: ") + std::strerror(e));
-    }
-    if (pid == 0) {
-        // Child: only async-signal-safe calls from here to exec.
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, nullptr);
-        for (int s : {SIGINT, SIGTERM, SIGPIPE, SIGCHLD, SIGHUP, SIGQUIT})
-            signal(s, SIG_DFL);
-        ::setpgid(0, 0);
-        if (nullFd >= 0 && ::dup2(nullFd, STDIN_FILENO) < 0)
-            childFail(err[1], kExec, errno);
-        if (::dup2(out[1], STDOUT_FILENO) < 0)
-            childFail(err[1], kExec, errno);
-        char c;
-        ssize_t r;
-        do
-            r = ::read(go[0], &c, 1);
-        while (r < 0 && errno == EINTR);
-        if (r != 1)
-            _exit(127);  // the recorder went away before releasing us
-        if (options.run_as)
-            if (int e = switchUser(*options.run_as))
-                childFail(err[1], kSwitchUser, e);
-        // After the user switch, which clears it. It fires when the forking
-        // thread exits; if that already happened, the signal was missed.
-        ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-        if (::getppid() != parent)
-            _exit(127);
-        if (options.run_as)
-            ::execvpe(cargv[0], cargv.data(), cenv.data());
-        else
-            ::execvp(cargv[0], cargv.data());
-        childFail(err[1], kExec, errno);
-    }
+    const pid_t pid = ::fork();
+    if (pid < 0)
+        throw WorkloadError(std::string("fork: ") + std::strerror(errno));
+    if (pid == 0)
+        runChild(p, x, options);
     // Also here, so that the group exists before anyone signals it.
     ::setpgid(pid, pid);
     pid_ = pid;
@@ -196,14 +232,9 @@ WorkloadProcess::WorkloadProcess(const std::vector<std::string>& argv, const Wor
     command_ = argv[0];
     if (options.run_as)
         uid_ = options.run_as->uid;
-    ::close(go[0]);
-    ::close(err[1]);
-    ::close(out[1]);
-    if (nullFd >= 0)
-        ::close(nullFd);
-    goFd_ = go[1];
-    errFd_ = err[0];
-    outFd_ = out[0];
+    goFd_ = take(p.go[1]); // the child's ends close with p
+    errFd_ = take(p.err[0]);
+    outFd_ = take(p.out[0]);
     // Draining must never block: a background child may hold the pipe open.
     ::fcntl(outFd_, F_SETFL, ::fcntl(outFd_, F_GETFL) | O_NONBLOCK);
     pidFd_ = openPidFd(pid);
