@@ -68,14 +68,11 @@ struct RecordArgs {
     bool holder_stacks = false;
     bool lock_owner = false;
     bool no_cpu = false;
-    bool syscalls = false;
+    bool syscalls = false; // --syscalls, or an option that implies it (the callback folds them in)
     bool no_syscalls = false;
     bool functions = false;
     bool no_functions = false;
     bool exact = false; // every wait and every syscall timed
-    // --syscalls, --exact or a --syscall-* option given (off unless asked for:
-    // probes::Options::syscalls).
-    bool syscall_timing_asked = false;
     bool user_locks = false;
     bool user_stacks = false;
     bool as_root = false;
@@ -238,7 +235,7 @@ void setCostOptions(const RecordArgs& a, record::RecordOptions& o)
     p.stack_sample = a.stack_sample;
     p.stack_budget = a.stack_sample > 1 ? 0 : a.stack_budget;
     p.timing_budget = a.exact ? 0 : a.timing_budget;
-    p.syscalls = a.syscall_timing_asked && !a.no_syscalls; // off unless asked for (probes::Options::syscalls)
+    p.syscalls = a.syscalls && !a.no_syscalls; // off unless asked for (probes::Options::syscalls)
     if (a.functions)
         p.functions = probes::Backend::Auto; // off unless asked for (probes::Options::functions)
     p.syscall_sample = a.syscall_sample;
@@ -463,7 +460,7 @@ void addRecordCommand(CLI::App& app, Result& result)
     addMiscOptions(*cmd, *args);
     cmd->callback([args, &result, syscallAskers]() {
         for (const CLI::Option* asked : syscallAskers)
-            args->syscall_timing_asked = args->syscall_timing_asked || asked->count() > 0;
+            args->syscalls = args->syscalls || asked->count() > 0;
         recordAndSummarize(*args, result);
     });
 }
