@@ -71,7 +71,7 @@ fi
 lockscope=${build%/}/cli/lockscope
 bin=${build%/}/samples/bin
 [[ -x $lockscope ]] || { echo "$0: no lockscope binary in '${build:-build/*}' (build it or pass -b)" >&2; exit 1; }
-contend=${build%/}/collector/record/tests/contend-workload
+contend=${build%/}/collector/tests/contend-workload
 for w in "${wls[@]}"; do
     exe=$bin/$w
     [[ $w == filepos ]] && exe=$contend

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # What export and import write, as root for a sudo/pkexec user (OutputFile,
-# collector/capture/include/lockscope/capture/output_file.h): the user's
+# core/capture/include/lockscope/capture/output_file.h): the user's
 # file, 0600; a device written in place, not replaced; '-' is stdout.
 # Usage: output_files_test.sh LOCKSCOPE CAPTURE LOCK_STAT_TEXT
 set -eu

@@ -6,7 +6,7 @@ usage: run_cli.py LOCKSCOPE EXPECT_EXIT [--stderr-line TEXT] [--stderr-contains 
                   [--stdout-contains TEXT]... [--stdout-lines N] [--malformed FILE TSV] -- ARGS...
 
 --malformed FILE TSV: expect exactly one stderr line "FILE: <message>" with the
-message that TSV (collector/capture/tests/fixtures/malformed/expected-errors.tsv)
+message that TSV (core/capture/tests/fixtures/malformed/expected-errors.tsv)
 lists for FILE's base name."""
 import os
 import subprocess

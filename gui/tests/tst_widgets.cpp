@@ -27,7 +27,7 @@
 #include "app/scalingview.h"
 #include "app/summaryview.h"
 #include "lockscope/capture/io.h"
-#include "lockscope/scaling/scaling_io.h"
+#include "lockscope/scaling_format/scaling_io.h"
 #include "model/calltreemodel.h"
 #include "model/deltatablemodel.h"
 #include "model/latencydeltamodel.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "lockscope/reports/scaling.h"
 
-#include "lockscope/scaling/scaling_io.h"
+#include "lockscope/scaling_format/scaling_io.h"
 
 namespace lockscope::reports {
 

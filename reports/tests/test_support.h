@@ -8,7 +8,7 @@
 
 namespace lockscope::reports::test {
 
-std::string fixture(const std::string& name);   // collector/capture/tests/fixtures/<name>
+std::string fixture(const std::string& name);   // core/capture/tests/fixtures/<name>
 std::string testdata(const std::string& name);  // reports/tests/<name>
 std::string artifactDir();                      // build dir, created on demand
 std::string readFile(const std::string& path);

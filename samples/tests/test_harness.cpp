@@ -10,7 +10,7 @@
 #include <string>
 
 #include "lockscope/scaling/pair.h"
-#include "lockscope/scaling/scaling_io.h"
+#include "lockscope/scaling_format/scaling_io.h"
 
 using namespace lockscope::scaling;
 

@@ -13,7 +13,7 @@
 
 #include "common/workload.h"
 #include "lockscope/scaling/runner.h"
-#include "lockscope/scaling/scaling_io.h"
+#include "lockscope/scaling_format/scaling_io.h"
 
 using namespace lockscope;
 using namespace lockscope::scaling;

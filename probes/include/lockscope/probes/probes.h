@@ -3,7 +3,7 @@
 
 // The userspace face of the BPF probes: open, choose a backend per probe,
 // attach, and read the in-kernel aggregates as raw records (addresses and
-// stack ids, unsymbolized). collector/record turns these into a Capture.
+// stack ids, unsymbolized). collector turns these into a Capture.
 
 #include <cstdint>
 #include <map>

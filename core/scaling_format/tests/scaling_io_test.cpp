@@ -7,7 +7,7 @@
 
 #include <unistd.h>
 
-#include "lockscope/scaling/scaling_io.h"
+#include "lockscope/scaling_format/scaling_io.h"
 
 using namespace lockscope;
 using namespace lockscope::scaling;

@@ -14,7 +14,7 @@ const std::string kFixtures = LOCKSCOPE_CAPTURE_FIXTURES;
 TEST(CaptureFixtures, PairIsWhatTheGeneratorWrites)
 {
     // If this fails after a deliberate change of the generator or the format,
-    // regenerate: lockscope_capture_fixturegen collector/capture/tests/fixtures
+    // regenerate: lockscope_capture_fixturegen core/capture/tests/fixtures
     EXPECT_EQ(readCapture(kFixtures + "/baseline.lockscope.json"),
         testing::makeSemopCapture(testing::SemopScenario::Baseline));
     EXPECT_EQ(readCapture(kFixtures + "/patched.lockscope.json"),

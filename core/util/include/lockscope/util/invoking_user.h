@@ -11,7 +11,7 @@ namespace lockscope::util {
 // uid has no entry). nullopt unless the effective uid is 0 and one of them
 // names a non-root user: run as a plain user or from a root login, nothing
 // changes. Files root writes are handed to this user; the workload runs as
-// this user (collector/record/run_as.h).
+// this user (collector/run_as.h).
 struct InvokingUser {
     uid_t uid;
     gid_t gid;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-#include "lockscope/scaling/scaling_io.h"
+#include "lockscope/scaling_format/scaling_io.h"
 
 #include <cmath>
 #include <fstream>
