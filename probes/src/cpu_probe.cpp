@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <linux/perf_event.h>
@@ -82,6 +83,44 @@ public:
         }
         readUnstacked(out);
     }
+    // Stacked counts are read and deleted key by key; the unstacked ones
+    // (a per-CPU array) as differences from the previous drain.
+    bool drainable() const override { return true; }
+    void drain(Snapshot& out) override
+    {
+        const int fd = bpf_map__fd(skel_->maps.cpu_counts);
+        std::vector<ls_cpu_key> keys;
+        ls_cpu_key key {}, next {};
+        const void* prev = nullptr;
+        while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+            key = next;
+            prev = &key;
+            keys.push_back(key);
+        }
+        for (const ls_cpu_key& k : keys) {
+            uint64_t n = 0;
+            if (bpf_map_lookup_and_delete_elem(fd, &k, &n) == 0 && n > 0)
+                out.cpu.push_back({ k.kstack, n });
+        }
+        addUserKey(fd);
+        Snapshot now;
+        readUnstacked(now);
+        for (const CpuUnstackedRecord& r : now.cpu_unstacked) {
+            uint64_t& before = unstackedDrained_[r.function];
+            if (r.count > before)
+                out.cpu_unstacked.push_back({ r.function, r.count - before });
+            before = r.count;
+        }
+    }
+
+    // The user-mode key exists from the start, so a full map never drops those samples.
+    static void addUserKey(int fd)
+    {
+        const ls_cpu_key userKey { -1, 0 };
+        const uint64_t zero = 0;
+        bpf_map_update_elem(fd, &userKey, &zero, BPF_NOEXIST);
+    }
+
     uint64_t recursionMisses() const override { return detail::recursionMisses(skel_->progs.cpu_sample); }
     void detach() override { links_.clear(); }
     std::vector<int> progFds() const override { return { bpf_program__fd(skel_->progs.cpu_sample) }; }
@@ -106,6 +145,7 @@ private:
     }
 
     CpuSkel skel_;
+    std::map<uint64_t, uint64_t> unstackedDrained_; // function -> count at the last drain
     Links links_; // destroyed first: detaches, and libbpf closes the perf event fds with their links
 };
 
@@ -138,10 +178,7 @@ std::unique_ptr<Family> openCpu(FamilyContext& ctx)
     clearLibbpfLog();
     if (int err = ls_cpu__load(skel.get()); err)
         return fail("load failed: " + errnoText(err));
-    // The user-mode key exists from the start, so a full map never drops those samples.
-    const ls_cpu_key userKey { -1, 0 };
-    const uint64_t zero = 0;
-    bpf_map_update_elem(bpf_map__fd(skel->maps.cpu_counts), &userKey, &zero, BPF_NOEXIST);
+    CpuFamily::addUserKey(bpf_map__fd(skel->maps.cpu_counts));
     auto family = std::make_unique<CpuFamily>(std::move(skel));
     auto& s = *family;
     std::string errors;

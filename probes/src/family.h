@@ -26,6 +26,13 @@ class Family {
 public:
     virtual ~Family() = default;
     virtual void read(Snapshot& out) const = 0;
+    // Whether drain() can empty the family's maps while attached without
+    // losing or doubling events (Session::drain); a family without results
+    // says yes.
+    virtual bool drainable() const { return false; }
+    // What the family aggregated since its last drain, emptying the maps it
+    // reads; nothing unless drainable().
+    virtual void drain(Snapshot&) { }
     virtual uint64_t recursionMisses() const = 0;
     virtual void detach() = 0;
     // Program fds, for tests and per-event cost measurement.

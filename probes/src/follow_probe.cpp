@@ -24,6 +24,7 @@ public:
         links_.add(exitLink);
     }
     void read(Snapshot&) const override { }
+    bool drainable() const override { return true; } // no results of its own
     uint64_t recursionMisses() const override
     {
         return detail::recursionMisses(fork_) + detail::recursionMisses(exit_);

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
+
+#include <bpf/bpf.h>
 
 #include "bpf_util.h"
 #include "family.h"
@@ -68,25 +72,32 @@ public:
         Snapshot s;
         for (const auto& f : families_)
             f->read(s);
-        auto c = [this](ls_counter k) { return maps_.counter(k); };
-        s.cpu_samples = c(LS_C_CPU_SAMPLES);
         s.stats.events += eventsSoFar(); // families may have added events their counters do not have yet
-        s.stats.lost = c(LS_C_NEST_OVERFLOW) + c(LS_C_HOLD_OVERFLOW) + c(LS_C_STALE);
-        s.stats.map_full = c(LS_C_MAP_FULL);
-        s.stats.stack_failures = c(LS_C_STACK_FAIL) + c(LS_C_STACK_NESTED);
-        s.stats.aborted_waits = c(LS_C_ABORTED);
-        s.stats.unmatched = c(LS_C_UNMATCHED) + c(LS_C_HOLD_UNMATCHED) + c(LS_C_ULOCK_UNMATCHED);
-        s.stats.holder_not_found = c(LS_C_HOLDER_MISSING);
-        s.stats.impossible_holds = c(LS_C_HOLD_IMPOSSIBLE);
-        s.stats.hold_races = c(LS_C_HOLD_RACED);
-        s.stats.stale_holds = c(LS_C_HOLD_STALE);
-        s.stats.stacks_unsampled += c(LS_C_STACK_UNSAMPLED); // untimed waits included: never walked
-        s.stats.cpu_unstacked = c(LS_C_CPU_UNSTACKED);
-        s.stats.owner_stacks_unsampled = c(LS_C_OWNER_STACK_UNSAMPLED);
-        for (const auto& f : families_)
-            s.stats.recursion_misses += f->recursionMisses();
+        addCounterStats(s, counterStats());
         return s;
     }
+
+    Snapshot drain() override
+    {
+        Snapshot s;
+        for (const auto& f : families_)
+            f->drain(s);
+        const Snapshot now = counterStats();
+        Snapshot delta = now;
+        delta.cpu_samples -= std::min(delta.cpu_samples, drained_.cpu_samples);
+        for (uint64_t Stats::*field : kCounterFields)
+            delta.stats.*field -= std::min(delta.stats.*field, drained_.stats.*field);
+        drained_ = now;
+        addCounterStats(s, delta);
+        return s;
+    }
+
+    bool drainable() const override
+    {
+        return std::all_of(families_.begin(), families_.end(), [](const auto& f) { return f->drainable(); });
+    }
+
+    void forgetStack(int64_t id) const override { maps_.forgetStack(id); }
 
     std::vector<uint64_t> kernelStack(int64_t id) const override { return maps_.stack(id); }
     std::vector<uint64_t> userStack(int64_t id, uint32_t) const override { return maps_.stack(id); }
@@ -102,6 +113,19 @@ public:
         return out;
     }
 
+    std::vector<ProgramStats> programStats() const override
+    {
+        std::vector<ProgramStats> out;
+        for (const auto& f : families_)
+            for (int fd : f->progFds()) {
+                bpf_prog_info info {};
+                __u32 len = sizeof info;
+                if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
+                    out.push_back({ info.name, info.run_time_ns, info.run_cnt });
+            }
+        return out;
+    }
+
     void detach() override
     {
         for (auto& f : families_)
@@ -109,12 +133,64 @@ public:
     }
 
 private:
+    // The counters behind Stats (and the CPU sample count), as a snapshot
+    // holding nothing else.
+    Snapshot counterStats() const
+    {
+        Snapshot s;
+        auto c = [this](ls_counter k) { return maps_.counter(k); };
+        s.cpu_samples = c(LS_C_CPU_SAMPLES);
+        s.stats.events = eventsSoFar();
+        s.stats.lost = c(LS_C_NEST_OVERFLOW) + c(LS_C_HOLD_OVERFLOW) + c(LS_C_STALE);
+        s.stats.map_full = c(LS_C_MAP_FULL);
+        s.stats.stack_failures = c(LS_C_STACK_FAIL) + c(LS_C_STACK_NESTED);
+        s.stats.aborted_waits = c(LS_C_ABORTED);
+        s.stats.unmatched = c(LS_C_UNMATCHED) + c(LS_C_HOLD_UNMATCHED) + c(LS_C_ULOCK_UNMATCHED);
+        s.stats.holder_not_found = c(LS_C_HOLDER_MISSING);
+        s.stats.impossible_holds = c(LS_C_HOLD_IMPOSSIBLE);
+        s.stats.hold_races = c(LS_C_HOLD_RACED);
+        s.stats.stale_holds = c(LS_C_HOLD_STALE);
+        s.stats.stacks_unsampled = c(LS_C_STACK_UNSAMPLED); // untimed waits included: never walked
+        s.stats.cpu_unstacked = c(LS_C_CPU_UNSTACKED);
+        s.stats.owner_stacks_unsampled = c(LS_C_OWNER_STACK_UNSAMPLED);
+        for (const auto& f : families_)
+            s.stats.recursion_misses += f->recursionMisses();
+        return s;
+    }
+    // The fields counterStats fills.
+    static constexpr uint64_t Stats::*kCounterFields[] = { &Stats::events, &Stats::lost, &Stats::map_full,
+        &Stats::stack_failures, &Stats::aborted_waits, &Stats::unmatched, &Stats::holder_not_found,
+        &Stats::impossible_holds, &Stats::hold_races, &Stats::stale_holds, &Stats::stacks_unsampled,
+        &Stats::cpu_unstacked, &Stats::owner_stacks_unsampled, &Stats::recursion_misses };
+
+    // Adds counters to s: events, stacks_unsampled, lost and recursion
+    // misses add to what the families found; the rest are the counters'.
+    static void addCounterStats(Snapshot& s, const Snapshot& counters)
+    {
+        s.cpu_samples = counters.cpu_samples;
+        Stats st = counters.stats;
+        st.events += s.stats.events;
+        st.stacks_unsampled += s.stats.stacks_unsampled;
+        st.waits_untimed = s.stats.waits_untimed;
+        st.syscalls_untimed = s.stats.syscalls_untimed;
+        st.own_lock_events = s.stats.own_lock_events;
+        s.stats = st;
+    }
+
     SharedMaps maps_;
+    Snapshot drained_; // counterStats() at the last drain
     std::vector<ProbeStatus> status_;
     std::vector<std::unique_ptr<Family>> families_;
 };
 
 } // namespace
+
+bool bpfStatsEnabled()
+{
+    std::ifstream in("/proc/sys/kernel/bpf_stats_enabled");
+    int on = 0;
+    return (in >> on) && on == 1;
+}
 
 std::unique_ptr<Session> Session::open(const Options& options)
 {

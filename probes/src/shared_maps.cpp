@@ -126,4 +126,15 @@ std::vector<uint64_t> SharedMaps::stack(int64_t id) const
     return ips;
 }
 
+void SharedMaps::forgetStack(int64_t id) const
+{
+    if (id < 0 || id > UINT32_MAX)
+        return;
+    const uint32_t tag = static_cast<uint32_t>(id) >> LS_STACK_TAG_SHIFT;
+    if (tag >= LS_STACKS_NR)
+        return;
+    const uint32_t key = static_cast<uint32_t>(id) & LS_STACK_ID_MASK;
+    bpf_map_delete_elem(stacks_[tag], &key);
+}
+
 } // namespace lockscope::probes::detail

@@ -38,6 +38,9 @@ public:
     uint64_t counter(ls_counter c) const;
     // The frames of a stack id from any family's map (the id names its map).
     std::vector<uint64_t> stack(int64_t id) const;
+    // Deletes a stack id from its map, so a long-running reader keeps the
+    // maps from filling with stacks no longer taken.
+    void forgetStack(int64_t id) const;
 
     int ncpus() const { return ncpus_; }
     uint32_t stackDepth() const { return depth_; }

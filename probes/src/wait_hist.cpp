@@ -64,6 +64,26 @@ std::vector<RawWait> readWaits(int waits_map_fd)
     return raw;
 }
 
+std::vector<RawWait> drainWaits(int waits_map_fd)
+{
+    // Keys first: deleting while walking with get_next_key restarts the walk.
+    std::vector<ls_wait_key> keys;
+    ls_wait_key key {}, next {};
+    const void* prev = nullptr;
+    while (bpf_map_get_next_key(waits_map_fd, prev, &next) == 0) {
+        key = next;
+        prev = &key;
+        keys.push_back(key);
+    }
+    std::vector<ls_hist> cpus(static_cast<size_t>(possibleCpus()));
+    std::vector<RawWait> raw;
+    raw.reserve(keys.size());
+    for (const ls_wait_key& k : keys)
+        if (bpf_map_lookup_and_delete_elem(waits_map_fd, &k, cpus.data()) == 0)
+            raw.push_back(RawWait { waitRecordOf(k), sumCpuHists(cpus) });
+    return raw;
+}
+
 std::vector<ls_wait_done> undrainedWaits(int ring_map_fd)
 {
     std::vector<ls_wait_done_ring> rings(static_cast<size_t>(possibleCpus()));

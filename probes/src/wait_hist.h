@@ -42,6 +42,12 @@ struct RawWait {
 // The histogram map (waits), summed over CPUs.
 std::vector<RawWait> readWaits(int waits_map_fd);
 
+// Like readWaits, but each key is read and deleted in one step
+// (BPF_MAP_LOOKUP_AND_DELETE_ELEM): what the programs add after a key's
+// deletion starts a new entry for the next drain. Every key present when
+// the drain began is taken, even with new keys arriving meanwhile.
+std::vector<RawWait> drainWaits(int waits_map_fd);
+
 // Every CPU's pending entries, oldest first; a ring whose indices make no
 // sense (read mid-update) contributes nothing.
 std::vector<ls_wait_done> undrainedWaits(int ring_map_fd);

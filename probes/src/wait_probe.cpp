@@ -65,6 +65,23 @@ public:
         out.stats.lost += u.unplaced;
     }
 
+    // Only the histogram map: waits parked in the per-CPU rings and the
+    // untimed counts cached per CPU reach it later (the next begin files
+    // them), so a later drain takes them, never two. Holder stacks and lock
+    // owners live in maps whose entries refer to each other: not drained.
+    bool drainable() const override { return !skel_->rodata->holder_scan && !skel_->rodata->owner_scan; }
+    void drain(Snapshot& out) override
+    {
+        if (!drainable())
+            return;
+        std::vector<RawWait> raw = drainWaits(bpf_map__fd(skel_->maps.waits));
+        if (skel_->rodata->lock_names)
+            readNames(out);
+        const UntimedWaits u = finishWaits(raw, out.waits);
+        out.stats.waits_untimed += u.spread;
+        out.stats.lost += u.unplaced;
+    }
+
     uint64_t recursionMisses() const override
     {
         return detail::recursionMisses(begin_) + detail::recursionMisses(end_);

@@ -216,6 +216,16 @@ struct ProgramCode {
     std::string name;
 };
 
+// One loaded program's run statistics (bpf_prog_info).
+struct ProgramStats {
+    std::string name;
+    uint64_t run_ns = 0;
+    uint64_t run_count = 0;
+};
+
+// kernel.bpf_stats_enabled: the kernel counts programs' run time only while it is 1.
+bool bpfStatsEnabled();
+
 class Session {
 public:
     // Opens, loads and attaches everything Options asks for, choosing the
@@ -233,6 +243,19 @@ public:
     virtual uint64_t eventsSoFar() const = 0;
     // Reads every map. Can be called while attached.
     virtual Snapshot snapshot() const = 0;
+    // What was aggregated since the previous drain (or the attach), for a
+    // reader that never stops (lockscope agent): the wait and CPU families'
+    // maps are read and emptied key by key (lookup-and-delete), counters
+    // come as differences, so memory stays bounded and no event is counted
+    // twice. Waits still parked in the per-CPU rings or count caches come
+    // with a later drain. Families that cannot be emptied while attached
+    // (hold, syscalls, functions, user locks, holder stacks, lock owners)
+    // are not read: drainable() says whether every attached one can be.
+    virtual Snapshot drain() = 0;
+    virtual bool drainable() const = 0;
+    // Deletes a stack id no record refers to any more (a drained reader's
+    // stack maps would otherwise fill up).
+    virtual void forgetStack(int64_t id) const = 0;
     // Raw instruction pointers, innermost first. Wait stacks start in the lock
     // code (e.g. __pv_queued_spin_lock_slowpath, _raw_spin_lock, rwsem_down_*):
     // the BPF frames are skipped in-kernel, the lock-internal ones are kept
@@ -243,6 +266,9 @@ public:
     // taken from inside one of them (a map's bucket lock on kernels before
     // rqspinlock) is the probes' own.
     virtual std::vector<ProgramCode> programCode() const = 0;
+    // Every loaded program's run time and count; they only grow while
+    // kernel.bpf_stats_enabled is 1 (bpfStatsEnabled()).
+    virtual std::vector<ProgramStats> programStats() const = 0;
     // Stops the probes (maps stay readable).
     virtual void detach() = 0;
 };
