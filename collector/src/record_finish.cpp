@@ -48,7 +48,13 @@ void assembleCapture(const RecordOptions& opt, const probes::Options& popt, cons
                      const KernelSymbols& symbols, UserSymbols& userSymbols, uint32_t defaultTgid,
                      Capture& capture)
 {
-    probes::Snapshot snap = session.snapshot();
+    assembleSnapshot(session.snapshot(), opt, popt, session, symbols, userSymbols, defaultTgid, capture);
+}
+
+void assembleSnapshot(const probes::Snapshot& snap, const RecordOptions& opt, const probes::Options& popt,
+                      const probes::Session& session, const KernelSymbols& symbols, UserSymbols& userSymbols,
+                      uint32_t defaultTgid, Capture& capture)
+{
     AssembleOptions aopt = opt.assemble;
     // A sampling probe that could not attach sampled nothing: say so with 0 Hz.
     bool sampled = std::any_of(capture.probes.begin(), capture.probes.end(), [](const ProbeStatus& p) {

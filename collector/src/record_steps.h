@@ -59,6 +59,11 @@ void assembleCapture(const RecordOptions& opt, const probes::Options& popt, cons
                      const KernelSymbols& symbols, UserSymbols& userSymbols, uint32_t defaultTgid,
                      Capture& capture);
 
+// The same for a snapshot already read (a drain: lockscope agent).
+void assembleSnapshot(const probes::Snapshot& snap, const RecordOptions& opt, const probes::Options& popt,
+                      const probes::Session& session, const KernelSymbols& symbols, UserSymbols& userSymbols,
+                      uint32_t defaultTgid, Capture& capture);
+
 // One line per counter that says something was lost or approximated.
 void reportCounters(const Stats& st, std::FILE* log);
 

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "lockscope/record/live_recording.h"
+
+#include "lockscope/record/record_filters.h"
+#include "lockscope/record/system_info.h"
+#include "record_steps.h"
+
+namespace lockscope::record {
+
+namespace {
+
+// A stack id unseen for this many read-outs is deleted from its map: long
+// enough that no record drained later still names it (a record names its
+// stack at the event, and every read-out takes what the maps held).
+constexpr uint64_t kStackIdleReadOuts = 3;
+
+} // namespace
+
+struct LiveRecording::State {
+    explicit State(KernelSymbols s) : symbols(std::move(s)) {}
+    KernelSymbols symbols;
+    UserSymbols userSymbols;
+    probes::Options popt;
+    std::unique_ptr<probes::Session> session;
+};
+
+LiveRecording::LiveRecording(RecordOptions options, std::FILE* log) : opt_(std::move(options))
+{
+    using namespace detail;
+    opt_.all = true;
+    checkTargets(opt_);
+    state_ = std::make_unique<State>(loadKernelSymbols(opt_.kallsyms));
+    state_->popt = probeOptions(opt_, nullptr, state_->symbols);
+    Capture attached;
+    state_->session = attachProbes(state_->popt, attached, false, log);
+    if (!state_->session->drainable())
+        throw RecordError("the hold, syscall, function and user-lock probes, holder stacks and lock owners "
+                          "cannot be read out per window yet: record them with lockscope record");
+    probes_ = attached.probes;
+    fillSystemMeta(meta_);
+    meta_.command = opt_.command_line;
+    meta_.label = opt_.label;
+    meta_.filters = recordFilters(opt_);
+    last_ = std::chrono::steady_clock::now();
+    lastWall_ = std::chrono::system_clock::now();
+}
+
+LiveRecording::~LiveRecording() = default;
+
+Capture LiveRecording::readOut()
+{
+    probes::Snapshot snap = state_->session->drain();
+    const auto now = std::chrono::steady_clock::now();
+    Capture slice;
+    slice.meta = meta_;
+    slice.meta.start_time = rfc3339(lastWall_);
+    slice.meta.duration_s = std::chrono::duration<double>(now - last_).count();
+    slice.probes = probes_;
+    last_ = now;
+    lastWall_ = std::chrono::system_clock::now();
+    detail::assembleSnapshot(snap, opt_, state_->popt, *state_->session, state_->symbols, state_->userSymbols, 0,
+                             slice);
+    ++readOuts_;
+    forgetIdleStacks(snap);
+    return slice;
+}
+
+std::vector<probes::ProgramStats> LiveRecording::programStats() const
+{
+    return state_->session->programStats();
+}
+
+void LiveRecording::forgetIdleStacks(const probes::Snapshot& snap)
+{
+    for (const auto* records : {&snap.waits, &snap.holds})
+        for (const auto& r : *records)
+            if (r.kstack_id >= 0)
+                stackLastSeen_[r.kstack_id] = readOuts_;
+    for (const auto& c : snap.cpu)
+        if (c.kstack_id >= 0)
+            stackLastSeen_[c.kstack_id] = readOuts_;
+    for (auto it = stackLastSeen_.begin(); it != stackLastSeen_.end();) {
+        if (readOuts_ - it->second < kStackIdleReadOuts) {
+            ++it;
+            continue;
+        }
+        state_->session->forgetStack(it->first);
+        ++stacksForgotten_;
+        it = stackLastSeen_.erase(it);
+    }
+}
+
+} // namespace lockscope::record
