@@ -85,6 +85,11 @@ std::vector<PprofProfile::Label> PprofProfile::lockLabels(const Capture& capture
                               {"kernel_release", capture.meta.kernel_release, {}}};
     if (!capture.meta.label.empty())
         labels.push_back({"capture_label", capture.meta.label, {}});
+    // Parca and Pyroscope turn labels into columns to filter on.
+    if (!lock.name.empty())
+        labels.push_back({"lock_name", lock.name, {}});
+    if (!lock.cgroup.empty())
+        labels.push_back({"cgroup", lock.cgroup, {}});
     return labels;
 }
 

@@ -30,7 +30,8 @@ public:
     };
     // frames innermost first (as Stack::frames); a missing or empty stack is one "[no stack]" frame.
     void addSample(const Stack* stack, const std::vector<uint64_t>& values, const std::vector<Label>& labels);
-    // lock, lock_type, kernel_release and capture_label: what every sample of a lock carries.
+    // lock, lock_type, kernel_release, capture_label, lock_name and cgroup (the last three when known):
+    // what every sample of a lock carries.
     static std::vector<Label> lockLabels(const Capture& capture, const Lock& lock);
 
     // The gzipped profile; period type contentions/count, period 1.
