@@ -14,6 +14,7 @@ set(LOCKSCOPE_BOXES
   "collector=3=record: backends, workload runner, symbolization, capture assembly"
   "reports=3=reports, comparison, renderers, exporters, importers"
   "lab=4=kernels under qemu, built from source, recorded and compared"
+  "agent=4=lockscope agent: windowed read-out, cumulative figures, HTTP (metrics, pprof, captures)"
   "cli=5=the lockscope command"
   "gui=5=the Qt6 desktop app"
   "samples=6=workloads, reference implementations, scaling harness"

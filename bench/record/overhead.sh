@@ -24,7 +24,8 @@
 # reports 10^5 times a second even where it reports no spinning waits). MODES: comma-separated, of alone, lockscope,
 # lockscope-wait, perf-lock, lockscope-exact (every wait and syscall timed),
 # lockscope-sc (--syscalls: budgeted syscall timing), lockscope-nocpu (--no-cpu), lockscope-labels
-# (lockscope-wait plus --lock-owner --lock-names --per-cgroup); default
+# (lockscope-wait plus --lock-owner --lock-names --per-cgroup), lockscope-agent (the workload
+# while `lockscope agent` records the whole system in 10-s windows; use -d 30 or more); default
 # alone,lockscope,lockscope-wait,perf-lock; 'lockscope:FLAGS' records with
 # FLAGS (space-separated), e.g. -m 'alone,lockscope,lockscope:--freq 199'. -x: the -s pass records once per
 # ';'-separated set of record flags instead of once with the defaults (an
@@ -56,7 +57,7 @@ for w in "${wls[@]}"; do
 done
 for m in "${modes[@]}"; do
     case $m in alone | lockscope | lockscope-wait | perf-lock | lockscope-exact | lockscope-sc | lockscope-nocpu | \
-        lockscope-labels | lockscope:-*) ;;
+        lockscope-labels | lockscope-agent | lockscope:-*) ;;
         *) echo "$0: unknown mode '$m'" >&2; exit 2 ;;
     esac
 done
@@ -98,6 +99,28 @@ workload_cmd() {
     esac
 }
 
+# Runs the workload while `lockscope agent` (whole system, 10-s windows,
+# attached before the workload starts: its steady state) records; appends
+# the agent's CPU seconds per read-out to $tmp/agent-readouts.
+under_agent() {
+    local apid out
+    "$lockscope" agent --listen 127.0.0.1:0 --window 10 2>"$tmp/agent.log" &
+    apid=$!
+    until grep -q serving "$tmp/agent.log" 2>/dev/null; do
+        kill -0 "$apid" 2>/dev/null || { cat "$tmp/agent.log" >&2; return 1; }
+        sleep 0.1
+    done
+    out=$("$@" 2>/dev/null)
+    local port
+    port=$(sed -n 's|.*serving http://[^:]*:\([0-9]*\)/.*|\1|p' "$tmp/agent.log")
+    curl -s "http://127.0.0.1:$port/metrics" |
+        awk '/^lockscope_agent_readout_cpu_seconds_total / {c = $2} /^lockscope_agent_windows_total / {w = $2}
+             END {if (w > 0) printf "%d %.6f\n", w, c / w}' >>"$tmp/agent-readouts"
+    kill -TERM "$apid"
+    wait "$apid"
+    echo "$out"
+}
+
 # Runs one mode of one workload and prints the workload's ops_per_sec.
 run_mode() {
     local out wl flags
@@ -113,6 +136,7 @@ run_mode() {
         lockscope-labels) out=$("$lockscope" record --no-cpu --no-hold --no-syscalls --lock-owner --lock-names \
                                   --per-cgroup -o "$tmp/f.json" -- "${wl[@]}" 2>/dev/null) ;;
         perf-lock) out=$(perf lock record -o "$tmp/perf.data" -- "${wl[@]}" 2>/dev/null) ;;
+        lockscope-agent) out=$(under_agent "${wl[@]}") ;;
         lockscope:*) read -r -a flags <<<"${1#lockscope:}"
                      out=$("$lockscope" record "${flags[@]}" -o "$tmp/g.json" -- "${wl[@]}" 2>/dev/null) ;;
     esac
@@ -216,6 +240,10 @@ echo "$rounds rounds, $duration s each, $(nproc) CPUs, $(uname -r)," \
 echo "lockscope = record as typed (default probes and budgets); lockscope-wait = contention only" \
      "(--no-cpu --no-hold --no-syscalls); perf-lock = perf lock record"
 [[ -f $tmp/a.json ]] && default_syscalls "$tmp/a.json"
+if [[ -s $tmp/agent-readouts ]]; then
+    awk '{w += $1; c += $1 * $2} END {printf "lockscope-agent = lockscope agent (10-s windows): %d read-outs, %.2f ms CPU each\n", w, 1e3 * c / w}' \
+        "$tmp/agent-readouts"
+fi
 printf '%-13s %-24s %13s %9s %9s %8s   %s\n' workload mode "median ops/s" "cost" "paired" "spread" "paired min .. max"
 for w in "${wls[@]}"; do
     args=()

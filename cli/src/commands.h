@@ -18,6 +18,7 @@ void addCheckCommand(CLI::App& app, Result& result);
 void addLabCommand(CLI::App& app, Result& result);
 #ifdef LOCKSCOPE_HAVE_RECORD
 void addRecordCommand(CLI::App& app, Result& result);
+void addAgentCommand(CLI::App& app, Result& result);
 #endif
 void addReportCommand(CLI::App& app, Result& result);
 void addCompareCommand(CLI::App& app, Result& result);

@@ -37,6 +37,7 @@ int main(int argc, char** argv)
     addImportCommand(app, result);
 #ifdef LOCKSCOPE_HAVE_RECORD
     addRecordCommand(app, result);
+    addAgentCommand(app, result);
 #endif
     markCompareSets(argc, argv);
     try {

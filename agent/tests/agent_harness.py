@@ -1,0 +1,116 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""What the agent's end-to-end tests share: the agent, the workload, a
+record of the same interval, free ports. Real processes only."""
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+
+def fail(msg):
+    print("FAIL: " + msg, flush=True)
+    sys.exit(1)
+
+
+def skip(msg):
+    # ctest's SKIP_RETURN_CODE: the reason is printed, never a pass.
+    print("SKIP: " + msg, flush=True)
+    sys.exit(77)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Agent:
+    """`lockscope agent` on a free loopback port; stop() sends SIGTERM and
+    returns the seconds it took to exit."""
+
+    def __init__(self, lockscope, *args, env=None, preexec=None, prefix=()):
+        self.log = tempfile.NamedTemporaryFile("w+", prefix="agent-", suffix=".log", delete=False)
+        cmd = [*prefix, lockscope, "agent", "--listen", "127.0.0.1:0", *args]
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log, env=env, preexec_fn=preexec)
+        self.port = None
+        self.scheme = "http"
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            m = re.search(r"serving (https?)://[^:]+:(\d+)/", self.text())
+            if m:
+                self.scheme, self.port = m.group(1), int(m.group(2))
+                return
+            if self.proc.poll() is not None:
+                fail(f"the agent exited {self.proc.returncode} before serving:\n{self.text()}")
+            time.sleep(0.1)
+        self.proc.kill()
+        fail("the agent did not start serving in 60 s:\n" + self.text())
+
+    def text(self):
+        with open(self.log.name) as f:
+            return f.read()
+
+    def url(self, path):
+        return f"{self.scheme}://127.0.0.1:{self.port}{path}"
+
+    def get(self, path, timeout=30):
+        with urllib.request.urlopen(self.url(path), timeout=timeout) as r:
+            return r.status, r.read()
+
+    def stop(self):
+        if self.proc.poll() is not None:
+            return 0.0
+        t0 = time.time()
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            fail("the agent did not exit within 10 s of SIGTERM")
+        return time.time() - t0
+
+
+def semop_workload(semop, seconds):
+    """semop-multi with its whole-array semaphore lock contended (as record's
+    tests run it: a session of its own at autogroup nice -10, so the lock is
+    contended however loaded the machine is)."""
+    argv = ["setsid", "-w", "sh", "-c", 'echo -10 > /proc/self/autogroup; exec "$0" "$@"',
+            semop, "--multi", "--threads", "8", "--sems", "16", "--duration", str(seconds)]
+    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def record(lockscope, seconds, out):
+    """`lockscope record -a` of the next `seconds`; returns the capture."""
+    r = subprocess.run([lockscope, "record", "-a", "-d", str(seconds), "-o", out],
+                       capture_output=True, text=True, timeout=seconds + 120)
+    if r.returncode != 0:
+        fail(f"lockscope record exited {r.returncode}:\n{r.stderr}")
+    with open(out) as f:
+        return json.load(f)
+
+
+def sem_lock(capture):
+    """The workload's lock in a capture: the lock with most waits whose
+    stacks pass through the semaphore code."""
+    stacks = {s["id"]: s for s in capture["stacks"]}
+    best = None
+    for lock in capture["locks"]:
+        through = False
+        for site in lock.get("sites", []):
+            frames = stacks.get(site["stack_id"], {}).get("frames", [])
+            if any(("sem" in f.get("function", "")) for f in frames):
+                through = True
+        if through and (best is None or lock["wait"]["count"] > best["wait"]["count"]):
+            best = lock
+    return best
+
+
+def bpf_preconditions():
+    if os.geteuid() != 0:
+        skip("needs root to load BPF programs")

@@ -1,0 +1,132 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""`go tool pprof -raw` (golang-go, no network: GOPATH/GOCACHE in a temp dir,
+GOPROXY=off) reads the agent's delta profile
+/debug/pprof/lock_wait?seconds=N over HTTP, as Parca and Grafana Alloy
+scrape it: Go mutex-profile sample types, the workload's lock with its
+label and frames, and a total delay that matches a `lockscope record -a`
+of the same interval within 10%. Without ?seconds the cumulative profile
+holds at least as much; /capture?seconds=N is a capture `lockscope report`
+reads.
+
+usage: agent_pprof_test.py LOCKSCOPE SEMOP_MULTI"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from agent_harness import Agent, bpf_preconditions, fail, record, sem_lock, semop_workload, skip  # noqa: E402
+
+lockscope, semop = sys.argv[1], sys.argv[2]
+bpf_preconditions()
+go = shutil.which("go") or ("/usr/lib/go/bin/go" if os.path.exists("/usr/lib/go/bin/go") else None)
+if not go:
+    skip("no go tool (Debian package: golang-go)")
+tmp = tempfile.mkdtemp(prefix="agent-pprof-")
+env = dict(os.environ, GOPATH=f"{tmp}/gopath", GOCACHE=f"{tmp}/gocache", HOME=tmp, GOFLAGS="", GOPROXY="off",
+           GO111MODULE="off")
+SECONDS = 10
+
+
+def pprof_raw(url):
+    r = subprocess.run([go, "tool", "pprof", "-raw", url], capture_output=True, text=True, env=env, timeout=120)
+    if r.returncode != 0:
+        fail(f"go tool pprof -raw {url} exited {r.returncode}:\n{r.stderr}")
+    return r.stdout
+
+
+def parse_raw(text):
+    """(sample type line, [(values, location ids, labels)], {location id: function})"""
+    lines = text.splitlines()
+    try:
+        at = lines.index("Samples:")
+    except ValueError:
+        fail("no Samples: in go tool pprof -raw's output:\n" + text[:2000])
+    types = lines[at + 1].strip()
+    samples, functions = [], {}
+    i = at + 2
+    while i < len(lines) and lines[i] != "Locations":
+        m = re.match(r"^\s+(\d+)\s+(\d+)\s+(\d+): ([\d ]*)$", lines[i])
+        if m:
+            labels = {}
+            if i + 1 < len(lines) and re.match(r"^\s+\w+:\[", lines[i + 1]):
+                labels = dict(re.findall(r"(\w+):\[([^\]]*)\]", lines[i + 1]))
+            samples.append(([int(m.group(1)), int(m.group(2)), int(m.group(3))],
+                            [int(x) for x in m.group(4).split()], labels))
+        i += 1
+    for line in lines[i + 1:]:
+        m = re.match(r"^\s+(\d+): 0x[0-9a-f]+ M=\d+ (\S+)", line)
+        if m:
+            functions[int(m.group(1))] = m.group(2)
+    return types, samples, functions
+
+
+agent = Agent(lockscope, "--window", "1")
+work = semop_workload(semop, SECONDS + 20)
+try:
+    time.sleep(3)
+    out = {}
+    rec = threading.Thread(target=lambda: out.setdefault("cap", record(lockscope, SECONDS, f"{tmp}/record.json")))
+    rec.start()
+    raw = pprof_raw(agent.url(f"/debug/pprof/lock_wait?seconds={SECONDS}"))
+    rec.join()
+    cap = out["cap"]
+    types, samples, functions = parse_raw(raw)
+    if types != "contentions/count delay/nanoseconds hold/nanoseconds":
+        fail(f"sample types: {types!r}")
+    print("PASS: sample types", types)
+    lock = sem_lock(cap)
+    if lock is None:
+        fail("record saw no contended semaphore lock")
+    key = lock["key"]
+    mine = [s for s in samples if s[2].get("lock") == key]
+    if not mine:
+        fail(f"no sample labelled lock:[{key}] in the delta profile; labels seen: "
+             f"{sorted({s[2].get('lock') for s in samples})[:20]}")
+    frames = {functions.get(loc, "?") for s in mine for loc in s[1]}
+    if not any("sem" in f for f in frames):
+        fail(f"the lock's samples have no semaphore frame: {sorted(frames)[:30]}")
+    print(f"PASS: {len(mine)} samples labelled lock:[{key}], through {sorted(f for f in frames if 'sem' in f)}")
+    delay = sum(s[0][1] for s in mine) / 1e9 / SECONDS
+    count = sum(s[0][0] for s in mine) / SECONDS
+    rdelay = lock["wait"]["total_ns"] / 1e9 / cap["meta"]["duration_s"]
+    rcount = lock["wait"]["count"] / cap["meta"]["duration_s"]
+    bad = []
+    for name, a, b in (("delay s/s", delay, rdelay), ("contentions/s", count, rcount)):
+        diff = abs(a - b) / b
+        print(f"{name}: pprof delta {a:.4g}, record {b:.4g} ({diff * 100:.1f}% apart)")
+        if diff > 0.10:
+            bad.append(name)
+    if bad:
+        fail("the delta profile and record differ by more than 10%: " + ", ".join(bad))
+    print("PASS: the delta's total delay matches record's wait within 10%")
+
+    cumulative = parse_raw(pprof_raw(agent.url("/debug/pprof/lock_wait")))[1]
+    if sum(s[0][1] for s in cumulative) < sum(s[0][1] for s in samples):
+        fail("the cumulative profile holds less delay than one delta of it")
+    print("PASS: the cumulative profile (no ?seconds) holds at least the delta's delay")
+
+    path = f"{tmp}/agent.lockscope.json"
+    status, body = agent.get("/capture?seconds=2")
+    with open(path, "wb") as f:
+        f.write(body)
+    for cmd in (["check", path], ["report", path]):
+        r = subprocess.run([lockscope, *cmd], capture_output=True, text=True)
+        if r.returncode != 0:
+            fail(f"lockscope {' '.join(cmd)} on /capture?seconds=2 exited {r.returncode}:\n{r.stdout}{r.stderr}")
+    if key not in subprocess.run([lockscope, "report", path], capture_output=True, text=True).stdout:
+        fail(f"lockscope report of /capture?seconds=2 does not name {key}")
+    print("PASS: /capture?seconds=2 is a capture lockscope check and report read, with the workload's lock")
+finally:
+    work.kill()
+    work.wait()
+    took = agent.stop()
+if took >= 2:
+    fail(f"the agent took {took:.2f} s to exit after SIGTERM")
+shutil.rmtree(tmp, ignore_errors=True)
+print("PASS")

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The exposition read by Prometheus's own linter (`promtool check metrics`).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sys/wait.h>
+
+#include "lockscope/agent/metrics.h"
+#include "lockscope/util/executable.h"
+
+namespace lockscope::agent {
+namespace {
+
+Capture slice()
+{
+    Capture c;
+    for (const char* key : {"spinlock@sem_lock", "rwsem@weird \"quoted\\name\"\n", "mutex@x"}) {
+        Lock l;
+        l.key = key;
+        l.type = "spinlock";
+        l.name = "&task_struct";
+        l.cgroup = "/system.slice/a b";
+        for (uint64_t ns : {100ull, 3000ull, 70000ull, 5000000000ull, 200000000000ull})
+            l.wait.add(ns);
+        c.locks.push_back(l);
+    }
+    c.cpu.samples = 100;
+    c.cpu.lock_samples = 7;
+    c.cpu.frequency_hz = 199;
+    c.stats.events = 15;
+    return c;
+}
+
+std::string sampleText()
+{
+    LockSeries series(2);
+    series.add(slice());
+    series.add(slice());
+    AgentHealth h;
+    h.windows = 2;
+    h.probes = {ProbeStatus{"lock_contention", "lock:contention_begin", "tp_btf", true, ""},
+                ProbeStatus{"cpu_sampling", "cpu-clock", "perf_event", true, ""}};
+    h.bpf_stats_enabled = true;
+    h.programs = {{"wait_begin_btf", 1000, 10}};
+    return renderMetrics(series, slice(), h);
+}
+
+TEST(Metrics, PromtoolFindsNothingToSay)
+{
+    const std::string promtool = util::findExecutable("promtool");
+    if (promtool.empty())
+        GTEST_SKIP() << "no promtool (Debian package: prometheus)";
+    const std::string path = ::testing::TempDir() + "/metrics.txt";
+    std::ofstream(path) << sampleText();
+    const std::string cmd = promtool + " check metrics < " + path + " 2>&1";
+    FILE* p = popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    std::string out;
+    char buf[512];
+    while (size_t n = fread(buf, 1, sizeof buf, p))
+        out.append(buf, n);
+    const int status = pclose(p);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
+    EXPECT_EQ(out, "") << sampleText();
+}
+
+TEST(Metrics, HistogramBucketsAreCumulativeAndEndAtTheCount)
+{
+    const std::string text = sampleText();
+    // Equal waits: the first two keys in order are shown.
+    const std::string series = "lockscope_lock_wait_duration_seconds_bucket{lock=\"mutex@x\"";
+    // The shown lock's second window: five waits, 100 ns and 3 us under 4.1 us,
+    // 200 s beyond the last bound.
+    EXPECT_NE(text.find(series + ",lock_type=\"spinlock\",lock_name=\"&task_struct\",cgroup=\"/system.slice/a b\",le=\"2.56e-07\"} 1"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find(series + ",lock_type=\"spinlock\",lock_name=\"&task_struct\",cgroup=\"/system.slice/a b\",le=\"68.719476736\"} 4"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find(series + ",lock_type=\"spinlock\",lock_name=\"&task_struct\",cgroup=\"/system.slice/a b\",le=\"+Inf\"} 5"),
+              std::string::npos);
+    EXPECT_NE(text.find("lock=\"rwsem@weird \\\"quoted\\\\name\\\"\\n\""), std::string::npos) << "escaped label";
+    EXPECT_NE(text.find("lockscope_cpu_samples_total{state=\"spin\"} 7"), std::string::npos);
+}
+
+} // namespace
+} // namespace lockscope::agent
