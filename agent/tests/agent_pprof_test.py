@@ -16,14 +16,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from agent_harness import Agent, bpf_preconditions, fail, record, sem_lock, semop_workload, skip  # noqa: E402
+from agent_harness import Agent, bpf_preconditions, fail, limit, record_started, sem_lock, semop_workload, skip  # noqa: E402
 
 lockscope, semop = sys.argv[1], sys.argv[2]
 bpf_preconditions()
+
 go = shutil.which("go") or ("/usr/lib/go/bin/go" if os.path.exists("/usr/lib/go/bin/go") else None)
 if not go:
     skip("no go tool (Debian package: golang-go)")
@@ -70,14 +70,12 @@ agent = Agent(lockscope, "--window", "1")
 work = semop_workload(semop, SECONDS + 20)
 try:
     time.sleep(3)
-    out = {}
-    rec = threading.Thread(target=lambda: out.setdefault("cap", record(lockscope, SECONDS, f"{tmp}/record.json")))
-    rec.start()
+    # Both intervals start together: the profile request once record's probes are attached.
+    finish = record_started(lockscope, SECONDS, f"{tmp}/record.json")
     raw = pprof_raw(agent.url(f"/debug/pprof/lock_wait?seconds={SECONDS}"))
-    rec.join()
-    cap = out["cap"]
+    cap = finish()
     types, samples, functions = parse_raw(raw)
-    if types != "contentions/count delay/nanoseconds hold/nanoseconds":
+    if types.replace("[dflt]", "") != "contentions/count delay/nanoseconds hold/nanoseconds":
         fail(f"sample types: {types!r}")
     print("PASS: sample types", types)
     lock = sem_lock(cap)
@@ -100,11 +98,11 @@ try:
     for name, a, b in (("delay s/s", delay, rdelay), ("contentions/s", count, rcount)):
         diff = abs(a - b) / b
         print(f"{name}: pprof delta {a:.4g}, record {b:.4g} ({diff * 100:.1f}% apart)")
-        if diff > 0.10:
+        if diff > limit(name):
             bad.append(name)
     if bad:
         fail("the delta profile and record differ by more than 10%: " + ", ".join(bad))
-    print("PASS: the delta's total delay matches record's wait within 10%")
+    print("PASS: the delta's counts match record's within 10%, its delay within 20%")
 
     cumulative = parse_raw(pprof_raw(agent.url("/debug/pprof/lock_wait")))[1]
     if sum(s[0][1] for s in cumulative) < sum(s[0][1] for s in samples):
