@@ -28,7 +28,8 @@ double cpuSeconds()
 } // namespace
 
 Agent::Agent(std::unique_ptr<record::LiveRecording> recording, AgentOptions options)
-    : recording_(std::move(recording)), options_(options), cumulative_(options.limits),
+    : recording_(std::move(recording)), options_(options), cumulative_(SumLimits{options.limits.max_stacks,
+                                                                                options.limits.max_locks, false}),
       series_(options.metrics_top)
 {
     health_.start_time_seconds = double(std::time(nullptr));

@@ -106,6 +106,8 @@ void CaptureSum::addCpu(const Capture& slice)
               [](const LeafShare& a, const LeafShare& b) { return a.samples > b.samples; });
     if (cpu.top_leaves.size() > 25)
         cpu.top_leaves.resize(25);
+    if (!limits_.cpu_stacks)
+        return;
     for (const StackCount& sc : from.stacks) {
         const uint32_t id = stackId(slice, sc.stack_id);
         auto it = std::find_if(cpu.stacks.begin(), cpu.stacks.end(), [&](const StackCount& x) { return x.stack_id == id; });

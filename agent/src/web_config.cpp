@@ -91,8 +91,8 @@ void readTls(const YAML::Node& tls, const std::string& path, WebConfig& c)
         throw WebConfigError(where + ": client_auth_type " + c.client_auth_type +
                              " is not supported: use RequireAndVerifyClientCert or none");
     for (const std::string* f : {&c.cert_file, &c.key_file, &c.client_ca_file})
-        if (!f->empty())
-            readFile(*f); // unreadable: one line now, not a failed handshake later
+        if (!f->empty() && !std::ifstream(*f)) // unreadable: one line now, not a failed handshake later
+            throw WebConfigError(where + ": cannot read " + *f + ": " + std::strerror(errno));
 }
 
 void readUsers(const YAML::Node& users, const std::string& path, WebConfig& c)

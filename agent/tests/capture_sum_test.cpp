@@ -80,3 +80,23 @@ TEST(CaptureSum, LockTableIsBounded)
 
 } // namespace
 } // namespace lockscope::agent
+
+namespace lockscope::agent {
+namespace {
+
+TEST(CaptureSum, CpuStacksCanBeLeftOut)
+{
+    Capture a = slice({"f"}, 1, 1000, 1.0);
+    a.stacks.push_back(Stack{9, StackKind::Kernel, {Frame{"cpu_leaf", 0, "", {}}}});
+    a.cpu.stacks.push_back({9, 5});
+    CaptureSum with, without(SumLimits{100, 10, false});
+    with.add(a);
+    without.add(a);
+    EXPECT_EQ(with.capture().cpu.stacks.size(), 1u);
+    EXPECT_TRUE(without.capture().cpu.stacks.empty());
+    EXPECT_EQ(without.capture().cpu.samples, 10u) << "the totals stay";
+    EXPECT_EQ(without.capture().stacks.size(), 1u) << "only the lock site's stack";
+}
+
+} // namespace
+} // namespace lockscope::agent

@@ -25,6 +25,10 @@ inline constexpr const char* kOtherLocksKey = "[other locks]";
 struct SumLimits {
     size_t max_stacks = 50000;
     size_t max_locks = 5000;
+    // CPU samples by stack: a fork-heavy machine makes new kernel stacks all
+    // the time, so the sum since start keeps only the CPU totals and leaves
+    // (the lock sites' stacks are what its profiles need); a delta keeps them.
+    bool cpu_stacks = true;
 };
 
 class CaptureSum {
