@@ -14,6 +14,7 @@
 
 #include "lockscope/capture/io.h"
 #include "lockscope/lab/error.h"
+#include "lockscope/lab/holder_lock.h"
 #include "lockscope/lab/initramfs.h"
 #include "lockscope/lab/process.h"
 #include "lockscope/lab/source_build.h"
@@ -452,6 +453,14 @@ int runLab(const LabOptions& o, std::ostream& log)
     checkLabOptions(o);
     const std::string cache = o.cache_dir.empty() ? defaultCacheDir() : o.cache_dir;
     ensureOwnedDirectory(o.out_dir, "output dir", "-o");
+    // Two labs writing one output directory corrupt each other's captures
+    // and the lockscope snapshot every guest gets: one at a time.
+    const auto lab_dir = (fs::path(o.out_dir) / ".lab").string();
+    ensureOwnedDirectory(lab_dir, "output dir", "-o");
+    const HolderLock out_lock((fs::path(lab_dir) / "lock").string(), "output dir '" + o.out_dir + "'",
+                              o.wait_for_busy ? HolderLock::Mode::Wait : HolderLock::Mode::Refuse,
+                              [&](const std::string& what) { say(log, "lab", what); },
+                              "choose another with -o, or leave out --no-wait to wait for it");
     const auto applets = busyboxApplets(findBusybox());
     const auto lockscope = snapshotLockscope(o.lockscope, o.out_dir);
     std::vector<std::string> workload = o.workload;

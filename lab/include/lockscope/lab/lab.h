@@ -60,6 +60,7 @@ struct LabOptions {
     bool compare = true;
     unsigned runs = 1;                      // captures per kernel, boots alternating between kernels
     unsigned boot_retries = 2;              // more boots after a stalled or timed-out one
+    bool wait_for_busy = true;              // another lab holds out_dir: wait (else refuse: LabBusy)
 };
 
 // The `lockscope lab` command: fetch or build every kernel, then for each
