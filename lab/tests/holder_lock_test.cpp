@@ -16,6 +16,7 @@
 #include "lockscope/lab/holder_lock.h"
 #include "lockscope/lab/lab.h"
 #include "lockscope/lab/process.h"
+#include "lockscope/lab/qemu.h"
 #include "lockscope/lab/source_build.h"
 
 namespace fs = std::filesystem;
@@ -251,3 +252,23 @@ TEST(LabLock, TwoBuildsOfOneCachedTreeTakeTurns)
     fs::remove_all(dir);
 }
 
+// --accel kvm on a host whose /dev/kvm is PVM (these VMs): one line before
+// anything is fetched or booted, instead of qemu's MSR assertion or a hang.
+TEST(LabQemu, KvmOnAPvmHostIsOneClearLine)
+{
+    std::error_code ec;
+    if (!fs::exists("/sys/module/kvm_pvm", ec))
+        GTEST_SKIP() << "skipped: this host's KVM is not PVM (no /sys/module/kvm_pvm)";
+    EXPECT_NE(kvmUnusableReason().find("PVM"), std::string::npos) << kvmUnusableReason();
+    auto dir = tempDir("pvm");
+    auto r = runProcess({LOCKSCOPE_BIN, "lab", "--accel", "kvm", "-k", "a=debian:cloud", "-o", (dir / "out").string(),
+                         "--cache", (dir / "cache").string(), "--", "sleep", "1"},
+                        60);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+    EXPECT_NE(r.output.find("boots only PVM-enabled guest kernels"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("--accel tcg-multi"), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(dir / "cache")) << "fetched a kernel before refusing";
+    EXPECT_FALSE(fs::exists(dir / "out")) << "wrote output before refusing";
+    fs::remove_all(dir);
+}

@@ -19,6 +19,7 @@ struct GuestRun {
     GuestReport report;
     std::string work_dir;     // initramfs, serial log, received files
     std::string failure;      // "" when the guest ran every step and sent everything back
+    double host_load = -1;    // the host's highest 1-minute load average seen during the boot (-1: unknown)
     bool ok() const noexcept { return failure.empty(); }
     // The serial console tail, for failure messages.
     std::string serialTail(unsigned lines = 40) const;
