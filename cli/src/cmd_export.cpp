@@ -36,8 +36,9 @@ void addExportCommand(CLI::App& app, Result& result)
     for (const reports::Exporter* e : reports::exporters())
         formats.emplace_back(e->name());
     cmd->add_option("--format", o->format, "output format: folded, pprof, speedscope, or pprof-holders (Go's mutex profile: wait charged to the holders' stacks)")->required()->check(CLI::IsMember(formats));
-    cmd->add_option("--weight", o->weight, "wait, hold or count (pprof carries all three)")
-        ->check(CLI::IsMember({"wait", "hold", "count"}));
+    cmd->add_option("--weight", o->weight,
+                    "wait, hold, count or acquire (spin in the lock call, record --hold); pprof carries them all")
+        ->check(CLI::IsMember({"wait", "hold", "count", "acquire"}));
     cmd->add_option("-o,--output", o->output, "output file (default: stdout)");
     cmd->callback([o, &result]() {
         const reports::Exporter* e = reports::findExporter(o->format);

@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "lockscope/lab/error.h"
+#include "lockscope/lab/holder_lock.h"
 #include "lockscope/lab/lab.h"
 
 namespace lockscope::cli {
@@ -27,6 +28,7 @@ struct LabArgs {
     std::vector<std::string> add;
     std::string record_args;
     bool no_compare = false;
+    bool no_wait = false;
     unsigned runs = 1;
     unsigned boot_retries = 2;
     double stall = 20;
@@ -80,6 +82,8 @@ void addLabCommand(CLI::App& app, Result& result)
     cmd->add_option("--add", args->add, "another host file for the guest, at the same path (with its libraries)");
     cmd->add_option("--record-args", args->record_args, "options for `lockscope record` in the guest, one string");
     cmd->add_flag("--no-compare", args->no_compare, "do not run lockscope compare at the end");
+    cmd->add_flag("--no-wait", args->no_wait,
+                  "when another lab uses the output directory, refuse (exit 75) instead of waiting for it");
     cmd->add_option("workload", args->workload, "the workload and its arguments, after --")->required();
     cmd->callback([args, &result] {
         lab::LabOptions o;
@@ -103,7 +107,13 @@ void addLabCommand(CLI::App& app, Result& result)
         o.runs = args->runs;
         o.boot_retries = args->boot_retries;
         o.boot.stall_s = args->stall;
-        result.exit_code = lab::runLab(o, std::cerr);
+        o.wait_for_busy = !args->no_wait;
+        try {
+            result.exit_code = lab::runLab(o, std::cerr);
+        } catch (const lab::LabBusy& e) {
+            std::cerr << "lockscope: " << e.what() << std::endl;
+            result.exit_code = lab::kLabBusyExitCode;
+        }
     });
 }
 

@@ -43,6 +43,9 @@ struct RecordArgs {
     double grace = 5;
     unsigned stack_depth = 16;
     unsigned hold_sample = 1;
+    // Above the probe's own time under emulation (a few hundred ns), below a
+    // contended spin's (microseconds).
+    uint64_t acquire_min_ns = 1000;
     unsigned syscall_sample = 1;
     unsigned stack_sample = 1;
     // ~2 us per walk: at most ~0.2% of each CPU goes to stack walks, and a
@@ -213,6 +216,7 @@ void setSelection(const RecordArgs& a, record::RecordOptions& o)
 void setHoldOptions(const RecordArgs& a, probes::Options& p)
 {
     p.hold_sample = a.hold_sample;
+    p.acquire_min_ns = a.acquire_min_ns;
     p.holder_stacks = a.holder_stacks;
     p.lock_owner = a.lock_owner;
     // The wait probe names a holder by finding the lock among the hold probe's held locks.
@@ -354,6 +358,11 @@ std::vector<const CLI::Option*> addOptInOptions(CLI::App& cmd, RecordArgs& a, CL
                   "do not probe hold times (the default without --hold)");
     cmd.add_option("--hold-sample", a.hold_sample, "time 1 in N spin-lock holds (implies --hold)")
         ->check(CLI::Range(1u, 1000000u));
+    cmd.add_option("--acquire-min-ns", a.acquire_min_ns,
+                   "with --hold: time spin-lock acquisitions whose lock call took at least this long (the spin "
+                   "the contention tracepoint may not report)")
+        ->check(CLI::Range(uint64_t{1}, uint64_t{1000000000}))
+        ->capture_default_str();
     cmd.add_flag("--holder-stacks", a.holder_stacks,
                  "name the stack holding a spinlock while others waited (turns the hold probe on)");
     auto* syscalls = addOptInProbe(cmd, "syscalls", a.syscalls, a.no_syscalls,

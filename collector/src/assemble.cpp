@@ -268,12 +268,22 @@ std::vector<const probes::LockRecord*> CaptureAssembler::canonicalOrder(
     return ordered;
 }
 
-void CaptureAssembler::readKernelRecords(const std::vector<probes::LockRecord>& records, bool hold,
+Log2Hist& CaptureAssembler::histOf(Lock& lock, Figure f)
+{
+    return f == Figure::Wait ? lock.wait : f == Figure::Hold ? lock.hold : lock.acquire;
+}
+
+Log2Hist& CaptureAssembler::histOf(LockSite& site, Figure f)
+{
+    return f == Figure::Wait ? site.wait : f == Figure::Hold ? site.hold : site.acquire;
+}
+
+void CaptureAssembler::readKernelRecords(const std::vector<probes::LockRecord>& records, Figure figure,
                                          Capture& out)
 {
     for (const probes::LockRecord* rp : canonicalOrder(records)) {
         const probes::LockRecord& r = *rp;
-        KernelRecord k{&r, hold, {}, std::nullopt, {}, false};
+        KernelRecord k{&r, figure, {}, std::nullopt, {}, false};
         if (r.kstack_id >= 0 && kernelStack_) {
             const std::vector<Frame> all = kernelFrames(kernelStack_(r.kstack_id));
             if (takenByOwnProgram(all)) {
@@ -302,18 +312,22 @@ CaptureAssembler::LockIdentity CaptureAssembler::identityOf(const probes::LockRe
 void CaptureAssembler::decideKernelKeys()
 {
     std::map<LockIdentity, LockEvidence> evidence;
+    // Slow acquisitions are the contended part of the holds, walked whatever
+    // the budget: counted again they would pull the key towards contention.
     for (const KernelRecord& k : kernelRecords_)
-        evidence[identityOf(*k.r)].add(k.hold, k.r->hist.count(),
-                                        k.callerKey.empty() ? nullptr : &k.callerKey);
+        if (k.figure != Figure::Acquire)
+            evidence[identityOf(*k.r)].add(k.figure == Figure::Hold, k.r->hist.count(),
+                                            k.callerKey.empty() ? nullptr : &k.callerKey);
     for (const auto& [id, e] : evidence)
         if (e.anyWalked())
             lockKeys_[id].key = e.hottestKey();
     // A lock passes a stack filter when one of its walked stacks does; its
     // records with no stack then come along.
     for (KernelRecord& k : kernelRecords_) {
-        if (k.callerKey.empty())
+        auto decided = lockKeys_.find(identityOf(*k.r));
+        if (k.callerKey.empty() || decided == lockKeys_.end()) // an acquisition whose hold was lost
             continue;
-        DecidedKey& d = lockKeys_.at(identityOf(*k.r));
+        DecidedKey& d = decided->second;
         k.passes = passesFilters(*k.r, d.key, k.frames);
         d.passed = d.passed || k.passes;
     }
@@ -341,15 +355,15 @@ void CaptureAssembler::fileKernelRecords(Capture& out)
         }
         if (r.kstack_id == probes::kStackUnsampled)
             k.frames = {Frame{kNotSampledFrame, 0, "", std::nullopt}};
-        const auto [li, si] = addToLock(key, r, k.hold, StackKind::Kernel, std::move(k.frames),
+        const auto [li, si] = addToLock(key, r, k.figure, StackKind::Kernel, std::move(k.frames),
                                         k.userStackId, out);
-        if (!k.hold)
+        if (k.figure == Figure::Wait)
             waitSite_[{r.lock_addr, r.kstack_id, r.tgid, r.cgroup}] = {li, si};
     }
     kernelRecords_.clear();
 }
 
-void CaptureAssembler::addUserRecords(const std::vector<probes::LockRecord>& records, bool hold,
+void CaptureAssembler::addUserRecords(const std::vector<probes::LockRecord>& records, Figure figure,
                                       Capture& out)
 {
     // User locks are keyed by their user caller alone (no address, no stack budget).
@@ -361,12 +375,12 @@ void CaptureAssembler::addUserRecords(const std::vector<probes::LockRecord>& rec
         std::string key = lockKey(0, r.type, frames) + partitionSuffix(r);
         if (!passesFilters(r, key, frames))
             continue;
-        addToLock(key, r, hold, StackKind::User, std::move(frames), std::nullopt, out);
+        addToLock(key, r, figure, StackKind::User, std::move(frames), std::nullopt, out);
     }
 }
 
 std::pair<size_t, size_t> CaptureAssembler::addToLock(const std::string& key, const probes::LockRecord& r,
-                                                      bool hold, StackKind kind, std::vector<Frame> frames,
+                                                      Figure figure, StackKind kind, std::vector<Frame> frames,
                                                       std::optional<uint32_t> userStackId, Capture& out)
 {
     const uint32_t stackId = intern(kind, std::move(frames), out);
@@ -396,7 +410,7 @@ std::pair<size_t, size_t> CaptureAssembler::addToLock(const std::string& key, co
         lock.address = *addrs.begin();
     else
         lock.address.reset();
-    (hold ? lock.hold : lock.wait).merge(r.hist);
+    histOf(lock, figure).merge(r.hist);
 
     int64_t siteUser = userStackId ? int64_t(*userStackId) : -1;
     auto [si, newSite] = siteIndex_.try_emplace({key, stackId, siteUser}, lock.sites.size());
@@ -407,7 +421,7 @@ std::pair<size_t, size_t> CaptureAssembler::addToLock(const std::string& key, co
         lock.sites.push_back(std::move(site));
     }
     LockSite& site = lock.sites[si->second];
-    (hold ? site.hold : site.wait).merge(r.hist);
+    histOf(site, figure).merge(r.hist);
     return {li->second, si->second};
 }
 
@@ -508,12 +522,13 @@ void CaptureAssembler::assemble(const probes::Snapshot& snapshot, Capture& out)
 {
     probeNames_ = &snapshot.lock_names;
     // Every walked kernel stack is read before any lock gets its key.
-    readKernelRecords(snapshot.waits, false, out);
-    readKernelRecords(snapshot.holds, true, out);
+    readKernelRecords(snapshot.waits, Figure::Wait, out);
+    readKernelRecords(snapshot.holds, Figure::Hold, out);
+    readKernelRecords(snapshot.acquires, Figure::Acquire, out);
     decideKernelKeys();
     fileKernelRecords(out);
-    addUserRecords(snapshot.user_waits, false, out);
-    addUserRecords(snapshot.user_holds, true, out);
+    addUserRecords(snapshot.user_waits, Figure::Wait, out);
+    addUserRecords(snapshot.user_holds, Figure::Hold, out);
     addOwners(snapshot.owners, out);
     addHolders(snapshot.holders, out); // sorts every site's holders, owners included
     // Most contended first (total wait, then hold), the order reports start from.

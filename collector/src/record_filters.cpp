@@ -47,6 +47,8 @@ void addSampling(const probes::Options& p, std::map<std::string, std::string>& f
 {
     f["stack_depth"] = std::to_string(p.stack_depth);
     f["hold_sample"] = p.hold == probes::Backend::Off ? "off" : std::to_string(p.hold_sample);
+    if (p.hold != probes::Backend::Off) // locks' "acquire" counts acquisitions from this long
+        f["acquire_min_ns"] = std::to_string(p.acquire_min_ns);
     if (p.holder_stacks)
         f["holder_stacks"] = "true";
     if (p.lock_owner)

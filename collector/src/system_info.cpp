@@ -2,6 +2,9 @@
 #include "lockscope/record/system_info.h"
 
 #include <cstdint>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -108,6 +111,124 @@ std::string rfc3339(std::chrono::system_clock::time_point t)
     return buf;
 }
 
+namespace {
+
+std::string firstLineOf(const char* path)
+{
+    std::string s = readFile(path);
+    s = s.substr(0, s.find('\n'));
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\r' || s.back() == '\0'))
+        s.pop_back();
+    return s;
+}
+
+bool cpuinfoHasFlag(const std::string& cpuinfo, const std::string& flag)
+{
+    std::istringstream lines(cpuinfo);
+    for (std::string line; std::getline(lines, line);) {
+        if (line.rfind("flags", 0) != 0)
+            continue;
+        std::istringstream words(line.substr(line.find(':') == std::string::npos ? 0 : line.find(':') + 1));
+        for (std::string w; words >> w;)
+            if (w == flag)
+                return true;
+        return false;
+    }
+    return false;
+}
+
+std::string cpuidHypervisorVendor()
+{
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    __cpuid(0x40000000, a, b, c, d);
+    char v[13] = {};
+    std::memcpy(v, &b, 4);
+    std::memcpy(v + 4, &c, 4);
+    std::memcpy(v + 8, &d, 4);
+    std::string s(v);
+    while (!s.empty() && s.back() == ' ')
+        s.pop_back();
+    return s;
+#else
+    return {};
+#endif
+}
+
+// Signatures of CPUID leaf 0x40000000 -> the name a person knows.
+struct VendorName {
+    const char* signature;
+    const char* kind;
+    const char* name;
+};
+constexpr VendorName kVendors[] = {
+    {"KVMKVMKVM", "kvm", "KVM"},       {"TCGTCGTCGTCG", "tcg", "TCG"},     {"Microsoft Hv", "vm", "Microsoft Hyper-V"},
+    {"VMwareVMware", "vm", "VMware"},  {"XenVMMXenVMM", "vm", "Xen"},      {"VBoxVBoxVBox", "vm", "VirtualBox"},
+    {"bhyve bhyve", "vm", "bhyve"},    {"ACRNACRNACRN", "vm", "ACRN"},     {"QNXQVMBSQG", "vm", "QNX"},
+    {"Linux KVM Hv", "kvm", "KVM (Hyper-V enlightened)"},
+};
+
+bool dmiSaysVirtual(const VirtualizationClues& c)
+{
+    for (const char* v : {"QEMU", "KVM", "VMware", "innotek", "Xen", "Amazon EC2", "Google", "Parallels", "Bochs"})
+        if (c.dmi_vendor.find(v) != std::string::npos || c.dmi_product.find(v) != std::string::npos)
+            return true;
+    return c.dmi_vendor == "Microsoft Corporation" && c.dmi_product == "Virtual Machine";
+}
+
+} // namespace
+
+VirtualizationClues readVirtualizationClues()
+{
+    VirtualizationClues c;
+    c.hypervisor_flag = cpuinfoHasFlag(readFile("/proc/cpuinfo"), "hypervisor");
+    if (c.hypervisor_flag) // leaf 0x40000000 means nothing without the bit
+        c.cpuid_vendor = cpuidHypervisorVendor();
+    c.sys_hypervisor = firstLineOf("/sys/hypervisor/type");
+    c.dmi_vendor = firstLineOf("/sys/class/dmi/id/sys_vendor");
+    c.dmi_product = firstLineOf("/sys/class/dmi/id/product_name");
+    return c;
+}
+
+Virtualization classifyVirtualization(const VirtualizationClues& c)
+{
+    Virtualization v;
+    if (c.hypervisor_flag && !c.cpuid_vendor.empty()) {
+        v.detected_by = "cpuid";
+        for (const auto& known : kVendors)
+            if (c.cpuid_vendor == known.signature) {
+                v.kind = known.kind;
+                v.hypervisor = known.name;
+                return v;
+            }
+        v.kind = "vm";
+        v.hypervisor = c.cpuid_vendor;
+        return v;
+    }
+    if (c.hypervisor_flag) {
+        v.kind = "vm";
+        v.detected_by = "cpuinfo";
+        return v;
+    }
+    if (!c.sys_hypervisor.empty()) {
+        v.kind = "vm";
+        v.hypervisor = c.sys_hypervisor;
+        v.detected_by = "/sys/hypervisor";
+        return v;
+    }
+    // A hypervisor that hides the CPUID bit (qemu -cpu ...,-hypervisor) still
+    // names itself in the firmware tables.
+    if (dmiSaysVirtual(c)) {
+        v.kind = "vm";
+        v.hypervisor = c.dmi_vendor.empty() ? c.dmi_product : c.dmi_vendor;
+        v.detected_by = "dmi";
+        return v;
+    }
+    v.kind = "none";
+    v.detected_by = "cpuid";
+    return v;
+}
+
 void fillSystemMeta(Meta& meta)
 {
     meta.tool_version = LOCKSCOPE_VERSION;
@@ -121,6 +242,7 @@ void fillSystemMeta(Meta& meta)
     meta.cpu_model = parseCpuModel(readFile("/proc/cpuinfo"));
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     meta.cpu_count = n > 0 ? static_cast<uint32_t>(n) : 0;
+    meta.virtualization = classifyVirtualization(readVirtualizationClues());
 }
 
 } // namespace lockscope::record

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -101,4 +102,66 @@ TEST(SystemInfo, FillsFromThisMachine)
     EXPECT_EQ(m.hostname, u.nodename);
     EXPECT_GE(m.cpu_count, 1u);
     EXPECT_FALSE(m.tool_version.empty());
+}
+
+TEST(SystemInfo, ClassifiesTheHypervisorFromItsClues)
+{
+    auto kind = [](VirtualizationClues c) { return classifyVirtualization(c); };
+    VirtualizationClues kvm;
+    kvm.hypervisor_flag = true;
+    kvm.cpuid_vendor = "KVMKVMKVM";
+    EXPECT_EQ(kind(kvm).kind, "kvm");
+    EXPECT_EQ(kind(kvm).hypervisor, "KVM");
+    EXPECT_EQ(kind(kvm).detected_by, "cpuid");
+
+    VirtualizationClues tcg = kvm;
+    tcg.cpuid_vendor = "TCGTCGTCGTCG";
+    EXPECT_EQ(kind(tcg).kind, "tcg");
+
+    VirtualizationClues hyperv = kvm;
+    hyperv.cpuid_vendor = "Microsoft Hv";
+    EXPECT_EQ(kind(hyperv).kind, "vm");
+    EXPECT_EQ(kind(hyperv).hypervisor, "Microsoft Hyper-V");
+
+    VirtualizationClues unknown = kvm;
+    unknown.cpuid_vendor = "NewVisor";
+    EXPECT_EQ(kind(unknown).kind, "vm");
+    EXPECT_EQ(kind(unknown).hypervisor, "NewVisor") << "an unknown vendor is kept as the guest sees it";
+
+    VirtualizationClues flagOnly;
+    flagOnly.hypervisor_flag = true;
+    EXPECT_EQ(kind(flagOnly).kind, "vm");
+
+    // qemu -cpu qemu64,-hypervisor (the lab's tcg-multi) hides the bit; DMI still says QEMU.
+    VirtualizationClues hidden;
+    hidden.dmi_vendor = "QEMU";
+    hidden.dmi_product = "Standard PC (i440FX + PIIX, 1996)";
+    EXPECT_EQ(kind(hidden).kind, "vm");
+    EXPECT_EQ(kind(hidden).detected_by, "dmi");
+
+    VirtualizationClues xen;
+    xen.sys_hypervisor = "xen";
+    EXPECT_EQ(kind(xen).kind, "vm");
+
+    VirtualizationClues metal;
+    metal.dmi_vendor = "Dell Inc.";
+    metal.dmi_product = "PowerEdge R650";
+    EXPECT_EQ(kind(metal).kind, "none");
+}
+
+// systemd-detect-virt reads the same clues: where it is installed, the two agree.
+TEST(SystemInfo, VirtualizationAgreesWithSystemdDetectVirt)
+{
+    FILE* p = ::popen("systemd-detect-virt --vm 2>/dev/null", "r");
+    char buf[64] = {};
+    const bool got = p && std::fgets(buf, sizeof buf, p);
+    const int rc = p ? ::pclose(p) : -1;
+    if (!got || (rc != 0 && std::string(buf).rfind("none", 0) != 0))
+        GTEST_SKIP() << "skipped: systemd-detect-virt is not installed here";
+    std::string theirs(buf);
+    theirs = theirs.substr(0, theirs.find('\n'));
+    lockscope::Meta m;
+    fillSystemMeta(m);
+    const std::string expected = theirs == "none" ? "none" : theirs == "kvm" ? "kvm" : theirs == "qemu" ? "tcg" : "vm";
+    EXPECT_EQ(m.virtualization.kind, expected) << "systemd-detect-virt --vm says " << theirs;
 }

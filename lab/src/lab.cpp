@@ -14,6 +14,7 @@
 
 #include "lockscope/capture/io.h"
 #include "lockscope/lab/error.h"
+#include "lockscope/lab/holder_lock.h"
 #include "lockscope/lab/initramfs.h"
 #include "lockscope/lab/process.h"
 #include "lockscope/lab/source_build.h"
@@ -53,6 +54,14 @@ std::string seconds(double s)
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.1f s", s);
     return buf;
+}
+
+// The host's 1-minute load average (-1 when unreadable).
+double hostLoad()
+{
+    double load = -1;
+    std::ifstream("/proc/loadavg") >> load;
+    return load;
 }
 
 std::set<std::string> busyboxApplets(const std::string& busybox)
@@ -198,9 +207,12 @@ GuestRun runInGuest(const Kernel& kernel, const std::vector<GuestStep>& steps,
     };
     progress("boot " + kernel.name + " (" + chooseAccel(boot.accel).why + ", timeout " +
              seconds(boot.timeout_s) + ")");
+    run.host_load = hostLoad();
     run.boot = bootGuest(boot, [&](const std::string& stage) {
+        run.host_load = std::max(run.host_load, hostLoad());
         progress("  " + seconds(elapsed()) + "  guest: " + stage);
     });
+    run.host_load = std::max(run.host_load, hostLoad());
     writeText(fs::path(work_dir) / "serial.log", run.boot.serial);
     if (fs::file_size(boot.data_path, ec) > 2 * kMaxGuestFileBytes)
         run.report.problems.push_back("the result channel holds over " + mib(2 * kMaxGuestFileBytes) +
@@ -287,6 +299,9 @@ void checkLabOptions(const LabOptions& o)
     }
     if (o.lockscope.empty() || ::access(o.lockscope.c_str(), X_OK) != 0)
         throw LabError("lockscope binary '" + o.lockscope + "' is not executable");
+    if (o.boot.accel == Accel::Kvm)
+        if (auto why = kvmUnusableReason(); !why.empty())
+            throw LabError(why);
 }
 
 // What every guest gets, each at its host path: lockscope (a snapshot taken
@@ -375,6 +390,24 @@ GuestRun bootWithRetries(const LabOptions& o, const Kernel& kernel, const std::v
     }
 }
 
+// What only the host knows of a guest's recording: how it was run (the
+// guest cannot tell TCG's threading, nor see a hidden hypervisor bit), its
+// vCPUs against the host's cores, and the host's load meanwhile. The vendor
+// is the one the guest saw.
+Virtualization labVirtualization(const Virtualization& guest_saw, const GuestRun& guest, unsigned vcpus)
+{
+    Virtualization v;
+    v.kind = guest.boot.accel.empty() ? guest_saw.kind : guest.boot.accel;
+    v.hypervisor = guest_saw.hypervisor;
+    v.detected_by = "lab";
+    v.vcpus = vcpus;
+    const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
+    v.host_cores = cores > 0 ? static_cast<uint32_t>(cores) : 0;
+    if (guest.host_load >= 0)
+        v.host_load = guest.host_load;
+    return v;
+}
+
 // One run of one kernel: the capture's path, or "" once it has said why
 // there is none (a kernel without BTF is then no longer usable).
 std::string recordRun(const LabOptions& o, LabKernel& k, unsigned run, const std::vector<std::string>& workload,
@@ -410,6 +443,7 @@ std::string recordRun(const LabOptions& o, LabKernel& k, unsigned run, const std
     }
     auto capture = parseCapture(text);
     capture.meta.label = name;
+    capture.meta.virtualization = labVirtualization(capture.meta.virtualization, guest, o.boot.cpus);
     auto path = stem.string() + ".lockscope.json";
     writeCapture(capture, path, true);
     say(log, who, "record: exit " + std::to_string(rc) + ", " + std::to_string(capture.locks.size()) + " locks, " +
@@ -452,6 +486,14 @@ int runLab(const LabOptions& o, std::ostream& log)
     checkLabOptions(o);
     const std::string cache = o.cache_dir.empty() ? defaultCacheDir() : o.cache_dir;
     ensureOwnedDirectory(o.out_dir, "output dir", "-o");
+    // Two labs writing one output directory corrupt each other's captures
+    // and the lockscope snapshot every guest gets: one at a time.
+    const auto lab_dir = (fs::path(o.out_dir) / ".lab").string();
+    ensureOwnedDirectory(lab_dir, "output dir", "-o");
+    const HolderLock out_lock((fs::path(lab_dir) / "lock").string(), "output dir '" + o.out_dir + "'",
+                              o.wait_for_busy ? HolderLock::Mode::Wait : HolderLock::Mode::Refuse,
+                              [&](const std::string& what) { say(log, "lab", what); },
+                              "choose another with -o, or leave out --no-wait to wait for it");
     const auto applets = busyboxApplets(findBusybox());
     const auto lockscope = snapshotLockscope(o.lockscope, o.out_dir);
     std::vector<std::string> workload = o.workload;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fcntl.h>
+#include <filesystem>
 #include <optional>
 #include <fstream>
 #include <unistd.h>
@@ -36,6 +37,24 @@ bool kvmDeviceUsable()
 }
 
 } // namespace
+
+std::string kvmUnusableReason()
+{
+    std::error_code ec;
+    if (!std::filesystem::exists("/dev/kvm", ec))
+        return "--accel kvm: this host has no /dev/kvm: use --accel tcg-multi or tcg";
+    // PVM (a paravirtual KVM for nested guests) has its own module and needs
+    // no vmx/svm: it runs only guest kernels built for PVM.
+    const bool pvm = std::filesystem::exists("/sys/module/kvm_pvm", ec);
+    if (pvm || !cpuHasVirtualization())
+        return std::string("--accel kvm: this host's /dev/kvm is ") +
+               (pvm ? "PVM (kvm_pvm)" : "not hardware KVM (no vmx/svm in the CPU flags)") +
+               ", which boots only PVM-enabled guest kernels (a stock kernel makes qemu assert or hang): use "
+               "--accel tcg-multi or tcg";
+    if (!kvmDeviceUsable())
+        return "--accel kvm: cannot open /dev/kvm (run as root or join the kvm group), or use --accel tcg-multi";
+    return "";
+}
 
 Accel parseAccel(const std::string& text)
 {

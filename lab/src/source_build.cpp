@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "lockscope/lab/error.h"
+#include "lockscope/lab/holder_lock.h"
 #include "lockscope/lab/process.h"
 
 namespace fs = std::filesystem;
@@ -76,23 +77,6 @@ std::string trimmed(std::string s)
     return s;
 }
 
-// One build tree is used by one lab at a time.
-class TreeLock {
-public:
-    explicit TreeLock(const fs::path& lock_path)
-    {
-        fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (fd_ < 0 || ::flock(fd_, LOCK_EX) != 0)
-            throw LabError("cannot lock '" + lock_path.string() + "'");
-    }
-    ~TreeLock() { ::close(fd_); }
-    TreeLock(const TreeLock&) = delete;
-    TreeLock& operator=(const TreeLock&) = delete;
-
-private:
-    int fd_ = -1;
-};
-
 // Where a source lives in the cache and what state of it a build wants.
 struct PreparedSource {
     fs::path tree;           // the lab's build tree (a git work tree)
@@ -100,6 +84,7 @@ struct PreparedSource {
     std::string source_id;   // for the key
     std::string tree_diff;   // uncommitted changes of a src:PATH tree, applied first
     std::string label;       // "debian-src:6.1", "src:/home/me/linux@1a2b3c4d"
+    std::string origin;      // the tarball, or the developer's tree (toplevel) the lab clones
 };
 
 std::string tarballFor(const std::string& version)
@@ -113,9 +98,8 @@ std::string tarballFor(const std::string& version)
                    ".tar.xz (apt-get install linux-source-" + version + ")");
 }
 
-// Unpacks Debian's tarball once into a git work tree, so that later builds
-// can reset it to the pristine state touching only the files a patch changed.
-PreparedSource prepareDebianSource(const SourceSpec& s, const fs::path& trees, const ProgressFn& progress)
+// Which tarball and which build tree: reads the cache, writes nothing.
+PreparedSource identifyDebianSource(const SourceSpec& s, const fs::path& trees)
 {
     auto tarball = s.path.empty() ? tarballFor(s.version) : s.path;
     struct stat st {};
@@ -125,12 +109,22 @@ PreparedSource prepareDebianSource(const SourceSpec& s, const fs::path& trees, c
     p.label = "debian-src:" + s.version;
     p.source_id = "debian-src " + tarball + " " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtime);
     p.tree = trees / ("debian-src-" + s.version);
+    p.origin = tarball;
+    return p;
+}
+
+// Unpacks Debian's tarball once into a git work tree, so that later builds
+// can reset it to the pristine state touching only the files a patch changed.
+// Sets p.base. Called with the tree's lock held.
+void unpackDebianSource(const SourceSpec& s, PreparedSource& p, const ProgressFn& progress)
+{
+    const std::string& tarball = p.origin;
     auto marker = fs::path(p.tree.string() + ".source");
     auto recorded = readFile(marker);
     auto nl = recorded.find('\n');
     if (nl != std::string::npos && recorded.substr(0, nl) == p.source_id && fs::exists(p.tree / ".git")) {
         p.base = trimmed(recorded.substr(nl + 1));
-        return p;
+        return;
     }
     std::error_code ec;
     fs::remove(marker, ec);
@@ -164,12 +158,12 @@ PreparedSource prepareDebianSource(const SourceSpec& s, const fs::path& trees, c
     if (ec)
         throw LabError("cannot move '" + tmp.string() + "' to '" + p.tree.string() + "': " + ec.message());
     writeFile(marker, p.source_id + "\n" + p.base + "\n");
-    return p;
 }
 
 // A src: tree is never written to: the lab clones it (sharing its objects)
-// into the cache and builds there.
-PreparedSource prepareGitTree(const SourceSpec& s, const fs::path& trees, const ProgressFn& progress)
+// into the cache and builds there. This reads the developer's tree (commit,
+// uncommitted diff); cloneGitTree writes the cache.
+PreparedSource identifyGitTree(const SourceSpec& s, const fs::path& trees, const ProgressFn& progress)
 {
     std::error_code ec;
     auto path = expandHome(s.path);
@@ -204,6 +198,15 @@ PreparedSource prepareGitTree(const SourceSpec& s, const fs::path& trees, const 
             progress("note: " + std::to_string(untracked) + " untracked file(s) in " + toplevel +
                      " are not built (git add them)");
     }
+    p.origin = toplevel;
+    return p;
+}
+
+// Called with the tree's lock held.
+void cloneGitTree(const PreparedSource& p, const ProgressFn& progress)
+{
+    std::error_code ec;
+    const std::string& toplevel = p.origin;
     if (!fs::exists(p.tree / ".git", ec)) {
         progress("cloning " + toplevel + " into the build cache (objects shared, once)");
         auto tmp = fs::path(p.tree.string() + ".tmp." + std::to_string(::getpid()));
@@ -218,7 +221,6 @@ PreparedSource prepareGitTree(const SourceSpec& s, const fs::path& trees, const 
         if (ec)
             throw LabError("cannot move '" + tmp.string() + "' to '" + p.tree.string() + "': " + ec.message());
     }
-    return p;
 }
 
 // Turns make's quiet lines ("  CC      kernel/fork.o") into a progress line
@@ -611,8 +613,8 @@ Kernel buildKernelFromSource(const KernelSpec& spec, const std::string& cache_di
     fs::create_directories(trees);
     fs::create_directories(kernels);
 
-    auto source = s.kind == SourceSpec::Kind::DebianSource ? prepareDebianSource(s, trees, progress)
-                                                          : prepareGitTree(s, trees, progress);
+    auto source = s.kind == SourceSpec::Kind::DebianSource ? identifyDebianSource(s, trees)
+                                                          : identifyGitTree(s, trees, progress);
     inputs.source_id = source.source_id;
     if (!source.tree_diff.empty())
         inputs.patch_texts.push_back(source.tree_diff);
@@ -637,9 +639,16 @@ Kernel buildKernelFromSource(const KernelSpec& spec, const std::string& cache_di
         progress("built before: " + out.string());
         return finish();
     }
-    TreeLock lock(fs::path(source.tree.string() + ".lock"));
+    // Two labs unpacking, resetting or building one tree at once corrupt it:
+    // the second waits, naming the first.
+    const HolderLock lock(source.tree.string() + ".lock", "build tree '" + source.tree.string() + "'",
+                          HolderLock::Mode::Wait, progress);
     if (fs::exists(out / ".complete")) // another lab built it while we waited
         return finish();
+    if (s.kind == SourceSpec::Kind::DebianSource)
+        unpackDebianSource(s, source, progress);
+    else
+        cloneGitTree(source, progress);
     applyPatches(source, inputs, patch_paths);
     configureTree(source.tree, progress);
     makeBzImage(source, description, progress);

@@ -80,3 +80,19 @@ TEST(KernelPair, CompareReportWasWritten)
     EXPECT_NE(s.str().find("generic"), std::string::npos);
     EXPECT_NE(s.str().find("cloud"), std::string::npos);
 }
+
+// The lab says how it ran each guest: the guest alone cannot tell TCG's
+// threading, and only the host knows its cores and load.
+TEST(KernelPair, CapturesSayHowTheLabRanTheirGuest)
+{
+    for (const char* name : {"generic", "cloud"}) {
+        const auto v = load(name).meta.virtualization;
+        EXPECT_EQ(v.detected_by, "lab") << name;
+        EXPECT_TRUE(v.kind == "tcg" || v.kind == "kvm") << name << ": " << v.kind << " (lab.two_kernels runs --accel auto)";
+        EXPECT_EQ(v.vcpus, 2u) << name;
+        EXPECT_GE(v.host_cores, 1u) << name;
+        EXPECT_TRUE(v.host_load.has_value()) << name;
+        if (v.kind == "tcg")
+            EXPECT_EQ(v.hypervisor, "TCG") << name << ": the vendor the guest saw in CPUID";
+    }
+}

@@ -23,6 +23,14 @@
 #include "stack_budget.bpf.h"
 
 const volatile __u32 hold_sample = 1; /* record 1 in N acquisitions */
+/*
+ * Acquisitions whose lock call took at least this long, entry to return, are
+ * filed in acquire_table: the spin the contention tracepoint may not report
+ * (a lone waiter on the qspinlock pending bit, virt_spin_lock). The threshold
+ * keeps the uncontended majority (and the probe's own time) out; those
+ * acquisitions also get their stack walked whatever the stack budget says.
+ */
+const volatile __u64 acquire_min_ns = 1000;
 /* --holder-stacks: the wait probe reads held and released from other CPUs. */
 const volatile bool holder_track = false;
 
@@ -48,6 +56,13 @@ struct {
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
     __type(key, __u32);
+    __type(value, struct ls_hold_slot);
+    __uint(max_entries, LS_ACQUIRE_TABLE);
+} acquire_table SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __type(key, __u32);
     __type(value, __u64);
     __uint(max_entries, 1);
 } sample_tick SEC(".maps");
@@ -58,6 +73,68 @@ struct {
     __type(value, struct ls_released_ring);
     __uint(max_entries, 1);
 } released SEC(".maps");
+
+/*
+ * When each lock call on this CPU began (fentry on the lock functions), for
+ * its fexit to time the acquisition. Calls nest only through irqs, which
+ * return before the interrupted call does. An entry whose fexit never ran
+ * (skipped as a re-entry: the stack walk's own freelist lock) is dropped
+ * when an entry below it is popped; a ring indexed by a free-running depth.
+ */
+struct ls_entry_stack {
+    __u32 depth;
+    __u32 pad;
+    __u64 lock[LS_HOLD_NEST];
+    __u64 ts[LS_HOLD_NEST];
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __type(key, __u32);
+    __type(value, struct ls_entry_stack);
+    __uint(max_entries, 1);
+} lock_entries SEC(".maps");
+
+static __always_inline void entry_push(__u64 lock)
+{
+    __u32 zero = 0, d, i;
+    struct ls_entry_stack *s = bpf_map_lookup_elem(&lock_entries, &zero);
+
+    if (!s)
+        return;
+    d = s->depth;
+    i = d & (LS_HOLD_NEST - 1);
+    /* Reserve first: an irq that pushes and pops meanwhile stays above us. */
+    s->lock[i] = 0;
+    s->depth = d + 1;
+    s->ts[i] = bpf_ktime_get_ns();
+    s->lock[i] = lock;
+}
+
+/* When lock's innermost pending call began; 0 when none is pending. */
+static __always_inline __u64 entry_pop(__u64 lock)
+{
+    __u32 zero = 0, d;
+    struct ls_entry_stack *s = bpf_map_lookup_elem(&lock_entries, &zero);
+
+    if (!s)
+        return 0;
+    d = s->depth;
+    for (__u32 k = 0; k < LS_HOLD_NEST; k++) {
+        __u32 i = (d - 1 - k) & (LS_HOLD_NEST - 1);
+
+        if (k >= d)
+            break;
+        if (s->lock[i] == lock) {
+            __u64 ts = s->ts[i];
+
+            s->lock[i] = 0;
+            s->depth = d - 1 - k;
+            return ts;
+        }
+    }
+    return 0;
+}
 
 /* An acquisition between its push and its publish (see on_acquired). */
 struct ls_acquire_at {
@@ -187,23 +264,36 @@ static __always_inline void acquire_publish(__u64 lock, const struct ls_acquire_
     drop_stale(s, lock, d);
 }
 
-static __always_inline void on_acquired(void *ctx, __u64 lock, __u32 variant)
+static __always_inline void slot_add(void *table, __u32 table_size, __u64 lock, __s32 kstack, __u32 variant,
+                                     __u64 delta);
+
+/*
+ * entry_ts: when the lock call began (0: unknown, or a trylock, which does
+ * not spin). The acquisition's wait is the time from there to acquire_push's
+ * stamp.
+ */
+static __always_inline void on_acquired(void *ctx, __u64 lock, __u32 variant, __u64 entry_ts)
 {
     struct ls_acquire_at at;
     __s32 kstack;
+    bool slow;
 
     if (!acquire_push(lock, variant, &at))
         return;
+    slow = entry_ts && at.ts > entry_ts && at.ts - entry_ts >= acquire_min_ns;
     /* The walk runs inside the critical section just entered: the budget
      * bounds what every acquisition pays. A holder found by the wait probe
-     * must name a stack, so holder tracking walks them all. */
-    if (!stacks_on || holder_track || walk_this_stack(at.ts, lock)) {
+     * must name a stack, so holder tracking walks them all; so are slow
+     * acquisitions, which are the contended few. */
+    if (!stacks_on || holder_track || slow || walk_this_stack(at.ts, lock)) {
         kstack = stack_id(ctx, LS_HOLD_STACK_SKIP & BPF_F_SKIP_FIELD_MASK);
     } else {
         kstack = LS_STACK_UNSAMPLED;
         count(LS_C_STACK_UNSAMPLED);
     }
     acquire_publish(lock, &at, kstack);
+    if (slow)
+        slot_add(&acquire_table, LS_ACQUIRE_TABLE, lock, kstack, variant, at.ts - entry_ts);
 }
 
 /* Remembers who released lock, for a waiter that found the holder mid-walk. */
@@ -220,7 +310,9 @@ static __always_inline void note_release(__u64 lock, __s32 kstack)
     r->e[i].lock = lock;
 }
 
-static __always_inline void hold_add(__u64 lock, __s32 kstack, __u32 variant, __u64 delta)
+/* Files delta under (lock, stack, variant, cgroup) in a per-CPU slot table. */
+static __always_inline void slot_add(void *table, __u32 table_size, __u64 lock, __s32 kstack, __u32 variant,
+                                     __u64 delta)
 {
     /* Still LS_STACK_PENDING at release (holder tracking): the acquire's
      * walk found no entry to write its result to (acquire_publish); the hold
@@ -235,8 +327,8 @@ static __always_inline void hold_add(__u64 lock, __s32 kstack, __u32 variant, __
     __u32 idx = (__u32)(h >> 52);
 
     for (int i = 0; i < LS_HOLD_PROBE; i++) {
-        __u32 slot_idx = (idx + i) & (LS_HOLD_TABLE - 1);
-        struct ls_hold_slot *slot = bpf_map_lookup_elem(&hold_table, &slot_idx);
+        __u32 slot_idx = (idx + i) & (table_size - 1);
+        struct ls_hold_slot *slot = bpf_map_lookup_elem(table, &slot_idx);
 
         if (!slot)
             return;
@@ -259,6 +351,11 @@ static __always_inline void hold_add(__u64 lock, __s32 kstack, __u32 variant, __
         return;
     }
     count(LS_C_MAP_FULL);
+}
+
+static __always_inline void hold_add(__u64 lock, __s32 kstack, __u32 variant, __u64 delta)
+{
+    slot_add(&hold_table, LS_HOLD_TABLE, lock, kstack, variant, delta);
 }
 
 /*

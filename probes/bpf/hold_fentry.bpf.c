@@ -32,31 +32,63 @@ static __always_inline __u64 lock_arg(void *ctx)
     return lock;
 }
 
+/*
+ * The lock calls' entries, so that their fexit can time the acquisition (the
+ * spin). Trylocks do not spin: no entry program.
+ */
+SEC("fentry/_raw_spin_lock")
+int BPF_PROG(enter_lock, raw_spinlock_t *lock)
+{
+    entry_push(lock_arg(ctx));
+    return 0;
+}
+
+SEC("fentry/_raw_spin_lock_irq")
+int BPF_PROG(enter_lock_irq, raw_spinlock_t *lock)
+{
+    entry_push(lock_arg(ctx));
+    return 0;
+}
+
+SEC("fentry/_raw_spin_lock_irqsave")
+int BPF_PROG(enter_lock_irqsave, raw_spinlock_t *lock)
+{
+    entry_push(lock_arg(ctx));
+    return 0;
+}
+
+SEC("fentry/_raw_spin_lock_bh")
+int BPF_PROG(enter_lock_bh, raw_spinlock_t *lock)
+{
+    entry_push(lock_arg(ctx));
+    return 0;
+}
+
 SEC("fexit/_raw_spin_lock")
 int BPF_PROG(hold_lock, raw_spinlock_t *lock)
 {
-    on_acquired(ctx, lock_arg(ctx), LS_HOLD_SPIN);
+    on_acquired(ctx, lock_arg(ctx), LS_HOLD_SPIN, entry_pop(lock_arg(ctx)));
     return 0;
 }
 
 SEC("fexit/_raw_spin_lock_irq")
 int BPF_PROG(hold_lock_irq, raw_spinlock_t *lock)
 {
-    on_acquired(ctx, lock_arg(ctx), LS_HOLD_SPIN_IRQ);
+    on_acquired(ctx, lock_arg(ctx), LS_HOLD_SPIN_IRQ, entry_pop(lock_arg(ctx)));
     return 0;
 }
 
 SEC("fexit/_raw_spin_lock_irqsave")
 int BPF_PROG(hold_lock_irqsave, raw_spinlock_t *lock, unsigned long ret)
 {
-    on_acquired(ctx, lock_arg(ctx), LS_HOLD_SPIN_IRQSAVE);
+    on_acquired(ctx, lock_arg(ctx), LS_HOLD_SPIN_IRQSAVE, entry_pop(lock_arg(ctx)));
     return 0;
 }
 
 SEC("fexit/_raw_spin_lock_bh")
 int BPF_PROG(hold_lock_bh, raw_spinlock_t *lock)
 {
-    on_acquired(ctx, lock_arg(ctx), LS_HOLD_SPIN_BH);
+    on_acquired(ctx, lock_arg(ctx), LS_HOLD_SPIN_BH, entry_pop(lock_arg(ctx)));
     return 0;
 }
 
@@ -64,7 +96,7 @@ SEC("fexit/_raw_spin_trylock")
 int BPF_PROG(hold_trylock, raw_spinlock_t *lock, int ret)
 {
     if (ret)
-        on_acquired(ctx, lock_arg(ctx), LS_HOLD_TRYLOCK);
+        on_acquired(ctx, lock_arg(ctx), LS_HOLD_TRYLOCK, 0);
     return 0;
 }
 
@@ -72,7 +104,7 @@ SEC("fexit/_raw_spin_trylock_bh")
 int BPF_PROG(hold_trylock_bh, raw_spinlock_t *lock, int ret)
 {
     if (ret)
-        on_acquired(ctx, lock_arg(ctx), LS_HOLD_TRYLOCK_BH);
+        on_acquired(ctx, lock_arg(ctx), LS_HOLD_TRYLOCK_BH, 0);
     return 0;
 }
 

@@ -24,6 +24,7 @@ struct ls_arg_stack {
     __u32 pad;
     __u64 lock[LS_HOLD_NEST];
     __u64 sp[LS_HOLD_NEST];
+    __u64 ts[LS_HOLD_NEST]; /* when the call began: the acquisition's wait ends at its return */
 };
 
 struct {
@@ -53,10 +54,12 @@ static __always_inline void push_arg(__u64 lock, __u64 sp)
     s->sp[i] = 0;
     s->depth = d + 1;
     s->lock[i] = lock;
+    s->ts[i] = bpf_ktime_get_ns();
     s->sp[i] = sp;
 }
 
-static __always_inline __u64 pop_arg(__u64 sp)
+/* The lock argument of the call returning at sp (0: none) and, in *entry_ts, when it began. */
+static __always_inline __u64 pop_arg(__u64 sp, __u64 *entry_ts)
 {
     __u32 zero = 0, d;
     struct ls_arg_stack *s = bpf_map_lookup_elem(&lock_args, &zero);
@@ -73,6 +76,7 @@ static __always_inline __u64 pop_arg(__u64 sp)
         if (at && at - sp + LS_SP_SLACK <= 2 * LS_SP_SLACK) {
             __u64 lock = s->lock[i];
 
+            *entry_ts = s->ts[i];
             s->sp[i] = 0;
             s->depth = d - 1 - k;
             return lock;
@@ -91,9 +95,10 @@ static __always_inline __u64 pop_arg(__u64 sp)
     SEC("kretprobe/" #fn)                                                      \
     int BPF_KRETPROBE(exit_##fn, long ret)                                     \
     {                                                                          \
-        __u64 lock = pop_arg(PT_REGS_SP(ctx));                                 \
+        __u64 entry_ts = 0;                                                    \
+        __u64 lock = pop_arg(PT_REGS_SP(ctx), &entry_ts);                      \
         if (lock && (!(needs_ret) || ret))                                     \
-            on_acquired(ctx, lock, variant);                                   \
+            on_acquired(ctx, lock, variant, (needs_ret) ? 0 : entry_ts);       \
         return 0;                                                              \
     }
 

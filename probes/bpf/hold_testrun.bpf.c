@@ -12,7 +12,23 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 SEC("raw_tp/contention_begin")
 int BPF_PROG(test_acquired, __u64 lock, __u64 variant)
 {
-    on_acquired(ctx, lock, (__u32)variant);
+    on_acquired(ctx, lock, (__u32)variant, 0);
+    return 0;
+}
+
+/* A lock call's two ends, as the fentry backend runs them: its entry, then
+ * its return (which times the acquisition from the pending entry). */
+SEC("raw_tp/contention_begin")
+int BPF_PROG(test_lock_enter, __u64 lock)
+{
+    entry_push(lock);
+    return 0;
+}
+
+SEC("raw_tp/contention_begin")
+int BPF_PROG(test_lock_return, __u64 lock, __u64 variant)
+{
+    on_acquired(ctx, lock, (__u32)variant, entry_pop(lock));
     return 0;
 }
 

@@ -15,6 +15,7 @@
 #define LS_NEST 4          /* pending contended waits per CPU / per task */
 #define LS_HOLD_NEST 8     /* spinlocks held at once per CPU (power of two) */
 #define LS_HOLD_TABLE 4096 /* per-CPU open-addressing hold table (power of two) */
+#define LS_ACQUIRE_TABLE 1024 /* per-CPU table of slow spin acquisitions (power of two) */
 #define LS_HOLD_PROBE 8    /* slots tried before a hold counts as map-full */
 #define LS_MAX_FUNCS 8     /* function-latency probe slots */
 #define LS_MAX_SYSCALLS 16

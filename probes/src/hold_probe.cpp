@@ -25,9 +25,11 @@ struct ProgTarget {
 
 class HoldFamily final : public Family {
 public:
-    HoldFamily(std::shared_ptr<void> owner, int table_fd, std::vector<bpf_program*> progs, int ncpus)
+    HoldFamily(std::shared_ptr<void> owner, int table_fd, int acquire_fd, std::vector<bpf_program*> progs,
+        int ncpus)
         : owner_(std::move(owner))
         , table_fd_(table_fd)
+        , acquire_fd_(acquire_fd)
         , progs_(std::move(progs))
         , ncpus_(ncpus)
     {
@@ -37,10 +39,17 @@ public:
 
     void read(Snapshot& out) const override
     {
+        readTable(table_fd_, LS_HOLD_TABLE, out.holds);
+        readTable(acquire_fd_, LS_ACQUIRE_TABLE, out.acquires);
+    }
+
+    // One per-CPU slot table (holds, or slow acquisitions), the CPUs summed.
+    void readTable(int fd, uint32_t size, std::vector<LockRecord>& records) const
+    {
         std::vector<ls_hold_slot> slots(static_cast<size_t>(ncpus_));
         std::map<std::tuple<uint64_t, uint32_t, uint64_t>, LockRecord> merged; // key, variant, cgroup
-        for (uint32_t idx = 0; idx < LS_HOLD_TABLE; ++idx) {
-            if (bpf_map_lookup_elem(table_fd_, &idx, slots.data()) != 0)
+        for (uint32_t idx = 0; idx < size; ++idx) {
+            if (bpf_map_lookup_elem(fd, &idx, slots.data()) != 0)
                 continue;
             for (const ls_hold_slot& s : slots) {
                 if (s.key == 0)
@@ -61,7 +70,7 @@ public:
         }
         for (auto& [key, r] : merged)
             if (!r.hist.empty())
-                out.holds.push_back(std::move(r));
+                records.push_back(std::move(r));
     }
 
     uint64_t recursionMisses() const override
@@ -83,6 +92,7 @@ public:
 private:
     std::shared_ptr<void> owner_;
     int table_fd_;
+    int acquire_fd_;
     std::vector<bpf_program*> progs_;
     int ncpus_;
     Links links_;
@@ -103,6 +113,7 @@ std::unique_ptr<Family> tryBackend(FamilyContext& ctx, const char* hook, Skel* r
     // A holder found by the wait probe must be in held: every acquisition counts.
     raw->rodata->hold_sample = ctx.options.holder_stacks ? 1u : std::max(ctx.options.hold_sample, 1u);
     raw->rodata->holder_track = ctx.options.holder_stacks;
+    raw->rodata->acquire_min_ns = ctx.options.acquire_min_ns;
     configureStackBudget(raw->rodata, ctx.options);
     std::vector<bpf_program*> used;
     std::string missing;
@@ -131,7 +142,8 @@ std::unique_ptr<Family> tryBackend(FamilyContext& ctx, const char* hook, Skel* r
         return fail("load failed: " + errnoText(err) + (log.empty() ? "" : " [" + log + "]"));
     }
     auto family
-        = std::make_unique<HoldFamily>(owner, bpf_map__fd(raw->maps.hold_table), used, ctx.maps.ncpus());
+        = std::make_unique<HoldFamily>(owner, bpf_map__fd(raw->maps.hold_table),
+            bpf_map__fd(raw->maps.acquire_table), used, ctx.maps.ncpus());
     for (bpf_program* p : used) {
         bpf_link* l = bpf_program__attach(p);
         if (!l)
@@ -165,6 +177,10 @@ std::unique_ptr<Family> openHold(FamilyContext& ctx)
         if (ls_hold_fentry* s = ls_hold_fentry__open()) {
             auto& p = s->progs;
             std::vector<ProgTarget> t = {
+                { p.enter_lock, "_raw_spin_lock", false },
+                { p.enter_lock_irq, "_raw_spin_lock_irq", false },
+                { p.enter_lock_irqsave, "_raw_spin_lock_irqsave", false },
+                { p.enter_lock_bh, "_raw_spin_lock_bh", false },
                 { p.hold_lock, "_raw_spin_lock", false },
                 { p.hold_lock_irq, "_raw_spin_lock_irq", false },
                 { p.hold_lock_irqsave, "_raw_spin_lock_irqsave", false },

@@ -3,6 +3,7 @@
 // raw_tp wrappers and BPF_PROG_TEST_RUN, since fentry/kprobes may be refused
 // here. Also checks that the real fentry and kprobe hold programs verify.
 #include <chrono>
+#include <thread>
 #include <map>
 #include <memory>
 #include <string>
@@ -30,11 +31,13 @@ struct Destroy {
 
 class HoldLogic : public ::testing::Test {
 protected:
-    void load(uint32_t sample = 1, uint32_t window_walks = 0, bool holder_track = false)
+    void load(uint32_t sample = 1, uint32_t window_walks = 0, bool holder_track = false,
+        uint64_t acquire_min_ns = 1000)
     {
         skel_.reset(ls_hold_testrun__open());
         ASSERT_TRUE(skel_);
         skel_->rodata->hold_sample = sample;
+        skel_->rodata->acquire_min_ns = acquire_min_ns;
         skel_->rodata->stack_window_walks = window_walks;
         skel_->rodata->holder_track = holder_track;
         ASSERT_EQ(ls_hold_testrun__load(skel_.get()), 0);
@@ -50,6 +53,28 @@ protected:
     }
     void lock(uint64_t l, uint32_t variant = LS_HOLD_SPIN) { run(skel_->progs.test_acquired, l, variant); }
     void unlock(uint64_t l) { run(skel_->progs.test_release, l, 0); }
+    // A lock call's entry and return, as the fentry/fexit pair sees them.
+    void enter(uint64_t l) { run(skel_->progs.test_lock_enter, l, 0); }
+    void lockReturn(uint64_t l) { run(skel_->progs.test_lock_return, l, LS_HOLD_SPIN); }
+    // lock address -> its slow acquisitions, every stack and CPU merged
+    std::map<uint64_t, lockscope::Log2Hist> acquires() const
+    {
+        std::vector<ls_hold_slot> v(static_cast<size_t>(libbpf_num_possible_cpus()));
+        std::map<uint64_t, lockscope::Log2Hist> out;
+        for (uint32_t i = 0; i < LS_ACQUIRE_TABLE; ++i) {
+            if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.acquire_table), &i, v.data()) != 0)
+                continue;
+            for (const ls_hold_slot& s : v) {
+                if (!s.key)
+                    continue;
+                std::array<uint64_t, 64> b {};
+                std::copy(std::begin(s.hist.slots), std::end(s.hist.slots), b.begin());
+                out[(s.key & 0xffffffffffffULL) | 0xffff000000000000ULL].merge(
+                    lockscope::Log2Hist::fromParts(b, s.hist.count, s.hist.total, s.hist.min, s.hist.max));
+            }
+        }
+        return out;
+    }
     // The halves of one acquisition or release, with an "irq" run between them.
     void lockPush(uint64_t l) { run(skel_->progs.test_acquire_push, l, LS_HOLD_SPIN); }
     void lockPublish(uint64_t l) { run(skel_->progs.test_acquire_publish, l, 0); }
@@ -427,6 +452,61 @@ TEST_F(HoldLogic, ReleaseOfAnEntryStillWalkingIsFiledAsNotWalked)
     ASSERT_EQ(bpf_map_update_elem(bpf_map__fd(skel_->maps.held), &key, v.data(), BPF_ANY), 0);
     unlock(A);
     EXPECT_EQ(walkedAndNot(A), (std::pair<uint64_t, uint64_t> { 0, 1 }));
+}
+
+// The acquisition wait: from the lock call's entry to its return, filed
+// per lock when at least acquire_min_ns, beside the hold it starts.
+TEST_F(HoldLogic, ASlowAcquisitionIsTimedFromTheCallsEntry)
+{
+    load(1, 0, false, 1000);
+    enter(A);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    lockReturn(A);
+    unlock(A);
+    auto a = acquires();
+    ASSERT_EQ(a.size(), 1u);
+    EXPECT_EQ(a[A].count(), 1u);
+    EXPECT_GE(a[A].total(), 2000000u) << "the wait spans the sleep between entry and return";
+    EXPECT_LT(a[A].total(), 2000000000u);
+    EXPECT_TRUE(a[A].consistent());
+    EXPECT_EQ(holds()[A].count(), 1u) << "the hold is filed as before";
+    EXPECT_LT(holds()[A].total(), a[A].total()) << "the hold starts at the return, not the entry";
+}
+
+TEST_F(HoldLogic, AcquisitionsUnderTheThresholdOrWithoutAnEntryAreNotTimed)
+{
+    load(1, 0, false, 1000000000ULL);
+    enter(A);
+    lockReturn(A);
+    unlock(A);
+    EXPECT_TRUE(acquires().empty()) << "below one second";
+
+    load(1, 0, false, 1);
+    lockReturn(B); // its entry was never seen (the fentry program skipped)
+    unlock(B);
+    EXPECT_TRUE(acquires().empty());
+    EXPECT_EQ(holds()[B].count(), 1u);
+}
+
+// A nested lock call whose return program never ran (skipped as a re-entry:
+// the stack walk's own freelist lock) leaves an entry above; the outer
+// return still finds its own, and the stack does not drift.
+TEST_F(HoldLogic, AnEntryWhoseReturnWasSkippedDoesNotShiftTheOthers)
+{
+    load(1, 0, false, 1);
+    enter(A);
+    enter(C); // never returns
+    lockReturn(A);
+    unlock(A);
+    for (int i = 0; i < 20; ++i) { // more than the ring holds
+        enter(B);
+        lockReturn(B);
+        unlock(B);
+    }
+    auto a = acquires();
+    EXPECT_EQ(a[A].count(), 1u);
+    EXPECT_EQ(a[B].count(), 20u);
+    EXPECT_EQ(a.count(C), 0u);
 }
 
 TEST(HoldPrograms, KprobeVariantPassesTheVerifier)

@@ -189,6 +189,12 @@ LockDelta lockDelta(const Lock* b, const Lock* a, const std::vector<PathWeight>*
     r.p99_hold_ns = d(lb.hold.percentile(99), la.hold.percentile(99));
     r.has_wait = !lb.wait.empty() || !la.wait.empty();
     r.has_hold = !lb.hold.empty() || !la.hold.empty();
+    r.acquire_count = d(lb.acquire.count(), la.acquire.count());
+    r.total_acquire_ns = d(lb.acquire.total(), la.acquire.total());
+    r.p99_acquire_ns = d(lb.acquire.percentile(99), la.acquire.percentile(99));
+    r.has_acquire = !lb.acquire.empty() || !la.acquire.empty();
+    r.acquire_before = lb.acquire;
+    r.acquire_after = la.acquire;
     r.wait_before = lb.wait;
     r.wait_after = la.wait;
     r.hold_before = lb.hold;

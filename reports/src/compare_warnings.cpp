@@ -6,6 +6,7 @@
 #include <set>
 
 #include "compare_internal.h"
+#include "lockscope/capture/virtualization.h"
 
 // Warnings that inform: a probe skipped for the same reason on both sides is
 // one line per cause, not one per probe and side; a side's lost, failed and
@@ -135,6 +136,28 @@ void emptyRuns(std::vector<std::string>& w, const char* side, const std::vector<
                         c.meta.label + ") holds no lock, syscall or CPU data (was the workload contended?)");
     }
 }
+// One line when either side's times are emulated or its vCPUs overcommitted,
+// and one when the two sides were recorded on different kinds of machine.
+void virtualizationWarnings(std::vector<std::string>& w, const std::vector<const Capture*>& base,
+                            const std::vector<const Capture*>& patched)
+{
+    auto caveated = [](const std::vector<const Capture*>& side) {
+        return std::any_of(side.begin(), side.end(),
+                           [](const Capture* c) { return !timesCaveat(c->meta.virtualization).empty(); });
+    };
+    const Virtualization& b = base.front()->meta.virtualization;
+    const Virtualization& a = patched.front()->meta.virtualization;
+    if (caveated(base) || caveated(patched)) {
+        auto where = [](const Virtualization& v) {
+            auto d = describeVirtualization(v);
+            return d.empty() ? std::string("not recorded") : d;
+        };
+        w.push_back("waits include vCPU preemption by the host: compare shapes and counts, not absolute times "
+                    "(before: " + where(b) + "; after: " + where(a) + ")");
+    }
+    if (auto differ = recordedDifferently(b, a); !differ.empty())
+        w.push_back(differ);
+}
 } // namespace
 
 std::vector<std::string> setWarnings(const std::vector<const Capture*>& base, const std::vector<const Capture*>& patched,
@@ -158,6 +181,7 @@ std::vector<std::string> setWarnings(const std::vector<const Capture*>& base, co
                     " s): totals are not directly comparable; the per-second figures are");
     const Meta& b = base.front()->meta;
     const Meta& a = patched.front()->meta;
+    virtualizationWarnings(w, base, patched);
     if (!b.kernel_release.empty() && b.kernel_release == a.kernel_release && b.kernel_build_id == a.kernel_build_id)
         w.push_back("both sides come from the same kernel build (" + b.kernel_release +
                     "): differences are run-to-run noise or workload changes");

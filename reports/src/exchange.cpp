@@ -44,6 +44,8 @@ std::optional<Weight> parseWeight(std::string_view name)
         return Weight::Hold;
     if (name == "count")
         return Weight::Count;
+    if (name == "acquire")
+        return Weight::Acquire;
     return std::nullopt;
 }
 
@@ -53,6 +55,7 @@ uint64_t detail::siteWeight(const LockSite& site, Weight w) noexcept
     case Weight::Wait: return site.wait.total();
     case Weight::Hold: return site.hold.total();
     case Weight::Count: return site.wait.count() ? site.wait.count() : site.hold.count();
+    case Weight::Acquire: return site.acquire.total();
     }
     return 0;
 }

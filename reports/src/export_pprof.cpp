@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+#include <algorithm>
 #include <string>
 
 #include "exchange_internal.h"
@@ -22,17 +23,29 @@ public:
 
     std::string write(const Capture& capture, const ExportOptions& options) const override
     {
-        PprofProfile profile({{"contentions", "count"}, {"delay", "nanoseconds"}, {"hold", "nanoseconds"}});
+        // "acquire" only where the capture timed spin acquisitions: older
+        // profiles keep their three sample types.
+        const bool acquire = std::any_of(capture.locks.begin(), capture.locks.end(),
+                                         [](const Lock& l) { return !l.acquire.empty(); });
+        std::vector<std::pair<const char*, const char*>> types = {
+            {"contentions", "count"}, {"delay", "nanoseconds"}, {"hold", "nanoseconds"}};
+        if (acquire)
+            types.push_back({"acquire", "nanoseconds"});
+        PprofProfile profile(types);
         const StackIndex index(capture);
         for (const auto& lock : capture.locks) {
             const auto labels = PprofProfile::lockLabels(capture, lock);
-            for (const auto& site : lock.sites)
-                profile.addSample(index.find(site.stack_id),
-                                  {siteWeight(site, Weight::Count), site.wait.total(), site.hold.total()}, labels);
+            for (const auto& site : lock.sites) {
+                std::vector<uint64_t> values = {siteWeight(site, Weight::Count), site.wait.total(), site.hold.total()};
+                if (acquire)
+                    values.push_back(site.acquire.total());
+                profile.addSample(index.find(site.stack_id), values, labels);
+            }
         }
-        return profile.finish(capture, options.weight == Weight::Count  ? "contentions"
-                                       : options.weight == Weight::Hold ? "hold"
-                                                                        : "delay");
+        return profile.finish(capture, options.weight == Weight::Count     ? "contentions"
+                                       : options.weight == Weight::Hold    ? "hold"
+                                       : options.weight == Weight::Acquire && acquire ? "acquire"
+                                                                           : "delay");
     }
 };
 

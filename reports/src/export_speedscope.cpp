@@ -80,7 +80,10 @@ public:
         for (const Lock* l : order)
             for (const auto& s : l->sites)
                 addSite(all, *l, s, true);
-        const char* what = options.weight == Weight::Wait ? "wait" : options.weight == Weight::Hold ? "hold" : "count";
+        const char* what = options.weight == Weight::Wait      ? "wait"
+                           : options.weight == Weight::Hold    ? "hold"
+                           : options.weight == Weight::Acquire ? "acquire"
+                                                               : "count";
         profiles.push_back(emit(std::string("all locks (") + what + ")", all));
         for (const Lock* l : order) {
             Profile p;

@@ -57,6 +57,7 @@ Capture poolRuns(const std::vector<const Capture*>& runs)
                 Lock& m = p.locks[it->second];
                 m.wait.merge(l.wait);
                 m.hold.merge(l.hold);
+                m.acquire.merge(l.acquire);
                 m.aborted += l.aborted;
                 m.instances = std::max(m.instances, l.instances);
             }

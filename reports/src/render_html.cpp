@@ -209,6 +209,8 @@ std::string htmlReport(const Report& r, const RenderExtras& x)
              "</span></h3>" + svg::histogram(l.wait, nullptr, "wait time");
         if (!l.hold.empty())
             b += svg::histogram(l.hold, nullptr, "hold time");
+        if (!l.acquire.empty())
+            b += svg::histogram(l.acquire, nullptr, "acquire time (spin in the lock call)");
         b += "<table>" + row({"share", "count", "wait", "path (innermost first)"}, true);
         for (const auto& p : l.paths)
             b += "<tr><td>" + fmt::percent(p.wait_share) + "</td><td>" + std::to_string(p.count) + "</td><td>" +
@@ -292,6 +294,8 @@ std::string htmlComparison(const Comparison& c, const RenderExtras& x)
             b += svg::histogram(l.wait_before, &l.wait_after, "wait time");
         if (l.has_hold)
             b += svg::histogram(l.hold_before, &l.hold_after, "hold time");
+        if (l.has_acquire)
+            b += svg::histogram(l.acquire_before, &l.acquire_after, "acquire time (spin in the lock call)");
         if (!l.paths.empty()) {
             const bool wait = l.has_wait;
             b += "<table>" + row({wait ? "Δ wait" : "Δ hold", "Δ%", "path (innermost first)"}, true);

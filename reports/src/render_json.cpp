@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lockscope/capture/virtualization.h"
 #include "render_internal.h"
 
 // JSON for machines: the models as they are, with histograms sparse
@@ -52,6 +53,23 @@ json meta(const Meta& m)
             {"kernel_version", m.kernel_version}, {"kernel_build_id", m.kernel_build_id},
             {"hostname", m.hostname}, {"cpu_model", m.cpu_model}, {"cpu_count", m.cpu_count},
             {"start_time", m.start_time}, {"duration_s", m.duration_s}, {"command", m.command}};
+}
+
+// meta plus where it was recorded, when the capture says (older ones do not).
+json metaWithVirtualization(const Meta& m)
+{
+    json j = meta(m);
+    if (const Virtualization& v = m.virtualization; !v.kind.empty()) {
+        j["virtualization"] = {{"kind", v.kind}, {"hypervisor", v.hypervisor}, {"detected_by", v.detected_by},
+                               {"description", describeVirtualization(v)}};
+        if (v.vcpus)
+            j["virtualization"]["vcpus"] = v.vcpus;
+        if (v.host_cores)
+            j["virtualization"]["host_cores"] = v.host_cores;
+        if (v.host_load)
+            j["virtualization"]["host_load"] = *v.host_load;
+    }
+    return j;
 }
 
 json stats(const Stats& s)
@@ -186,7 +204,7 @@ std::string jsonReport(const Report& r, const RenderExtras& x)
     json j;
     j["format"] = "lockscope-report";
     j["version"] = 1;
-    j["meta"] = meta(r.meta);
+    j["meta"] = metaWithVirtualization(r.meta);
     j["stats"] = stats(r.stats);
     j["workload"] = workload(r.workload);
     j["warnings"] = r.warnings;
@@ -206,6 +224,11 @@ std::string jsonReport(const Report& r, const RenderExtras& x)
                          {"wait_share", l.wait_share}, {"paths", paths}});
         if (!l.name.empty())
             locks.back()["name"] = l.name;
+        if (!l.acquire.empty()) { // record --hold with slow acquisitions only
+            locks.back()["acquire"] = hist(l.acquire);
+            locks.back()["p50_acquire_ns"] = l.p50_acquire_ns;
+            locks.back()["p99_acquire_ns"] = l.p99_acquire_ns;
+        }
         if (!l.cgroup.empty())
             locks.back()["cgroup"] = l.cgroup;
         if (!l.holders.empty()) { // holder-stack captures only: older report readers never see the key
@@ -249,7 +272,7 @@ std::string jsonComparison(const Comparison& c, const RenderExtras& x)
                  {"note", varianceNote(c)}};
     j["quality"] = {{"before", quality(c.quality_before)}, {"after", quality(c.quality_after)}};
     for (const auto& [name, side] : {std::pair{"before", &c.before}, std::pair{"after", &c.after}})
-        j[name] = {{"meta", meta(side->meta)}, {"stats", stats(side->stats)}, {"workload", workload(side->workload)},
+        j[name] = {{"meta", metaWithVirtualization(side->meta)}, {"stats", stats(side->stats)}, {"workload", workload(side->workload)},
                    {"probes", probes(side->probes)}};
     j["warnings"] = c.warnings;
     j["headline"] = metrics(c.headline);
@@ -270,6 +293,15 @@ std::string jsonComparison(const Comparison& c, const RenderExtras& x)
                          {"wait_before", hist(l.wait_before)}, {"wait_after", hist(l.wait_after)},
                          {"hold_before", hist(l.hold_before)}, {"hold_after", hist(l.hold_after)},
                          {"paths", paths(l.paths)}});
+    for (size_t i = 0; i < c.locks.size(); ++i)
+        if (const LockDelta& l = c.locks[i]; l.has_acquire) {
+            locks[i]["has_acquire"] = true;
+            locks[i]["acquire_count"] = delta(l.acquire_count);
+            locks[i]["total_acquire_ns"] = delta(l.total_acquire_ns);
+            locks[i]["p99_acquire_ns"] = delta(l.p99_acquire_ns);
+            locks[i]["acquire_before"] = hist(l.acquire_before);
+            locks[i]["acquire_after"] = hist(l.acquire_after);
+        }
     j["locks"] = locks;
     j["paths"] = paths(c.paths);
     j["syscalls"] = latencyDeltas(c.syscalls);

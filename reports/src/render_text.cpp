@@ -6,6 +6,7 @@
 
 #include "format_runs.h"
 #include "format_util.h"
+#include "lockscope/capture/virtualization.h"
 #include "render_internal.h"
 
 namespace lockscope::reports::detail {
@@ -34,7 +35,54 @@ std::string metaLine(const Meta& m)
     s += ", " + fmt::number(std::round(m.duration_s * 100) / 100) + " s";
     if (!m.start_time.empty())
         s += ", " + m.start_time;
+    if (auto where = describeVirtualization(m.virtualization); !where.empty())
+        s += ", " + where;
     return s;
+}
+
+// "at least 1.02 us": the hold probe's acquire threshold as recorded.
+std::string acquireThreshold(const Meta& m)
+{
+    auto it = m.filters.find("acquire_min_ns");
+    if (it == m.filters.end())
+        return "above the hold probe's threshold";
+    try {
+        return "of at least " + duration(std::stod(it->second));
+    } catch (const std::exception&) {
+        return "above " + fmt::printable(it->second) + " ns";
+    }
+}
+
+// Locks whose spin acquisitions were timed (record --hold): beside the
+// waits, which the contention tracepoint may not report for spinning locks.
+std::string acquireTable(const Report& r)
+{
+    std::string rows;
+    for (const auto& l : r.locks)
+        if (!l.acquire.empty())
+            rows += padLeft(std::to_string(l.acquire.count()), 10) + padLeft(duration(double(l.acquire.total())), 13) +
+                    padLeft(duration(double(l.p50_acquire_ns)), 13) + padLeft(duration(double(l.p99_acquire_ns)), 13) +
+                    padLeft(duration(double(l.acquire.max())), 13) + "   " + fmt::printable(l.key) + "\n";
+    if (rows.empty())
+        return "";
+    return "\nspin acquisitions " + acquireThreshold(r.meta) + " (lock call entry to return):\n" +
+           padLeft("acquires", 10) + padLeft("total", 13) + padLeft("p50", 13) + padLeft("p99", 13) +
+           padLeft("max", 13) + "   key\n" + rows;
+}
+
+std::string acquireComparison(const Comparison& c)
+{
+    std::string rows;
+    for (const auto& l : c.locks)
+        if (l.has_acquire)
+            rows += padLeft(fmt::number(l.acquire_count.before), 10) + padLeft(fmt::number(l.acquire_count.after), 10) +
+                    padLeft(duration(l.p99_acquire_ns.before), 13) + padLeft(duration(l.p99_acquire_ns.after), 13) +
+                    "   " + fmt::printable(l.key) + "\n";
+    if (rows.empty())
+        return "";
+    return "\nspin acquisitions " + acquireThreshold(c.before.meta) +
+           " (lock call entry to return; shown, not judged)\n" + padLeft("before", 10) + padLeft("after", 10) +
+           padLeft("p99 before", 13) + padLeft("p99 after", 13) + "   key\n" + rows;
 }
 
 std::string workloadLine(const Workload& w)
@@ -181,6 +229,7 @@ std::string textReport(const Report& r, const RenderExtras& x)
     }
     if (r.locks.size() < r.lock_count)
         out += "  ... " + std::to_string(r.lock_count - r.locks.size()) + " more locks (use --top 0 for all)\n";
+    out += acquireTable(r);
 
     for (const auto& l : r.locks) {
         out += "\n=== " + fmt::printable(l.key) + " (" + fmt::printable(l.type) + ")";
@@ -195,6 +244,8 @@ std::string textReport(const Report& r, const RenderExtras& x)
         out += " ===\nwait time:\n" + fmt::textHistogram(l.wait, "  ");
         if (!l.hold.empty())
             out += "hold time:\n" + fmt::textHistogram(l.hold, "  ");
+        if (!l.acquire.empty())
+            out += "acquire time (spin in the lock call):\n" + fmt::textHistogram(l.acquire, "  ");
         if (!l.paths.empty()) {
             out += "top call paths (innermost first):\n";
             for (const auto& p : l.paths)
@@ -245,6 +296,7 @@ std::string textComparison(const Comparison& c, const RenderExtras& x)
     if (hidden)
         out += "  (" + std::to_string(hidden) + " locks changed less than --threshold " +
                fmt::number(c.options.threshold_pct) + "% and are hidden)\n";
+    out += acquireComparison(c);
 
     size_t shown = 0;
     for (const auto& l : c.locks) {
@@ -269,6 +321,9 @@ std::string textComparison(const Comparison& c, const RenderExtras& x)
             out += "wait time:\n" + fmt::textHistogramPair(l.wait_before, l.wait_after, "  ");
         if (l.has_hold)
             out += "hold time:\n" + fmt::textHistogramPair(l.hold_before, l.hold_after, "  ");
+        if (l.has_acquire)
+            out += "acquire time (spin in the lock call):\n" +
+                   fmt::textHistogramPair(l.acquire_before, l.acquire_after, "  ");
         if (!l.paths.empty())
             out += std::string("call paths that changed most (") + (l.has_wait ? "wait" : "hold") +
                    " per run, before → after):\n" + pathLines(l.paths, l.has_wait);

@@ -181,6 +181,9 @@ Report buildReport(const Capture& capture, const ReportOptions& options)
         row.p99_wait_ns = lock.wait.percentile(99);
         row.p50_hold_ns = lock.hold.percentile(50);
         row.p99_hold_ns = lock.hold.percentile(99);
+        row.acquire = lock.acquire;
+        row.p50_acquire_ns = lock.acquire.percentile(50);
+        row.p99_acquire_ns = lock.acquire.percentile(99);
         row.wait_share = r.total_wait_ns ? double(lock.wait.total()) / double(r.total_wait_ns) : 0.0;
         for (auto& p : lockPaths(lock, index)) {
             PathRow pr;

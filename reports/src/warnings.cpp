@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "warnings.h"
 
+#include "lockscope/capture/virtualization.h"
 #include "lockscope/reports/render.h"
 
 #include <algorithm>
@@ -24,14 +25,19 @@ std::string hiddenSpinWaits(const Capture& c)
                           c.meta.filters.count("stack_contains");
     if (!waitProbe || filtered || c.cpu.samples < 100 || c.cpu.lock_samples * 20 < c.cpu.samples)
         return {};
-    for (const auto& l : c.locks)
+    bool acquires = false;
+    for (const auto& l : c.locks) {
         if (spinningType(l.type) && l.wait.count() > 0)
             return {};
+        acquires = acquires || (spinningType(l.type) && !l.acquire.empty());
+    }
     return std::to_string(c.cpu.lock_samples * 100 / c.cpu.samples) +
            "% of CPU samples spin in spinlock code, yet no spinning lock wait was reported: this kernel's spinlock "
            "waits do not reach lock:contention_begin (a VM without paravirt spinlocks spins in a test-and-set "
-           "loop; with 2 CPUs a lone waiter spins on the qspinlock pending bit); the CPU share and its stacks show "
-           "that contention";
+           "loop; with 2 CPUs a lone waiter spins on the qspinlock pending bit); " +
+           std::string(acquires ? "the acquire times (the spin in each lock call, from the hold probe) show that "
+                                  "contention"
+                                : "the CPU share and its stacks show that contention");
 }
 
 std::vector<std::string> captureWarnings(const Capture& c, const std::string& side)
@@ -66,6 +72,8 @@ std::vector<std::string> captureWarnings(const Capture& c, const std::string& si
                         (probe.reason.empty() ? std::string("no reason recorded") : probe.reason));
     if (auto spin = hiddenSpinWaits(c); !spin.empty())
         w.push_back(p + spin);
+    if (auto caveat = timesCaveat(c.meta.virtualization); !caveat.empty())
+        w.push_back(p + caveat);
     if (c.locks.empty() && c.syscalls.empty() && c.functions.empty() && c.cpu.samples == 0)
         w.push_back(p + "the capture holds no lock, syscall or CPU data (was the workload contended?)");
     return w;

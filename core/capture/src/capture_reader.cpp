@@ -3,6 +3,7 @@
 // section, then the document with its duplicate and cross-reference checks.
 #include "capture_reader.h"
 
+#include <algorithm>
 #include <cctype>
 #include <utility>
 
@@ -50,6 +51,25 @@ bool isRfc3339(const std::string& s)
         && digits(p + 4, 2);
 }
 
+// Written since captures say where they were recorded (absent before).
+Virtualization virtualizationFromJson(const json& j, const Path& at)
+{
+    Virtualization v;
+    v.kind = nonEmptyStrAt(j, at, "kind");
+    static const char* const kinds[] = {"none", "kvm", "tcg", "tcg-multi", "vm"};
+    if (std::find(std::begin(kinds), std::end(kinds), v.kind) == std::end(kinds))
+        fail(at / "kind", "expected none, kvm, tcg, tcg-multi or vm, got \"" + printable(v.kind) + "\"");
+    v.hypervisor = strAt(j, at, "hypervisor");
+    v.detected_by = strAt(j, at, "detected_by");
+    if (optionalMember(j, "vcpus"))
+        v.vcpus = u32At(j, at, "vcpus");
+    if (optionalMember(j, "host_cores"))
+        v.host_cores = u32At(j, at, "host_cores");
+    if (optionalMember(j, "host_load"))
+        v.host_load = nonNegativeDoubleAt(j, at, "host_load");
+    return v;
+}
+
 Meta metaFromJson(const json& j, const Path& at)
 {
     expectObject(j, at);
@@ -82,6 +102,8 @@ Meta metaFromJson(const json& j, const Path& at)
     }
     if (optionalMember(j, "syscall_timing_skipped"))
         m.syscall_timing_skipped = strAt(j, at, "syscall_timing_skipped");
+    if (optionalMember(j, "virtualization"))
+        m.virtualization = virtualizationFromJson(objectAt(j, at, "virtualization"), at / "virtualization");
     return m;
 }
 
@@ -176,6 +198,8 @@ Lock lockFromJson(const json& j, const Path& at, const StackRefs& refs)
     l.aborted = u64At(j, at, "aborted");
     l.wait = histFromJson(member(j, at, "wait"), at / "wait");
     l.hold = histFromJson(member(j, at, "hold"), at / "hold");
+    if (optionalMember(j, "acquire")) // record --hold, since acquisitions are timed
+        l.acquire = histFromJson(member(j, at, "acquire"), at / "acquire");
     const json& sites = arrayAt(j, at, "sites");
     const Path sp = at / "sites";
     l.sites.reserve(sites.size());
@@ -191,6 +215,8 @@ Lock lockFromJson(const json& j, const Path& at, const StackRefs& refs)
         }
         site.wait = histFromJson(member(s, p, "wait"), p / "wait");
         site.hold = histFromJson(member(s, p, "hold"), p / "hold");
+        if (optionalMember(s, "acquire"))
+            site.acquire = histFromJson(member(s, p, "acquire"), p / "acquire");
         if (optionalMember(s, "holders"))
             site.holders = holdersFromJson(arrayAt(s, p, "holders"), p / "holders", refs);
         l.sites.push_back(std::move(site));

@@ -53,6 +53,8 @@ template <class J> J lockToJson(const Lock& l)
             { "hold", histToJson<J>(site.hold) } };
         if (site.user_stack_id)
             js["user_stack_id"] = *site.user_stack_id;
+        if (!site.acquire.empty()) // absent = no acquisition timed (older captures, no --hold)
+            js["acquire"] = histToJson<J>(site.acquire);
         if (!site.holders.empty()) {
             J hs = J::array();
             for (const Holder& h : site.holders) {
@@ -78,6 +80,8 @@ template <class J> J lockToJson(const Lock& l)
     jl["aborted"] = l.aborted;
     jl["wait"] = histToJson<J>(l.wait);
     jl["hold"] = histToJson<J>(l.hold);
+    if (!l.acquire.empty())
+        jl["acquire"] = histToJson<J>(l.acquire);
     jl["sites"] = std::move(sites);
     return jl;
 }
@@ -94,6 +98,16 @@ template <class J> J metaToJson(const Meta& m)
         { "filters", std::move(filters) } };
     if (!m.syscall_timing_skipped.empty()) // absent = timed (or --no-syscalls), as before
         j["syscall_timing_skipped"] = m.syscall_timing_skipped;
+    if (const Virtualization& v = m.virtualization; !v.kind.empty()) { // absent = not recorded (older captures)
+        J jv { { "kind", v.kind }, { "hypervisor", v.hypervisor }, { "detected_by", v.detected_by } };
+        if (v.vcpus)
+            jv["vcpus"] = v.vcpus;
+        if (v.host_cores)
+            jv["host_cores"] = v.host_cores;
+        if (v.host_load)
+            jv["host_load"] = *v.host_load;
+        j["virtualization"] = std::move(jv);
+    }
     return j;
 }
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "app/capturepage.h"
 
+#include <algorithm>
+
 #include <QCheckBox>
 #include <QCoreApplication>
 #include <QComboBox>
@@ -257,13 +259,17 @@ QWidget* CapturePage::buildHistogramTab()
     auto* share = new QCheckBox(tr("Share of events on the y axis (instead of counts)"));
     waitChart_ = new HistogramChart(tr("Wait time"));
     holdChart_ = new HistogramChart(tr("Hold time"));
+    acquireChart_ = new HistogramChart(tr("Acquire time (spin in the lock call)"));
+    acquireChart_->hide();
     connect(share, &QCheckBox::toggled, this, [this](bool on) {
         waitChart_->setNormalized(on);
         holdChart_->setNormalized(on);
+        acquireChart_->setNormalized(on);
     });
     auto* charts = new QHBoxLayout;
     charts->addWidget(waitChart_);
     charts->addWidget(holdChart_);
+    charts->addWidget(acquireChart_);
     layout->addWidget(share);
     layout->addLayout(charts, 1);
     return w;
@@ -337,6 +343,12 @@ void CapturePage::setPrepared(PreparedCapture prepared)
     capture_ = prepared_.capture;
     summary_->setHtml(capture_ ? summaryHtml(*prepared_.report) : QString());
     lockModel_->setCapture(capture_);
+    // Acquire times exist only where the hold probe timed slow acquisitions.
+    const bool acquire = capture_ && std::any_of(capture_->locks.begin(), capture_->locks.end(),
+                                                 [](const Lock& l) { return !l.acquire.empty(); });
+    lockView_->setColumnHidden(LockTableModel::AcquireCount, !acquire);
+    lockView_->setColumnHidden(LockTableModel::AcquireP99, !acquire);
+    acquireChart_->setVisible(acquire);
     lockView_->resizeColumnsToContents();
     latencyModel_->setCapture(capture_);
     latencyView_->resizeColumnsToContents();
@@ -389,19 +401,22 @@ void CapturePage::refreshSelection()
     refreshFlame();
     holders_->show(capture_, selected_);
 
-    Log2Hist wait, hold;
+    Log2Hist wait, hold, acquire;
     if (lock) {
         wait = lock->wait;
         hold = lock->hold;
+        acquire = lock->acquire;
     } else {
         for (const auto& l : capture_->locks) {
             wait.merge(l.wait);
             hold.merge(l.hold);
+            acquire.merge(l.acquire);
         }
     }
     const QString name = lock ? fromStd(lock->key) : tr("all locks");
     waitChart_->setSeries({{name, wait, QColor(0xd9, 0x5f, 0x0e)}});
     holdChart_->setSeries({{name, hold, QColor(0x31, 0x82, 0xbd)}});
+    acquireChart_->setSeries({{name, acquire, QColor(0x75, 0x6b, 0xb1)}});
 }
 
 void CapturePage::refreshFlame()

@@ -96,6 +96,7 @@ private:
     QLabel* flameStatus_ = nullptr;
     HistogramChart* waitChart_ = nullptr;
     HistogramChart* holdChart_ = nullptr;
+    HistogramChart* acquireChart_ = nullptr; // shown for captures with slow spin acquisitions (record --hold)
     HoldersView* holders_ = nullptr;
     LatencyTableModel* latencyModel_ = nullptr;
     QSortFilterProxyModel* latencyProxy_ = nullptr;

@@ -6,6 +6,7 @@
 
 #include <QStringList>
 
+#include "lockscope/capture/virtualization.h"
 #include "model/units.h"
 
 namespace lockscope::gui {
@@ -138,6 +139,8 @@ QString summaryHtml(const reports::Report& r)
     h += row(QStringLiteral("Build id"), m.kernel_build_id.empty() ? QStringLiteral("unknown") : esc(m.kernel_build_id));
     h += row(QStringLiteral("CPU"), QStringLiteral("%1 × %2").arg(m.cpu_count).arg(esc(m.cpu_model)));
     h += row(QStringLiteral("Host"), esc(m.hostname));
+    if (auto where = describeVirtualization(m.virtualization); !where.empty())
+        h += row(QStringLiteral("Recorded on"), esc(where));
     h += row(QStringLiteral("Started"), esc(m.start_time));
     h += row(QStringLiteral("Duration"), QString::number(m.duration_s, 'f', 2) + QStringLiteral(" s"));
     h += row(QStringLiteral("Command"), joined(m.command));
@@ -194,6 +197,9 @@ QString compareSummaryHtml(const reports::Comparison& c)
     h += row3(QStringLiteral("CPU"), QStringLiteral("%1 × %2").arg(a.cpu_count).arg(esc(a.cpu_model)),
               QStringLiteral("%1 × %2").arg(b.cpu_count).arg(esc(b.cpu_model)));
     h += row3(QStringLiteral("Host"), esc(a.hostname), esc(b.hostname));
+    if (!a.virtualization.kind.empty() || !b.virtualization.kind.empty())
+        h += row3(QStringLiteral("Recorded on"), esc(describeVirtualization(a.virtualization)),
+                  esc(describeVirtualization(b.virtualization)));
     h += row3(QStringLiteral("Started"), esc(a.start_time), esc(b.start_time));
     h += row3(QStringLiteral("Duration"), QString::number(a.duration_s, 'f', 2) + QStringLiteral(" s"),
               QString::number(b.duration_s, 'f', 2) + QStringLiteral(" s"));

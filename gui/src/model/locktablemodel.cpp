@@ -97,6 +97,10 @@ QVariant LockTableModel::data(const QModelIndex& index, int role) const
         return ns(lock.hold.mean());
     case HoldMax:
         return ns(lock.hold.max());
+    case AcquireCount:
+        return count(lock.acquire.count());
+    case AcquireP99:
+        return ns(lock.acquire.percentile(99.0));
     case Sites:
         return count(lock.sites.size());
     default:
@@ -108,7 +112,7 @@ QVariant LockTableModel::headerData(int section, Qt::Orientation orientation, in
 {
     static const char* const names[ColumnCount] = {
         "Lock", "Type", "Instances", "Contentions", "Wait total", "Wait avg", "Wait p99", "Wait max",
-        "Wait %", "Holds", "Hold total", "Hold avg", "Hold max", "Call sites"};
+        "Wait %", "Holds", "Hold total", "Hold avg", "Hold max", "Slow acquires", "Acquire p99", "Call sites"};
     static const char* const tips[ColumnCount] = {
         "Lock symbol, or <type>@<acquiring function> when the address is not a global symbol",
         "Lock type as reported by the contention tracepoint or hold probe",
@@ -123,6 +127,9 @@ QVariant LockTableModel::headerData(int section, Qt::Orientation orientation, in
         "Sum of all hold times",
         "Mean hold time",
         "Longest single hold",
+        "Spin-lock calls that took at least the hold probe's threshold to return (record --hold): the spin the "
+        "contention tracepoint may not report",
+        "99th percentile of those calls' time (estimated from the log2 histogram, within 2x)",
         "Distinct call stacks that contended or held the lock"};
     return columnHeader(names, tips, section, orientation, role);
 }

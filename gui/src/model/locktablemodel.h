@@ -27,6 +27,8 @@ public:
         HoldTotal,
         HoldAvg,
         HoldMax,
+        AcquireCount,
+        AcquireP99,
         Sites,
         ColumnCount
     };

@@ -87,9 +87,13 @@ private:
                        const std::vector<Frame>& frames) const;
     // A kernel wait or hold between reading and filing: its caller frames
     // and the key they give (empty when its stack was not walked).
+    // Which of a lock's histograms a record fills.
+    enum class Figure { Wait, Hold, Acquire };
+    static Log2Hist& histOf(Lock& lock, Figure f);
+    static Log2Hist& histOf(LockSite& site, Figure f);
     struct KernelRecord {
         const probes::LockRecord* r;
-        bool hold;
+        Figure figure;
         std::vector<Frame> frames;
         std::optional<uint32_t> userStackId;
         std::string callerKey;
@@ -104,12 +108,12 @@ private:
     static std::vector<const probes::LockRecord*> canonicalOrder(
         const std::vector<probes::LockRecord>& records);
     static LockIdentity identityOf(const probes::LockRecord& r);
-    void readKernelRecords(const std::vector<probes::LockRecord>& records, bool hold, Capture& out);
+    void readKernelRecords(const std::vector<probes::LockRecord>& records, Figure figure, Capture& out);
     void decideKernelKeys();
     void fileKernelRecords(Capture& out);
-    void addUserRecords(const std::vector<probes::LockRecord>& records, bool hold, Capture& out);
+    void addUserRecords(const std::vector<probes::LockRecord>& records, Figure figure, Capture& out);
     // Merges one record into its lock and site; returns their indexes in `out`.
-    std::pair<size_t, size_t> addToLock(const std::string& key, const probes::LockRecord& r, bool hold,
+    std::pair<size_t, size_t> addToLock(const std::string& key, const probes::LockRecord& r, Figure figure,
                                         StackKind kind, std::vector<Frame> frames,
                                         std::optional<uint32_t> userStackId, Capture& out);
     void assembleCpu(const probes::Snapshot& snapshot, Capture& out);

@@ -19,6 +19,7 @@ struct GuestRun {
     GuestReport report;
     std::string work_dir;     // initramfs, serial log, received files
     std::string failure;      // "" when the guest ran every step and sent everything back
+    double host_load = -1;    // the host's highest 1-minute load average seen during the boot (-1: unknown)
     bool ok() const noexcept { return failure.empty(); }
     // The serial console tail, for failure messages.
     std::string serialTail(unsigned lines = 40) const;
@@ -60,6 +61,7 @@ struct LabOptions {
     bool compare = true;
     unsigned runs = 1;                      // captures per kernel, boots alternating between kernels
     unsigned boot_retries = 2;              // more boots after a stalled or timed-out one
+    bool wait_for_busy = true;              // another lab holds out_dir: wait (else refuse: LabBusy)
 };
 
 // The `lockscope lab` command: fetch or build every kernel, then for each

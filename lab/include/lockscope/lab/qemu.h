@@ -26,6 +26,11 @@ struct AccelChoice {
 AccelChoice chooseAccel(Accel requested);
 Accel parseAccel(const std::string& text);  // auto|kvm|tcg; throws LabError
 
+// "" when `--accel kvm` can boot a stock kernel here, else the one line that
+// says why not (no /dev/kvm; a PVM /dev/kvm, which boots only PVM-enabled
+// guest kernels: qemu asserts on an MSR or hangs after the BIOS).
+std::string kvmUnusableReason();
+
 struct BootOptions {
     std::string qemu = "qemu-system-x86_64";
     std::string kernel;      // bzImage

@@ -94,6 +94,8 @@ struct Options {
     Backend hold = Backend::Off;        // Auto: fentry -> kprobe. Off unless asked for: it runs on every
                                         // spin-lock acquisition of the system (docs/recording.md)
     uint32_t hold_sample = 1;           // record 1 in N acquisitions
+    uint64_t acquire_min_ns = 1000;     // the hold probe times (and walks) acquisitions whose lock call
+                                        // took at least this long: the spin the tracepoint may miss
     bool holder_stacks = false;         // attribute contended spinlock waits to the holder's stack;
                                         // needs the hold probe, which then records every acquisition
     bool lock_owner = false;            // name the owner task (and its stack) of contended mutexes and
@@ -196,6 +198,7 @@ struct CpuUnstackedRecord {
 struct Snapshot {
     std::vector<LockRecord> waits;
     std::vector<LockRecord> holds;
+    std::vector<LockRecord> acquires;   // slow spin acquisitions (entry to return), as holds are keyed
     std::vector<LockRecord> user_waits;
     std::vector<LockRecord> user_holds;
     std::vector<HolderRecord> holders;

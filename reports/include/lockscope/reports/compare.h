@@ -116,8 +116,14 @@ struct LockDelta {
     Delta total_hold_ns;
     Delta avg_hold_ns;
     Delta p99_hold_ns;
+    // Slow spin acquisitions (record --hold; Lock::acquire): data shown beside
+    // waits and holds, not judged.
+    Delta acquire_count;
+    Delta total_acquire_ns;
+    Delta p99_acquire_ns;
     bool has_wait = false;        // wait data on at least one side
     bool has_hold = false;        // hold data on at least one side
+    bool has_acquire = false;     // acquire data on at least one side
     Significance wait_test;       // event tests on the pooled histograms (supporting evidence)
     Significance hold_test;
     // On wait/s when the lock has waits, else on hold/s.
@@ -128,6 +134,7 @@ struct LockDelta {
     std::vector<MetricDelta> runs;
     bool hidden = false;          // |Δ%| of the judged figure below CompareOptions::threshold_pct
     Log2Hist wait_before, wait_after, hold_before, hold_after;  // for overlays
+    Log2Hist acquire_before, acquire_after;
     std::vector<PathDelta> paths; // most changed call paths, by |Δ wait| descending
     bool operator==(const LockDelta&) const = default;
 };

@@ -14,10 +14,11 @@
 // script text, /proc/lock_stat).
 namespace lockscope::reports {
 
-enum class Weight { Wait, Hold, Count };
+// Acquire: time spent spinning in the lock call (record --hold; Lock::acquire).
+enum class Weight { Wait, Hold, Count, Acquire };
 
 struct ExportOptions {
-    Weight weight = Weight::Wait;     // folded/speedscope; pprof carries all three
+    Weight weight = Weight::Wait;     // folded/speedscope; pprof carries every one the capture has
 };
 
 class Exporter {

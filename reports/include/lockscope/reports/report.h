@@ -60,8 +60,10 @@ struct LockRow {
     uint64_t aborted = 0;
     Log2Hist wait;
     Log2Hist hold;
+    Log2Hist acquire;             // slow spin acquisitions (record --hold), see Lock::acquire
     uint64_t p50_wait_ns = 0, p99_wait_ns = 0;
     uint64_t p50_hold_ns = 0, p99_hold_ns = 0;
+    uint64_t p50_acquire_ns = 0, p99_acquire_ns = 0;
     double wait_share = 0.0;      // of all locks' wait, 0..1
     std::vector<PathRow> paths;
     std::vector<HolderRow> holders; // top holders by wait_ns; empty without holder stacks

@@ -27,6 +27,21 @@ inline constexpr int kCaptureVersion = 1;
 // walked (stack sampling) are kept: counted and timed, with no call path.
 inline constexpr const char* kNotSampledFrame = "[stack not sampled]";
 
+// Where a capture was recorded, so that reports can say how far its times
+// hold (a guest's waits include its vCPUs' preemption by the host). record
+// fills what the recording kernel sees; the lab adds what only the host
+// knows. Rules and wording: virtualization.h.
+struct Virtualization {
+    std::string kind;         // "none" (bare metal), "kvm", "tcg" (single-threaded or threading unknown),
+                              // "tcg-multi", "vm" (another or an unknown hypervisor); "" = not recorded
+    std::string hypervisor;   // the vendor the guest sees ("KVM", "TCG", "Microsoft Hv", "QEMU"); "" = none
+    std::string detected_by;  // "cpuid", "dmi", "/sys/hypervisor", "lab" ...
+    uint32_t vcpus = 0;       // lab runs: the guest's CPUs (0 = unknown)
+    uint32_t host_cores = 0;  // lab runs: the host's online CPUs (0 = unknown)
+    std::optional<double> host_load; // lab runs: the host's highest 1-minute load average seen during the run
+    bool operator==(const Virtualization&) const = default;
+};
+
 struct Meta {
     std::string tool_version;
     std::string label;           // "baseline", "patched", ...
@@ -44,6 +59,7 @@ struct Meta {
     // did not time syscalls although not told to. Read, no longer written:
     // the "syscalls" probe's status says it (syscallTimingNotMeasured).
     std::string syscall_timing_skipped;
+    Virtualization virtualization;
     bool operator==(const Meta&) const = default;
 };
 
@@ -157,6 +173,7 @@ struct LockSite {
     std::optional<uint32_t> user_stack_id;  // optional user stack of the same event
     Log2Hist wait;
     Log2Hist hold;
+    Log2Hist acquire;                       // spin-lock calls, entry to return, above the hold probe's threshold
     std::vector<Holder> holders;            // by wait_ns, descending; empty unless holder stacks ran
     bool operator==(const LockSite&) const = default;
 };
@@ -175,6 +192,10 @@ struct Lock {
     uint64_t aborted = 0;             // waits that ended with an error
     Log2Hist wait;                    // over all sites
     Log2Hist hold;
+    // How long the lock call took to return (record --hold): the spin the
+    // contention tracepoint may not report. Only acquisitions above the hold
+    // probe's threshold (meta.filters "acquire_min_ns") are in it.
+    Log2Hist acquire;
     std::vector<LockSite> sites;
     // The name where it says more than the key: a global lock is keyed by
     // its symbol already (rtnl_mutex), and "rtnl_mutex rtnl_mutex" is noise.
