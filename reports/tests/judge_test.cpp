@@ -31,16 +31,28 @@ std::vector<Capture> aaRuns(std::initializer_list<int> ids)
     return v;
 }
 
-// Every wait of the lock `shift` log2 buckets longer (2^shift times).
+// Every wait of the lock 2^shift times longer: its buckets move up by
+// shift, its total, min and max are multiplied (the same in the CLI test).
+Log2Hist slower(const Log2Hist& w, unsigned shift)
+{
+    if (w.empty())
+        return w;
+    std::array<uint64_t, Log2Hist::kBuckets> b{};
+    for (unsigned i = 0; i + shift < Log2Hist::kBuckets; ++i)
+        b[i + shift] = w.buckets()[i];
+    const uint64_t k = uint64_t{1} << shift;
+    Log2Hist h = Log2Hist::fromParts(b, w.count(), w.total() * k, w.min() * k, w.max() * k);
+    EXPECT_TRUE(h.consistent());
+    return h;
+}
+
 Capture slower(Capture c, unsigned shift)
 {
     for (auto& l : c.locks)
         if (l.key == kLock) {
-            Log2Hist h;
-            for (unsigned b = 0; b + shift < Log2Hist::kBuckets; ++b)
-                if (l.wait.buckets()[b])
-                    h.add(Log2Hist::bucketLow(b + shift), l.wait.buckets()[b]);
-            l.wait = h;
+            l.wait = slower(l.wait, shift);
+            for (auto& site : l.sites)
+                site.wait = slower(site.wait, shift);
         }
     return c;
 }
