@@ -316,8 +316,10 @@ private:
                     j = reports::judge(goodRuns_, runs.captures, badRuns_, target_);
             }
             const auto& fig = reports::judgeFigure(j.figure);
+            // The candidate's figure; from the bad side's comparison when good and candidate both lack the lock.
+            const reports::RunSummary& mine = j.vs_good.other.n || !j.vs_bad ? j.vs_good.other : j.vs_bad->other;
             figureLine = "n " + std::to_string(runs.captures.size()) + ", " + j.figure + " " +
-                         reports::figureText(fig, j.vs_good.other);
+                         reports::figureText(fig, mine);
             decision = j.call == reports::Call::Good ? "good" : j.call == reports::Call::Bad ? "bad" : "skip";
             why = j.call == reports::Call::Undecided
                       ? "undecided after " + std::to_string(runs.captures.size()) + " runs: " + j.why
@@ -329,8 +331,7 @@ private:
                 why += "; lock matched by name, not key: " + m;
                 step["matched_by_name"] = j.matched_by_name;
             }
-            step["figure"] = {{"mean", j.vs_good.other.mean}, {"stddev", j.vs_good.other.stddev},
-                              {"n", j.vs_good.other.n}};
+            step["figure"] = {{"mean", mine.mean}, {"stddev", mine.stddev}, {"n", mine.n}};
         }
         if (decision == "good")
             s.goods.push_back(c.sha);
