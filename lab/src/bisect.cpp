@@ -104,6 +104,17 @@ void checkInput(const BisectOptions& o, const GitHistory& git, std::string& good
                        " (bisect looks for the first bad commit after a good one)");
 }
 
+// A failed build's one line: the lab's first line and the compiler's first error.
+std::string buildFailureLine(const std::string& what)
+{
+    std::string first = what.substr(0, what.find('\n')), error;
+    std::istringstream lines(what);
+    for (std::string l; std::getline(lines, l);)
+        if (error.empty() && l.find("error") != std::string::npos && l != first)
+            error = l;
+    return error.empty() ? first : first + " " + error;
+}
+
 class Bisector {
 public:
     Bisector(const BisectOptions& o, std::ostream& progress, std::ostream& result)
@@ -204,8 +215,7 @@ private:
                         runs.kernel = resolveLabKernel({sha.substr(0, 12), "src:" + git_.top() + "@" + sha}, cache_,
                                                        labLog_);
                     } catch (const LabError& e) {
-                        const std::string what = e.what();
-                        runs.build_failure = runs.failure = what.substr(0, what.find('\n'));
+                        runs.build_failure = runs.failure = buildFailureLine(e.what());
                     }
                     runs.build_s += since(t0);
                     if (!runs.kernel)

@@ -223,7 +223,14 @@ FigureChange figureChange(const Comparison& c, const std::string& key, const Jud
         const uint64_t events = after ? l->wait_after.count() + l->hold_after.count()
                                       : l->wait_before.count() + l->hold_before.count();
         f.verdict = toString(after ? Verdict::OnlyAfter : Verdict::OnlyBefore);
-        if (events >= c.options.min_events) {
+        if (row && row->runs_test) {
+            // Runs on both sides: the presence counts when the runs say so (zeros on the absent side),
+            // else a lock seen in one run of three is noise.
+            const bool sure = row->runs_test->p_value < c.options.alpha && row->runs_test->ranges_separate;
+            f.p_value = row->runs_test->p_value;
+            f.change = sure ? (after ? Change::Up : Change::Down) : Change::Same;
+            f.reason = sure ? "on one side only, beyond run-to-run noise" : "on one side only, within run-to-run noise";
+        } else if (events >= c.options.min_events) {
             f.change = after ? Change::Up : Change::Down;
             f.reason = "on one side only, " + std::to_string(events) + " events there";
         } else {
@@ -368,11 +375,7 @@ std::optional<PickedLock> pickChangedLock(const std::vector<Capture>& good, cons
     }
     if (changed.empty())
         return std::nullopt;
-    // A lock that appeared or vanished is the strongest change; then the smallest p, the largest change.
     std::stable_sort(changed.begin(), changed.end(), [](const Candidate& a, const Candidate& b) {
-        const bool pa = std::isinf(a.effect), pb = std::isinf(b.effect);
-        if (pa != pb)
-            return pa;
         return a.p != b.p ? a.p < b.p : a.effect > b.effect;
     });
     PickedLock best = changed.front().pick;
