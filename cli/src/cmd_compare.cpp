@@ -5,10 +5,47 @@
 #include "commands.h"
 #include "lockscope/reports/compare.h"
 #include "lockscope/reports/input.h"
+#include "lockscope/reports/judge.h"
 #include "lockscope/reports/render.h"
 #include "output.h"
 
 namespace lockscope::cli {
+namespace {
+
+// `compare GOOD... -- CANDIDATE... --judge LOCK:FIGURE [--bad BAD...]`: one
+// line on stdout, git bisect run's exit codes. Any error is 128, which makes
+// `git bisect run` stop rather than take it for "bad".
+int runJudge(const std::vector<std::string>& good, const std::vector<std::string>& candidate,
+             const std::vector<std::string>& bad, const std::string& spec, double alpha, double min_effect)
+{
+    try {
+        if (candidate.empty())
+            throw std::invalid_argument("--judge needs GOOD... -- CANDIDATE... (the runs after -- are judged)");
+        const reports::JudgeTarget target = reports::parseJudgeTarget(spec);
+        auto [g, c] = reports::loadSets(reports::expandCaptureArgs(good), reports::expandCaptureArgs(candidate));
+        std::vector<Capture> b;
+        if (!bad.empty())
+            b = reports::loadSets(reports::expandCaptureArgs(good), reports::expandCaptureArgs(bad)).second;
+        reports::CompareOptions co;
+        co.alpha = alpha;
+        co.min_effect_pct = min_effect;
+        const reports::JudgeResult r = reports::judge(g, c, b, target, co);
+        const auto& fig = reports::judgeFigure(r.figure);
+        std::printf("%s: %s %s %s (candidate) vs %s (good)%s; %s\n", reports::toString(r.call), r.lock.c_str(),
+                    r.figure.c_str(), reports::figureText(fig, r.vs_good.other).c_str(),
+                    reports::figureText(fig, r.vs_good.reference).c_str(),
+                    r.vs_bad ? (" vs " + reports::figureText(fig, r.vs_bad->reference) + " (bad)").c_str() : "",
+                    r.why.c_str());
+        for (const auto& m : r.matched_by_name)
+            std::printf("  matched by name, not key: %s\n", m.c_str());
+        return reports::exitCode(r.call);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "lockscope: %s\n", e.what());
+        return 128;
+    }
+}
+
+} // namespace
 
 void addCompareCommand(CLI::App& app, Result& result)
 {
@@ -19,6 +56,8 @@ void addCompareCommand(CLI::App& app, Result& result)
         bool verbose = false;
         std::optional<double> fail_if_worse;
         std::vector<std::string> scaling;
+        std::string judge;
+        std::vector<std::string> bad;
     };
     auto o = std::make_shared<Opts>();
     CLI::App* cmd = app.add_subcommand(
@@ -48,7 +87,18 @@ void addCompareCommand(CLI::App& app, Result& result)
     cmd->add_flag("--verbose", o->verbose, "Markdown: add warnings, call paths, syscalls and the method");
     cmd->add_option("--scaling", o->scaling, "scaling results JSON to show beside the comparison");
     cmd->add_option("-o,--output", o->output, "write to this file instead of stdout");
+    cmd->add_option("--judge", o->judge,
+                    "LOCK[:FIGURE]: judge the patched runs as a bisect step against the baseline (good) runs and "
+                    "exit 0 good, 1 bad, 125 undecided (git bisect run's codes; 128 on an error). FIGURE: " +
+                        reports::judgeFigureNames() + " (docs/bisect.md)");
+    cmd->add_option("--bad", o->bad, "with --judge: runs of the bad kernel, so the candidate must also be unlike them");
     cmd->callback([o, &result]() {
+        if (!o->judge.empty()) {
+            result.exit_code = runJudge(o->captures, o->patched, o->bad, o->judge, o->alpha, o->min_effect);
+            return;
+        }
+        if (!o->bad.empty())
+            throw CLI::ValidationError("--bad goes with --judge");
         std::vector<std::string> before = o->captures, after = o->patched;
         if (after.empty()) {
             if (before.size() != 2)

@@ -9,9 +9,11 @@
 #include <sstream>
 
 #include "commands.h"
+#include "lockscope/lab/bisect.h"
 #include "lockscope/lab/error.h"
 #include "lockscope/lab/holder_lock.h"
 #include "lockscope/lab/lab.h"
+#include "lockscope/reports/judge.h"
 
 namespace lockscope::cli {
 namespace {
@@ -35,6 +37,115 @@ struct LabArgs {
     std::vector<std::string> workload;
 };
 
+struct BisectArgs {
+    LabArgs lab;
+    std::string tree, good, bad, lock, figure, resume;
+    unsigned max_runs = 0;
+};
+
+// The options a lab run and a bisect share: where, how long, the guest's shape, what it records.
+void addGuestOptions(CLI::App* cmd, LabArgs& a)
+{
+    cmd->add_option("--boot-retries", a.boot_retries, "boots again after a stalled or timed-out guest")
+        ->check(CLI::Range(0u, 10u))
+        ->capture_default_str();
+    cmd->add_option("--stall-timeout", a.stall,
+                    "seconds without the guest's heartbeat before it counts as frozen (0: only --timeout)")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
+    cmd->add_option("--cache", a.cache, "where downloaded and built kernels are kept (default ~/.cache/lockscope/lab)");
+    cmd->add_option("--timeout", a.timeout, "seconds per guest boot before it is killed")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    cmd->add_option("--memory", a.memory, "guest memory in MiB")->check(CLI::Range(256u, 65536u))->capture_default_str();
+    cmd->add_option("--cpus", a.cpus, "guest CPUs")->check(CLI::Range(1u, 64u))->capture_default_str();
+    cmd->add_option("--accel", a.accel,
+                    "auto, kvm, tcg or tcg-multi (auto: KVM when usable; tcg-multi: a host thread per vCPU and "
+                    "native spinlocks, so spinlock contention shows)")
+        ->capture_default_str();
+    cmd->add_option("--append", a.append, "extra guest kernel command line");
+    cmd->add_option("--add", a.add, "another host file for the guest, at the same path (with its libraries)");
+    cmd->add_option("--record-args", a.record_args, "options for `lockscope record` in the guest, one string");
+    cmd->add_option("workload", a.workload, "the workload and its arguments, after --");
+}
+
+lab::LabOptions labOptions(const LabArgs& a)
+{
+    lab::LabOptions o;
+    for (const auto& k : a.kernels)
+        o.kernels.push_back(lab::parseKernelArg(k));
+    o.workload = a.workload;
+    std::istringstream words(a.record_args);
+    for (std::string w; words >> w;)
+        o.record_args.push_back(w);
+    o.extra_files = a.add;
+    std::error_code ec;
+    o.lockscope = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    o.out_dir = a.out;
+    o.cache_dir = a.cache;
+    o.boot.timeout_s = a.timeout;
+    o.boot.memory_mb = a.memory;
+    o.boot.cpus = a.cpus;
+    o.boot.accel = lab::parseAccel(a.accel);
+    o.boot.append = a.append;
+    o.compare = !a.no_compare;
+    o.runs = a.runs;
+    o.boot_retries = a.boot_retries;
+    o.boot.stall_s = a.stall;
+    o.wait_for_busy = !a.no_wait;
+    return o;
+}
+
+void addBisectCommand(CLI::App* lab, Result& result)
+{
+    auto args = std::make_shared<BisectArgs>();
+    args->lab.runs = 3;
+    args->lab.out = "lockscope-bisect";
+    auto* cmd = lab->add_subcommand("bisect", "find the commit that changed a lock, judged per lock over repeated runs");
+    cmd->footer("  lockscope lab bisect --tree ~/linux --good v6.1 --bad v6.2 --lock hash_lock -- timer-stress\n"
+                "Each step builds a midpoint (cached), records --runs runs and judges them against both ends\n"
+                "as `lockscope compare --judge` does. Writes DIR/bisect.log (git bisect replay takes it),\n"
+                "DIR/bisect.json and DIR/first-bad.md. See docs/bisect.md.");
+    cmd->add_option("--tree", args->tree, "the kernel's git tree (read only: the lab builds in its own clone)");
+    cmd->add_option("--good", args->good, "a revision without the change");
+    cmd->add_option("--bad", args->bad, "a later revision with it");
+    cmd->add_option("--lock", args->lock, "the lock (key or name); default: the one whose figure changed most");
+    cmd->add_option("--figure", args->figure,
+                    "the figure judged: " + reports::judgeFigureNames() + " (default: the lock's judged one)");
+    cmd->add_option("--runs", args->lab.runs, "runs per commit")->check(CLI::Range(1u, 100u))->capture_default_str();
+    cmd->add_option("--max-runs", args->max_runs, "runs before an undecided commit is skipped (default 2 x --runs)")
+        ->check(CLI::Range(1u, 200u));
+    cmd->add_option("-o,--out", args->lab.out, "the bisect's directory")->capture_default_str();
+    cmd->add_option("--resume", args->resume, "continue the bisect in DIR (its options come from DIR/bisect.json)");
+    addGuestOptions(cmd, args->lab);
+    cmd->callback([args, cmd, &result] {
+        lab::BisectOptions o;
+        const bool resume = !args->resume.empty();
+        if (resume) {
+            for (const char* own : {"--tree", "--good", "--bad", "--lock", "--figure", "--runs", "--max-runs", "workload"})
+                if (cmd->count(own))
+                    throw CLI::ValidationError("--resume takes every option from DIR/bisect.json; " +
+                                               std::string(own) + " cannot change it");
+            o = lab::loadBisectOptions(args->resume);
+        } else {
+            for (const auto* need : {&args->tree, &args->good, &args->bad})
+                if (need->empty())
+                    throw CLI::ValidationError("lab bisect needs --tree, --good and --bad (or --resume DIR)");
+            o.lab = labOptions(args->lab);
+            o.accel = args->lab.accel;
+            o.tree = args->tree;
+            o.good = args->good;
+            o.bad = args->bad;
+            o.lock = args->lock;
+            o.figure = args->figure;
+            o.max_runs = args->max_runs;
+        }
+        std::error_code ec;
+        o.lab.lockscope = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+        result.exit_code = lab::runBisect(o, resume, std::cerr, std::cout);
+    });
+}
+
 } // namespace
 
 void addLabCommand(CLI::App& app, Result& result)
@@ -52,64 +163,21 @@ void addLabCommand(CLI::App& app, Result& result)
                 "first. See docs/kernel-lab.md.");
     cmd->add_option("-k,--kernel", args->kernels,
                     "NAME=bzImage|file.deb|debian[:6.1|:cloud|:<release>]|src:PATH[@COMMIT][+x.patch...]|"
-                    "debian-src:6.1[+x.patch...]")
-        ->required();
+                    "debian-src:6.1[+x.patch...]");
     cmd->add_option("--runs", args->runs, "captures per kernel; boots alternate between kernels (A B A B ...)")
         ->check(CLI::Range(1u, 100u))
         ->capture_default_str();
-    cmd->add_option("--boot-retries", args->boot_retries, "boots again after a stalled or timed-out guest")
-        ->check(CLI::Range(0u, 10u))
-        ->capture_default_str();
-    cmd->add_option("--stall-timeout", args->stall,
-                    "seconds without the guest's heartbeat before it counts as frozen (0: only --timeout)")
-        ->check(CLI::NonNegativeNumber)
-        ->capture_default_str();
     cmd->add_option("-o,--out", args->out, "output directory")->capture_default_str();
-    cmd->add_option("--cache", args->cache,
-                    "where downloaded and built kernels are kept (default ~/.cache/lockscope/lab)");
-    cmd->add_option("--timeout", args->timeout, "seconds per guest boot before it is killed")
-        ->check(CLI::PositiveNumber)
-        ->capture_default_str();
-    cmd->add_option("--memory", args->memory, "guest memory in MiB")
-        ->check(CLI::Range(256u, 65536u))
-        ->capture_default_str();
-    cmd->add_option("--cpus", args->cpus, "guest CPUs")->check(CLI::Range(1u, 64u))->capture_default_str();
-    cmd->add_option("--accel", args->accel,
-                    "auto, kvm, tcg or tcg-multi (auto: KVM when usable; tcg-multi: a host thread per vCPU and "
-                    "native spinlocks, so spinlock contention shows)")
-        ->capture_default_str();
-    cmd->add_option("--append", args->append, "extra guest kernel command line");
-    cmd->add_option("--add", args->add, "another host file for the guest, at the same path (with its libraries)");
-    cmd->add_option("--record-args", args->record_args, "options for `lockscope record` in the guest, one string");
     cmd->add_flag("--no-compare", args->no_compare, "do not run lockscope compare at the end");
     cmd->add_flag("--no-wait", args->no_wait,
                   "when another lab uses the output directory, refuse (exit 75) instead of waiting for it");
-    cmd->add_option("workload", args->workload, "the workload and its arguments, after --")->required();
-    cmd->callback([args, &result] {
-        lab::LabOptions o;
-        for (const auto& k : args->kernels)
-            o.kernels.push_back(lab::parseKernelArg(k));
-        o.workload = args->workload;
-        std::istringstream words(args->record_args);
-        for (std::string w; words >> w;)
-            o.record_args.push_back(w);
-        o.extra_files = args->add;
-        std::error_code ec;
-        o.lockscope = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-        o.out_dir = args->out;
-        o.cache_dir = args->cache;
-        o.boot.timeout_s = args->timeout;
-        o.boot.memory_mb = args->memory;
-        o.boot.cpus = args->cpus;
-        o.boot.accel = lab::parseAccel(args->accel);
-        o.boot.append = args->append;
-        o.compare = !args->no_compare;
-        o.runs = args->runs;
-        o.boot_retries = args->boot_retries;
-        o.boot.stall_s = args->stall;
-        o.wait_for_busy = !args->no_wait;
+    addGuestOptions(cmd, *args);
+    addBisectCommand(cmd, result);
+    cmd->callback([args, cmd, &result] {
+        if (cmd->got_subcommand("bisect"))
+            return;
         try {
-            result.exit_code = lab::runLab(o, std::cerr);
+            result.exit_code = lab::runLab(labOptions(*args), std::cerr);
         } catch (const lab::LabBusy& e) {
             std::cerr << "lockscope: " << e.what() << std::endl;
             result.exit_code = lab::kLabBusyExitCode;

@@ -19,6 +19,16 @@ void markCompareSets(int argc, char** argv)
             return;
         }
 }
+
+bool judging(int argc, char** argv)
+{
+    if (argc < 2 || std::string_view(argv[1]) != "compare")
+        return false;
+    for (int j = 2; j < argc; ++j)
+        if (std::string_view(argv[j]) == "--judge" || std::string_view(argv[j]).rfind("--judge=", 0) == 0)
+            return true;
+    return false;
+}
 } // namespace
 
 int main(int argc, char** argv)
@@ -49,9 +59,10 @@ int main(int argc, char** argv)
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        // A wrong flag or argument: one line, exit 2 (usage error).
+        // A wrong flag or argument: one line, exit 2 (usage error); 128 for a
+        // bisect judge, where 2 would mean "bad" to git bisect run.
         std::fprintf(stderr, "lockscope: %s (see lockscope --help)\n", e.what());
-        return 2;
+        return judging(argc, argv) ? 128 : 2;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "lockscope: %s\n", e.what());
         return 1;

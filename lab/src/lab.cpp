@@ -331,6 +331,8 @@ std::vector<GuestBinary> guestBinaries(const LabOptions& o, const std::string& l
     return binaries;
 }
 
+} // namespace
+
 // Fetches or builds one kernel and checks its config; throws if unusable.
 Kernel resolveLabKernel(const KernelSpec& spec, const std::string& cache, std::ostream& log)
 {
@@ -350,6 +352,8 @@ Kernel resolveLabKernel(const KernelSpec& spec, const std::string& cache, std::o
     }
     return kernel;
 }
+
+namespace {
 
 // The record command each guest runs. Hold times, syscall and lookup-function
 // latencies are part of what a kernel comparison judges: asked for unless
@@ -410,45 +414,14 @@ Virtualization labVirtualization(const Virtualization& guest_saw, const GuestRun
 
 // One run of one kernel: the capture's path, or "" once it has said why
 // there is none (a kernel without BTF is then no longer usable).
-std::string recordRun(const LabOptions& o, LabKernel& k, unsigned run, const std::vector<std::string>& workload,
-                      const std::vector<GuestBinary>& binaries, std::ostream& log)
+std::string recordRun(const LabOptions& o, LabKernel& k, unsigned run, const GuestPayload& payload, std::ostream& log)
 {
     const auto& name = k.spec.name;
     const auto who = o.runs > 1 ? name + " run " + std::to_string(run) : name;
-    const auto stem = runStem(o, name, run);
-    fs::create_directories(stem.parent_path());
-    const std::vector<GuestStep> steps = {
-        factsStep(probeSymbols()),
-        {"record", guestRecordCommand(o, name, workload), {"/lab/out/capture.lockscope.json"}}};
-    const GuestRun guest = bootWithRetries(o, k.kernel, steps, binaries, stem, who, log);
-    if (!guest.ok()) {
-        say(log, who, "FAILED: " + guest.failure + "; serial log " + stem.string() + ".serial.log, last lines:");
-        log << guest.serialTail(30) << std::endl;
-        return {};
-    }
-    auto facts = parseKeyValues(guest.file("facts.log"));
-    say(log, who, "guest kernel " + facts["release"] + ", BTF " + facts["btf"] + ", kprobes " + facts["kprobes"]);
-    if (facts["btf"] != "yes") {
-        say(log, who, "FAILED: the guest kernel has no /sys/kernel/btf/vmlinux: build it with CONFIG_DEBUG_INFO_BTF=y");
+    const RecordOutcome r = recordOnce(o, k.kernel, name, runStem(o, name, run), who, payload, log);
+    if (r.no_btf)
         k.usable = false;
-        return {};
-    }
-    const int rc = guest.report.step_exit.count("record") ? guest.report.step_exit.at("record") : -1;
-    const auto text = guest.file("capture.lockscope.json");
-    if (text.empty()) {
-        say(log, who, "FAILED: lockscope record in the guest exited " + std::to_string(rc) +
-                          " without a capture; its output:");
-        log << tailLines(guest.file("record.log"), 20) << std::endl;
-        return {};
-    }
-    auto capture = parseCapture(text);
-    capture.meta.label = name;
-    capture.meta.virtualization = labVirtualization(capture.meta.virtualization, guest, o.boot.cpus);
-    auto path = stem.string() + ".lockscope.json";
-    writeCapture(capture, path, true);
-    say(log, who, "record: exit " + std::to_string(rc) + ", " + std::to_string(capture.locks.size()) + " locks, " +
-                      std::to_string(capture.stats.events) + " events -> " + path);
-    return path;
+    return r.capture;
 }
 
 // Every kernel against the first (the baseline); returns the failures.
@@ -481,6 +454,59 @@ int compareWithBaseline(const LabOptions& o, const std::vector<LabKernel>& kerne
 
 } // namespace
 
+RecordOutcome recordOnce(const LabOptions& o, const Kernel& kernel, const std::string& label,
+                         const std::filesystem::path& stem, const std::string& who, const GuestPayload& payload,
+                         std::ostream& log)
+{
+    RecordOutcome out;
+    fs::create_directories(stem.parent_path());
+    const std::vector<GuestStep> steps = {
+        factsStep(probeSymbols()),
+        {"record", guestRecordCommand(o, label, payload.workload), {"/lab/out/capture.lockscope.json"}}};
+    const GuestRun guest = bootWithRetries(o, kernel, steps, payload.binaries, stem, who, log);
+    if (!guest.ok()) {
+        say(log, who, "FAILED: " + guest.failure + "; serial log " + stem.string() + ".serial.log, last lines:");
+        log << guest.serialTail(30) << std::endl;
+        out.failure = guest.failure;
+        return out;
+    }
+    auto facts = parseKeyValues(guest.file("facts.log"));
+    say(log, who, "guest kernel " + facts["release"] + ", BTF " + facts["btf"] + ", kprobes " + facts["kprobes"]);
+    if (facts["btf"] != "yes") {
+        out.failure = "the guest kernel has no /sys/kernel/btf/vmlinux: build it with CONFIG_DEBUG_INFO_BTF=y";
+        say(log, who, "FAILED: " + out.failure);
+        out.no_btf = true;
+        return out;
+    }
+    const int rc = guest.report.step_exit.count("record") ? guest.report.step_exit.at("record") : -1;
+    const auto text = guest.file("capture.lockscope.json");
+    if (text.empty()) {
+        out.failure = "lockscope record in the guest exited " + std::to_string(rc) + " without a capture";
+        say(log, who, "FAILED: " + out.failure + "; its output:");
+        log << tailLines(guest.file("record.log"), 20) << std::endl;
+        return out;
+    }
+    auto capture = parseCapture(text);
+    capture.meta.label = label;
+    capture.meta.virtualization = labVirtualization(capture.meta.virtualization, guest, o.boot.cpus);
+    auto path = stem.string() + ".lockscope.json";
+    writeCapture(capture, path, true);
+    say(log, who, "record: exit " + std::to_string(rc) + ", " + std::to_string(capture.locks.size()) + " locks, " +
+                      std::to_string(capture.stats.events) + " events -> " + path);
+    out.capture = path;
+    return out;
+}
+
+GuestPayload prepareGuestPayload(const LabOptions& o)
+{
+    GuestPayload p;
+    const auto applets = busyboxApplets(findBusybox());
+    const auto lockscope = snapshotLockscope(o.lockscope, o.out_dir);
+    p.workload = o.workload;
+    p.binaries = guestBinaries(o, lockscope, applets, p.workload);
+    return p;
+}
+
 int runLab(const LabOptions& o, std::ostream& log)
 {
     checkLabOptions(o);
@@ -494,10 +520,7 @@ int runLab(const LabOptions& o, std::ostream& log)
                               o.wait_for_busy ? HolderLock::Mode::Wait : HolderLock::Mode::Refuse,
                               [&](const std::string& what) { say(log, "lab", what); },
                               "choose another with -o, or leave out --no-wait to wait for it");
-    const auto applets = busyboxApplets(findBusybox());
-    const auto lockscope = snapshotLockscope(o.lockscope, o.out_dir);
-    std::vector<std::string> workload = o.workload;
-    const std::vector<GuestBinary> binaries = guestBinaries(o, lockscope, applets, workload);
+    const GuestPayload payload = prepareGuestPayload(o);
 
     int failures = 0;
     std::vector<LabKernel> kernels;
@@ -519,7 +542,7 @@ int runLab(const LabOptions& o, std::ostream& log)
             if (!k.usable)
                 continue;
             try {
-                auto path = recordRun(o, k, run, workload, binaries, log);
+                auto path = recordRun(o, k, run, payload, log);
                 if (path.empty())
                     ++failures;
                 else
@@ -532,7 +555,7 @@ int runLab(const LabOptions& o, std::ostream& log)
         }
     }
     if (o.compare && kernels.size() >= 2)
-        failures += compareWithBaseline(o, kernels, lockscope, log);
+        failures += compareWithBaseline(o, kernels, payload.binaries.front().host_path, log);
     return failures == 0 ? 0 : 1;
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
+#include <filesystem>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -71,6 +72,30 @@ struct LabOptions {
 // with the first into <out>/compare-<name>.txt. Progress and errors go to
 // log. Returns the process exit code.
 int runLab(const LabOptions& options, std::ostream& log);
+
+// What every guest of one lab run carries, prepared once: a snapshot of
+// lockscope (in <out>/.lab), the workload program with its libraries, the
+// --add files. workload is the argv the guest runs.
+struct GuestPayload {
+    std::vector<GuestBinary> binaries;
+    std::vector<std::string> workload;
+};
+GuestPayload prepareGuestPayload(const LabOptions& options);
+
+// Fetches or builds one kernel and checks its config; throws LabError.
+Kernel resolveLabKernel(const KernelSpec& spec, const std::string& cache, std::ostream& log);
+
+// One boot recording the workload: the capture, labelled `label`, at
+// <stem>.lockscope.json (the serial log beside it), or failure in one line
+// after the log has shown the console's tail.
+struct RecordOutcome {
+    std::string capture;  // "" on failure
+    std::string failure;
+    bool no_btf = false;  // the kernel can never be recorded
+};
+RecordOutcome recordOnce(const LabOptions& options, const Kernel& kernel, const std::string& label,
+                         const std::filesystem::path& stem, const std::string& who, const GuestPayload& payload,
+                         std::ostream& log);
 
 // The report comparing one kernel's captures with the baseline's (each list
 // non-empty); exit_code is lockscope compare's.

@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The bisect judge on real run sets: the six A/A runs of the semop workload
+// (fixtures/aa, one kernel, same command) and the seed-04 kernel pair
+// (samples/captures). Bad-like sets are the same real runs with the judged
+// lock's waits made longer, as a slower lock would make them. The figure is
+// the scheduler lock's mean wait, the steadiest of these runs (CV 11% over
+// six): with three runs a side, Welch's t at alpha 0.01 needs a side's CV
+// well under 17% to call any change, however large.
+#include <gtest/gtest.h>
+
+#include "lockscope/capture/io.h"
+#include "lockscope/reports/judge.h"
+#include "test_support.h"
+
+namespace lockscope::reports {
+namespace {
+
+const std::string kLock = "spinlock@__schedule";
+const std::string kFigure = "mean_wait";
+
+Capture aaRun(int i)
+{
+    return readCapture(test::testdata("fixtures/aa/aa" + std::to_string(i) + ".lockscope.json"));
+}
+
+std::vector<Capture> aaRuns(std::initializer_list<int> ids)
+{
+    std::vector<Capture> v;
+    for (int i : ids)
+        v.push_back(aaRun(i));
+    return v;
+}
+
+// Every wait of the lock 2^shift times longer: its buckets move up by
+// shift, its total, min and max are multiplied (the same in the CLI test).
+Log2Hist slower(const Log2Hist& w, unsigned shift)
+{
+    if (w.empty())
+        return w;
+    std::array<uint64_t, Log2Hist::kBuckets> b{};
+    for (unsigned i = 0; i + shift < Log2Hist::kBuckets; ++i)
+        b[i + shift] = w.buckets()[i];
+    const uint64_t k = uint64_t{1} << shift;
+    Log2Hist h = Log2Hist::fromParts(b, w.count(), w.total() * k, w.min() * k, w.max() * k);
+    EXPECT_TRUE(h.consistent());
+    return h;
+}
+
+Capture slower(Capture c, unsigned shift)
+{
+    for (auto& l : c.locks)
+        if (l.key == kLock) {
+            l.wait = slower(l.wait, shift);
+            for (auto& site : l.sites)
+                site.wait = slower(site.wait, shift);
+        }
+    return c;
+}
+
+std::vector<Capture> slowerRuns(std::initializer_list<int> ids, unsigned shift)
+{
+    std::vector<Capture> v;
+    for (int i : ids)
+        v.push_back(slower(aaRun(i), shift));
+    return v;
+}
+
+Capture seed04(const char* side)
+{
+    return readCapture(test::testdata(std::string("../../samples/captures/seed04-") + side + ".lockscope.json"));
+}
+
+TEST(Judge, ParsesLockAndFigure)
+{
+    const JudgeTarget t = parseJudgeTarget("hash_lock:total_hold");
+    EXPECT_EQ(t.lock, "hash_lock");
+    EXPECT_EQ(t.figure, "total_hold");
+    EXPECT_EQ(parseJudgeTarget("hash_lock").figure, "");
+    EXPECT_THROW(parseJudgeTarget("hash_lock:speed"), std::invalid_argument);
+    EXPECT_THROW(parseJudgeTarget(":total_wait"), std::invalid_argument);
+}
+
+// good: runs 1-3; bad: runs 1, 2, 5 with waits 4x longer.
+std::vector<Capture> good() { return aaRuns({1, 2, 3}); }
+std::vector<Capture> bad() { return slowerRuns({1, 2, 5}, 2); }
+
+TEST(Judge, GoodLikeRunsAreGood)
+{
+    const auto r = judge(good(), aaRuns({4, 5, 6}), bad(), {kLock, kFigure});
+    EXPECT_EQ(r.call, Call::Good) << r.why;
+    EXPECT_EQ(exitCode(r.call), 0);
+    ASSERT_TRUE(r.endpoints);
+    EXPECT_EQ(r.endpoints->change, Change::Up);
+    EXPECT_EQ(r.vs_good.change, Change::Same) << r.vs_good.text();
+    EXPECT_TRUE(r.matched_by_name.empty());
+}
+
+TEST(Judge, BadLikeRunsAreBad)
+{
+    // Other runs than the bad set's, made slower the same way.
+    const auto r = judge(good(), slowerRuns({1, 3, 5}, 2), bad(), {kLock, kFigure});
+    EXPECT_EQ(r.call, Call::Bad) << r.why;
+    EXPECT_EQ(exitCode(r.call), 1);
+    EXPECT_EQ(r.figure, kFigure);
+}
+
+TEST(Judge, NoisyRunsAreUndecided)
+{
+    // Two slow runs and one normal: the ranges overlap both sides'.
+    std::vector<Capture> noisy = {slower(aaRun(4), 2), aaRun(5), slower(aaRun(6), 2)};
+    const auto r = judge(good(), noisy, bad(), {kLock, kFigure});
+    EXPECT_EQ(r.call, Call::Undecided) << r.why;
+    EXPECT_EQ(exitCode(r.call), 125);
+}
+
+TEST(Judge, InBetweenRunsAreUndecided)
+{
+    // Waits twice as long, where bad has four times: unlike both.
+    const auto r = judge(good(), slowerRuns({1, 3, 5}, 1), bad(), {kLock, kFigure});
+    EXPECT_EQ(r.call, Call::Undecided) << r.why;
+    EXPECT_NE(r.why.find("like neither"), std::string::npos) << r.why;
+}
+
+TEST(Judge, AlikeEndpointsDecideNothing)
+{
+    const auto r = judge(aaRuns({1, 2}), aaRuns({3, 4}), aaRuns({5, 6}), {kLock, kFigure});
+    EXPECT_EQ(r.call, Call::Undecided);
+    EXPECT_NE(r.why.find("good and bad are alike"), std::string::npos) << r.why;
+}
+
+TEST(Judge, WithoutBadRunsARiseIsBad)
+{
+    EXPECT_EQ(judge(good(), slowerRuns({1, 3, 5}, 2), {}, {kLock, kFigure}).call, Call::Bad);
+    EXPECT_EQ(judge(good(), aaRuns({4, 5, 6}), {}, {kLock, kFigure}).call, Call::Good);
+}
+
+TEST(Judge, TheDefaultFigureIsTheOneTheCompareJudges)
+{
+    // The scheduler lock has waits: total wait/s.
+    EXPECT_EQ(judge(good(), aaRuns({4, 5, 6}), bad(), {kLock, ""}).figure, "total_wait");
+}
+
+TEST(Judge, ALockWhoseKeyMovedIsMatchedByName)
+{
+    // The same lock, keyed by another caller in the candidate's build (inlining moved it).
+    auto named = [](std::vector<Capture> v, const std::string& key) {
+        for (auto& c : v)
+            for (auto& l : c.locks)
+                if (l.key == kLock) {
+                    l.name = "rq.lock";
+                    l.key = key;
+                }
+        return v;
+    };
+    const auto r = judge(named(good(), kLock), named(aaRuns({4, 5, 6}), "spinlock@sem_lock"), named(bad(), kLock),
+                         {"rq.lock", kFigure});
+    EXPECT_EQ(r.call, Call::Good) << r.why;
+    EXPECT_EQ(r.lock, kLock);
+    ASSERT_EQ(r.matched_by_name.size(), 1u);
+    EXPECT_EQ(r.matched_by_name[0], "spinlock@sem_lock as " + kLock + " (by name rq.lock)");
+}
+
+TEST(Judge, ALockOnNoSideIsAnError)
+{
+    EXPECT_THROW(judge(aaRuns({1}), aaRuns({2}), aaRuns({3}), {"no_such_lock", ""}), std::invalid_argument);
+}
+
+TEST(Judge, TheSeedPairsNewLockDecidesByPresence)
+{
+    // hash_lock exists on the patched kernel only (53 waits): one run a side.
+    const std::vector<Capture> good{seed04("base")}, bad{seed04("patched")};
+    const auto likeBad = judge(good, bad, bad, {"hash_lock", ""});
+    EXPECT_EQ(likeBad.call, Call::Bad) << likeBad.why;
+    EXPECT_EQ(likeBad.vs_good.change, Change::Up);
+    const auto likeGood = judge(good, good, bad, {"hash_lock", ""});
+    EXPECT_EQ(likeGood.call, Call::Good) << likeGood.why;
+    EXPECT_EQ(likeGood.vs_bad->change, Change::Down);
+}
+
+TEST(Judge, PicksTheChangedLock)
+{
+    const auto pick = pickChangedLock({seed04("base")}, {seed04("patched")}, "");
+    ASSERT_TRUE(pick);
+    EXPECT_EQ(pick->target.lock, "hash_lock") << pick->why;
+    EXPECT_NE(pick->why.find("picked hash_lock"), std::string::npos) << pick->why;
+    const auto slow = pickChangedLock(good(), bad(), kFigure);
+    ASSERT_TRUE(slow);
+    EXPECT_EQ(slow->target.lock, kLock) << slow->why;
+}
+
+TEST(Judge, AnAARunSetHasNoChangedLock)
+{
+    const auto pick = pickChangedLock(aaRuns({1, 2, 3}), aaRuns({4, 5, 6}), "");
+    EXPECT_FALSE(pick) << pick->why;
+}
+
+} // namespace
+} // namespace lockscope::reports
