@@ -2,6 +2,7 @@
 #include "zstd_text.h"
 
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include <memory>
 
@@ -21,6 +22,18 @@ struct DCtxFree {
 struct CCtxFree {
     void operator()(ZSTD_CCtx* c) const noexcept { ZSTD_freeCCtx(c); }
 };
+
+// libzstd's own wording changes between releases; these stay.
+std::string problem(size_t error)
+{
+    switch (ZSTD_getErrorCode(error)) {
+    case ZSTD_error_checksum_wrong: return "checksum mismatch";
+    case ZSTD_error_frameParameter_windowTooLarge: return "the frame needs a larger window than allowed";
+    case ZSTD_error_prefix_unknown: return "not a zstd frame after the first one";
+    case ZSTD_error_dictionary_wrong: return "the frame needs a dictionary";
+    default: return "the compressed data is damaged";
+    }
+}
 
 } // namespace
 
@@ -47,7 +60,7 @@ std::string zstdDecompress(std::string_view data, uint64_t maxBytes)
         ZSTD_outBuffer o { chunk.data(), chunk.size(), 0 };
         const size_t left = ZSTD_decompressStream(ctx.get(), &o, &in); // 0: a frame just ended
         if (ZSTD_isError(left))
-            throw CaptureError(std::string("corrupt zstd data: ") + ZSTD_getErrorName(left));
+            throw CaptureError("corrupt zstd data: " + problem(left));
         if (out.size() + o.pos > maxBytes)
             throw CaptureError(
                 "decompresses to more than the limit of " + std::to_string(maxBytes) + " bytes");
