@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+#include <algorithm>
 #include <cmath>
+#include <initializer_list>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -197,11 +200,12 @@ void putIndented(std::string& out, const json& v, unsigned depth)
 }
 
 // The text doc.dump(2) would give with each member named in `big` replaced
-// by the array element(name, i) builds for i < count(name): the big arrays
+// (null in doc) by the array element(name, i) builds for i < count(name): the big arrays
 // are converted one element at a time, so their DOM (many times the
 // captures) never exists whole. The member order stays nlohmann's (sorted).
 template <class Count, class Element>
-std::string dumpStreamingArrays(const json& doc, Count count, Element element)
+std::string dumpStreamingArrays(const json& doc, std::initializer_list<std::string_view> big, Count count,
+                                Element element)
 {
     std::string out = "{";
     bool first = true;
@@ -210,8 +214,9 @@ std::string dumpStreamingArrays(const json& doc, Count count, Element element)
         first = false;
         out += json(key).dump(-1, ' ', false, json::error_handler_t::replace);
         out += ": ";
-        const size_t n = value.is_null() ? count(key) : 0;
-        if (!value.is_null()) {
+        const bool streamed = value.is_null() && std::find(big.begin(), big.end(), key) != big.end();
+        const size_t n = streamed ? count(key) : 0;
+        if (!streamed) {
             putIndented(out, value, 1);
             continue;
         }
@@ -304,7 +309,7 @@ std::string jsonReport(const Report& r, const RenderExtras& x)
     j["probes"] = probes(r.probes);
     j["scaling"] = scaling(x.scaling);
     return dumpStreamingArrays(
-        j, [&](const std::string&) { return r.locks.size(); },
+        j, {"locks"}, [&](const std::string&) { return r.locks.size(); },
         [&](const std::string&, size_t i) { return lockJson(r.locks[i]); });
 }
 
@@ -347,7 +352,7 @@ std::string jsonComparison(const Comparison& c, const RenderExtras& x)
                 {"before_hold_ns", n.before_hold_ns}, {"after_hold_ns", n.after_hold_ns},
                 {"before_count", n.before_count}, {"after_count", n.after_count}};
     };
-    return dumpStreamingArrays(j, count, element);
+    return dumpStreamingArrays(j, {"locks", "paths", "tree"}, count, element);
 }
 
 } // namespace lockscope::reports::detail
