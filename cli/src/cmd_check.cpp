@@ -15,7 +15,7 @@ void addCheckCommand(CLI::App& app, Result& result)
     auto files = std::make_shared<std::vector<std::string>>();
     CLI::App* cmd
         = app.add_subcommand("check", "Validate capture files (exit 0 when all are valid, 1 otherwise)");
-    cmd->add_option("files", *files, "capture files (*.lockscope.json)")->required();
+    cmd->add_option("files", *files, "capture files (*.lockscope.json, *.lockscope.json.zst; any format version)")->required();
     cmd->callback([files, &result] {
         for (const auto& file : *files) {
             try {

@@ -434,7 +434,9 @@ void recordAndSummarize(const RecordArgs& a, Result& result)
         if (out.isStdout())
             options.workload_output_fd = STDERR_FILENO; // stdout carries the capture
         capture = record::runRecord(options, stderr);
-        writeCapture(capture, out);
+        // Compact: the format every lockscope since version 2 reads, a fraction
+        // of the size; `lockscope convert --capture-version 1` serves older ones.
+        writeCapture(capture, out, WriteOptions { .layout = CaptureLayout::Compact });
     } catch (const record::RecordError& e) {
         std::fprintf(stderr, "lockscope record: %s\n", e.what());
         result.exit_code = 1;

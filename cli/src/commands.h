@@ -15,6 +15,7 @@ struct Result {
 
 void addInfoCommand(CLI::App& app, Result& result);
 void addCheckCommand(CLI::App& app, Result& result);
+void addConvertCommand(CLI::App& app, Result& result);
 void addLabCommand(CLI::App& app, Result& result);
 #ifdef LOCKSCOPE_HAVE_RECORD
 void addRecordCommand(CLI::App& app, Result& result);

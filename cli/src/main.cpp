@@ -40,6 +40,7 @@ int main(int argc, char** argv)
     Result result;
     addInfoCommand(app, result);
     addCheckCommand(app, result);
+    addConvertCommand(app, result);
     addLabCommand(app, result);
     addReportCommand(app, result);
     addCompareCommand(app, result);

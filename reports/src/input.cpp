@@ -49,11 +49,12 @@ std::pair<Capture, Capture> loadPair(const std::string& before, const std::strin
         return {std::move(b), std::move(a)};
     } catch (const CaptureError&) {
         const auto vb = peekVersion(before), va = peekVersion(after);
-        if (vb && va && *vb != *va)
+        // Versions 1 and 2 are both read: only a version this lockscope cannot read explains the failure.
+        if (vb && va && *vb != *va && (*vb > kCaptureVersionNewest || *va > kCaptureVersionNewest))
             throw CaptureError(before + " is capture format version " + std::to_string(*vb) + " but " + after +
                                " is version " + std::to_string(*va) +
-                               "; compare captures written by the same lockscope version (this one reads version " +
-                               std::to_string(kCaptureVersion) + ")");
+                               "; compare captures written by the same lockscope version (this one reads versions " +
+                               std::to_string(kCaptureVersion) + " to " + std::to_string(kCaptureVersionNewest) + ")");
         throw;
     }
 }
@@ -71,9 +72,8 @@ std::vector<std::string> expandCaptureArgs(const std::vector<std::string>& args)
         std::vector<std::string> inDir;
         for (const auto& e : fs::directory_iterator(arg, ec)) {
             const std::string name = e.path().filename().string();
-            const std::string suffix = ".lockscope.json";
-            if (e.is_regular_file(ec) && name.size() > suffix.size() &&
-                name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+            const bool capture = name.ends_with(".lockscope.json") || name.ends_with(".lockscope.json.zst");
+            if (e.is_regular_file(ec) && capture && name.size() > std::string_view(".lockscope.json").size())
                 inDir.push_back(e.path().string());
         }
         if (ec)

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+#include <algorithm>
 #include <cmath>
+#include <initializer_list>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -160,12 +163,17 @@ json quality(const DataQuality& q)
             {"stack_failure_pct", q.stackFailurePct()}, {"untimed_pct", q.untimedPct()}};
 }
 
+json pathDelta(const PathDelta& p)
+{
+    return {{"frames", p.frames}, {"wait_ns", delta(p.wait_ns)}, {"hold_ns", delta(p.hold_ns)},
+            {"count", delta(p.count)}};
+}
+
 json paths(const std::vector<PathDelta>& v)
 {
     json a = json::array();
     for (const auto& p : v)
-        a.push_back({{"frames", p.frames}, {"wait_ns", delta(p.wait_ns)}, {"hold_ns", delta(p.hold_ns)},
-                     {"count", delta(p.count)}});
+        a.push_back(pathDelta(p));
     return a;
 }
 
@@ -197,6 +205,80 @@ json scaling(const std::vector<ScalingChart>& charts)
     }
     return a;
 }
+// v as dump(2) prints it nested `depth` levels deep (JSON strings hold no raw newline).
+void putIndented(std::string& out, const json& v, unsigned depth)
+{
+    const std::string text = v.dump(2, ' ', false, json::error_handler_t::replace); // names may not be UTF-8
+    const std::string pad(2 * depth, ' ');
+    for (char ch : text) {
+        out += ch;
+        if (ch == '\n')
+            out += pad;
+    }
+}
+
+// The text doc.dump(2) would give with each member named in `big` replaced
+// (null in doc) by the array element(name, i) builds for i < count(name): the big arrays
+// are converted one element at a time, so their DOM (many times the
+// captures) never exists whole. The member order stays nlohmann's (sorted).
+template <class Count, class Element>
+std::string dumpStreamingArrays(const json& doc, std::initializer_list<std::string_view> big, Count count,
+                                Element element)
+{
+    std::string out = "{";
+    bool first = true;
+    for (const auto& [key, value] : doc.items()) {
+        out += first ? "\n  " : ",\n  ";
+        first = false;
+        out += json(key).dump(-1, ' ', false, json::error_handler_t::replace);
+        out += ": ";
+        const bool streamed = value.is_null() && std::find(big.begin(), big.end(), key) != big.end();
+        const size_t n = streamed ? count(key) : 0;
+        if (!streamed) {
+            putIndented(out, value, 1);
+            continue;
+        }
+        if (n == 0) {
+            out += "[]";
+            continue;
+        }
+        out += '[';
+        for (size_t i = 0; i < n; ++i) {
+            out += i ? ",\n    " : "\n    ";
+            putIndented(out, element(key, i), 2);
+        }
+        out += "\n  ]";
+    }
+    out += first ? "}\n" : "\n}\n";
+    return out;
+}
+
+json lockDelta(const LockDelta& l)
+{
+    json j = {{"key", l.key}, {"type", l.type}, {"presence", presence(l.presence)},
+            {"verdict", toString(l.judgement.verdict)}, {"judgement", judgement(l.judgement)},
+            {"runs", metrics(l.runs)}, {"has_wait", l.has_wait}, {"has_hold", l.has_hold},
+            {"hidden", l.hidden},
+            {"contentions", delta(l.contentions)}, {"total_wait_ns", delta(l.total_wait_ns)},
+            {"avg_wait_ns", delta(l.avg_wait_ns)}, {"p50_wait_ns", delta(l.p50_wait_ns)},
+            {"p99_wait_ns", delta(l.p99_wait_ns)}, {"max_wait_ns", delta(l.max_wait_ns)},
+            {"hold_count", delta(l.hold_count)}, {"total_hold_ns", delta(l.total_hold_ns)},
+            {"avg_hold_ns", delta(l.avg_hold_ns)}, {"p99_hold_ns", delta(l.p99_hold_ns)},
+            {"wait_test", sig(l.wait_test)}, {"hold_test", sig(l.hold_test)},
+            {"wait_before", hist(l.wait_before)}, {"wait_after", hist(l.wait_after)},
+            {"hold_before", hist(l.hold_before)}, {"hold_after", hist(l.hold_after)},
+            {"paths", paths(l.paths)}};
+    if (l.has_acquire) { // record --hold with slow acquisitions only
+        j["has_acquire"] = true;
+        j["acquire_count"] = delta(l.acquire_count);
+        j["total_acquire_ns"] = delta(l.total_acquire_ns);
+        j["p99_acquire_ns"] = delta(l.p99_acquire_ns);
+        j["acquire_before"] = hist(l.acquire_before);
+        j["acquire_after"] = hist(l.acquire_after);
+    }
+    return j;
+}
+
 } // namespace
 
 std::string jsonReport(const Report& r, const RenderExtras& x)
@@ -211,26 +293,26 @@ std::string jsonReport(const Report& r, const RenderExtras& x)
     j["totals"] = {{"locks", r.lock_count}, {"contentions", r.total_contentions}, {"wait_ns", r.total_wait_ns},
                    {"hold_ns", r.total_hold_ns}};
     j["cpu_lock_share"] = r.cpu_lock_share ? json(*r.cpu_lock_share) : json(nullptr);
-    json locks = json::array();
-    for (const auto& l : r.locks) {
+    // Each lock converted when it is written (dumpStreamingArrays); null marks the place.
+    auto lockJson = [](const auto& l) {
         json paths = json::array();
         for (const auto& p : l.paths)
             paths.push_back({{"frames", p.frames}, {"count", p.count}, {"wait_ns", p.wait_ns}, {"hold_ns", p.hold_ns},
                              {"wait_share", p.wait_share}});
-        locks.push_back({{"key", l.key}, {"type", l.type}, {"caller", l.caller}, {"instances", l.instances},
-                         {"aborted", l.aborted}, {"wait", hist(l.wait)}, {"hold", hist(l.hold)},
-                         {"p50_wait_ns", l.p50_wait_ns}, {"p99_wait_ns", l.p99_wait_ns},
-                         {"p50_hold_ns", l.p50_hold_ns}, {"p99_hold_ns", l.p99_hold_ns},
-                         {"wait_share", l.wait_share}, {"paths", paths}});
+        json jl = {{"key", l.key}, {"type", l.type}, {"caller", l.caller}, {"instances", l.instances},
+                   {"aborted", l.aborted}, {"wait", hist(l.wait)}, {"hold", hist(l.hold)},
+                   {"p50_wait_ns", l.p50_wait_ns}, {"p99_wait_ns", l.p99_wait_ns},
+                   {"p50_hold_ns", l.p50_hold_ns}, {"p99_hold_ns", l.p99_hold_ns},
+                   {"wait_share", l.wait_share}, {"paths", paths}};
         if (!l.name.empty())
-            locks.back()["name"] = l.name;
+            jl["name"] = l.name;
         if (!l.acquire.empty()) { // record --hold with slow acquisitions only
-            locks.back()["acquire"] = hist(l.acquire);
-            locks.back()["p50_acquire_ns"] = l.p50_acquire_ns;
-            locks.back()["p99_acquire_ns"] = l.p99_acquire_ns;
+            jl["acquire"] = hist(l.acquire);
+            jl["p50_acquire_ns"] = l.p50_acquire_ns;
+            jl["p99_acquire_ns"] = l.p99_acquire_ns;
         }
         if (!l.cgroup.empty())
-            locks.back()["cgroup"] = l.cgroup;
+            jl["cgroup"] = l.cgroup;
         if (!l.holders.empty()) { // holder-stack captures only: older report readers never see the key
             json holders = json::array();
             for (const auto& h : l.holders) {
@@ -241,10 +323,11 @@ std::string jsonReport(const Report& r, const RenderExtras& x)
                     holders.back()["owner_comm"] = h.owner_comm;
                 }
             }
-            locks.back()["holders"] = std::move(holders);
+            jl["holders"] = std::move(holders);
         }
-    }
-    j["locks"] = locks;
+        return jl;
+    };
+    j["locks"] = nullptr;
     if (!r.cgroups.empty()) { // per-cgroup captures only
         json cgroups = json::array();
         for (const auto& c : r.cgroups)
@@ -257,7 +340,9 @@ std::string jsonReport(const Report& r, const RenderExtras& x)
     j["functions"] = latencyRows(r.functions);
     j["probes"] = probes(r.probes);
     j["scaling"] = scaling(x.scaling);
-    return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n"; // names from importers may not be UTF-8
+    return dumpStreamingArrays(
+        j, {"locks"}, [&](const std::string&) { return r.locks.size(); },
+        [&](const std::string&, size_t i) { return lockJson(r.locks[i]); });
 }
 
 std::string jsonComparison(const Comparison& c, const RenderExtras& x)
@@ -278,43 +363,28 @@ std::string jsonComparison(const Comparison& c, const RenderExtras& x)
     j["headline"] = metrics(c.headline);
     j["workload"] = metrics(c.workload);
     j["cpu_leaves"] = metrics(c.cpu_leaves);
-    json locks = json::array();
-    for (const auto& l : c.locks)
-        locks.push_back({{"key", l.key}, {"type", l.type}, {"presence", presence(l.presence)},
-                         {"verdict", toString(l.judgement.verdict)}, {"judgement", judgement(l.judgement)},
-                         {"runs", metrics(l.runs)}, {"has_wait", l.has_wait}, {"has_hold", l.has_hold},
-                         {"hidden", l.hidden},
-                         {"contentions", delta(l.contentions)}, {"total_wait_ns", delta(l.total_wait_ns)},
-                         {"avg_wait_ns", delta(l.avg_wait_ns)}, {"p50_wait_ns", delta(l.p50_wait_ns)},
-                         {"p99_wait_ns", delta(l.p99_wait_ns)}, {"max_wait_ns", delta(l.max_wait_ns)},
-                         {"hold_count", delta(l.hold_count)}, {"total_hold_ns", delta(l.total_hold_ns)},
-                         {"avg_hold_ns", delta(l.avg_hold_ns)}, {"p99_hold_ns", delta(l.p99_hold_ns)},
-                         {"wait_test", sig(l.wait_test)}, {"hold_test", sig(l.hold_test)},
-                         {"wait_before", hist(l.wait_before)}, {"wait_after", hist(l.wait_after)},
-                         {"hold_before", hist(l.hold_before)}, {"hold_after", hist(l.hold_after)},
-                         {"paths", paths(l.paths)}});
-    for (size_t i = 0; i < c.locks.size(); ++i)
-        if (const LockDelta& l = c.locks[i]; l.has_acquire) {
-            locks[i]["has_acquire"] = true;
-            locks[i]["acquire_count"] = delta(l.acquire_count);
-            locks[i]["total_acquire_ns"] = delta(l.total_acquire_ns);
-            locks[i]["p99_acquire_ns"] = delta(l.p99_acquire_ns);
-            locks[i]["acquire_before"] = hist(l.acquire_before);
-            locks[i]["acquire_after"] = hist(l.acquire_after);
-        }
-    j["locks"] = locks;
-    j["paths"] = paths(c.paths);
+    // The big three are streamed (dumpStreamingArrays); null marks their place.
+    j["locks"] = nullptr;
+    j["paths"] = nullptr;
     j["syscalls"] = latencyDeltas(c.syscalls);
     j["functions"] = latencyDeltas(c.functions);
-    json nodes = json::array();
-    for (const auto& n : c.tree.nodes)
-        nodes.push_back({{"function", n.function}, {"module", n.module}, {"parent", n.parent},
-                         {"before_wait_ns", n.before_wait_ns}, {"after_wait_ns", n.after_wait_ns},
-                         {"before_hold_ns", n.before_hold_ns}, {"after_hold_ns", n.after_hold_ns},
-                         {"before_count", n.before_count}, {"after_count", n.after_count}});
-    j["tree"] = nodes;
+    j["tree"] = nullptr;
     j["scaling"] = scaling(x.scaling);
-    return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n"; // names from importers may not be UTF-8
+    auto count = [&](const std::string& key) {
+        return key == "locks" ? c.locks.size() : key == "paths" ? c.paths.size() : c.tree.nodes.size();
+    };
+    auto element = [&](const std::string& key, size_t i) -> json {
+        if (key == "locks")
+            return lockDelta(c.locks[i]);
+        if (key == "paths")
+            return pathDelta(c.paths[i]);
+        const auto& n = c.tree.nodes[i];
+        return {{"function", n.function}, {"module", n.module}, {"parent", n.parent},
+                {"before_wait_ns", n.before_wait_ns}, {"after_wait_ns", n.after_wait_ns},
+                {"before_hold_ns", n.before_hold_ns}, {"after_hold_ns", n.after_hold_ns},
+                {"before_count", n.before_count}, {"after_count", n.after_count}};
+    };
+    return dumpStreamingArrays(j, {"locks", "paths", "tree"}, count, element);
 }
 
 } // namespace lockscope::reports::detail

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -63,12 +64,17 @@ double currentRssMB()
 
 double modelMB = 0; // RSS the in-memory Capture takes
 
+// The same capture in each layout: version 1 (today's files), compact, compact + zstd.
 struct Data {
     std::string dir;
-    std::string path;
-    std::string text;
+    std::string path;    // version 1
+    std::string compact; // version 2
+    std::string zstd;    // version 2, *.zst
+    std::string text;    // version 1's text
     Capture capture;
 };
+
+uint64_t fileBytes(const std::string& p) { return std::filesystem::file_size(p); }
 
 Data& data()
 {
@@ -85,6 +91,10 @@ Data& data()
         x->capture = testing::makeSyntheticCapture(kStacks, kLocks);
         modelMB = currentRssMB() - before;
         writeCapture(x->capture, x->path);
+        x->compact = x->dir + "/large-compact.lockscope.json";
+        x->zstd = x->dir + "/large-compact.lockscope.json.zst";
+        writeCapture(x->capture, x->compact, WriteOptions { .layout = CaptureLayout::Compact });
+        writeCapture(x->capture, x->zstd, WriteOptions { .layout = CaptureLayout::Compact });
         std::ifstream in(x->path, std::ios::binary);
         std::stringstream ss;
         ss << in.rdbuf();
@@ -138,7 +148,9 @@ int childMain(const std::string& spec)
             return c.stacks.size() == kStacks ? 0 : 1;
         }
         // save: the peak minus what the model itself needs is the writer's cost.
-        const Capture c = testing::makeSyntheticCapture(kStacks, kLocks);
+        // save2: the other capture of the pair (another seed), for end-to-end runs
+        // of `lockscope compare` (README).
+        const Capture c = testing::makeSyntheticCapture(kStacks, kLocks, mode == "save2" ? 2 : 1);
         writeCapture(c, path);
         std::printf("%.1f\n", addressSpacePeakMB());
         return 0;
@@ -161,6 +173,53 @@ void BM_LoadCapture(benchmark::State& state)
     state.counters["process_peak_rss_MB"] = maxRssMB();
 }
 BENCHMARK(BM_LoadCapture)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+// Version 1 (today's files) and the compact layout, plain and zstd, loaded
+// one after the other in every iteration: the speedups and size ratios are
+// measured side by side on the same machine state.
+void BM_LoadLayoutsSideBySide(benchmark::State& state)
+{
+    Data& d = data();
+    using Clock = std::chrono::steady_clock;
+    double full = 0, compact = 0, zstd = 0;
+    auto timed = [](const std::string& p) {
+        const auto t0 = Clock::now();
+        Capture c = readCapture(p);
+        benchmark::DoNotOptimize(c.stacks.data());
+        return std::chrono::duration<double>(Clock::now() - t0).count();
+    };
+    for (auto _ : state) {
+        full += timed(d.path);
+        compact += timed(d.compact);
+        zstd += timed(d.zstd);
+    }
+    const auto n = static_cast<double>(state.iterations());
+    state.counters["v1_load_ms"] = full / n * 1e3;
+    state.counters["compact_load_ms"] = compact / n * 1e3;
+    state.counters["zstd_load_ms"] = zstd / n * 1e3;
+    state.counters["compact_speedup"] = full / compact;
+    state.counters["zstd_speedup"] = full / zstd;
+    state.counters["v1_MB"] = static_cast<double>(fileBytes(d.path)) / 1e6;
+    state.counters["compact_MB"] = static_cast<double>(fileBytes(d.compact)) / 1e6;
+    state.counters["zstd_MB"] = static_cast<double>(fileBytes(d.zstd)) / 1e6;
+    state.counters["compact_smaller"] = static_cast<double>(fileBytes(d.path)) / static_cast<double>(fileBytes(d.compact));
+    state.counters["zstd_smaller"] = static_cast<double>(fileBytes(d.path)) / static_cast<double>(fileBytes(d.zstd));
+    state.counters["compact_peak_rss_MB"] = childPeakMB("load", d.compact);
+    state.counters["zstd_peak_rss_MB"] = childPeakMB("load", d.zstd);
+    state.counters["v1_peak_rss_MB"] = childPeakMB("load", d.path);
+    state.counters["model_rss_MB"] = modelMB;
+}
+BENCHMARK(BM_LoadLayoutsSideBySide)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+void BM_SaveCompactZstd(benchmark::State& state)
+{
+    Data& d = data();
+    const std::string out = d.dir + "/save.lockscope.json.zst";
+    for (auto _ : state)
+        writeCapture(d.capture, out, WriteOptions { .layout = CaptureLayout::Compact });
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(d.text.size()));
+}
+BENCHMARK(BM_SaveCompactZstd)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
 void BM_SaveCapture(benchmark::State& state)
 {

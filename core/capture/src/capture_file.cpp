@@ -10,6 +10,7 @@
 #include <cerrno>
 
 #include "capture_writer.h"
+#include "zstd_text.h"
 #include "lockscope/util/error_text.h"
 
 namespace lockscope {
@@ -71,15 +72,27 @@ Capture readCapture(const std::string& path, const ReadLimits& limits)
     }
 }
 
-void writeCapture(const Capture& capture, util::OutputFile& out, bool pretty)
+bool compressedCapturePath(std::string_view path) noexcept
+{
+    return path.ends_with(".zst");
+}
+
+void writeCapture(const Capture& capture, util::OutputFile& out, const WriteOptions& options)
 {
     std::string text;
     try {
-        text = detail::serializeCapture(capture, pretty);
+        text = detail::serializeCapture(capture, options.pretty, options.layout == CaptureLayout::Compact);
     } catch (const nlohmann::json::exception& e) {
         throw CaptureError(printable(out.path(), 4096) + ": cannot serialize the capture: " + e.what());
     }
     text += '\n';
+    if (!out.isStdout() && compressedCapturePath(out.path())) {
+        try {
+            text = detail::zstdCompress(text);
+        } catch (const CaptureError& e) {
+            throw CaptureError(printable(out.path(), 4096) + ": " + e.what());
+        }
+    }
     try {
         out.commit(text);
     } catch (const util::FileError& e) {
@@ -87,14 +100,24 @@ void writeCapture(const Capture& capture, util::OutputFile& out, bool pretty)
     }
 }
 
-void writeCapture(const Capture& capture, const std::string& path, bool pretty)
+void writeCapture(const Capture& capture, const std::string& path, const WriteOptions& options)
 {
     try {
         util::OutputFile out(path, 0600);
-        writeCapture(capture, out, pretty);
+        writeCapture(capture, out, options);
     } catch (const util::FileError& e) {
         throw CaptureError(e.what());
     }
+}
+
+void writeCapture(const Capture& capture, util::OutputFile& out, bool pretty)
+{
+    writeCapture(capture, out, WriteOptions { .pretty = pretty });
+}
+
+void writeCapture(const Capture& capture, const std::string& path, bool pretty)
+{
+    writeCapture(capture, path, WriteOptions { .pretty = pretty });
 }
 
 } // namespace lockscope

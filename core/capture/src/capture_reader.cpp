@@ -123,7 +123,60 @@ ProbeStatus probeFromJson(const json& j, const Path& at)
     return p;
 }
 
-Stack stackFromJson(const json& j, const Path& at)
+// A frame must say where it is: by name, or by address when unresolved.
+void checkFrame(const Frame& fr, const Path& at)
+{
+    if (fr.function.empty() && !fr.address)
+        fail(at, "an unresolved frame (function \"\") needs its address");
+}
+
+// Version 1: each frame an object.
+std::vector<Frame> fullFrames(const json& frames, const Path& fp)
+{
+    std::vector<Frame> out;
+    out.reserve(frames.size());
+    for (size_t i = 0; i < frames.size(); ++i) {
+        const json& f = expectObject(frames[i], fp[i]);
+        const Path p = fp[i];
+        Frame fr;
+        fr.function = strAt(f, p, "function");
+        fr.offset = u64At(f, p, "offset");
+        fr.module = strAt(f, p, "module");
+        fr.address = optionalAddressAt(f, p, "address");
+        checkFrame(fr, p);
+        out.push_back(std::move(fr));
+    }
+    return out;
+}
+
+// Compact layout: [symbol, offset, symbol, offset, ...], the address being
+// the symbol's base + offset.
+std::vector<Frame> compactFrames(const json& frames, const Path& fp, const Encoding& enc)
+{
+    if (frames.size() % 2 != 0)
+        fail(fp, "expected [symbol, offset] pairs, got " + std::to_string(frames.size()) + " integers");
+    std::vector<Frame> out;
+    out.reserve(frames.size() / 2);
+    for (size_t i = 0; i < frames.size(); i += 2) {
+        const uint64_t id = toU64(frames[i], fp[i]);
+        if (id >= enc.symbols.size())
+            fail(fp[i],
+                "no symbol " + std::to_string(id) + " in symbols (" + std::to_string(enc.symbols.size())
+                    + " entries)");
+        const Symbol& sym = enc.symbols[id];
+        Frame fr;
+        fr.function = sym.function;
+        fr.offset = toU64(frames[i + 1], fp[i + 1]);
+        fr.module = sym.module;
+        if (sym.base)
+            fr.address = *sym.base + fr.offset;
+        checkFrame(fr, fp[i]);
+        out.push_back(std::move(fr));
+    }
+    return out;
+}
+
+Stack stackFromJson(const json& j, const Path& at, const Encoding& enc)
 {
     expectObject(j, at);
     Stack s;
@@ -139,19 +192,7 @@ Stack stackFromJson(const json& j, const Path& at)
     const Path fp = at / "frames";
     if (frames.empty())
         fail(fp, "a stack needs at least one frame");
-    s.frames.reserve(frames.size());
-    for (size_t i = 0; i < frames.size(); ++i) {
-        const json& f = expectObject(frames[i], fp[i]);
-        const Path p = fp[i];
-        Frame fr;
-        fr.function = strAt(f, p, "function");
-        fr.offset = u64At(f, p, "offset");
-        fr.module = strAt(f, p, "module");
-        fr.address = optionalAddressAt(f, p, "address");
-        if (fr.function.empty() && !fr.address)
-            fail(p, "an unresolved frame (function \"\") needs its address");
-        s.frames.push_back(std::move(fr));
-    }
+    s.frames = enc.compact ? compactFrames(frames, fp, enc) : fullFrames(frames, fp);
     return s;
 }
 
@@ -180,7 +221,7 @@ std::vector<Holder> holdersFromJson(const json& arr, const Path& at, const Stack
     return out;
 }
 
-Lock lockFromJson(const json& j, const Path& at, const StackRefs& refs)
+Lock lockFromJson(const json& j, const Path& at, const StackRefs& refs, const Encoding& enc)
 {
     expectObject(j, at);
     Lock l;
@@ -196,10 +237,10 @@ Lock lockFromJson(const json& j, const Path& at, const StackRefs& refs)
     if (l.instances == 0)
         fail(at / "instances", "must be at least 1");
     l.aborted = u64At(j, at, "aborted");
-    l.wait = histFromJson(member(j, at, "wait"), at / "wait");
-    l.hold = histFromJson(member(j, at, "hold"), at / "hold");
+    l.wait = histFromJson(member(j, at, "wait"), at / "wait", enc);
+    l.hold = histFromJson(member(j, at, "hold"), at / "hold", enc);
     if (optionalMember(j, "acquire")) // record --hold, since acquisitions are timed
-        l.acquire = histFromJson(member(j, at, "acquire"), at / "acquire");
+        l.acquire = histFromJson(member(j, at, "acquire"), at / "acquire", enc);
     const json& sites = arrayAt(j, at, "sites");
     const Path sp = at / "sites";
     l.sites.reserve(sites.size());
@@ -213,10 +254,10 @@ Lock lockFromJson(const json& j, const Path& at, const StackRefs& refs)
             site.user_stack_id = static_cast<uint32_t>(toU64(*u, p / "user_stack_id", UINT32_MAX));
             refs.check(*site.user_stack_id, p / "user_stack_id", StackKind::User);
         }
-        site.wait = histFromJson(member(s, p, "wait"), p / "wait");
-        site.hold = histFromJson(member(s, p, "hold"), p / "hold");
+        site.wait = histFromJson(member(s, p, "wait"), p / "wait", enc);
+        site.hold = histFromJson(member(s, p, "hold"), p / "hold", enc);
         if (optionalMember(s, "acquire"))
-            site.acquire = histFromJson(member(s, p, "acquire"), p / "acquire");
+            site.acquire = histFromJson(member(s, p, "acquire"), p / "acquire", enc);
         if (optionalMember(s, "holders"))
             site.holders = holdersFromJson(arrayAt(s, p, "holders"), p / "holders", refs);
         l.sites.push_back(std::move(site));
@@ -224,7 +265,7 @@ Lock lockFromJson(const json& j, const Path& at, const StackRefs& refs)
     return l;
 }
 
-std::vector<LatencyEntry> latenciesFromJson(const json& arr, const Path& at)
+std::vector<LatencyEntry> latenciesFromJson(const json& arr, const Path& at, const Encoding& enc)
 {
     expectArray(arr, at);
     std::vector<LatencyEntry> out;
@@ -240,7 +281,7 @@ std::vector<LatencyEntry> latenciesFromJson(const json& arr, const Path& at)
             fail(p / "name",
                 "duplicate name \"" + printable(e.name) + "\" (also at index " + std::to_string(it->second)
                     + ")");
-        e.latency = histFromJson(member(j, p, "latency"), p / "latency");
+        e.latency = histFromJson(member(j, p, "latency"), p / "latency", enc);
         e.errors = u64At(j, p, "errors");
         if (j.contains("sample_period")) {
             const uint64_t period = u64At(j, p, "sample_period");
@@ -345,7 +386,8 @@ Workload workloadFromJson(const json& j, const Path& at)
     return w;
 }
 
-void checkFormatAndVersion(const json& doc)
+// Returns the version: 1, or kCaptureVersionCompact.
+int checkFormatAndVersion(const json& doc)
 {
     const Path& root = kRoot;
     const json& format = member(doc, root, "format");
@@ -357,15 +399,17 @@ void checkFormatAndVersion(const json& doc)
     if (!version.is_number_integer())
         fail(root / "version", "expected an integer format version, got " + describe(version));
     const bool newer = version.is_number_unsigned()
-        ? version.get<uint64_t>() > static_cast<uint64_t>(kCaptureVersion)
-        : version.get<int64_t>() > kCaptureVersion;
+        ? version.get<uint64_t>() > static_cast<uint64_t>(kCaptureVersionNewest)
+        : version.get<int64_t>() > kCaptureVersionNewest;
     if (newer)
         throw CaptureError("format version " + describe(version) + " is newer than this lockscope reads ("
-            + std::to_string(kCaptureVersion) + "): upgrade lockscope");
-    if (version.get<int64_t>() != kCaptureVersion)
+            + std::to_string(kCaptureVersionNewest) + "): upgrade lockscope");
+    const int64_t v = version.get<int64_t>();
+    if (v != kCaptureVersion && v != kCaptureVersionCompact)
         fail(root / "version",
             "format version " + describe(version) + " is not valid (this lockscope reads "
-                + std::to_string(kCaptureVersion) + ")");
+                + std::to_string(kCaptureVersion) + " to " + std::to_string(kCaptureVersionNewest) + ")");
+    return static_cast<int>(v);
 }
 
 } // namespace
@@ -373,7 +417,7 @@ void checkFormatAndVersion(const json& doc)
 void Streamed::addStack(const json& j, size_t i)
 {
     const Path at = kRoot / "stacks";
-    stackList.push_back(stackFromJson(j, at[i]));
+    stackList.push_back(stackFromJson(j, at[i], enc));
     const Stack& st = stackList.back();
     auto [it, fresh] = stackAt.emplace(st.id, i);
     if (!fresh)
@@ -386,7 +430,7 @@ void Streamed::addStack(const json& j, size_t i)
 void Streamed::addLock(const json& j, size_t i)
 {
     const Path at = kRoot / "locks";
-    lockList.push_back(lockFromJson(j, at[i], refs));
+    lockList.push_back(lockFromJson(j, at[i], refs, enc));
     auto [it, fresh] = lockAt.emplace(lockList.back().key, i);
     if (!fresh)
         fail(at[i] / "key",
@@ -399,7 +443,11 @@ Capture captureFromJson(const json& doc, Streamed& streamed)
     const Path& root = kRoot;
     if (!doc.is_object())
         fail(root, "expected a lockscope capture (a JSON object), got " + describe(doc));
-    checkFormatAndVersion(doc);
+    const bool compact = checkFormatAndVersion(doc) == kCaptureVersionCompact;
+    streamed.enc.compact = compact;
+    // Not read while parsing (symbols after stacks, or a document built in memory).
+    if (compact && !streamed.symbols)
+        streamed.enc.symbols = symbolsFromJson(arrayAt(doc, root, "symbols"), root / "symbols");
 
     Capture c;
     c.meta = metaFromJson(member(doc, root, "meta"), root / "meta");
@@ -432,8 +480,8 @@ Capture captureFromJson(const json& doc, Streamed& streamed)
             streamed.addLock(locks[i], i);
     }
 
-    c.syscalls = latenciesFromJson(member(doc, root, "syscalls"), root / "syscalls");
-    c.functions = latenciesFromJson(member(doc, root, "functions"), root / "functions");
+    c.syscalls = latenciesFromJson(member(doc, root, "syscalls"), root / "syscalls", streamed.enc);
+    c.functions = latenciesFromJson(member(doc, root, "functions"), root / "functions", streamed.enc);
     c.cpu = cpuFromJson(member(doc, root, "cpu"), root / "cpu", streamed.refs);
     c.workload = workloadFromJson(member(doc, root, "workload"), root / "workload");
     c.stacks = std::move(streamed.stackList);

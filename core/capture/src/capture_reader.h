@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "capture_encoding.h"
 #include "json_access.h"
 #include "lockscope/capture/capture.h"
 
@@ -38,6 +39,8 @@ struct StackRefs {
 struct Streamed {
     bool stacks = false; // stacks were converted during parsing
     bool locks = false;
+    bool symbols = false; // compact layout: enc.symbols was read during parsing
+    Encoding enc;         // the layout the stacks and locks were converted with
     std::vector<Stack> stackList;
     std::vector<Lock> lockList;
     StackRefs refs;

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "capture_encoding.h"
 #include "histogram_json.h"
 #include "json_access.h"
 #include "lockscope/capture/io.h"
@@ -27,9 +28,15 @@ template <class J> J frameToJson(const Frame& f)
     return j;
 }
 
-template <class J> J latencyToJson(const LatencyEntry& e)
+// The layout being written; symbols is filled before any stack is written.
+struct Encoder {
+    bool compact = false;
+    SymbolTable symbols;
+};
+
+template <class J> J latencyToJson(const LatencyEntry& e, const Encoder& enc)
 {
-    J j { { "name", e.name }, { "latency", histToJson<J>(e.latency) }, { "errors", e.errors } };
+    J j { { "name", e.name }, { "latency", histToJson<J>(e.latency, enc.compact) }, { "errors", e.errors } };
     if (e.sample_period != 1) {
         j["sample_period"] = e.sample_period;
         j["calls"] = e.all_calls;
@@ -37,24 +44,30 @@ template <class J> J latencyToJson(const LatencyEntry& e)
     return j;
 }
 
-template <class J> J stackToJson(const Stack& st)
+template <class J> J stackToJson(const Stack& st, Encoder& enc)
 {
     J frames = J::array();
-    for (const auto& f : st.frames)
-        frames.push_back(frameToJson<J>(f));
+    for (const auto& f : st.frames) {
+        if (enc.compact) {
+            frames.push_back(enc.symbols.idOf(f));
+            frames.push_back(f.offset);
+        } else {
+            frames.push_back(frameToJson<J>(f));
+        }
+    }
     return J { { "id", st.id }, { "kind", toString(st.kind) }, { "frames", std::move(frames) } };
 }
 
-template <class J> J lockToJson(const Lock& l)
+template <class J> J lockToJson(const Lock& l, const Encoder& enc)
 {
     J sites = J::array();
     for (const auto& site : l.sites) {
-        J js { { "stack_id", site.stack_id }, { "wait", histToJson<J>(site.wait) },
-            { "hold", histToJson<J>(site.hold) } };
+        J js { { "stack_id", site.stack_id }, { "wait", histToJson<J>(site.wait, enc.compact) },
+            { "hold", histToJson<J>(site.hold, enc.compact) } };
         if (site.user_stack_id)
             js["user_stack_id"] = *site.user_stack_id;
         if (!site.acquire.empty()) // absent = no acquisition timed (older captures, no --hold)
-            js["acquire"] = histToJson<J>(site.acquire);
+            js["acquire"] = histToJson<J>(site.acquire, enc.compact);
         if (!site.holders.empty()) {
             J hs = J::array();
             for (const Holder& h : site.holders) {
@@ -78,10 +91,10 @@ template <class J> J lockToJson(const Lock& l)
         jl["address"] = hexAddress(*l.address);
     jl["instances"] = l.instances;
     jl["aborted"] = l.aborted;
-    jl["wait"] = histToJson<J>(l.wait);
-    jl["hold"] = histToJson<J>(l.hold);
+    jl["wait"] = histToJson<J>(l.wait, enc.compact);
+    jl["hold"] = histToJson<J>(l.hold, enc.compact);
     if (!l.acquire.empty())
-        jl["acquire"] = histToJson<J>(l.acquire);
+        jl["acquire"] = histToJson<J>(l.acquire, enc.compact);
     jl["sites"] = std::move(sites);
     return jl;
 }
@@ -144,13 +157,35 @@ template <class J, class T, class F> J arrayToJson(const std::vector<T>& items, 
     return out;
 }
 
+// Numbers every symbol the stacks use, in the order they first occur.
+void collectSymbols(const Capture& c, Encoder& enc)
+{
+    for (const Stack& st : c.stacks)
+        for (const Frame& f : st.frames)
+            enc.symbols.idOf(f);
+}
+
+template <class J> J symbolsToJson(const std::vector<Symbol>& symbols)
+{
+    J out = J::array();
+    for (const Symbol& s : symbols) {
+        J j { { "function", s.function }, { "module", s.module } };
+        if (s.base)
+            j["address"] = hexAddress(*s.base);
+        out.push_back(std::move(j));
+    }
+    return out;
+}
+
 // withBig = false leaves "stacks" and "locks" empty: serializeCapture()
 // streams those two (the bulk of a capture) element by element.
-template <class J> J buildJson(const Capture& c, bool withBig)
+template <class J> J buildJson(const Capture& c, bool withBig, Encoder& enc)
 {
+    if (enc.compact)
+        collectSymbols(c, enc);
     J doc = J::object();
     doc["format"] = kCaptureFormat;
-    doc["version"] = kCaptureVersion;
+    doc["version"] = enc.compact ? kCaptureVersionCompact : kCaptureVersion;
     doc["meta"] = metaToJson<J>(c.meta);
     J probes = J::array();
     for (const auto& p : c.probes)
@@ -158,10 +193,15 @@ template <class J> J buildJson(const Capture& c, bool withBig)
             { "attached", p.attached }, { "reason", p.reason } });
     doc["probes"] = std::move(probes);
     doc["stats"] = statsToJson<J>(c.stats);
-    doc["stacks"] = withBig ? arrayToJson<J>(c.stacks, stackToJson<J>) : J::array();
-    doc["locks"] = withBig ? arrayToJson<J>(c.locks, lockToJson<J>) : J::array();
-    doc["syscalls"] = arrayToJson<J>(c.syscalls, latencyToJson<J>);
-    doc["functions"] = arrayToJson<J>(c.functions, latencyToJson<J>);
+    if (enc.compact)
+        doc["symbols"] = symbolsToJson<J>(enc.symbols.symbols());
+    auto stack = [&](const Stack& st) { return stackToJson<J>(st, enc); };
+    auto lock = [&](const Lock& l) { return lockToJson<J>(l, enc); };
+    auto latency = [&](const LatencyEntry& e) { return latencyToJson<J>(e, enc); };
+    doc["stacks"] = withBig ? arrayToJson<J>(c.stacks, stack) : J::array();
+    doc["locks"] = withBig ? arrayToJson<J>(c.locks, lock) : J::array();
+    doc["syscalls"] = arrayToJson<J>(c.syscalls, latency);
+    doc["functions"] = arrayToJson<J>(c.functions, latency);
     doc["cpu"] = cpuToJson<J>(c.cpu);
     doc["workload"] = workloadToJson<J>(c.workload);
     return doc;
@@ -171,10 +211,12 @@ template <class J> J buildJson(const Capture& c, bool withBig)
 
 // The document text without ever holding the DOM of stacks and locks: the
 // small sections go through one ordered_json, the big arrays element by element.
-std::string serializeCapture(const Capture& c, bool pretty)
+std::string serializeCapture(const Capture& c, bool pretty, bool compact)
 {
     using OJ = nlohmann::ordered_json;
-    const OJ doc = buildJson<OJ>(c, false);
+    Encoder enc;
+    enc.compact = compact;
+    const OJ doc = buildJson<OJ>(c, false, enc);
     std::string out = pretty ? "{\n" : "{";
     bool first = true;
     auto element = [&](const OJ& e) {
@@ -200,7 +242,7 @@ std::string serializeCapture(const Capture& c, bool pretty)
             for (size_t i = 0; i < n; ++i) {
                 if (i)
                     out += ',';
-                element(isStacks ? stackToJson<OJ>(c.stacks[i]) : lockToJson<OJ>(c.locks[i]));
+                element(isStacks ? stackToJson<OJ>(c.stacks[i], enc) : lockToJson<OJ>(c.locks[i], enc));
             }
             if (pretty && n)
                 out += "\n  ";
@@ -219,7 +261,14 @@ std::string serializeCapture(const Capture& c, bool pretty)
 
 nlohmann::json toJson(const Capture& c)
 {
-    return detail::buildJson<nlohmann::json>(c, true);
+    return toJson(c, CaptureLayout::Full);
+}
+
+nlohmann::json toJson(const Capture& c, CaptureLayout layout)
+{
+    detail::Encoder enc;
+    enc.compact = layout == CaptureLayout::Compact;
+    return detail::buildJson<nlohmann::json>(c, true, enc);
 }
 
 } // namespace lockscope

@@ -7,8 +7,9 @@
 
 namespace lockscope::detail {
 
-// The document text, compact or pretty (pretty_json.h), without the final
-// newline; throws nlohmann::json::exception for what JSON cannot hold.
-std::string serializeCapture(const Capture& c, bool pretty);
+// The document text, on one line or pretty (pretty_json.h), in version 1 or
+// the compact layout, without the final newline; throws
+// nlohmann::json::exception for what JSON cannot hold.
+std::string serializeCapture(const Capture& c, bool pretty, bool compact = false);
 
 } // namespace lockscope::detail

@@ -45,24 +45,54 @@ std::string histProblem(const std::array<uint64_t, Log2Hist::kBuckets>& b, uint6
     return "total_ns " + std::to_string(total) + " is outside [count*min_ns, count*max_ns]";
 }
 
+// All 64 counts, as version 1 writes them.
+void fullBuckets(const json& hist, const Path& hp, std::array<uint64_t, Log2Hist::kBuckets>& buckets)
+{
+    if (!hist.is_array())
+        fail(hp, "expected an array of 64 integers, got " + describe(hist));
+    if (hist.size() != Log2Hist::kBuckets)
+        fail(hp, "expected 64 integers, got " + std::to_string(hist.size()));
+    for (unsigned i = 0; i < Log2Hist::kBuckets; ++i)
+        buckets[i] = toU64(hist[i], hp[i]);
+}
+
+// The non-empty ones as [bucket, count, ...], buckets ascending (compact layout).
+void sparseBuckets(const json& hist, const Path& hp, std::array<uint64_t, Log2Hist::kBuckets>& buckets)
+{
+    if (!hist.is_array())
+        fail(hp, "expected an array of [bucket, count] pairs, got " + describe(hist));
+    if (hist.size() % 2 != 0)
+        fail(hp, "expected [bucket, count] pairs, got " + std::to_string(hist.size()) + " integers");
+    uint64_t next = 0; // the lowest bucket the next pair may name
+    for (size_t i = 0; i < hist.size(); i += 2) {
+        const uint64_t b = toU64(hist[i], hp[i], Log2Hist::kBuckets - 1);
+        if (b < next)
+            fail(hp[i], "bucket " + std::to_string(b) + " out of order (buckets ascend, each once)");
+        const uint64_t n = toU64(hist[i + 1], hp[i + 1]);
+        if (n == 0)
+            fail(hp[i + 1], "bucket " + std::to_string(b) + " listed with count 0 (only non-empty buckets are)");
+        buckets[b] = n;
+        next = b + 1;
+    }
+}
+
 } // namespace
 
-Log2Hist histFromJson(const json& obj, const Path& at)
+Log2Hist histFromJson(const json& obj, const Path& at, const Encoding& enc)
 {
     expectObject(obj, at);
     const uint64_t count = u64At(obj, at, "count");
     const uint64_t total = u64At(obj, at, "total_ns");
     const uint64_t min = u64At(obj, at, "min_ns");
     const uint64_t max = u64At(obj, at, "max_ns");
-    const json& hist = member(obj, at, "hist");
-    const Path hp = at / "hist";
-    if (!hist.is_array())
-        fail(hp, "expected an array of 64 integers, got " + describe(hist));
-    if (hist.size() != Log2Hist::kBuckets)
-        fail(hp, "expected 64 integers, got " + std::to_string(hist.size()));
+    const char* name = enc.compact ? "buckets" : "hist";
+    const json& hist = member(obj, at, name);
+    const Path hp = at / name;
     std::array<uint64_t, Log2Hist::kBuckets> buckets {};
-    for (unsigned i = 0; i < Log2Hist::kBuckets; ++i)
-        buckets[i] = toU64(hist[i], hp[i]);
+    if (enc.compact)
+        sparseBuckets(hist, hp, buckets);
+    else
+        fullBuckets(hist, hp, buckets);
     const Log2Hist h = Log2Hist::fromParts(buckets, count, total, min, max);
     if (!h.consistent() || (count == 0 && min != 0))
         fail(at, "inconsistent histogram: " + histProblem(buckets, count, total, min, max));

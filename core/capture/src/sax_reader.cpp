@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "capture_reader.h"
+#include "zstd_text.h"
 #include "lockscope/util/error_text.h"
 
 namespace lockscope {
@@ -23,10 +24,11 @@ struct TooDeep { };
 
 // Builds the DOM like nlohmann's own SAX DOM builder, with two differences:
 // nesting is refused beyond max_depth as soon as a container opens, and once
-// "format"/"version" have been seen and are right, each element of the
-// top-level "stacks" and "locks" arrays is validated and converted as soon as
-// it closes, then dropped from the DOM. Documents in another order (hand
-// written) simply keep their DOM and are validated at the end.
+// "format"/"version" have been seen and are right (and, in the compact
+// layout, "symbols" has been read), each element of the top-level "stacks"
+// and "locks" arrays is validated and converted as soon as it closes, then
+// dropped from the DOM. Documents in another order (hand written) simply
+// keep their DOM and are validated at the end.
 class CaptureSax {
 public:
     using number_integer_t = json::number_integer_t;
@@ -66,7 +68,7 @@ public:
     }
 
 private:
-    enum class Section { Other, Stacks, Locks };
+    enum class Section { Other, Symbols, Stacks, Locks };
 
     json* place(json&& v)
     {
@@ -90,14 +92,27 @@ private:
             if (key_ == "format")
                 formatOk_ = v.is_string() && v.get_ref<const std::string&>() == kCaptureFormat;
             else if (key_ == "version")
-                versionOk_
-                    = v.is_number_unsigned() && v.get<uint64_t>() == static_cast<uint64_t>(kCaptureVersion);
+                version(v);
         }
         place(std::move(v));
-        if (open_.size() == 2 && section_ != Section::Other)
+        if (open_.size() == 2 && streaming())
             convertLast(); // a scalar where a stack or lock should be: let the converter say so
         return true;
     }
+
+    // The layout decides how stacks and locks are converted: one version only.
+    void version(const json& v)
+    {
+        if (seenVersion_)
+            fail(kRoot / "version", "appears twice in the document");
+        seenVersion_ = true;
+        const uint64_t n = v.is_number_unsigned() ? v.get<uint64_t>() : 0;
+        versionOk_ = n == static_cast<uint64_t>(kCaptureVersion)
+            || n == static_cast<uint64_t>(kCaptureVersionCompact);
+        streamed_.enc.compact = n == static_cast<uint64_t>(kCaptureVersionCompact);
+    }
+
+    bool streaming() const { return section_ == Section::Stacks || section_ == Section::Locks; }
 
     void convertLast()
     {
@@ -117,7 +132,12 @@ private:
         const bool array = container.is_array();
         if (open_.size() == 1 && open_.back()->is_object() && array) {
             section_ = Section::Other;
-            if (key_ == "stacks" || key_ == "locks") {
+            if (key_ == "symbols") {
+                if (seenSymbols_)
+                    fail(kRoot / "symbols", "appears twice in the document");
+                seenSymbols_ = true;
+                section_ = Section::Symbols;
+            } else if (key_ == "stacks" || key_ == "locks") {
                 const bool isStacks = key_ == "stacks";
                 bool& done = isStacks ? streamed_.stacks : streamed_.locks;
                 bool& seen = isStacks ? seenStacks_ : seenLocks_;
@@ -125,7 +145,8 @@ private:
                     fail(kRoot / (isStacks ? "stacks" : "locks"), "appears twice in the document");
                 seen = true;
                 // Locks are only converted when every stack is known, for their references.
-                if (formatOk_ && versionOk_ && (isStacks || stacksClosed_)) {
+                const bool symbolsKnown = !streamed_.enc.compact || streamed_.symbols;
+                if (formatOk_ && versionOk_ && symbolsKnown && (isStacks || stacksClosed_)) {
                     section_ = isStacks ? Section::Stacks : Section::Locks;
                     done = true;
                     converted_ = 0;
@@ -139,11 +160,16 @@ private:
     bool close()
     {
         open_.pop_back();
-        if (open_.size() == 2 && section_ != Section::Other) {
+        if (open_.size() == 2 && streaming()) {
             convertLast();
         } else if (open_.size() == 1) {
             if (section_ == Section::Stacks)
                 stacksClosed_ = true;
+            if (section_ == Section::Symbols && formatOk_ && versionOk_ && streamed_.enc.compact) {
+                const json& symbols = root_["symbols"];
+                streamed_.enc.symbols = detail::symbolsFromJson(symbols, kRoot / "symbols");
+                streamed_.symbols = true;
+            }
             section_ = Section::Other;
         }
         return true;
@@ -159,6 +185,8 @@ private:
     bool stacksClosed_ = false;
     bool seenStacks_ = false;
     bool seenLocks_ = false;
+    bool seenSymbols_ = false;
+    bool seenVersion_ = false;
     Section section_ = Section::Other;
     size_t converted_ = 0;
 };
@@ -167,6 +195,8 @@ private:
 
 Capture parseCapture(std::string_view text, const ReadLimits& limits)
 {
+    if (detail::isZstd(text)) // *.lockscope.json.zst, or any capture compressed by hand
+        return parseCapture(detail::zstdDecompress(text, limits.max_file_bytes), limits);
     if (text.size() > limits.max_file_bytes)
         throw CaptureError("input is " + std::to_string(text.size()) + " bytes, larger than the limit of "
             + std::to_string(limits.max_file_bytes) + " bytes");

@@ -107,14 +107,14 @@ TEST(CaptureValidation, VersionAndFormat)
 {
     auto doc = validDoc();
     doc["version"] = 0;
-    EXPECT_EQ(errorOf(doc), "version: format version 0 is not valid (this lockscope reads 1)");
+    EXPECT_EQ(errorOf(doc), "version: format version 0 is not valid (this lockscope reads 1 to 2)");
     doc["version"] = -3;
-    EXPECT_EQ(errorOf(doc), "version: format version -3 is not valid (this lockscope reads 1)");
+    EXPECT_EQ(errorOf(doc), "version: format version -3 is not valid (this lockscope reads 1 to 2)");
     doc["version"] = "1";
     EXPECT_EQ(errorOf(doc), "version: expected an integer format version, got a string \"1\"");
     doc["version"] = 1000000;
     EXPECT_EQ(
-        errorOf(doc), "format version 1000000 is newer than this lockscope reads (1): upgrade lockscope");
+        errorOf(doc), "format version 1000000 is newer than this lockscope reads (2): upgrade lockscope");
     doc.erase("format");
     EXPECT_EQ(errorOf(doc), "format: missing (required field)");
 }

@@ -166,14 +166,26 @@ TEST(CaptureRobustness, MemberOrderDoesNotMatter)
         locksFirst[k] = doc.at(k);
     EXPECT_EQ(parseCapture(locksFirst.dump()), c);
     // A newer version with stacks the reader cannot read still says "newer".
-    ordered["version"] = 2;
+    ordered["version"] = kCaptureVersionNewest + 1;
     ordered["stacks"][0]["frames"] = 7;
     try {
         parseCapture(ordered.dump());
         FAIL() << "accepted";
     } catch (const CaptureError& e) {
         EXPECT_EQ(std::string(e.what()),
-            "format version 2 is newer than this lockscope reads (1): upgrade lockscope");
+            "format version 3 is newer than this lockscope reads (2): upgrade lockscope");
+    }
+    // The compact layout in the writer's order streams; symbols after stacks waits for the end.
+    const nlohmann::json compact = toJson(c, CaptureLayout::Compact);
+    for (const char* symbolsBefore : { "stacks", "locks", "syscalls" }) {
+        nlohmann::ordered_json o;
+        for (const char* k : { "format", "version", "meta", "probes", "stats", "stacks", "locks", "syscalls",
+                 "functions", "cpu", "workload" }) {
+            if (std::string(k) == symbolsBefore)
+                o["symbols"] = compact.at("symbols");
+            o[k] = compact.at(k);
+        }
+        EXPECT_EQ(parseCapture(o.dump()), c) << "symbols before " << symbolsBefore;
     }
 }
 

@@ -22,6 +22,10 @@ namespace lockscope {
 
 inline constexpr const char* kCaptureFormat = "lockscope-capture";
 inline constexpr int kCaptureVersion = 1;
+// The compact layout: the same sections and fields, with symbols named once
+// and sparse histograms (docs/capture-format.md). Both versions are read.
+inline constexpr int kCaptureVersionCompact = 2;
+inline constexpr int kCaptureVersionNewest = kCaptureVersionCompact;
 
 // The one frame of the stack under which a lock's waits whose stack was not
 // walked (stack sampling) are kept: counted and timed, with no call path.

@@ -25,9 +25,24 @@ struct ReadLimits {
     unsigned max_depth = 32;               // JSON nesting (the format needs < 10)
 };
 
+// How writeCapture lays a capture out: version 1 (every frame and bucket
+// spelled out), or the compact version 2. Either is zstd-compressed when the
+// path ends in ".zst" (*.lockscope.json.zst); readCapture recognises both
+// layouts and compressed files by their content.
+enum class CaptureLayout { Full, Compact };
+
+struct WriteOptions {
+    bool pretty = false;
+    CaptureLayout layout = CaptureLayout::Full;
+};
+
+// True when path names a zstd-compressed capture (ends in ".zst").
+bool compressedCapturePath(std::string_view path) noexcept;
+
 // Model <-> JSON. fromJson validates every field and cross-reference and
 // throws CaptureError with the JSON path of the first problem.
 nlohmann::json toJson(const Capture& capture);
+nlohmann::json toJson(const Capture& capture, CaptureLayout layout);
 Capture fromJson(const nlohmann::json& doc);
 
 // Parses and validates text (no file involved); errors carry no file name.
@@ -43,5 +58,7 @@ Capture readCapture(const std::string& path, const ReadLimits& limits = {});
 void writeCapture(const Capture& capture, const std::string& path, bool pretty = false);
 // The same into an OutputFile opened earlier (record checks -o before it starts).
 void writeCapture(const Capture& capture, util::OutputFile& out, bool pretty = false);
+void writeCapture(const Capture& capture, const std::string& path, const WriteOptions& options);
+void writeCapture(const Capture& capture, util::OutputFile& out, const WriteOptions& options);
 
 } // namespace lockscope
