@@ -319,30 +319,43 @@ Workload workloadFromJson(const json& j, const Path& at)
     return w;
 }
 
+} // namespace
+
 void checkFormatAndVersion(const json& doc)
 {
     const Path& root = kRoot;
-    const json& format = member(doc, root, "format");
-    if (!format.is_string() || format.get_ref<const std::string&>() != kCaptureFormat)
-        fail(root / "format",
-            std::string("expected \"") + kCaptureFormat + "\", got " + describe(format)
+    const json* format = optionalMember(doc, "format");
+    const json* version = optionalMember(doc, "version");
+    const std::string foundFormat = format && format->is_string() ? format->get<std::string>() : std::string();
+    std::string foundVersion;
+    if (doc.contains("version"))
+        foundVersion = doc.at("version").is_number() ? doc.at("version").dump() : describe(doc.at("version"));
+    auto mismatch = [&](const std::string& what) { return CaptureVersionError(what, foundFormat, foundVersion); };
+    auto failAt = [&](const char* name, const std::string& problem) {
+        return mismatch((root / name).str() + ": " + problem);
+    };
+
+    if (!doc.contains("format"))
+        throw failAt("format", "missing (required field)");
+    if (foundFormat != kCaptureFormat)
+        throw failAt("format",
+            std::string("expected \"") + kCaptureFormat + "\", got " + describe(doc.at("format"))
                 + ": not a lockscope capture");
-    const json& version = member(doc, root, "version");
-    if (!version.is_number_integer())
-        fail(root / "version", "expected an integer format version, got " + describe(version));
-    const bool newer = version.is_number_unsigned()
-        ? version.get<uint64_t>() > static_cast<uint64_t>(kCaptureVersion)
-        : version.get<int64_t>() > kCaptureVersion;
+    if (!doc.contains("version"))
+        throw failAt("version", "missing (required field)");
+    if (!version || !version->is_number_integer())
+        throw failAt("version", "expected an integer format version, got " + describe(doc.at("version")));
+    const bool newer = version->is_number_unsigned()
+        ? version->get<uint64_t>() > static_cast<uint64_t>(kCaptureVersion)
+        : version->get<int64_t>() > kCaptureVersion;
     if (newer)
-        throw CaptureError("format version " + describe(version) + " is newer than this lockscope reads ("
+        throw mismatch("format version " + describe(*version) + " is newer than this lockscope reads ("
             + std::to_string(kCaptureVersion) + "): upgrade lockscope");
-    if (version.get<int64_t>() != kCaptureVersion)
-        fail(root / "version",
-            "format version " + describe(version) + " is not valid (this lockscope reads "
+    if (version->get<int64_t>() != kCaptureVersion)
+        throw failAt("version",
+            "format version " + describe(*version) + " is not valid (this lockscope reads "
                 + std::to_string(kCaptureVersion) + ")");
 }
-
-} // namespace
 
 void Streamed::addStack(const json& j, size_t i)
 {

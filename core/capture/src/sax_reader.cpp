@@ -13,6 +13,7 @@
 namespace lockscope {
 namespace {
 
+using detail::checkFormatAndVersion;
 using detail::fail;
 using detail::json;
 using detail::kRoot;
@@ -21,8 +22,11 @@ using detail::Streamed;
 // Thrown from the SAX handler to stop before a deep document is built.
 struct TooDeep { };
 
-// Builds the DOM like nlohmann's own SAX DOM builder, with two differences:
-// nesting is refused beyond max_depth as soon as a container opens, and once
+// Builds the DOM like nlohmann's own SAX DOM builder, with three differences:
+// nesting is refused beyond max_depth as soon as a container opens; a file
+// whose "format" and "version" are both seen and not what this lockscope
+// reads stops there (CaptureVersionError), rather than after building the
+// whole DOM of a file it cannot stream; and once
 // "format"/"version" have been seen and are right, each element of the
 // top-level "stacks" and "locks" arrays is validated and converted as soon as
 // it closes, then dropped from the DOM. Documents in another order (hand
@@ -87,11 +91,16 @@ private:
     bool value(json&& v)
     {
         if (open_.size() == 1 && open_.back()->is_object()) {
-            if (key_ == "format")
-                formatOk_ = v.is_string() && v.get_ref<const std::string&>() == kCaptureFormat;
-            else if (key_ == "version")
-                versionOk_
-                    = v.is_number_unsigned() && v.get<uint64_t>() == static_cast<uint64_t>(kCaptureVersion);
+            if (key_ == "format" || key_ == "version") {
+                if (key_ == "format")
+                    formatOk_ = v.is_string() && v.get_ref<const std::string&>() == kCaptureFormat;
+                else
+                    versionOk_ = v.is_number_unsigned()
+                        && v.get<uint64_t>() == static_cast<uint64_t>(kCaptureVersion);
+                header_[key_] = v;
+                if (header_.size() == 2 && !(formatOk_ && versionOk_))
+                    checkFormatAndVersion(header_); // throws: another tool's file or version
+            }
         }
         place(std::move(v));
         if (open_.size() == 2 && section_ != Section::Other)
@@ -154,6 +163,7 @@ private:
     json root_;
     std::vector<json*> open_;
     std::string key_;
+    json header_ = json::object(); // "format" and "version" as seen so far
     bool formatOk_ = false;
     bool versionOk_ = false;
     bool stacksClosed_ = false;
