@@ -53,6 +53,32 @@ TEST(CliInput, PairWithDifferentFormatVersions)
     EXPECT_NE(out.find("is capture format version 1 but"), std::string::npos) << out;
 }
 
+// The version each file holds comes from readCapture's error: a newer file
+// first is named against the next file, and files that are all newer get
+// readCapture's own "upgrade lockscope".
+TEST(CliInput, RunSetsWithDifferentFormatVersions)
+{
+    std::string text = readFile(fixture("patched.lockscope.json"));
+    const auto pos = text.find("\"version\": 1");
+    ASSERT_NE(pos, std::string::npos);
+    text.replace(pos, 12, "\"version\": 2");
+    const std::string v2 = artifactDir() + "/sets-v2.lockscope.json";
+    writeFile(v2, text);
+    const std::string v1 = fixture("baseline.lockscope.json");
+    std::string out;
+    EXPECT_EQ(run(cli() + " compare " + v2 + " -- " + v1 + " " + v1 + " 2>&1 >/dev/null", &out), 1);
+    EXPECT_EQ(lines(out), 1u) << out;
+    EXPECT_NE(out.find(v2 + " is capture format version 2 but " + v1 + " is version 1"), std::string::npos) << out;
+    out.clear();
+    EXPECT_EQ(run(cli() + " compare " + v1 + " " + v1 + " -- " + v2 + " 2>&1 >/dev/null", &out), 1);
+    EXPECT_NE(out.find(v1 + " is capture format version 1 but " + v2 + " is version 2"), std::string::npos) << out;
+    out.clear();
+    EXPECT_EQ(run(cli() + " compare " + v2 + " " + v2 + " 2>&1 >/dev/null", &out), 1);
+    EXPECT_EQ(lines(out), 1u) << out;
+    EXPECT_NE(out.find("format version 2 is newer than this lockscope reads (1): upgrade lockscope"), std::string::npos)
+        << out;
+}
+
 TEST(CliInput, FailIfWorseGatesTheExitCode)
 {
     std::string out;
