@@ -31,6 +31,7 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -197,49 +198,52 @@ double argValue(int argc, char** argv, int& i)
     return v;
 }
 
-} // namespace
-
-int main(int argc, char** argv)
-{
+struct Args {
     int cycles = 15;
     double seconds = 1;
     unsigned threads = 8;
-    std::string only; // --modes a,b,c: these after alone; empty = all
-    std::string loadName = "semop";
+    std::string only; // --modes a,b,c as ",a,b,c,": these after alone; empty = all
+    std::string load = "semop";
+};
+
+// The command line, or nullopt after printing why not (exit status 2).
+std::optional<Args> parseArgs(int argc, char** argv)
+{
+    Args args;
     const char* usage = "usage: bench_attach_toggle [--cycles N] [--seconds S] [--threads T] [--load "
                         "semop|timer|postwait|filepos]"
                         " [--modes A,B,...]\n";
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--modes" && i + 1 < argc) {
-            only = "," + std::string(argv[++i]) + ",";
+            args.only = "," + std::string(argv[++i]) + ",";
             continue;
         }
         if (a == "--load" && i + 1 < argc) {
-            loadName = argv[++i];
+            args.load = argv[++i];
             continue;
         }
         if (a != "--cycles" && a != "--seconds" && a != "--threads") {
             std::fprintf(stderr, "%s", usage);
-            return 2;
+            return std::nullopt;
         }
         const double v = argValue(argc, argv, i);
         if (v <= 0)
-            return 2;
+            return std::nullopt;
         if (a == "--cycles")
-            cycles = std::max(1, static_cast<int>(v));
+            args.cycles = std::max(1, static_cast<int>(v));
         else if (a == "--seconds")
-            seconds = v;
+            args.seconds = v;
         else
-            threads = std::max(1U, static_cast<unsigned>(v));
+            args.threads = std::max(1U, static_cast<unsigned>(v));
     }
-    libbpf_set_print([](libbpf_print_level, const char*, va_list) { return 0; });
-    struct sigaction sa { };
-    sa.sa_handler = [](int) { g_stop = 1; };
-    sigaction(SIGINT, &sa, nullptr);
-    sigaction(SIGTERM, &sa, nullptr);
+    return args;
+}
 
-    const std::vector<Mode> all = {
+// Every mode this bench knows but the cpu-HZ ones; "alone" first.
+std::vector<Mode> allModes()
+{
+    return {
         { "alone", [] { return Attached {}; } },
         { "hook", [] { return attachHookFloor(false); } },
         { "lockscope", [] { return attachWait(1000, 16, 20000); } },
@@ -264,12 +268,150 @@ int main(int argc, char** argv)
         { "record-exact", [] { return attachRecordDefault(true); } },
         { "cpu", [] { return attachCpu(probes::Options {}.cpu_frequency_hz); } },
     };
+}
+
+// "alone", then the modes in only (every mode when only is empty).
+std::vector<Mode> selectModes(const std::string& only)
+{
     std::vector<Mode> modes;
-    for (const Mode& m : all)
+    for (const Mode& m : allModes())
         if (modes.empty() || only.empty() || only.find("," + m.name + ",") != std::string::npos)
             modes.push_back(m);
     for (uint32_t hz : cpuFrequencies(only))
         modes.push_back({ "cpu-" + std::to_string(hz), [hz] { return attachCpu(hz); } });
+    return modes;
+}
+
+// What the cycles measured for one mode: its change against alone, and for
+// a mode with a wait or syscall probe the events a second and the share
+// left untimed.
+struct Series {
+    std::vector<double> ratio, waitRate, untimed, callRate, callsUntimed;
+};
+
+// Each mode runs between two seconds alone and is compared with their mean,
+// so a drift of the workload's rate within a cycle cancels; the modes' order
+// rotates from cycle to cycle.
+class Toggler {
+public:
+    Toggler(const std::vector<Mode>& modes, lockscope::bench::Load& load, double seconds)
+        : modes_(modes)
+        , load_(load)
+        , seconds_(seconds)
+        , series_(modes.size())
+    {
+    }
+
+    // One cycle, printed as a line; false when stopped before its modes all ran.
+    bool cycle(int c)
+    {
+        std::vector<double> change(modes_.size());
+        double prev = measure(0), first = prev;
+        for (size_t k = 0; k + 1 < modes_.size() && !g_stop; ++k) {
+            const size_t m = 1 + (k + static_cast<size_t>(c)) % (modes_.size() - 1);
+            const double rate = measure(m);
+            const double next = measure(0);
+            change[m] = rate / ((prev + next) / 2);
+            prev = next;
+        }
+        if (g_stop)
+            return false; // this cycle's modes did not all run their time
+        alone_.push_back(first);
+        std::printf("cycle %2d  alone %9.0f ops/s", c + 1, first);
+        for (size_t m = 1; m < modes_.size(); ++m) {
+            series_[m].ratio.push_back(change[m]);
+            std::printf("  %s %+6.1f%%", modes_[m].name.c_str(), (change[m] - 1) * 100);
+        }
+        std::printf("\n");
+        std::fflush(stdout);
+        return true;
+    }
+
+    int cyclesDone() const { return static_cast<int>(alone_.size()); }
+
+    void printSummary() const
+    {
+        std::printf("\nmedian over %d cycles (alone %.0f ops/s):\n", cyclesDone(), median(alone_));
+        for (size_t m = 1; m < modes_.size(); ++m) {
+            const Series& s = series_[m];
+            const auto [lo, hi] = std::minmax_element(s.ratio.begin(), s.ratio.end());
+            std::printf("  %-12s %+6.1f%%   (cycles from %+.1f%% to %+.1f%%)", modes_[m].name.c_str(),
+                (median(s.ratio) - 1) * 100, (*lo - 1) * 100, (*hi - 1) * 100);
+            if (!s.waitRate.empty())
+                std::printf("  %.0f waits/s, %.0f%% untimed", median(s.waitRate), median(s.untimed) * 100);
+            if (!s.callRate.empty())
+                std::printf("  %.0f syscalls/s, %.0f%% untimed", median(s.callRate), median(s.callsUntimed) * 100);
+            std::printf("\n");
+        }
+    }
+
+private:
+    // The load's ops a second with mode m attached (after 100 ms to settle).
+    double measure(size_t m)
+    {
+        const auto attached = Clock::now();
+        Attached a = modes_[m].attach();
+        sleepUnlessStopped(0.1); // past attach
+        const uint64_t before = load_.ops();
+        const auto t0 = Clock::now();
+        sleepUnlessStopped(seconds_);
+        const uint64_t after = load_.ops();
+        const double rate = static_cast<double>(after - before)
+            / std::chrono::duration<double>(Clock::now() - t0).count();
+        if (a.session)
+            countEvents(series_[m], *a.session, std::chrono::duration<double>(Clock::now() - attached).count());
+        a = {};
+        if (load_.failed())
+            throw std::runtime_error("a call failed in the workload");
+        return rate;
+    }
+
+    // What the mode's probes saw over `since` seconds: waits and syscalls a
+    // second, and the share of them the budgets left untimed.
+    static void countEvents(Series& s, probes::Session& session, double since)
+    {
+        const probes::Snapshot snap = session.snapshot();
+        uint64_t waits = 0, calls = 0;
+        for (const auto& r : snap.waits)
+            waits += r.hist.count();
+        for (const auto& r : snap.latencies)
+            calls += r.hist.count();
+        if (waits) {
+            s.waitRate.push_back(static_cast<double>(waits) / since);
+            s.untimed.push_back(static_cast<double>(snap.stats.waits_untimed) / static_cast<double>(waits));
+        }
+        if (calls) {
+            s.callRate.push_back(static_cast<double>(calls) / since);
+            s.callsUntimed.push_back(
+                static_cast<double>(snap.stats.syscalls_untimed) / static_cast<double>(calls));
+        }
+    }
+
+    const std::vector<Mode>& modes_;
+    lockscope::bench::Load& load_;
+    const double seconds_;
+    std::vector<Series> series_;
+    std::vector<double> alone_;
+};
+
+void stopOnSignals()
+{
+    struct sigaction sa { };
+    sa.sa_handler = [](int) { g_stop = 1; };
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    const std::optional<Args> args = parseArgs(argc, argv);
+    if (!args)
+        return 2;
+    libbpf_set_print([](libbpf_print_level, const char*, va_list) { return 0; });
+    stopOnSignals();
+    const std::vector<Mode> modes = selectModes(args->only);
     if (modes.size() < 2) {
         std::fprintf(stderr,
             "bench_attach_toggle: --modes names none of hook, lockscope, every-timed, every-stack, "
@@ -278,95 +420,23 @@ int main(int argc, char** argv)
         return 2;
     }
     try {
-        const std::unique_ptr<lockscope::bench::Load> load = lockscope::bench::makeLoad(loadName, threads);
+        const std::unique_ptr<lockscope::bench::Load> load = lockscope::bench::makeLoad(args->load, args->threads);
         if (!load) {
             std::fprintf(stderr,
                 "bench_attach_toggle: --load is semop, timer, postwait or filepos, got '%s'\n",
-                loadName.c_str());
+                args->load.c_str());
             return 2;
         }
-        std::vector<std::vector<double>> ratio(modes.size());
-        std::vector<double> alone;
-        std::printf("%s, %d cycles of %.1f s per mode\n", load->describe().c_str(), cycles, seconds);
-        // Each mode runs between two seconds alone and is compared with
-        // their mean, so a drift of the workload's rate within a cycle
-        // cancels; the modes' order rotates from cycle to cycle.
-        // Per mode with a wait probe: waits a second and the share untimed.
-        std::vector<std::vector<double>> waitRate(modes.size()), untimed(modes.size());
-        std::vector<std::vector<double>> callRate(modes.size()), callsUntimed(modes.size());
-        auto measure = [&](size_t m) {
-            const auto attached = Clock::now();
-            Attached a = modes[m].attach();
-            sleepUnlessStopped(0.1); // past attach
-            const uint64_t before = load->ops();
-            const auto t0 = Clock::now();
-            sleepUnlessStopped(seconds);
-            const uint64_t after = load->ops();
-            const double rate = static_cast<double>(after - before)
-                / std::chrono::duration<double>(Clock::now() - t0).count();
-            if (a.session) {
-                const probes::Snapshot snap = a.session->snapshot();
-                const double since = std::chrono::duration<double>(Clock::now() - attached).count();
-                uint64_t waits = 0, calls = 0;
-                for (const auto& r : snap.waits)
-                    waits += r.hist.count();
-                for (const auto& r : snap.latencies)
-                    calls += r.hist.count();
-                if (waits) {
-                    waitRate[m].push_back(static_cast<double>(waits) / since);
-                    untimed[m].push_back(
-                        static_cast<double>(snap.stats.waits_untimed) / static_cast<double>(waits));
-                }
-                if (calls) {
-                    callRate[m].push_back(static_cast<double>(calls) / since);
-                    callsUntimed[m].push_back(
-                        static_cast<double>(snap.stats.syscalls_untimed) / static_cast<double>(calls));
-                }
-            }
-            a = {};
-            if (load->failed())
-                throw std::runtime_error("a call failed in the workload");
-            return rate;
-        };
-        int done = 0;
-        for (int c = 0; c < cycles && !g_stop; ++c) {
-            std::vector<double> change(modes.size());
-            double prev = measure(0), first = prev;
-            for (size_t k = 0; k + 1 < modes.size() && !g_stop; ++k) {
-                const size_t m = 1 + (k + static_cast<size_t>(c)) % (modes.size() - 1);
-                const double rate = measure(m);
-                const double next = measure(0);
-                change[m] = rate / ((prev + next) / 2);
-                prev = next;
-            }
-            if (g_stop)
-                break; // this cycle's modes did not all run their time
-            ++done;
-            alone.push_back(first);
-            std::printf("cycle %2d  alone %9.0f ops/s", c + 1, first);
-            for (size_t m = 1; m < modes.size(); ++m) {
-                ratio[m].push_back(change[m]);
-                std::printf("  %s %+6.1f%%", modes[m].name.c_str(), (change[m] - 1) * 100);
-            }
-            std::printf("\n");
-            std::fflush(stdout);
-        }
-        if (done == 0) {
+        std::printf("%s, %d cycles of %.1f s per mode\n", load->describe().c_str(), args->cycles, args->seconds);
+        Toggler toggler(modes, *load, args->seconds);
+        for (int c = 0; c < args->cycles && !g_stop; ++c)
+            if (!toggler.cycle(c))
+                break;
+        if (toggler.cyclesDone() == 0) {
             std::fprintf(stderr, "bench_attach_toggle: stopped before the first cycle ended\n");
             return 1;
         }
-        std::printf("\nmedian over %d cycles (alone %.0f ops/s):\n", done, median(alone));
-        for (size_t m = 1; m < modes.size(); ++m) {
-            const auto [lo, hi] = std::minmax_element(ratio[m].begin(), ratio[m].end());
-            std::printf("  %-12s %+6.1f%%   (cycles from %+.1f%% to %+.1f%%)", modes[m].name.c_str(),
-                (median(ratio[m]) - 1) * 100, (*lo - 1) * 100, (*hi - 1) * 100);
-            if (!waitRate[m].empty())
-                std::printf("  %.0f waits/s, %.0f%% untimed", median(waitRate[m]), median(untimed[m]) * 100);
-            if (!callRate[m].empty())
-                std::printf(
-                    "  %.0f syscalls/s, %.0f%% untimed", median(callRate[m]), median(callsUntimed[m]) * 100);
-            std::printf("\n");
-        }
+        toggler.printSummary();
     } catch (const std::exception& e) {
         std::fprintf(stderr, "bench_attach_toggle: %s\n", e.what());
         return 1;

@@ -569,9 +569,9 @@ TEST_F(RecordBpf, TimingBudgetCountsEveryWaitAndEstimatesTheirTotal)
 // read), which the kernel reports whether or not it reports spinning waits.
 // Its spins are sampled, every sleep is timed (an untimed spin that sleeps
 // from its sleep on), so the counts agree with perf's exactly and the total
-// within 1.6x (0.87-0.92 seen in s10, 0.92-1.06 in 12 runs in s12: the
-// untimed waits' spins before they slept are left out) where timing 1 in 180
-// sleeps too gave 0.68-1.44. The bound is wide for the sample's heavy tail:
+// within 1.6x (0.87-1.06 in the runs measured: the untimed waits' spins
+// before they slept are left out) where timing 1 in 180 sleeps too gave
+// 0.68-1.44. The bound is wide for the sample's heavy tail:
 // at 1 in ~120 timed, one spin preempted for milliseconds (a vCPU descheduled)
 // stands for ~120 untimed waits; one CI run of ~20 had 193 waits put at 4-8 ms
 // that way, 1.48x perf's total (perf's own total that run: 2.4 s, not ~4 s).

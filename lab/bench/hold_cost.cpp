@@ -28,6 +28,94 @@ namespace fs = std::filesystem;
 using namespace lockscope::lab;
 using bench::median;
 
+namespace {
+
+const std::string kWorkload = "/usr/bin/lockscope-lab-workload";
+
+struct Mode {
+    std::string name;
+    std::vector<std::string> recordFlags; // "bare" runs the workload without record
+};
+
+std::vector<Mode> holdModes(unsigned sample)
+{
+    return { { "bare", {} }, { "no-hold", { "--no-cpu", "--no-hold" } }, { "hold", { "--no-cpu", "--hold" } },
+        { "hold-all-stacks", { "--no-cpu", "--hold", "--stack-budget", "0" } },
+        { "hold-sample-" + std::to_string(sample), { "--no-cpu", "--hold-sample", std::to_string(sample) } } };
+}
+
+std::string stepName(unsigned round, size_t mode)
+{
+    return "r" + std::to_string(round) + "_m" + std::to_string(mode);
+}
+
+// Every mode once per round, in order; each recorded mode writes its capture.
+std::vector<GuestStep> guestSteps(const std::vector<Mode>& modes, unsigned rounds, unsigned ops)
+{
+    const std::vector<std::string> load = { kWorkload, "sem", "--threads", "2", "--ops", std::to_string(ops) };
+    std::vector<GuestStep> steps;
+    for (unsigned r = 0; r < rounds; ++r) {
+        for (size_t m = 0; m < modes.size(); ++m) {
+            std::string name = stepName(r, m);
+            std::vector<std::string> cmd;
+            std::vector<std::string> outputs;
+            if (m != 0) {
+                cmd = { "/usr/bin/lockscope", "record", "-o", "/lab/out/" + name + ".json" };
+                cmd.insert(cmd.end(), modes[m].recordFlags.begin(), modes[m].recordFlags.end());
+                cmd.push_back("--");
+                outputs.push_back("/lab/out/" + name + ".json");
+            }
+            cmd.insert(cmd.end(), load.begin(), load.end());
+            steps.push_back({ name, cmd, outputs });
+        }
+    }
+    return steps;
+}
+
+// Per mode, over the rounds: ns per workload syscall, and hold events recorded.
+struct Measured {
+    std::map<size_t, std::vector<double>> ns;
+    std::map<size_t, std::vector<double>> holds;
+};
+
+Measured readRounds(const GuestRun& run, size_t modes, unsigned rounds)
+{
+    Measured out;
+    for (unsigned r = 0; r < rounds; ++r) {
+        for (size_t m = 0; m < modes; ++m) {
+            std::string name = stepName(r, m);
+            auto res = bench::workloadResult(name, run.file(name + ".log"));
+            out.ns[m].push_back(res.at("ns_per_syscall").get<double>());
+            if (m != 0) {
+                auto c = lockscope::parseCapture(run.file(name + ".json"));
+                uint64_t h = 0;
+                for (const auto& l : c.locks)
+                    h += l.hold.count();
+                out.holds[m].push_back(static_cast<double>(h));
+            }
+        }
+    }
+    return out;
+}
+
+void printTable(const std::vector<Mode>& modes, Measured& measured, double calls)
+{
+    const double base = median(measured.ns[1]);
+    std::printf("%-16s %14s %12s %16s %20s\n", "mode", "ns/syscall", "vs no-hold", "hold events/run",
+        "extra ns/hold event");
+    for (size_t m = 0; m < modes.size(); ++m) {
+        double v = median(measured.ns[m]);
+        double h = m ? median(measured.holds[m]) : 0;
+        double per_event = (m >= 2 && h > 0) ? (v - base) * calls / h : 0;
+        std::printf("%-16s %14.1f %11.3fx %16.0f %20s\n", modes[m].name.c_str(), v, base > 0 ? v / base : 0, h,
+            m >= 2 ? std::to_string(static_cast<long long>(per_event)).c_str() : "-");
+    }
+    std::printf("(hold-sample: the cost is paid on every acquisition, only 1 in N is timed, so its "
+                "per-event figure divides by recorded events)\n");
+}
+
+} // namespace
+
 int main(int argc, char** argv)
 {
     std::string cache, out = "lab-hold-cost", lockscope, workload, kernel = "debian:cloud";
@@ -52,69 +140,20 @@ int main(int argc, char** argv)
         }
         auto progress = [](const std::string& s) { std::cerr << "hold-cost: " << s << std::endl; };
         auto k = resolveKernel({ "bench", kernel }, cache.empty() ? defaultCacheDir() : cache, progress);
-        const std::string W = "/usr/bin/lockscope-lab-workload";
-        const std::vector<std::string> load = { W, "sem", "--threads", "2", "--ops", std::to_string(ops) };
-        const std::vector<std::pair<std::string, std::vector<std::string>>> modes = { { "bare", {} },
-            { "no-hold", { "--no-cpu", "--no-hold" } }, { "hold", { "--no-cpu", "--hold" } },
-            { "hold-all-stacks", { "--no-cpu", "--hold", "--stack-budget", "0" } },
-            { "hold-sample-" + std::to_string(sample),
-                { "--no-cpu", "--hold-sample", std::to_string(sample) } } };
-        std::vector<GuestStep> steps;
-        for (unsigned r = 0; r < rounds; ++r) {
-            for (size_t m = 0; m < modes.size(); ++m) {
-                std::string name = "r" + std::to_string(r) + "_m" + std::to_string(m);
-                std::vector<std::string> cmd;
-                std::vector<std::string> outputs;
-                if (m != 0) {
-                    cmd = { "/usr/bin/lockscope", "record", "-o", "/lab/out/" + name + ".json" };
-                    cmd.insert(cmd.end(), modes[m].second.begin(), modes[m].second.end());
-                    cmd.push_back("--");
-                    outputs.push_back("/lab/out/" + name + ".json");
-                }
-                cmd.insert(cmd.end(), load.begin(), load.end());
-                steps.push_back({ name, cmd, outputs });
-            }
-        }
+        const std::vector<Mode> modes = holdModes(sample);
         BootOptions boot;
         boot.timeout_s = 600;
-        auto run = runInGuest(
-            k, steps, { { W, workload }, { "/usr/bin/lockscope", lockscope } }, boot, out, progress);
+        auto run = runInGuest(k, guestSteps(modes, rounds, ops),
+            { { kWorkload, workload }, { "/usr/bin/lockscope", lockscope } }, boot, out, progress);
         if (!run.ok()) {
             std::cerr << "hold-cost: FAILED: " << run.failure << "\n" << run.serialTail(30) << std::endl;
             return 1;
         }
-        std::map<size_t, std::vector<double>> ns;
-        std::map<size_t, std::vector<double>> holds;
-        for (unsigned r = 0; r < rounds; ++r) {
-            for (size_t m = 0; m < modes.size(); ++m) {
-                std::string name = "r" + std::to_string(r) + "_m" + std::to_string(m);
-                auto res = bench::workloadResult(name, run.file(name + ".log"));
-                ns[m].push_back(res.at("ns_per_syscall").get<double>());
-                if (m != 0) {
-                    auto c = lockscope::parseCapture(run.file(name + ".json"));
-                    uint64_t h = 0;
-                    for (const auto& l : c.locks)
-                        h += l.hold.count();
-                    holds[m].push_back(static_cast<double>(h));
-                }
-            }
-        }
+        Measured measured = readRounds(run, modes.size(), rounds);
         const double calls = 2.0 * 2.0 * ops; // threads x ops x (down, up)
-        const double base = median(ns[1]);
         std::printf("\nhold-probe cost in the guest (%s, %s, %u rounds, %.0f semop calls per run)\n",
             k.description.c_str(), run.boot.accel.c_str(), rounds, calls);
-        std::printf("%-16s %14s %12s %16s %20s\n", "mode", "ns/syscall", "vs no-hold", "hold events/run",
-            "extra ns/hold event");
-        for (size_t m = 0; m < modes.size(); ++m) {
-            double v = median(ns[m]);
-            double h = m ? median(holds[m]) : 0;
-            double per_event = (m >= 2 && h > 0) ? (v - base) * calls / h : 0;
-            std::printf("%-16s %14.1f %11.3fx %16.0f %20s\n", modes[m].first.c_str(), v,
-                base > 0 ? v / base : 0, h,
-                m >= 2 ? std::to_string(static_cast<long long>(per_event)).c_str() : "-");
-        }
-        std::printf("(hold-sample: the cost is paid on every acquisition, only 1 in N is timed, so its "
-                    "per-event figure divides by recorded events)\n");
+        printTable(modes, measured, calls);
         return 0;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "lockscope-lab-hold-cost: %s\n", e.what());

@@ -120,6 +120,49 @@ void printTable(const std::vector<std::string>& workloads, const std::vector<Mod
     }
 }
 
+// Every workload under every mode, each round, the modes' order rotating
+// from round to round.
+std::vector<GuestStep> guestSteps(const std::vector<std::string>& workloads, const std::vector<Mode>& ms,
+    unsigned rounds, const std::string& seconds)
+{
+    std::vector<GuestStep> steps;
+    for (unsigned r = 0; r < rounds; ++r)
+        for (size_t w = 0; w < workloads.size(); ++w)
+            for (size_t i = 0; i < ms.size(); ++i) {
+                size_t m = (i + r) % ms.size();
+                auto cmd = ms[m].prefix;
+                auto load = workloadArgv(workloads[w], seconds);
+                cmd.insert(cmd.end(), load.begin(), load.end());
+                steps.push_back({ stepName(r, w, m), cmd, {} });
+            }
+    return steps;
+}
+
+// ops/s per (workload, mode), one value a round.
+std::map<std::pair<size_t, size_t>, std::vector<double>> readOps(
+    const GuestRun& run, size_t workloads, size_t modes, unsigned rounds)
+{
+    std::map<std::pair<size_t, size_t>, std::vector<double>> ops;
+    for (unsigned r = 0; r < rounds; ++r)
+        for (size_t w = 0; w < workloads; ++w)
+            for (size_t m = 0; m < modes; ++m) {
+                auto name = stepName(r, w, m);
+                ops[{ w, m }].push_back(bench::workloadResult(name, run.file(name + ".log")).at("ops_per_sec"));
+            }
+    return ops;
+}
+
+// The probe status lines of the first round's `record`: what attached in this kernel.
+void printAttached(const GuestRun& run, const std::string& workload)
+{
+    std::printf("\nwhat `record` attached (round 1, %s):\n", workload.c_str());
+    std::istringstream log(run.file(stepName(0, 0, 1) + ".log"));
+    for (std::string line; std::getline(log, line);)
+        if (line.find(": attached via ") != std::string::npos || line.find(": skipped: ") != std::string::npos
+            || line.find(": off") != std::string::npos)
+            std::printf("  %s\n", line.c_str());
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -160,43 +203,21 @@ int main(int argc, char** argv)
         for (const auto& w : workloads)
             binaries.push_back(
                 { workloadArgv(w, seconds)[0], (std::filesystem::path(samples) / w).string() });
-        std::vector<GuestStep> steps;
-        for (unsigned r = 0; r < rounds; ++r)
-            for (size_t w = 0; w < workloads.size(); ++w)
-                for (size_t i = 0; i < ms.size(); ++i) {
-                    size_t m = (i + r) % ms.size();
-                    auto cmd = ms[m].prefix;
-                    auto load = workloadArgv(workloads[w], seconds);
-                    cmd.insert(cmd.end(), load.begin(), load.end());
-                    steps.push_back({ stepName(r, w, m), cmd, {} });
-                }
         BootOptions boot;
         boot.accel = parseAccel(accel);
         boot.memory_mb = 2048;
         boot.cpus = cpus;
         boot.timeout_s = 3600;
-        auto run = runInGuest(k, steps, binaries, boot, out, progress);
+        auto run = runInGuest(k, guestSteps(workloads, ms, rounds, seconds), binaries, boot, out, progress);
         if (!run.ok()) {
             std::cerr << "record-cost: FAILED: " << run.failure << "\n" << run.serialTail(30) << std::endl;
             return 1;
         }
-        std::map<std::pair<size_t, size_t>, std::vector<double>> ops;
-        for (unsigned r = 0; r < rounds; ++r)
-            for (size_t w = 0; w < workloads.size(); ++w)
-                for (size_t m = 0; m < ms.size(); ++m) {
-                    auto name = stepName(r, w, m);
-                    ops[{ w, m }].push_back(
-                        bench::workloadResult(name, run.file(name + ".log")).at("ops_per_sec"));
-                }
+        const auto ops = readOps(run, workloads.size(), ms.size(), rounds);
         std::printf("\nrecording cost in the guest (%s, %s, %u vCPUs, %u rounds of %s s, modes rotating)\n",
             k.description.c_str(), run.boot.accel.c_str(), cpus, rounds, seconds.c_str());
         printTable(workloads, ms, ops);
-        std::printf("\nwhat `record` attached (round 1, %s):\n", workloads[0].c_str());
-        std::istringstream log(run.file(stepName(0, 0, 1) + ".log"));
-        for (std::string line; std::getline(log, line);)
-            if (line.find(": attached via ") != std::string::npos || line.find(": skipped: ") != std::string::npos
-                || line.find(": off") != std::string::npos)
-                std::printf("  %s\n", line.c_str());
+        printAttached(run, workloads[0]);
         return 0;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "lockscope-lab-record-cost: %s\n", e.what());

@@ -111,27 +111,29 @@ void appendCapped(ProcessResult& result, std::string_view chunk)
     ::_exit(127);
 }
 
-} // namespace
+// The child's output pipe and the pipe on which a failed exec reports its
+// errno (close-on-exec: a successful exec closes it, so the parent reads 0
+// bytes). Throws, leaving nothing open, when a pipe cannot be made.
+struct ChildPipes {
+    int out[2] = {-1, -1};
+    int err[2] = {-1, -1};
 
-ProcessResult runProcess(const std::vector<std::string>& argv, double timeout_s,
-                         const std::function<void(std::string_view)>& on_output,
-                         const std::function<bool()>& should_stop)
+    ChildPipes()
+    {
+        if (::pipe2(out, O_CLOEXEC) != 0)
+            throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+        if (::pipe2(err, O_CLOEXEC) != 0) {
+            ::close(out[0]);
+            ::close(out[1]);
+            throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+        }
+    }
+};
+
+// Forks and execs argv in its own process group. Returns the child's pid;
+// the pipes' write ends are the child's.
+pid_t startChild(const std::vector<std::string>& argv, const ChildPipes& pipes)
 {
-    ProcessResult result;
-    if (argv.empty()) {
-        result.started = false;
-        result.output = "empty command";
-        return result;
-    }
-    int out_pipe[2];
-    int err_pipe[2];
-    if (::pipe2(out_pipe, O_CLOEXEC) != 0)
-        throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-    if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
-        ::close(out_pipe[0]);
-        ::close(out_pipe[1]);
-        throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-    }
     std::vector<char*> args;
     args.reserve(argv.size() + 1);
     for (const auto& a : argv)
@@ -142,27 +144,34 @@ ProcessResult runProcess(const std::vector<std::string>& argv, double timeout_s,
     pid_t pid = ::fork();
     if (pid < 0) {
         int e = errno;
-        for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]})
+        for (int fd : {pipes.out[0], pipes.out[1], pipes.err[0], pipes.err[1]})
             ::close(fd);
         throw std::runtime_error(std::string("fork: ") + std::strerror(e));
     }
     if (pid == 0)
-        childExec(args.data(), out_pipe[1], err_pipe[1], parent);
+        childExec(args.data(), pipes.out[1], pipes.err[1], parent);
     // Also set it from the parent so a kill right after fork cannot miss the group.
     ::setpgid(pid, pid);
-    ChildSlot registered(pid);
-    int read_fd = out_pipe[0];
-    int err_fd = err_pipe[0];
-    ::close(out_pipe[1]);
-    ::close(err_pipe[1]);
+    return pid;
+}
 
+// An exec that failed wrote its errno before exiting: the result says so.
+void readExecError(int& err_fd, const std::string& program, ProcessResult& result)
+{
     int exec_errno = 0;
     if (::read(err_fd, &exec_errno, sizeof exec_errno) == static_cast<ssize_t>(sizeof exec_errno)) {
         result.started = false;
-        result.output = argv[0] + ": " + std::strerror(exec_errno);
+        result.output = program + ": " + std::strerror(exec_errno);
     }
     closeFd(err_fd);
+}
 
+// The child's output until it closes it, the timeout passes or should_stop
+// says so (then its group is killed); closes read_fd.
+void collectOutput(int& read_fd, pid_t pid, double timeout_s,
+                   const std::function<void(std::string_view)>& on_output,
+                   const std::function<bool()>& should_stop, ProcessResult& result)
+{
     using Clock = std::chrono::steady_clock;
     const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                              std::chrono::duration<double>(timeout_s));
@@ -196,6 +205,11 @@ ProcessResult runProcess(const std::vector<std::string>& argv, double timeout_s,
             on_output(chunk);
     }
     closeFd(read_fd);
+}
+
+// Waits for the child, kills what it left in its group, and records how it ended.
+void reapChild(pid_t pid, ProcessResult& result)
+{
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
@@ -205,6 +219,30 @@ ProcessResult runProcess(const std::vector<std::string>& argv, double timeout_s,
         result.exit_code = WEXITSTATUS(status);
     else if (WIFSIGNALED(status))
         result.signal = WTERMSIG(status);
+}
+
+} // namespace
+
+ProcessResult runProcess(const std::vector<std::string>& argv, double timeout_s,
+                         const std::function<void(std::string_view)>& on_output,
+                         const std::function<bool()>& should_stop)
+{
+    ProcessResult result;
+    if (argv.empty()) {
+        result.started = false;
+        result.output = "empty command";
+        return result;
+    }
+    ChildPipes pipes;
+    const pid_t pid = startChild(argv, pipes);
+    ChildSlot registered(pid);
+    int read_fd = pipes.out[0];
+    int err_fd = pipes.err[0];
+    ::close(pipes.out[1]);
+    ::close(pipes.err[1]);
+    readExecError(err_fd, argv[0], result);
+    collectOutput(read_fd, pid, timeout_s, on_output, should_stop, result);
+    reapChild(pid, result);
     return result;
 }
 

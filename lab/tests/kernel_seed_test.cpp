@@ -134,8 +134,8 @@ const Lock* semaphoreLock(const Capture& c)
 // all inside the critical section, so the lock's typical hold grows. The
 // 90th percentile is compared, not the mean: TCG preempts a vCPU inside a
 // critical section now and then (holds of ms on both kernels), which owns
-// the means. Measured (single-threaded TCG, 2 vCPUs, 2026-12-01): p90
-// about 1 us -> 16 us, instances 92 -> 1.
+// the means. Measured (single-threaded TCG, 2 vCPUs): p90 about
+// 1 us -> 16 us, instances 92 -> 1.
 TEST(SeedShape, SemPostwaitHoldsTheArrayLockLongerWithSleepers)
 {
     auto base = load(LAB_SEED_SEM_POSTWAIT, "base");
@@ -193,7 +193,7 @@ SemgetSamples semgetSamples(const Capture& c)
 // quotes, but in a TCG guest on a shared host they swing by 30x between
 // boots (host load), so the test asserts where semget() spends its CPU
 // instead: the on-CPU samples inside semget() that are in the id walk.
-// Measured (2026-12-01): baseline 1 of 658 semget samples, patched 48 of 178.
+// Measured: baseline 1 of 658 semget samples, patched 48 of 178.
 TEST(SeedShape, IpcKeyLookupWalksTheIdsInsideSemget)
 {
     auto base = load(LAB_SEED_IPC_KEY_LOOKUP, "base");
@@ -215,9 +215,9 @@ TEST(SeedShape, IpcKeyLookupWalksTheIdsInsideSemget)
 // what swings between boots (host load moved a whole boot's lookups by up to
 // 30x, and the share of semget calls lockscope timed at 16-128 us, asserted
 // here before, from 0.6% to 2.2% on the baseline while the patched kernel
-// gave 6.1-6.9%: 2.8x, once, on the VM of 2026-12-01 s9). The baseline finds
-// a key by one rhashtable lookup whatever the count, the patched kernel walks
-// up to 1000 ids. Measured in three real pairs (s9): baseline 1.0, 1.0, 1.0;
+// gave 6.1-6.9%: 2.8x in one pair, too little to assert on). The baseline
+// finds a key by one rhashtable lookup whatever the count, the patched kernel
+// walks up to 1000 ids. Measured in three real pairs: baseline 1.0, 1.0, 1.0;
 // patched 6.5, 10.9, 7.7.
 double lookupGrowth(const Capture& c)
 {

@@ -86,15 +86,15 @@ double relative(uint64_t estimate, uint64_t exact)
 // shift of calls across a bucket boundary moves it by a bucket). A biased
 // sample (only one of the two alternating calls timed, or the rate's phases
 // unweighted) is off by far more. The other session's program is a fixed
-// cost, not a share: on the VM this project moved to on 2026-12-01 (s9),
-// timer_gettime takes ~330 ns and its estimate came out 13-55 ns high
+// cost, not a share: on a VM whose calls are short, timer_gettime takes
+// ~330 ns and its estimate came out 13-55 ns high
 // (4-17.5%) in six runs, semtimedop's (~870 ns) 0.2-6.3%. So the bound is
 // 15% plus that one program run. Precisely: the budgeted interval holds the
 // exact session's enter (two clock reads, a task-storage look-up), the
 // exact one the budgeted session's mostly untimed exit (cheaper than the
 // timed one it holds when both time every call: two such sessions differ
 // by -33..+23 ns, so no ordering calibration takes this out); the
-// difference came out 7-108 ns over 22 runs on that VM (s10) and 120 ns
+// difference came out 7-108 ns over 22 runs on that VM and 120 ns
 // once in CI, on a semtimedop that ran at 357 ns instead of its usual
 // 500-750. On that VM the two alternating semops differ by only ~150 ns
 // (1.37 and 1.52 us each, timed from userspace), so this bound no longer

@@ -87,133 +87,181 @@ Point parsePoint(const std::string& line)
     return p;
 }
 
+// One pass over the text, a line at a time: what lives between lines (the
+// class being read and its contention points, the capture so far) and one
+// method per kind of line.
+class LockStatParser {
+public:
+    explicit LockStatParser(const std::string& source)
+        : source_(source)
+    {
+        c_.meta.label = "lock_stat";
+        c_.meta.tool_version = LOCKSCOPE_VERSION;
+        c_.probes.push_back({"lock_stat", "/proc/lock_stat", "procfs", true, "imported from CONFIG_LOCK_STAT text"});
+    }
+
+    void add(const std::string& line)
+    {
+        ++lineNo_;
+        const std::string t = trim(line);
+        if (t.empty() || layoutLine(t))
+            return;
+        if (!sawHeader_)
+            fail("missing the 'lock_stat version' header");
+        if (t.find("[<") != std::string::npos)
+            pointLine(t);
+        else
+            classLine(t);
+    }
+
+    Capture finish()
+    {
+        finishClass();
+        if (!sawHeader_)
+            throw ImportError(source_ + ": not /proc/lock_stat text (no 'lock_stat version' header); read it on a "
+                                        "CONFIG_LOCK_STAT kernel after `echo 1 > /proc/sys/kernel/lock_stat`");
+        builder_.finish(c_);
+        return validated(c_, source_);
+    }
+
+private:
+    [[noreturn]] void fail(const std::string& what) const
+    {
+        throw ImportError(source_ + ":" + std::to_string(lineNo_) + ": " + what +
+                          "; expected /proc/lock_stat text (lock_stat version 0.4)");
+    }
+
+    // The version header, the lockdep warning, the column header and the
+    // separators: true when t is one of them.
+    bool layoutLine(const std::string& t)
+    {
+        if (t.rfind("lock_stat version", 0) == 0) {
+            sawHeader_ = true;
+            if (t != "lock_stat version 0.4")
+                c_.probes.back().reason += " (" + t + ", parsed as 0.4)";
+            return true;
+        }
+        if (t.find("*WARNING* lock debugging disabled") != std::string::npos) {
+            c_.probes.back().reason += "; the kernel disabled lock debugging (a lockdep splat), figures stop there";
+            return true;
+        }
+        if (t.find("class name") != std::string::npos && t.find("con-bounces") != std::string::npos)
+            return true;
+        if (t.find_first_not_of('-') == std::string::npos) {  // a dashed line
+            if (cur_)
+                pointSection_ = pointSection_ == 1 ? 2 : 1;
+            return true;
+        }
+        if (t.find_first_not_of('.') == std::string::npos) {  // the dotted separator
+            finishClass();
+            return true;
+        }
+        return false;
+    }
+
+    // A contention point (before the class's dashed line) or a contending
+    // point (after it) of the class being read.
+    void pointLine(const std::string& t)
+    {
+        if (!cur_)
+            fail("a contention point outside a lock class");
+        try {
+            Point p = parsePoint(t);
+            if (pointSection_ == 2) {
+                // Holders: kept as a separate class so they are visible but not summed twice.
+                Lock& h = builder_.lock(curClass_ + "/holders", "holder-sites");
+                builder_.site(h, builder_.stackId({p.frame})).hold.add(0, p.count);
+                h.hold.add(0, p.count);
+            } else {
+                points_.push_back(std::move(p));
+            }
+        } catch (const std::exception& e) {
+            fail("bad contention point '" + t.substr(0, 80) + "' (" + e.what() + ")");
+        }
+    }
+
+    // A class statistics line: "<name>: 12 numbers". Names may contain ':'.
+    void classLine(const std::string& t)
+    {
+        const auto colon = t.rfind(": ");
+        if (colon == std::string::npos)
+            fail("unrecognised line '" + t.substr(0, 80) + "'");
+        finishClass();
+        std::istringstream nums(t.substr(colon + 2));
+        std::vector<std::string> f;
+        for (std::string x; nums >> x;)
+            f.push_back(x);
+        if (f.size() != 12)
+            fail("expected 12 numbers after the class name, got " + std::to_string(f.size()));
+        curClass_ = t.substr(0, colon);
+        std::string key = curClass_, type = "lockdep-class";
+        if (key.size() > 2 && (key.ends_with("-R") || key.ends_with("-W"))) {
+            type += key.ends_with("-R") ? ":R" : ":W";
+        }
+        try {
+            const uint64_t contentions = parseCount(f[1]);
+            const uint64_t acquisitions = parseCount(f[7]);
+            Lock& l = builder_.lock(key, type);
+            l.wait = synthesize(contentions, usToNs(f[2]), usToNs(f[3]), usToNs(f[4]));
+            l.hold = synthesize(acquisitions, usToNs(f[8]), usToNs(f[9]), usToNs(f[10]));
+            if (!l.wait.consistent() || !l.hold.consistent())
+                fail("inconsistent min/max/total for class '" + key + "'");
+            c_.stats.events += contentions + acquisitions;
+            cur_ = &l;
+            pointSection_ = 0;
+        } catch (const ImportError&) {
+            throw;
+        } catch (const std::exception& e) {
+            fail("bad number in class line '" + t.substr(0, 80) + "' (" + e.what() + ")");
+        }
+    }
+
+    // The class's contention points become its call sites, sharing its wait
+    // in proportion to their counts.
+    void finishClass()
+    {
+        if (!cur_)
+            return;
+        uint64_t sum = 0;
+        for (const auto& p : points_)
+            sum += p.count;
+        for (const auto& p : points_) {
+            LockSite& site = builder_.site(*cur_, builder_.stackId({p.frame}));
+            if (cur_->wait.count() && sum) {
+                const uint64_t share = uint64_t(double(cur_->wait.total()) * double(p.count) / double(sum));
+                const uint64_t each = p.count ? std::clamp<uint64_t>(share / p.count, cur_->wait.min(), cur_->wait.max()) : 0;
+                site.wait.add(each, p.count);
+            } else {
+                site.hold.add(0, p.count);
+            }
+        }
+        points_.clear();
+        cur_ = nullptr;
+    }
+
+    const std::string& source_;
+    Capture c_;
+    CaptureBuilder builder_;
+    size_t lineNo_ = 0;
+    bool sawHeader_ = false;
+    Lock* cur_ = nullptr;
+    std::string curClass_;
+    int pointSection_ = 0;  // 1: contention points, 2: contending points
+    std::vector<Point> points_;
+};
+
 class LockStat final : public Importer {
 public:
     std::string_view name() const noexcept override { return "lock-stat"; }
 
     Capture read(std::string_view text, const std::string& source) const override
     {
-        Capture c;
-        c.meta.label = "lock_stat";
-        c.meta.tool_version = LOCKSCOPE_VERSION;
-        c.probes.push_back({"lock_stat", "/proc/lock_stat", "procfs", true, "imported from CONFIG_LOCK_STAT text"});
-        CaptureBuilder builder;
+        LockStatParser parser(source);
         std::istringstream in{std::string(text)};
         std::string line;
-        size_t lineNo = 0;
-        bool sawHeader = false;
-        Lock* cur = nullptr;
-        std::string curClass;
-        int pointSection = 0;  // 1: contention points, 2: contending points
-        std::vector<Point> points;
-        auto finishClass = [&]() {
-            if (!cur)
-                return;
-            uint64_t sum = 0;
-            for (const auto& p : points)
-                sum += p.count;
-            for (const auto& p : points) {
-                LockSite& site = builder.site(*cur, builder.stackId({p.frame}));
-                if (cur->wait.count() && sum) {
-                    const uint64_t share = uint64_t(double(cur->wait.total()) * double(p.count) / double(sum));
-                    const uint64_t each = p.count ? std::clamp<uint64_t>(share / p.count, cur->wait.min(), cur->wait.max()) : 0;
-                    site.wait.add(each, p.count);
-                } else {
-                    site.hold.add(0, p.count);
-                }
-            }
-            points.clear();
-            cur = nullptr;
-        };
-        auto fail = [&](const std::string& what) {
-            throw ImportError(source + ":" + std::to_string(lineNo) + ": " + what +
-                              "; expected /proc/lock_stat text (lock_stat version 0.4)");
-        };
-        while (std::getline(in, line)) {
-            ++lineNo;
-            const std::string t = trim(line);
-            if (t.empty())
-                continue;
-            if (t.rfind("lock_stat version", 0) == 0) {
-                sawHeader = true;
-                if (t != "lock_stat version 0.4")
-                    c.probes.back().reason += " (" + t + ", parsed as 0.4)";
-                continue;
-            }
-            if (t.find("*WARNING* lock debugging disabled") != std::string::npos) {
-                c.probes.back().reason += "; the kernel disabled lock debugging (a lockdep splat), figures stop there";
-                continue;
-            }
-            if (t.find("class name") != std::string::npos && t.find("con-bounces") != std::string::npos)
-                continue;
-            if (t.find_first_not_of('-') == std::string::npos) {  // a dashed line
-                if (cur)
-                    pointSection = pointSection == 1 ? 2 : 1;
-                continue;
-            }
-            if (t.find_first_not_of('.') == std::string::npos) {  // the dotted separator
-                finishClass();
-                continue;
-            }
-            if (!sawHeader)
-                fail("missing the 'lock_stat version' header");
-            if (t.find("[<") != std::string::npos) {
-                if (!cur)
-                    fail("a contention point outside a lock class");
-                try {
-                    Point p = parsePoint(t);
-                    if (pointSection == 2) {
-                        // Holders: kept as a separate class so they are visible but not summed twice.
-                        Lock& h = builder.lock(curClass + "/holders", "holder-sites");
-                        builder.site(h, builder.stackId({p.frame})).hold.add(0, p.count);
-                        h.hold.add(0, p.count);
-                    } else {
-                        points.push_back(std::move(p));
-                    }
-                } catch (const std::exception& e) {
-                    fail("bad contention point '" + t.substr(0, 80) + "' (" + e.what() + ")");
-                }
-                continue;
-            }
-            // A class statistics line: "<name>: 12 numbers". Names may contain ':'.
-            const auto colon = t.rfind(": ");
-            if (colon == std::string::npos)
-                fail("unrecognised line '" + t.substr(0, 80) + "'");
-            finishClass();
-            std::istringstream nums(t.substr(colon + 2));
-            std::vector<std::string> f;
-            for (std::string x; nums >> x;)
-                f.push_back(x);
-            if (f.size() != 12)
-                fail("expected 12 numbers after the class name, got " + std::to_string(f.size()));
-            curClass = t.substr(0, colon);
-            std::string key = curClass, type = "lockdep-class";
-            if (key.size() > 2 && (key.ends_with("-R") || key.ends_with("-W"))) {
-                type += key.ends_with("-R") ? ":R" : ":W";
-            }
-            try {
-                const uint64_t contentions = parseCount(f[1]);
-                const uint64_t acquisitions = parseCount(f[7]);
-                Lock& l = builder.lock(key, type);
-                l.wait = synthesize(contentions, usToNs(f[2]), usToNs(f[3]), usToNs(f[4]));
-                l.hold = synthesize(acquisitions, usToNs(f[8]), usToNs(f[9]), usToNs(f[10]));
-                if (!l.wait.consistent() || !l.hold.consistent())
-                    fail("inconsistent min/max/total for class '" + key + "'");
-                c.stats.events += contentions + acquisitions;
-                cur = &l;
-                pointSection = 0;
-            } catch (const ImportError&) {
-                throw;
-            } catch (const std::exception& e) {
-                fail("bad number in class line '" + t.substr(0, 80) + "' (" + e.what() + ")");
-            }
-        }
-        finishClass();
-        if (!sawHeader)
-            throw ImportError(source + ": not /proc/lock_stat text (no 'lock_stat version' header); read it on a "
-                                       "CONFIG_LOCK_STAT kernel after `echo 1 > /proc/sys/kernel/lock_stat`");
-        builder.finish(c);
-        return validated(c, source);
+        while (std::getline(in, line))
+            parser.add(line);
+        return parser.finish();
     }
 };
 } // namespace

@@ -81,164 +81,233 @@ Frame parseFrame(const std::string& line)
     return f;
 }
 
+// The value of a "# key : value" header line of perf script's output, or ""
+// when the line is another header.
+std::string headerValue(const std::string& line, const char* key)
+{
+    const std::string p = std::string("# ") + key;
+    if (line.rfind(p, 0) != 0)
+        return std::string();
+    const auto colon = line.find(':', p.size());
+    return colon == std::string::npos ? std::string() : trim(line.substr(colon + 1));
+}
+
+// The event header "comm tid [cpu] sec.usec: lock:contention_X: 0xADDR
+// (flags=...)" whose event name starts at evPos. Throws std::exception on a
+// field it cannot read.
+Event parseEventHeader(const std::string& line, size_t evPos)
+{
+    Event ev;
+    ev.begin = line.compare(evPos, 21, "lock:contention_begin") == 0;
+    // Timestamp: the "sec.usec:" token right before the event name.
+    const std::string head = trim(line.substr(0, evPos));
+    const auto tsStart = head.find_last_of(' ');
+    std::string ts = head.substr(tsStart == std::string::npos ? 0 : tsStart + 1);
+    if (!ts.empty() && ts.back() == ':')
+        ts.pop_back();
+    const std::string beforeTs = tsStart == std::string::npos ? "" : trim(head.substr(0, tsStart));
+    const double tsNs = parseNonNegative(ts) * 1e9;
+    if (tsNs >= 1.8e19)
+        throw std::invalid_argument("timestamp out of range: '" + ts + "'");
+    ev.ts_ns = uint64_t(std::llround(tsNs));
+    // "comm tid [cpu]" or "comm tid/pid [cpu]"; comm may hold spaces.
+    const auto cpu = beforeTs.rfind(" [");
+    const std::string commTid = trim(beforeTs.substr(0, cpu));
+    const auto tidPos = commTid.find_last_of(' ');
+    std::string tid = commTid.substr(tidPos == std::string::npos ? 0 : tidPos + 1);
+    if (auto slash = tid.find('/'); slash != std::string::npos)
+        tid = tid.substr(slash + 1);
+    ev.tid = parseCount(tid);
+    const std::string rest = trim(line.substr(line.find(':', evPos + 16) + 1));
+    std::string addr = rest.substr(0, rest.find_first_of(" \t("));
+    if (addr.rfind("0x", 0) == 0)
+        addr = addr.substr(2);
+    ev.lock = parseCount(addr, 16);
+    if (auto f = rest.find("flags="); f != std::string::npos)
+        ev.flags = rest.substr(f + 6, rest.find(')', f) - f - 6);
+    if (auto r = rest.find("ret="); r != std::string::npos)
+        ev.ret = std::stoi(rest.substr(r + 4));
+    return ev;
+}
+
+// The lock's caller as the recorder names it: the first frame that is
+// neither a lock nor a tracing internal.
+std::string firstCaller(const std::vector<Frame>& frames)
+{
+    for (const auto& f : frames)
+        if (!f.function.empty() && !isLockInternalFrame(f.function))
+            return f.function;
+    return "unknown";
+}
+
+// One pass over the text, a line at a time: what lives between lines (the
+// event being read, the begins still waiting for their end, the capture so
+// far) and one method per kind of line.
+class PerfScriptParser {
+public:
+    explicit PerfScriptParser(const std::string& source)
+        : source_(source)
+    {
+        c_.meta.label = "perf-script";
+        c_.meta.tool_version = LOCKSCOPE_VERSION;
+        c_.meta.command = {"perf", "lock", "record"};
+        c_.probes.push_back({"lock_contention", "lock:contention_begin,lock:contention_end", "tracepoint", true,
+                             "imported from perf script text"});
+    }
+
+    void add(const std::string& line)
+    {
+        ++lineNo_;
+        if (trim(line).empty()) {
+            flush();
+            return;
+        }
+        if (line[0] == '#') {
+            headerLine(line);
+            return;
+        }
+        if ((line[0] == '\t' || line[0] == ' ') && callchainLine(trim(line)))
+            return;
+        eventLine(line);
+    }
+
+    Capture finish()
+    {
+        flush();
+        if (events_ == 0)
+            throw ImportError(source_ + ": no lock:contention_begin/end events found; record them with "
+                                        "`perf lock record -g -- <command>` and convert with `perf script -i perf.data`");
+        c_.stats.events = events_;
+        c_.stats.unmatched += open_.size();  // begins still waiting when recording stopped
+        c_.meta.duration_s = double(lastTs_ - firstTs_) / 1e9;
+        builder_.finish(c_);
+        return validated(c_, source_);
+    }
+
+private:
+    [[noreturn]] void fail(const std::string& what) const
+    {
+        throw ImportError(source_ + ":" + std::to_string(lineNo_) + ": " + what +
+                          "; expected the text of `perf script` on a `perf lock record` file");
+    }
+
+    // "# os release : 6.1.0" and the like: the recording machine's facts.
+    void headerLine(const std::string& line)
+    {
+        if (auto v = headerValue(line, "os release"); !v.empty())
+            c_.meta.kernel_release = v;
+        if (auto v = headerValue(line, "hostname"); !v.empty())
+            c_.meta.hostname = v;
+        if (auto v = headerValue(line, "cpudesc"); !v.empty())
+            c_.meta.cpu_model = v;
+        if (auto v = headerValue(line, "nrcpus online"); !v.empty())
+            try {
+                const uint64_t n = parseCount(v);
+                if (n > 1u << 20)
+                    throw std::invalid_argument("out of range: '" + v + "'");
+                c_.meta.cpu_count = uint32_t(n);
+            } catch (const std::exception& e) {
+                fail(std::string("bad 'nrcpus online' header (") + e.what() + ")");
+            }
+    }
+
+    // An indented line: a frame of the open event's callchain (true), or an
+    // indented event header (false, for eventLine). Anything else fails.
+    bool callchainLine(const std::string& t)
+    {
+        const bool event = t.find("lock:contention_") != std::string::npos;
+        if (pending_ && !t.empty() && std::isxdigit(static_cast<unsigned char>(t[0])) && !event) {
+            try {
+                ev_.frames.push_back(parseFrame(t));
+                return true;
+            } catch (const std::exception&) {
+                fail("bad callchain line '" + t + "'");
+            }
+        }
+        if (!event)
+            fail("unexpected line '" + t.substr(0, 60) + "'");
+        return false;
+    }
+
+    // An event header: ends the event before it and opens this one; another
+    // event type's header is skipped.
+    void eventLine(const std::string& line)
+    {
+        flush();
+        const auto evPos = line.find("lock:contention_");
+        if (evPos == std::string::npos) {
+            if (line.find(": ") != std::string::npos && line.find('[') != std::string::npos)
+                return;  // another event type: ignored
+            fail("not a perf script event line");
+        }
+        try {
+            ev_ = parseEventHeader(line, evPos);
+        } catch (const std::exception& e) {
+            fail("cannot parse the event header '" + line.substr(0, 80) + "' (" + e.what() + ")");
+        }
+        pending_ = true;
+    }
+
+    // The event just read is complete: a begin waits for its end; an end
+    // makes a wait of the begin it pairs with (by tid and lock address).
+    void flush()
+    {
+        if (!pending_)
+            return;
+        pending_ = false;
+        ++events_;
+        if (!firstTs_)
+            firstTs_ = ev_.ts_ns;
+        lastTs_ = std::max(lastTs_, ev_.ts_ns);
+        const auto key = std::make_pair(ev_.tid, ev_.lock);
+        if (ev_.begin) {
+            open_[key] = ev_;  // a repeated begin replaces a stale one
+            return;
+        }
+        auto it = open_.find(key);
+        if (it == open_.end()) {
+            ++c_.stats.unmatched;
+            return;
+        }
+        addWait(it->second, ev_);
+        open_.erase(it);
+    }
+
+    void addWait(const Event& b, const Event& e)
+    {
+        const std::string type = typeFromFlags(b.flags);
+        // Captures require a frame per stack; events recorded without -g have none.
+        const uint32_t stack = builder_.stackId(
+            b.frames.empty() ? std::vector<Frame>{Frame{"[no callchain]", 0, "", std::nullopt}} : b.frames);
+        const bool aborted = e.ret < 0;
+        if (aborted)
+            ++c_.stats.aborted_waits;
+        builder_.addWait(type.substr(0, type.find(':')) + "@" + firstCaller(b.frames), type, e.lock, stack,
+                         e.ts_ns >= b.ts_ns ? e.ts_ns - b.ts_ns : 0, aborted);
+    }
+
+    const std::string& source_;
+    Capture c_;
+    CaptureBuilder builder_;
+    std::map<std::pair<uint64_t, uint64_t>, Event> open_;  // (tid, lock) -> begin
+    size_t lineNo_ = 0, events_ = 0;
+    uint64_t firstTs_ = 0, lastTs_ = 0;
+    bool pending_ = false;  // ev_ is an event whose callchain may still follow
+    Event ev_;
+};
+
 class PerfScript final : public Importer {
 public:
     std::string_view name() const noexcept override { return "perf-script"; }
 
     Capture read(std::string_view text, const std::string& source) const override
     {
-        Capture c;
-        c.meta.label = "perf-script";
-        c.meta.tool_version = LOCKSCOPE_VERSION;
-        c.meta.command = {"perf", "lock", "record"};
-        c.probes.push_back({"lock_contention", "lock:contention_begin,lock:contention_end", "tracepoint", true,
-                            "imported from perf script text"});
-        CaptureBuilder builder;
-        std::map<std::pair<uint64_t, uint64_t>, Event> open;  // (tid, lock) -> begin
+        PerfScriptParser parser(source);
         std::istringstream in{std::string(text)};
         std::string line;
-        size_t lineNo = 0, events = 0;
-        uint64_t firstTs = 0, lastTs = 0;
-        Event* cur = nullptr;
-        Event ev;
-        auto flush = [&]() {
-            if (!cur)
-                return;
-            cur = nullptr;
-            ++events;
-            if (!firstTs)
-                firstTs = ev.ts_ns;
-            lastTs = std::max(lastTs, ev.ts_ns);
-            const auto key = std::make_pair(ev.tid, ev.lock);
-            if (ev.begin) {
-                open[key] = ev;  // a repeated begin replaces a stale one
-                return;
-            }
-            auto it = open.find(key);
-            if (it == open.end()) {
-                ++c.stats.unmatched;
-                return;
-            }
-            const Event& b = it->second;
-            const std::string type = typeFromFlags(b.flags);
-            std::string caller = "unknown";
-            for (const auto& f : b.frames)
-                if (!f.function.empty() && !isLockInternalFrame(f.function)) {
-                    caller = f.function;
-                    break;
-                }
-            // Captures require a frame per stack; events recorded without -g have none.
-            const uint32_t stack = builder.stackId(
-                b.frames.empty() ? std::vector<Frame>{Frame{"[no callchain]", 0, "", std::nullopt}} : b.frames);
-            const bool aborted = ev.ret < 0;
-            if (aborted)
-                ++c.stats.aborted_waits;
-            builder.addWait(type.substr(0, type.find(':')) + "@" + caller, type, ev.lock, stack,
-                            ev.ts_ns >= b.ts_ns ? ev.ts_ns - b.ts_ns : 0, aborted);
-            open.erase(it);
-        };
-        auto fail = [&](const std::string& what) {
-            throw ImportError(source + ":" + std::to_string(lineNo) + ": " + what +
-                              "; expected the text of `perf script` on a `perf lock record` file");
-        };
-        while (std::getline(in, line)) {
-            ++lineNo;
-            if (line.empty() || trim(line).empty()) {
-                flush();
-                continue;
-            }
-            if (line[0] == '#') {
-                auto header = [&](const char* k) {
-                    const std::string p = std::string("# ") + k;
-                    if (line.rfind(p, 0) != 0)
-                        return std::string();
-                    const auto colon = line.find(':', p.size());
-                    return colon == std::string::npos ? std::string() : trim(line.substr(colon + 1));
-                };
-                if (auto v = header("os release"); !v.empty())
-                    c.meta.kernel_release = v;
-                if (auto v = header("hostname"); !v.empty())
-                    c.meta.hostname = v;
-                if (auto v = header("cpudesc"); !v.empty())
-                    c.meta.cpu_model = v;
-                if (auto v = header("nrcpus online"); !v.empty())
-                    try {
-                        const uint64_t n = parseCount(v);
-                        if (n > 1u << 20)
-                            throw std::invalid_argument("out of range: '" + v + "'");
-                        c.meta.cpu_count = uint32_t(n);
-                    } catch (const std::exception& e) {
-                        fail(std::string("bad 'nrcpus online' header (") + e.what() + ")");
-                    }
-                continue;
-            }
-            if (line[0] == '\t' || line[0] == ' ') {
-                const std::string t = trim(line);
-                if (cur && !t.empty() && std::isxdigit(static_cast<unsigned char>(t[0])) &&
-                    t.find("lock:contention_") == std::string::npos) {
-                    try {
-                        ev.frames.push_back(parseFrame(t));
-                        continue;
-                    } catch (const std::exception&) {
-                        fail("bad callchain line '" + t + "'");
-                    }
-                }
-                if (t.find("lock:contention_") == std::string::npos)
-                    fail("unexpected line '" + t.substr(0, 60) + "'");
-            }
-            // An event header.
-            flush();
-            const auto evPos = line.find("lock:contention_");
-            if (evPos == std::string::npos) {
-                if (line.find(": ") != std::string::npos && line.find('[') != std::string::npos)
-                    continue;  // another event type: ignored
-                fail("not a perf script event line");
-            }
-            ev = Event{};
-            ev.begin = line.compare(evPos, 21, "lock:contention_begin") == 0;
-            // Timestamp: the "sec.usec:" token right before the event name.
-            const std::string head = trim(line.substr(0, evPos));
-            const auto tsStart = head.find_last_of(' ');
-            std::string ts = head.substr(tsStart == std::string::npos ? 0 : tsStart + 1);
-            if (!ts.empty() && ts.back() == ':')
-                ts.pop_back();
-            const std::string beforeTs = tsStart == std::string::npos ? "" : trim(head.substr(0, tsStart));
-            try {
-                const double tsNs = parseNonNegative(ts) * 1e9;
-                if (tsNs >= 1.8e19)
-                    throw std::invalid_argument("timestamp out of range: '" + ts + "'");
-                ev.ts_ns = uint64_t(std::llround(tsNs));
-                // "comm tid [cpu]" or "comm tid/pid [cpu]"; comm may hold spaces.
-                const auto cpu = beforeTs.rfind(" [");
-                const std::string commTid = trim(beforeTs.substr(0, cpu));
-                const auto tidPos = commTid.find_last_of(' ');
-                std::string tid = commTid.substr(tidPos == std::string::npos ? 0 : tidPos + 1);
-                if (auto slash = tid.find('/'); slash != std::string::npos)
-                    tid = tid.substr(slash + 1);
-                ev.tid = parseCount(tid);
-                const std::string rest = trim(line.substr(line.find(':', evPos + 16) + 1));
-                std::string addr = rest.substr(0, rest.find_first_of(" \t("));
-                if (addr.rfind("0x", 0) == 0)
-                    addr = addr.substr(2);
-                ev.lock = parseCount(addr, 16);
-                if (auto f = rest.find("flags="); f != std::string::npos)
-                    ev.flags = rest.substr(f + 6, rest.find(')', f) - f - 6);
-                if (auto r = rest.find("ret="); r != std::string::npos)
-                    ev.ret = std::stoi(rest.substr(r + 4));
-            } catch (const std::exception& e) {
-                fail("cannot parse the event header '" + line.substr(0, 80) + "' (" + e.what() + ")");
-            }
-            cur = &ev;
-        }
-        flush();
-        if (events == 0)
-            throw ImportError(source + ": no lock:contention_begin/end events found; record them with "
-                                       "`perf lock record -g -- <command>` and convert with `perf script -i perf.data`");
-        c.stats.events = events;
-        c.stats.unmatched += open.size();  // begins still waiting when recording stopped
-        c.meta.duration_s = double(lastTs - firstTs) / 1e9;
-        builder.finish(c);
-        return validated(c, source);
+        while (std::getline(in, line))
+            parser.add(line);
+        return parser.finish();
     }
 };
 } // namespace

@@ -3,34 +3,13 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
+#include <iterator>
 #include <optional>
-#include <regex>
 #include <sys/stat.h>
 
 #include "lockscope/capture/io.h"
 
 namespace lockscope::reports {
-
-namespace {
-// The "version" of a capture file from its first few KiB, without a full parse.
-std::optional<long> peekVersion(const std::string& path)
-{
-    std::ifstream in(path, std::ios::binary);
-    std::string head(8192, '\0');
-    in.read(head.data(), std::streamsize(head.size()));
-    head.resize(size_t(in.gcount()));
-    static const std::regex re(R"re("version"\s*:\s*(-?[0-9]+))re");
-    std::smatch m;
-    if (!std::regex_search(head, m, re))
-        return std::nullopt;
-    try {
-        return std::stol(m[1].str());
-    } catch (const std::exception&) {
-        return std::nullopt;
-    }
-}
-} // namespace
 
 Capture loadCapture(const std::string& path)
 {
@@ -43,20 +22,8 @@ Capture loadCapture(const std::string& path)
 
 std::pair<Capture, Capture> loadPair(const std::string& before, const std::string& after)
 {
-    try {
-        Capture b = loadCapture(before);
-        Capture a = loadCapture(after);
-        return {std::move(b), std::move(a)};
-    } catch (const CaptureError&) {
-        const auto vb = peekVersion(before), va = peekVersion(after);
-        // Versions 1 and 2 are both read: only a version this lockscope cannot read explains the failure.
-        if (vb && va && *vb != *va && (*vb > kCaptureVersionNewest || *va > kCaptureVersionNewest))
-            throw CaptureError(before + " is capture format version " + std::to_string(*vb) + " but " + after +
-                               " is version " + std::to_string(*va) +
-                               "; compare captures written by the same lockscope version (this one reads versions " +
-                               std::to_string(kCaptureVersion) + " to " + std::to_string(kCaptureVersionNewest) + ")");
-        throw;
-    }
+    auto [b, a] = loadSets({before}, {after});
+    return {std::move(b.front()), std::move(a.front())};
 }
 
 std::vector<std::string> expandCaptureArgs(const std::vector<std::string>& args)
@@ -86,26 +53,80 @@ std::vector<std::string> expandCaptureArgs(const std::vector<std::string>& args)
     return out;
 }
 
+namespace {
+
+// The capture format version a file was found to hold, as readCapture said.
+struct FoundVersion {
+    std::string path;
+    std::string version;
+};
+
+// The versions this lockscope reads, as a read file's version reads in a
+// message (readCapture does not say which of them a good file held).
+std::string readableVersions()
+{
+    return std::to_string(kCaptureVersion) + " or " + std::to_string(kCaptureVersionNewest);
+}
+
+// One line for two files of one comparison in different format versions.
+CaptureError versionMismatch(const FoundVersion& first, const FoundVersion& second)
+{
+    return CaptureError(first.path + " is capture format version " + first.version + " but " + second.path +
+                        " is version " + second.version +
+                        "; compare captures written by the same lockscope version (this one reads versions " +
+                        readableVersions() + ")");
+}
+
+// After `failed` (at index i of paths) was refused for its version: the first
+// file of the comparison in another version, from what was read already or
+// by reading on until one answers. Files before i were read: they hold this
+// lockscope's version.
+std::optional<FoundVersion> otherVersion(const std::vector<std::string>& paths, size_t i,
+                                         const CaptureVersionError& failed)
+{
+    const std::string ours = readableVersions();
+    if (i > 0)
+        return FoundVersion{paths.front(), ours};
+    for (size_t j = i + 1; j < paths.size(); ++j) {
+        try {
+            (void)loadCapture(paths[j]);
+            return FoundVersion{paths[j], ours};
+        } catch (const CaptureVersionError& e) {
+            if (e.isCapture() && e.found_version != failed.found_version)
+                return FoundVersion{paths[j], e.found_version};
+        } catch (const CaptureError&) {
+            // Says nothing about versions: the first file's own error stands.
+        }
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
 std::pair<std::vector<Capture>, std::vector<Capture>> loadSets(const std::vector<std::string>& before,
                                                                const std::vector<std::string>& after)
 {
-    std::vector<Capture> b, a;
-    auto load = [&](const std::string& path, std::vector<Capture>& into) {
+    std::vector<std::string> paths = before;
+    paths.insert(paths.end(), after.begin(), after.end());
+    std::vector<Capture> loaded;
+    loaded.reserve(paths.size());
+    for (size_t i = 0; i < paths.size(); ++i) {
         try {
-            into.push_back(loadCapture(path));
-        } catch (const CaptureError&) {
-            // Name a version mismatch against the first file of the comparison.
-            const std::string& first = before.front();
-            if (first != path)
-                (void)loadPair(first, path);
-            throw;
+            loaded.push_back(loadCapture(paths[i]));
+        } catch (const CaptureVersionError& e) {
+            if (!e.isCapture())
+                throw;
+            const auto other = otherVersion(paths, i, e);
+            if (!other)
+                throw;
+            const FoundVersion self{paths[i], e.found_version};
+            throw i > 0 ? versionMismatch(*other, self) : versionMismatch(self, *other);
         }
-    };
-    for (const auto& p : before)
-        load(p, b);
-    for (const auto& p : after)
-        load(p, a);
-    return {std::move(b), std::move(a)};
+    }
+    std::vector<Capture> a(std::make_move_iterator(loaded.begin() + std::ptrdiff_t(before.size())),
+                           std::make_move_iterator(loaded.end()));
+    loaded.resize(before.size());
+    return {std::move(loaded), std::move(a)};
 }
 
 } // namespace lockscope::reports

@@ -44,13 +44,39 @@ TEST(CliInput, PairWithDifferentFormatVersions)
     std::string text = readFile(fixture("patched.lockscope.json"));
     const auto pos = text.find("\"version\": 1");
     ASSERT_NE(pos, std::string::npos);
-    text.replace(pos, 12, "\"version\": 2");
-    const std::string v2 = artifactDir() + "/patched-v2.lockscope.json";
-    writeFile(v2, text);
+    text.replace(pos, 12, "\"version\": 3");
+    const std::string newer = artifactDir() + "/patched-newer.lockscope.json";
+    writeFile(newer, text);
     std::string out;
-    EXPECT_EQ(run(cli() + " compare " + fixture("baseline.lockscope.json") + " " + v2 + " 2>&1 >/dev/null", &out), 1);
+    EXPECT_EQ(run(cli() + " compare " + fixture("baseline.lockscope.json") + " " + newer + " 2>&1 >/dev/null", &out), 1);
     EXPECT_EQ(lines(out), 1u) << out;
-    EXPECT_NE(out.find("is capture format version 1 but"), std::string::npos) << out;
+    EXPECT_NE(out.find("is capture format version 1 or 2 but"), std::string::npos) << out;
+}
+
+// The version each file holds comes from readCapture's error: a newer file
+// first is named against the next file, and files that are all newer get
+// readCapture's own "upgrade lockscope".
+TEST(CliInput, RunSetsWithDifferentFormatVersions)
+{
+    std::string text = readFile(fixture("patched.lockscope.json"));
+    const auto pos = text.find("\"version\": 1");
+    ASSERT_NE(pos, std::string::npos);
+    text.replace(pos, 12, "\"version\": 3");
+    const std::string newer = artifactDir() + "/sets-newer.lockscope.json";
+    writeFile(newer, text);
+    const std::string v1 = fixture("baseline.lockscope.json");
+    std::string out;
+    EXPECT_EQ(run(cli() + " compare " + newer + " -- " + v1 + " " + v1 + " 2>&1 >/dev/null", &out), 1);
+    EXPECT_EQ(lines(out), 1u) << out;
+    EXPECT_NE(out.find(newer + " is capture format version 3 but " + v1 + " is version 1 or 2"), std::string::npos) << out;
+    out.clear();
+    EXPECT_EQ(run(cli() + " compare " + v1 + " " + v1 + " -- " + newer + " 2>&1 >/dev/null", &out), 1);
+    EXPECT_NE(out.find(v1 + " is capture format version 1 or 2 but " + newer + " is version 3"), std::string::npos) << out;
+    out.clear();
+    EXPECT_EQ(run(cli() + " compare " + newer + " " + newer + " 2>&1 >/dev/null", &out), 1);
+    EXPECT_EQ(lines(out), 1u) << out;
+    EXPECT_NE(out.find("format version 3 is newer than this lockscope reads (2): upgrade lockscope"), std::string::npos)
+        << out;
 }
 
 TEST(CliInput, FailIfWorseGatesTheExitCode)

@@ -17,6 +17,7 @@
 #include <csignal>
 #include <cstdint>
 #include <ctime>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -86,6 +87,102 @@ double seconds(const timeval& tv)
     return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6;
 }
 
+// The stop flag and one counter slot per process, in memory the children share.
+struct SharedBlock {
+    void* mem = nullptr;
+    size_t bytes = 0;
+    Shared* shared = nullptr;
+    Slot* slots = nullptr;
+};
+
+SharedBlock mapShared(int64_t procs, const std::string& program)
+{
+    SharedBlock b;
+    // Slots start on their own cache line (mmap memory is page aligned).
+    const size_t slotsOffset = (sizeof(Shared) + alignof(Slot) - 1) / alignof(Slot) * alignof(Slot);
+    b.bytes = slotsOffset + static_cast<size_t>(procs) * sizeof(Slot);
+    b.mem = mmap(nullptr, b.bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (b.mem == MAP_FAILED)
+        die(program, "mmap");
+    b.shared = new (b.mem) Shared;
+    b.slots = reinterpret_cast<Slot*>(static_cast<char*>(b.mem) + slotsOffset);
+    for (int64_t i = 0; i < procs; ++i)
+        new (&b.slots[i]) Slot;
+    return b;
+}
+
+// Forks the processes; a failed fork stops and reaps the ones started, then dies.
+std::vector<pid_t> startChildren(const SharedBlock& b, int64_t procs, int64_t ntimers, int64_t threads,
+                                 const std::string& program)
+{
+    std::vector<pid_t> children;
+    for (int64_t i = 0; i < procs; ++i) {
+        pid_t pid = fork();
+        if (pid < 0) {
+            b.shared->stop = true;
+            int saved = errno;
+            for (pid_t c : children)
+                waitpid(c, nullptr, 0);
+            errno = saved;
+            die(program, "fork");
+        }
+        if (pid == 0)
+            child(b.shared, &b.slots[i], ntimers, threads);
+        children.push_back(pid);
+    }
+    return children;
+}
+
+uint64_t totalOps(const SharedBlock& b, int64_t procs)
+{
+    uint64_t total = 0;
+    for (int64_t i = 0; i < procs; ++i)
+        total += b.slots[i].ops.load();
+    return total;
+}
+
+// Stops the children and waits for them; how many failed. A call that failed
+// in a child ends the program with its errno.
+int stopChildren(const SharedBlock& b, const std::vector<pid_t>& children, int64_t procs,
+                 const std::string& program)
+{
+    b.shared->stop = true;
+    int failed = 0;
+    for (pid_t c : children) {
+        int status = 0;
+        waitpid(c, &status, 0);
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+            ++failed;
+    }
+    for (int64_t i = 0; i < procs; ++i)
+        if (b.slots[i].error) {
+            errno = b.slots[i].error;
+            die(program, "timer_create/timer_gettime in a child");
+        }
+    return failed;
+}
+
+void report(int64_t procs, int64_t threads, int64_t ntimers, uint64_t ops, double elapsed, bool interrupted)
+{
+    rusage ru{};
+    getrusage(RUSAGE_CHILDREN, &ru);
+    double rate = static_cast<double>(ops) / elapsed;
+    printTable({{"procs", "threads/proc", "timers/proc", "calls", "seconds", "calls/s", "user s", "sys s"},
+                {std::to_string(procs), std::to_string(threads), std::to_string(ntimers), std::to_string(ops), formatNumber(elapsed, 2),
+                 formatNumber(rate), formatNumber(seconds(ru.ru_utime), 2),
+                 formatNumber(seconds(ru.ru_stime), 2)}});
+    printResult({{"benchmark", "timer-stress"},
+                 {"ops", ops},
+                 {"ops_per_sec", rate},
+                 {"procs", procs},
+                 {"threads_per_proc", threads},
+                 {"timers_per_proc", ntimers},
+                 {"user_s", seconds(ru.ru_utime)},
+                 {"sys_s", seconds(ru.ru_stime)},
+                 {"duration_s", elapsed},
+                 {"interrupted", interrupted}});
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -103,78 +200,20 @@ int main(int argc, char** argv)
     flags.parse(argc, argv);
 
     StopControl stop;
-    // Slots start on their own cache line (mmap memory is page aligned).
-    const size_t slotsOffset = (sizeof(Shared) + alignof(Slot) - 1) / alignof(Slot) * alignof(Slot);
-    size_t bytes = slotsOffset + static_cast<size_t>(procs) * sizeof(Slot);
-    void* mem = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (mem == MAP_FAILED)
-        die(flags.program(), "mmap");
-    auto* shared = new (mem) Shared;
-    auto* slots = reinterpret_cast<Slot*>(static_cast<char*>(mem) + slotsOffset);
-    for (int64_t i = 0; i < procs; ++i)
-        new (&slots[i]) Slot;
-
-    std::vector<pid_t> children;
-    for (int64_t i = 0; i < procs; ++i) {
-        pid_t pid = fork();
-        if (pid < 0) {
-            shared->stop = true;
-            int saved = errno;
-            for (pid_t c : children)
-                waitpid(c, nullptr, 0);
-            errno = saved;
-            die(flags.program(), "fork");
-        }
-        if (pid == 0)
-            child(shared, &slots[i], ntimers, threads);
-        children.push_back(pid);
-    }
-    while (shared->ready.load() < procs && !stop.pollSignal())
+    const SharedBlock block = mapShared(procs, flags.program());
+    const std::vector<pid_t> children = startChildren(block, procs, ntimers, threads, flags.program());
+    while (block.shared->ready.load() < procs && !stop.pollSignal())
         usleep(1000);
     auto start = Clock::now();
-    uint64_t base = 0;
-    for (int64_t i = 0; i < procs; ++i)
-        base += slots[i].ops.load();
+    const uint64_t base = totalOps(block, procs);
     bool interrupted = stop.stopping() || stop.waitForStop(duration);
-    uint64_t total = 0;
-    for (int64_t i = 0; i < procs; ++i)
-        total += slots[i].ops.load();
+    const uint64_t total = totalOps(block, procs);
     double elapsed = secondsSince(start);
-    shared->stop = true;
-    int failed = 0;
-    for (pid_t c : children) {
-        int status = 0;
-        waitpid(c, &status, 0);
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-            ++failed;
-    }
-    for (int64_t i = 0; i < procs; ++i)
-        if (slots[i].error) {
-            errno = slots[i].error;
-            die(flags.program(), "timer_create/timer_gettime in a child");
-        }
-    if (failed) {
+    if (int failed = stopChildren(block, children, procs, flags.program())) {
         std::fprintf(stderr, "%s: %d child process(es) failed\n", flags.program().c_str(), failed);
         return kExitFailure;
     }
-    rusage ru{};
-    getrusage(RUSAGE_CHILDREN, &ru);
-    uint64_t ops = total - base;
-    double rate = static_cast<double>(ops) / elapsed;
-    printTable({{"procs", "threads/proc", "timers/proc", "calls", "seconds", "calls/s", "user s", "sys s"},
-                {std::to_string(procs), std::to_string(threads), std::to_string(ntimers), std::to_string(ops), formatNumber(elapsed, 2),
-                 formatNumber(rate), formatNumber(seconds(ru.ru_utime), 2),
-                 formatNumber(seconds(ru.ru_stime), 2)}});
-    printResult({{"benchmark", "timer-stress"},
-                 {"ops", ops},
-                 {"ops_per_sec", rate},
-                 {"procs", procs},
-                 {"threads_per_proc", threads},
-                 {"timers_per_proc", ntimers},
-                 {"user_s", seconds(ru.ru_utime)},
-                 {"sys_s", seconds(ru.ru_stime)},
-                 {"duration_s", elapsed},
-                 {"interrupted", interrupted}});
-    munmap(mem, bytes);
+    report(procs, threads, ntimers, total - base, elapsed, interrupted);
+    munmap(block.mem, block.bytes);
     return 0;
 }

@@ -67,6 +67,8 @@ Capture readCapture(const std::string& path, const ReadLimits& limits)
     text.resize(got);
     try {
         return parseCapture(text, limits);
+    } catch (const CaptureVersionError& e) {
+        throw CaptureVersionError(where + ": " + e.what(), e.found_format, e.found_version);
     } catch (const CaptureError& e) {
         throw err(e.what());
     }

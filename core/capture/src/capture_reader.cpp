@@ -386,33 +386,45 @@ Workload workloadFromJson(const json& j, const Path& at)
     return w;
 }
 
-// Returns the version: 1, or kCaptureVersionCompact.
+} // namespace
+
 int checkFormatAndVersion(const json& doc)
 {
     const Path& root = kRoot;
-    const json& format = member(doc, root, "format");
-    if (!format.is_string() || format.get_ref<const std::string&>() != kCaptureFormat)
-        fail(root / "format",
-            std::string("expected \"") + kCaptureFormat + "\", got " + describe(format)
+    const json* format = optionalMember(doc, "format");
+    const json* version = optionalMember(doc, "version");
+    const std::string foundFormat = format && format->is_string() ? format->get<std::string>() : std::string();
+    std::string foundVersion;
+    if (doc.contains("version"))
+        foundVersion = doc.at("version").is_number() ? doc.at("version").dump() : describe(doc.at("version"));
+    auto mismatch = [&](const std::string& what) { return CaptureVersionError(what, foundFormat, foundVersion); };
+    auto failAt = [&](const char* name, const std::string& problem) {
+        return mismatch((root / name).str() + ": " + problem);
+    };
+
+    if (!doc.contains("format"))
+        throw failAt("format", "missing (required field)");
+    if (foundFormat != kCaptureFormat)
+        throw failAt("format",
+            std::string("expected \"") + kCaptureFormat + "\", got " + describe(doc.at("format"))
                 + ": not a lockscope capture");
-    const json& version = member(doc, root, "version");
-    if (!version.is_number_integer())
-        fail(root / "version", "expected an integer format version, got " + describe(version));
-    const bool newer = version.is_number_unsigned()
-        ? version.get<uint64_t>() > static_cast<uint64_t>(kCaptureVersionNewest)
-        : version.get<int64_t>() > kCaptureVersionNewest;
+    if (!doc.contains("version"))
+        throw failAt("version", "missing (required field)");
+    if (!version || !version->is_number_integer())
+        throw failAt("version", "expected an integer format version, got " + describe(doc.at("version")));
+    const bool newer = version->is_number_unsigned()
+        ? version->get<uint64_t>() > static_cast<uint64_t>(kCaptureVersionNewest)
+        : version->get<int64_t>() > kCaptureVersionNewest;
     if (newer)
-        throw CaptureError("format version " + describe(version) + " is newer than this lockscope reads ("
+        throw mismatch("format version " + describe(*version) + " is newer than this lockscope reads ("
             + std::to_string(kCaptureVersionNewest) + "): upgrade lockscope");
-    const int64_t v = version.get<int64_t>();
+    const int64_t v = version->get<int64_t>();
     if (v != kCaptureVersion && v != kCaptureVersionCompact)
-        fail(root / "version",
-            "format version " + describe(version) + " is not valid (this lockscope reads "
+        throw failAt("version",
+            "format version " + describe(*version) + " is not valid (this lockscope reads "
                 + std::to_string(kCaptureVersion) + " to " + std::to_string(kCaptureVersionNewest) + ")");
     return static_cast<int>(v);
 }
-
-} // namespace
 
 void Streamed::addStack(const json& j, size_t i)
 {

@@ -51,6 +51,10 @@ struct Streamed {
     void addLock(const json& j, size_t i);
 };
 
+// Throws CaptureVersionError, with what the file holds, when doc's "format"
+// or "version" is missing or not what this lockscope reads.
+int checkFormatAndVersion(const json& doc); // the version read: 1 or kCaptureVersionCompact
+
 // Converts doc, taking the stacks and locks already in streamed as they are.
 Capture captureFromJson(const json& doc, Streamed& streamed);
 

@@ -14,6 +14,7 @@
 namespace lockscope {
 namespace {
 
+using detail::checkFormatAndVersion;
 using detail::fail;
 using detail::json;
 using detail::kRoot;
@@ -22,11 +23,14 @@ using detail::Streamed;
 // Thrown from the SAX handler to stop before a deep document is built.
 struct TooDeep { };
 
-// Builds the DOM like nlohmann's own SAX DOM builder, with two differences:
-// nesting is refused beyond max_depth as soon as a container opens, and once
-// "format"/"version" have been seen and are right (and, in the compact
-// layout, "symbols" has been read), each element of the top-level "stacks"
-// and "locks" arrays is validated and converted as soon as it closes, then
+// Builds the DOM like nlohmann's own SAX DOM builder, with three differences:
+// nesting is refused beyond max_depth as soon as a container opens; a file
+// whose "format" and "version" are both seen and not what this lockscope
+// reads stops there (CaptureVersionError), rather than after building the
+// whole DOM of a file it cannot stream; and once
+// "format"/"version" have been seen and are right, each element of the
+// top-level "stacks" and "locks" arrays is validated and converted as soon as
+// it closes (in the compact layout once "symbols" has been read), then
 // dropped from the DOM. Documents in another order (hand written) simply
 // keep their DOM and are validated at the end.
 class CaptureSax {
@@ -89,10 +93,15 @@ private:
     bool value(json&& v)
     {
         if (open_.size() == 1 && open_.back()->is_object()) {
-            if (key_ == "format")
-                formatOk_ = v.is_string() && v.get_ref<const std::string&>() == kCaptureFormat;
-            else if (key_ == "version")
-                version(v);
+            if (key_ == "format" || key_ == "version") {
+                if (key_ == "format")
+                    formatOk_ = v.is_string() && v.get_ref<const std::string&>() == kCaptureFormat;
+                else
+                    version(v);
+                header_[key_] = v;
+                if (header_.size() == 2 && !(formatOk_ && versionOk_))
+                    checkFormatAndVersion(header_); // throws: another tool's file or version
+            }
         }
         place(std::move(v));
         if (open_.size() == 2 && streaming())
@@ -180,6 +189,7 @@ private:
     json root_;
     std::vector<json*> open_;
     std::string key_;
+    json header_ = json::object(); // "format" and "version" as seen so far
     bool formatOk_ = false;
     bool versionOk_ = false;
     bool stacksClosed_ = false;

@@ -87,6 +87,23 @@ TEST_F(CaptureFiles, OverwriteReplacesAndKeepsMode)
     EXPECT_EQ(st.st_mode & 07777, 0600u);
 }
 
+// readCapture names the file and keeps the error's type and its facts.
+TEST_F(CaptureFiles, VersionErrorKeepsItsTypeWithThePath)
+{
+    auto doc = toJson(testing::makeSemopCapture(testing::SemopScenario::Baseline));
+    doc["version"] = 3;
+    const std::string p = path("v3.lockscope.json");
+    std::ofstream(p) << doc.dump();
+    try {
+        readCapture(p);
+        FAIL() << "accepted";
+    } catch (const CaptureVersionError& e) {
+        EXPECT_EQ(std::string(e.what()), p + ": format version 3 is newer than this lockscope reads (1): upgrade lockscope");
+        EXPECT_EQ(e.found_version, "3");
+        EXPECT_TRUE(e.isCapture());
+    }
+}
+
 TEST_F(CaptureFiles, MissingDirectoryFailsWithPathAndReason)
 {
     const std::string p = path("no/such/dir/c.lockscope.json");

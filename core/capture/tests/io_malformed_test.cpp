@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -117,6 +119,67 @@ TEST(CaptureValidation, VersionAndFormat)
         errorOf(doc), "format version 1000000 is newer than this lockscope reads (2): upgrade lockscope");
     doc.erase("format");
     EXPECT_EQ(errorOf(doc), "format: missing (required field)");
+}
+
+// A wrong format or version is its own error type, carrying what the file
+// says and what this lockscope reads, so that a caller comparing files can
+// name both versions without reading them again.
+TEST(CaptureValidation, VersionErrorCarriesFoundAndSupported)
+{
+    auto versionError = [](const nlohmann::json& doc) {
+        try {
+            fromJson(doc);
+        } catch (const CaptureVersionError& e) {
+            return std::optional<CaptureVersionError>(e);
+        } catch (const CaptureError&) {
+        }
+        return std::optional<CaptureVersionError>();
+    };
+    auto doc = validDoc();
+    doc["version"] = 2;
+    auto e = versionError(doc);
+    ASSERT_TRUE(e);
+    EXPECT_TRUE(e->isCapture());
+    EXPECT_EQ(e->found_version, "2");
+    EXPECT_EQ(e->supported_version, kCaptureVersion);
+    doc["version"] = "1";
+    e = versionError(doc);
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->found_version, "a string \"1\"");
+    doc = validDoc();
+    doc["format"] = "perf-data";
+    e = versionError(doc);
+    ASSERT_TRUE(e);
+    EXPECT_FALSE(e->isCapture());
+    EXPECT_EQ(e->found_format, "perf-data");
+    EXPECT_EQ(e->found_version, std::to_string(kCaptureVersion));
+    doc.erase("format");
+    EXPECT_TRUE(versionError(doc)) << "a missing format is not a capture either";
+    // Any other problem is a plain CaptureError.
+    doc = validDoc();
+    doc["stats"]["lost"] = -1;
+    EXPECT_FALSE(versionError(doc));
+}
+
+// The streaming reader stops at the header of a file it cannot read, rather
+// than building the whole DOM of a newer capture first: what follows the
+// header is never looked at.
+TEST(CaptureValidation, NewerVersionStopsAtTheHeader)
+{
+    try {
+        parseCapture(R"({"format": "lockscope-capture", "version": 7, "meta": [[[ not json at all)");
+        FAIL() << "accepted";
+    } catch (const CaptureVersionError& e) {
+        EXPECT_EQ(std::string(e.what()), "format version 7 is newer than this lockscope reads (1): upgrade lockscope");
+        EXPECT_EQ(e.found_version, "7");
+    }
+    try {
+        parseCapture(R"({"version": 1, "format": "perf-data", "locks": [[[ not json)");
+        FAIL() << "accepted";
+    } catch (const CaptureVersionError& e) {
+        EXPECT_FALSE(e.isCapture());
+        EXPECT_EQ(e.found_format, "perf-data");
+    }
 }
 
 TEST(CaptureValidation, IntegersAndRanges)

@@ -15,7 +15,8 @@ namespace lockscope::reports {
 Capture loadCapture(const std::string& path);
 
 // Both captures of a comparison. When one fails to load because the two
-// were written in different capture format versions, the error says so.
+// were written in different capture format versions, the error says so
+// (from readCapture's CaptureVersionError: no file is read twice).
 std::pair<Capture, Capture> loadPair(const std::string& before, const std::string& after);
 
 // The capture files a compare argument names: the file itself, or every
@@ -23,7 +24,8 @@ std::pair<Capture, Capture> loadPair(const std::string& before, const std::strin
 // CaptureError for a directory without captures.
 std::vector<std::string> expandCaptureArgs(const std::vector<std::string>& args);
 
-// Two run sets; version mismatches between any two files are named as in loadPair.
+// Two run sets; a file refused for its format version is named together with
+// a file of the comparison in another version, as in loadPair.
 std::pair<std::vector<Capture>, std::vector<Capture>> loadSets(const std::vector<std::string>& before,
                                                                const std::vector<std::string>& after);
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -18,6 +19,31 @@ namespace lockscope {
 class CaptureError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
+};
+
+// The file's "format" or "version" is not what this lockscope reads: another
+// tool's JSON, or a capture written in a newer (or an invalid) format
+// version. Carries what the file says next to what this build reads, so that
+// a caller holding several files can word the mismatch between them without
+// reading any file again.
+class CaptureVersionError : public CaptureError {
+public:
+    CaptureVersionError(const std::string& what, std::string foundFormat, std::string foundVersion)
+        : CaptureError(what)
+        , found_format(std::move(foundFormat))
+        , found_version(std::move(foundVersion))
+    {
+    }
+
+    // "format" as the file has it ("" when absent or not a string).
+    std::string found_format;
+    // "version" as the file has it: "2", "-3"; a value that is not a number
+    // as an error message shows it ("a string \"1\""); "" when absent.
+    std::string found_version;
+    int supported_version = kCaptureVersion;
+
+    // A lockscope capture, only in another format version.
+    bool isCapture() const { return found_format == kCaptureFormat; }
 };
 
 struct ReadLimits {

@@ -120,4 +120,4 @@ private slots:
 };
 
 QTEST_MAIN(TestSmoke)
-#include "tst_smoke.moc"
+#include "smoke_test.moc"

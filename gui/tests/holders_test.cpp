@@ -211,4 +211,4 @@ private slots:
 };
 
 QTEST_MAIN(TestHolders)
-#include "tst_holders.moc"
+#include "holders_test.moc"

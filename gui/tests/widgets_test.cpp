@@ -553,4 +553,4 @@ private slots:
 };
 
 QTEST_MAIN(TestWidgets)
-#include "tst_widgets.moc"
+#include "widgets_test.moc"

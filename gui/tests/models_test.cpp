@@ -444,4 +444,4 @@ private slots:
 };
 
 QTEST_MAIN(TestModels)
-#include "tst_models.moc"
+#include "models_test.moc"
