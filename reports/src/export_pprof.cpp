@@ -26,9 +26,8 @@ public:
         const StackIndex index(capture);
         for (const auto& lock : capture.locks) {
             const auto labels = PprofProfile::lockLabels(capture, lock);
-            for (const auto& site : lock.sites)
-                profile.addSample(index.find(site.stack_id),
-                                  {siteWeight(site, Weight::Count), site.wait.total(), site.hold.total()}, labels);
+            for (const SiteShare& site : shareOutUnsampled(lock, index).sites)
+                profile.addSample(index.find(site.stack_id), {site.count(), site.wait_ns, site.hold_ns}, labels);
         }
         return profile.finish(capture, options.weight == Weight::Count  ? "contentions"
                                        : options.weight == Weight::Hold ? "hold"
@@ -48,15 +47,15 @@ public:
         const StackIndex index(capture);
         for (const auto& lock : capture.locks) {
             const auto lockLabels = PprofProfile::lockLabels(capture, lock);
-            for (const auto& site : lock.sites)
-                for (const auto& h : site.holders) {
-                    auto labels = lockLabels;
-                    if (h.owner_tid) {
-                        labels.push_back({"owner_comm", h.owner_comm.empty() ? "?" : h.owner_comm, {}});
-                        labels.push_back({"owner_tid", "", int64_t(*h.owner_tid)});
-                    }
-                    profile.addSample(index.find(h.stack_id), {h.count, h.wait_ns}, labels);
+            // Owners named without their stack shared out over those with one (site_shares.h).
+            for (const Holder& h : shareOutHolders(lock, index).holders) {
+                auto labels = lockLabels;
+                if (h.owner_tid) {
+                    labels.push_back({"owner_comm", h.owner_comm.empty() ? "?" : h.owner_comm, {}});
+                    labels.push_back({"owner_tid", "", int64_t(*h.owner_tid)});
                 }
+                profile.addSample(index.find(h.stack_id), {h.count, h.wait_ns}, labels);
+            }
         }
         return profile.finish(capture, options.weight == Weight::Count ? "contentions" : "delay");
     }

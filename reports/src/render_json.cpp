@@ -190,6 +190,7 @@ std::string jsonReport(const Report& r, const RenderExtras& x)
     j["stats"] = stats(r.stats);
     j["workload"] = workload(r.workload);
     j["warnings"] = r.warnings;
+    j["notes"] = r.notes;
     j["totals"] = {{"locks", r.lock_count}, {"contentions", r.total_contentions}, {"wait_ns", r.total_wait_ns},
                    {"hold_ns", r.total_hold_ns}};
     j["cpu_lock_share"] = r.cpu_lock_share ? json(*r.cpu_lock_share) : json(nullptr);
@@ -206,6 +207,11 @@ std::string jsonReport(const Report& r, const RenderExtras& x)
                          {"wait_share", l.wait_share}, {"paths", paths}});
         if (!l.name.empty())
             locks.back()["name"] = l.name;
+        // Under stack sampling only: where the paths' shares come from.
+        if (l.walked_waits.sampled())
+            locks.back()["walked_waits"] = {{"walked", l.walked_waits.walked}, {"all", l.walked_waits.all}};
+        if (l.walked_holds.sampled())
+            locks.back()["walked_holds"] = {{"walked", l.walked_holds.walked}, {"all", l.walked_holds.all}};
         if (!l.cgroup.empty())
             locks.back()["cgroup"] = l.cgroup;
         if (!l.holders.empty()) { // holder-stack captures only: older report readers never see the key
@@ -252,6 +258,7 @@ std::string jsonComparison(const Comparison& c, const RenderExtras& x)
         j[name] = {{"meta", meta(side->meta)}, {"stats", stats(side->stats)}, {"workload", workload(side->workload)},
                    {"probes", probes(side->probes)}};
     j["warnings"] = c.warnings;
+    j["notes"] = c.notes;
     j["headline"] = metrics(c.headline);
     j["workload"] = metrics(c.workload);
     j["cpu_leaves"] = metrics(c.cpu_leaves);
