@@ -124,8 +124,15 @@ std::vector<Frame> CaptureAssembler::callerFrames(const std::vector<uint64_t>& i
     return callerFramesOf(kernelFrames(ips));
 }
 
-std::vector<Frame> CaptureAssembler::callerFramesOf(const std::vector<Frame>& all) const
+std::vector<Frame> CaptureAssembler::withoutBpfFrames(std::vector<Frame> frames) const
 {
+    bpfFrames_ += dropBpfFrames(frames);
+    return frames;
+}
+
+std::vector<Frame> CaptureAssembler::callerFramesOf(const std::vector<Frame>& withBpf) const
+{
+    const std::vector<Frame> all = withoutBpfFrames(withBpf);
     std::vector<Frame> frames;
     // Only the innermost run is skipped: a lock function further out (a
     // caller that itself takes a lock) is part of the call path. Inside the
@@ -461,7 +468,7 @@ void CaptureAssembler::addOwners(const std::vector<probes::OwnerRecord>& records
         if (it == waitSite_.end())
             continue;
         // The whole stack: its leaf is where the owner was (often schedule(), under what it sleeps in).
-        const uint32_t stackId = intern(StackKind::Kernel, kernelFrames(r.owner_stack), out);
+        const uint32_t stackId = intern(StackKind::Kernel, withoutBpfFrames(kernelFrames(r.owner_stack)), out);
         auto& holders = out.locks[it->second.first].sites[it->second.second].holders;
         auto h = std::find_if(holders.begin(), holders.end(), [&](const Holder& x) {
             return x.stack_id == stackId && x.owner_tid == r.owner_tid;
@@ -549,6 +556,7 @@ void CaptureAssembler::assemble(const probes::Snapshot& snapshot, Capture& out)
     const uint64_t own = out.stats.own_lock_events;
     out.stats = snapshot.stats;
     out.stats.own_lock_events = own;
+    out.stats.bpf_frames = bpfFrames_;
 }
 
 } // namespace lockscope::record

@@ -17,6 +17,9 @@
 //   contend-workload filepos THREADS SECONDS threads read() one shared file descriptor a byte
 //                                           at a time: its f_pos_lock, a mutex contended
 //                                           10^5 times a second (reported on any kernel)
+//   contend-workload filepos-3to1 THREADS SECONDS as filepos, but each thread calls read()
+//                                           three times, then readv() once: one lock
+//                                           from two call paths in a known 3:1 proportion
 //
 // Prints one line {"lockscope_result": {"ops": N, ...}} like the samples.
 #include <atomic>
@@ -34,6 +37,7 @@
 #include <sys/mman.h>
 #include <sys/sem.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -160,22 +164,38 @@ __attribute__((noinline)) uint64_t ls_test_filepos_worker(int fd)
     return ops;
 }
 
+// The same lock and the same work (one byte) from two syscalls, 3:1.
+__attribute__((noinline)) uint64_t ls_test_filepos_3to1_worker(int fd)
+{
+    uint64_t ops = 0;
+    char c = 0;
+    iovec iov{&c, 1};
+    while (!g_stop.load(std::memory_order_relaxed)) {
+        const ssize_t n = (ops & 3) == 3 ? readv(fd, &iov, 1) : read(fd, &c, 1);
+        if (n < 0 || (n == 0 && lseek(fd, 0, SEEK_SET) < 0))
+            return ops;
+        ++ops;
+    }
+    return ops;
+}
+
 } // extern "C"
 
 int main(int argc, char** argv)
 {
     if (argc != 4) {
-        std::fprintf(stderr, "usage: %s mutex|spin|semop|semctl|mmap|filepos THREADS SECONDS\n", argv[0]);
+        std::fprintf(stderr, "usage: %s mutex|spin|semop|semctl|mmap|filepos|filepos-3to1 THREADS SECONDS\n", argv[0]);
         return 2;
     }
     const std::string mode = argv[1];
     const int threads = std::atoi(argv[2]);
     const double seconds = std::atof(argv[3]);
     const bool sem = mode == "semop" || mode == "semctl";
-    if ((mode != "mutex" && mode != "spin" && mode != "mmap" && mode != "filepos" && !sem) || threads < 1
+    const bool filepos = mode == "filepos" || mode == "filepos-3to1";
+    if ((mode != "mutex" && mode != "spin" && mode != "mmap" && !filepos && !sem) || threads < 1
         || threads > 256 || !(seconds > 0)) {
         std::fprintf(stderr,
-            "%s: bad arguments (mode mutex|spin|semop|semctl|mmap|filepos, THREADS 1..256, SECONDS > 0)\n",
+            "%s: bad arguments (mode mutex|spin|semop|semctl|mmap|filepos|filepos-3to1, THREADS 1..256, SECONDS > 0)\n",
                      argv[0]);
         return 2;
     }
@@ -187,8 +207,8 @@ int main(int argc, char** argv)
             return 1;
         }
     }
-    const int fd = mode == "filepos" ? open("/proc/self/exe", O_RDONLY | O_CLOEXEC) : -1;
-    if (mode == "filepos" && fd < 0) {
+    const int fd = filepos ? open("/proc/self/exe", O_RDONLY | O_CLOEXEC) : -1;
+    if (filepos && fd < 0) {
         std::fprintf(stderr, "%s: open /proc/self/exe: %s\n", argv[0], std::strerror(errno));
         return 1;
     }
@@ -209,6 +229,8 @@ int main(int argc, char** argv)
                 n = ls_test_mmap_worker();
             else if (mode == "filepos")
                 n = ls_test_filepos_worker(fd);
+            else if (mode == "filepos-3to1")
+                n = ls_test_filepos_3to1_worker(fd);
             else
                 n = ls_test_semop_worker(semid, static_cast<unsigned>(t));
         });

@@ -27,6 +27,7 @@
 #include "app/scalingview.h"
 #include "app/summaryview.h"
 #include "lockscope/capture/io.h"
+#include "lockscope/reports/change_order.h"
 #include "lockscope/scaling_format/scaling_io.h"
 #include "model/calltreemodel.h"
 #include "model/deltatablemodel.h"
@@ -533,9 +534,11 @@ private slots:
         QCOMPARE(w.comparePage()->deltaModel()->rowCount(), 3);
         QVERIFY(w.comparePage()->headline()->text().contains(QStringLiteral("→")));
         QCOMPARE(w.recentFiles().value(0), a + QLatin1Char('\n') + b);
-        // Opens on the lock whose wait changed most.
+        // Opens sorted by verdict severity then change, on the top row: the lock whose wait changed most.
         QCOMPARE(w.comparePage()->comparison()->locks[static_cast<size_t>(w.comparePage()->selectedLock())].key,
                  std::string("spinlock@sem_lock"));
+        QCOMPARE(static_cast<size_t>(w.comparePage()->selectedLock()),
+                 reports::changedFirstOrder(*w.comparePage()->comparison()).front());
 
         const QString html = dir_.filePath(QStringLiteral("r.html"));
         const QString md = dir_.filePath(QStringLiteral("r.md"));

@@ -20,9 +20,18 @@
  * stack_sample > 1: walk 1 in N events per CPU. Otherwise, with
  * stack_window_walks set, a budget: each CPU walks at most that many stacks
  * per LS_STACK_WINDOW_NS: the first event on each lock in the window, then
- * every event while the previous window stayed within the budget, else 1 in
- * (its events / budget) so the walks spread over the window rather than
- * bunch at its start; the cap bounds a burst.
+ * every event while the previous window stayed within the budget, else each
+ * with probability 1 / (its events / budget), so the walks spread over the
+ * window rather than bunch at its start; the cap bounds a burst.
+ *
+ * The walked events must be a fair sample of each lock's events: reports
+ * share the unwalked ones out over the walked call paths in proportion
+ * (core/capture site_shares.h). A counter (every Nth event) is not: a
+ * thread that calls A, A, A, B in a loop under period 4 would be walked at
+ * the same call site every time. So the draw is random; the first event per
+ * lock and window is walked whatever the draw (a 1-in-10 share of a hot
+ * lock's walks at the default budget, and, with no reason to favour one
+ * path, the fairness test in collector/tests bounds its bias).
  */
 const volatile __u32 stack_sample = 1;
 const volatile __u32 stack_window_walks = 0;
@@ -76,7 +85,7 @@ static __always_inline bool walk_this_stack(__u64 now, __u64 lock)
     if (t->seen_lock[slot] != lock || t->seen_window[slot] != t->window) {
         t->seen_lock[slot] = lock;
         t->seen_window[slot] = t->window;
-    } else if (t->period > 1 && t->tick++ % t->period != 0) {
+    } else if (t->period > 1 && bpf_get_prandom_u32() % t->period != 0) {
         return false;
     }
     t->walks++;

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "lockscope/capture/calltree.h"
+#include "lockscope/capture/site_shares.h"
 #include "lockscope/reports/report.h"
 #include "lockscope/reports/significance.h"
 #include "compare_internal.h"
@@ -86,9 +87,8 @@ std::vector<PathWeight> lockPathWeights(const Lock& lock, InternedCapture& side)
 {
     std::vector<PathWeight> w;
     w.reserve(lock.sites.size());
-    for (const auto& site : lock.sites)
-        w.push_back(PathWeight{side.stack(site.stack_id).path, site.wait.count() ? site.wait.count() : site.hold.count(),
-                               site.wait.total(), site.hold.total()});
+    for (const SiteShare& site : shareOutUnsampled(lock, side.index()).sites)
+        w.push_back(PathWeight{side.stack(site.stack_id).path, site.count(), site.wait_ns, site.hold_ns});
     std::sort(w.begin(), w.end(), [](const PathWeight& a, const PathWeight& b) { return a.path < b.path; });
     size_t out = 0;
     for (size_t i = 0; i < w.size(); ++i) {
@@ -299,11 +299,9 @@ SideTree sideTree(const Capture& capture, InternedCapture& side)
 {
     SideTree t;
     for (const auto& lock : capture.locks)
-        for (const auto& site : lock.sites) {
+        for (const SiteShare& site : shareOutUnsampled(lock, side.index()).sites) {
             const InternedCapture::Entry& e = side.stack(site.stack_id);
-            t.add(side.frames(e), e.size,
-                  Weights{site.wait.count() ? site.wait.count() : site.hold.count(), site.wait.total(),
-                          site.hold.total()});
+            t.add(side.frames(e), e.size, Weights{site.count(), site.wait_ns, site.hold_ns});
         }
     return t;
 }

@@ -29,6 +29,11 @@ Comparison comparePooled(const Capture& before, const Capture& after, const Comp
 // Lost/failed/untimed shares of a side, summed over its runs.
 DataQuality dataQuality(const std::vector<const Capture*>& runs);
 
+// Notes on a set comparison: what each side's budgets estimated (untimed
+// waits) or shared out (unwalked stacks), normal sampling, not lost data.
+std::vector<std::string> setNotes(const std::vector<const Capture*>& base, const std::vector<const Capture*>& patched,
+                                  const DataQuality& before, const DataQuality& after);
+
 // Warnings about a set comparison: probe skips grouped by cause, data quality
 // per side with shares, empty captures, duration and build notes.
 std::vector<std::string> setWarnings(const std::vector<const Capture*>& base,

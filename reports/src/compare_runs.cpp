@@ -587,6 +587,7 @@ Comparison compareSets(const std::vector<const Capture*>& base, const std::vecto
     c.quality_before = detail::dataQuality(base);
     c.quality_after = detail::dataQuality(patched);
     c.warnings = detail::setWarnings(base, patched, c.quality_before, c.quality_after);
+    c.notes = detail::setNotes(base, patched, c.quality_before, c.quality_after);
     perRunMeans(c);
     workloadMetrics(c, base, patched, o);
     headlineMetrics(c, base, patched, pb, pa, o);

@@ -112,9 +112,6 @@ void qualityLine(std::vector<std::string>& w, const char* side, const std::vecto
     if (q.stack_failures)
         parts.push_back(share(q.stackFailurePct()) + " of stack captures failed (" + std::to_string(q.stack_failures) +
                         "): no call path");
-    if (q.waits_untimed)
-        parts.push_back(share(q.untimedPct()) + " of waits untimed (" + std::to_string(q.waits_untimed) +
-                        "): their times are estimated from the timed waits of their lock");
     ofEvents(s.map_full, "map-full drops");
     ofEvents(s.unmatched, "unmatched ends");
     ofEvents(s.recursion_misses, "probe runs skipped on re-entry");
@@ -159,6 +156,27 @@ void virtualizationWarnings(std::vector<std::string>& w, const std::vector<const
         w.push_back(differ);
 }
 } // namespace
+
+std::vector<std::string> setNotes(const std::vector<const Capture*>& base, const std::vector<const Capture*>& patched,
+                                  const DataQuality& qb, const DataQuality& qa)
+{
+    std::vector<std::string> n;
+    auto side = [&](const char* name, const std::vector<const Capture*>& runs, const DataQuality& q) {
+        Stats s;
+        for (const Capture* r : runs)
+            s += r->stats;
+        if (q.waits_untimed)
+            n.push_back(sideName(name, runs.size()) + ": " + share(q.untimedPct()) + " of waits untimed (" +
+                        std::to_string(q.waits_untimed) + "): their times are estimated from the timed waits of their lock");
+        if (s.stacks_unsampled)
+            n.push_back(sideName(name, runs.size()) + ": " + std::to_string(s.stacks_unsampled) +
+                        " waits and holds not walked (stack budget): each lock's call paths share them out in "
+                        "proportion to its walked ones");
+    };
+    side("before", base, qb);
+    side("after", patched, qa);
+    return n;
+}
 
 std::vector<std::string> setWarnings(const std::vector<const Capture*>& base, const std::vector<const Capture*>& patched,
                                      const DataQuality& qb, const DataQuality& qa)

@@ -49,13 +49,13 @@ std::optional<Weight> parseWeight(std::string_view name)
     return std::nullopt;
 }
 
-uint64_t detail::siteWeight(const LockSite& site, Weight w) noexcept
+uint64_t detail::siteWeight(const SiteShare& site, Weight w) noexcept
 {
     switch (w) {
-    case Weight::Wait: return site.wait.total();
-    case Weight::Hold: return site.hold.total();
-    case Weight::Count: return site.wait.count() ? site.wait.count() : site.hold.count();
-    case Weight::Acquire: return site.acquire.total();
+    case Weight::Wait: return site.wait_ns;
+    case Weight::Hold: return site.hold_ns;
+    case Weight::Count: return site.count();
+    case Weight::Acquire: return site.acquire_ns;
     }
     return 0;
 }

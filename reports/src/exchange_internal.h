@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "lockscope/capture/site_shares.h"
 #include "lockscope/reports/exchange.h"
 
 namespace lockscope::reports::detail {
@@ -14,6 +15,7 @@ const Exporter& speedscopeExporter();
 const Importer& perfScriptImporter();
 const Importer& lockStatImporter();
 
-uint64_t siteWeight(const LockSite& site, Weight w) noexcept;
+// A site's weight with its share of the lock's unwalked events (site_shares.h).
+uint64_t siteWeight(const SiteShare& site, Weight w) noexcept;
 
 } // namespace lockscope::reports::detail

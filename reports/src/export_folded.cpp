@@ -25,7 +25,7 @@ public:
         std::map<std::string, uint64_t> lines;
         const StackIndex index(capture);
         for (const auto& lock : capture.locks)
-            for (const auto& site : lock.sites) {
+            for (const SiteShare& site : shareOutUnsampled(lock, index).sites) {
                 const uint64_t w = siteWeight(site, options.weight);
                 if (!w)
                     continue;

@@ -35,10 +35,10 @@ public:
         const StackIndex index(capture);
         for (const auto& lock : capture.locks) {
             const auto labels = PprofProfile::lockLabels(capture, lock);
-            for (const auto& site : lock.sites) {
-                std::vector<uint64_t> values = {siteWeight(site, Weight::Count), site.wait.total(), site.hold.total()};
+            for (const SiteShare& site : shareOutUnsampled(lock, index).sites) {
+                std::vector<uint64_t> values = {site.count(), site.wait_ns, site.hold_ns};
                 if (acquire)
-                    values.push_back(site.acquire.total());
+                    values.push_back(site.acquire_ns);
                 profile.addSample(index.find(site.stack_id), values, labels);
             }
         }
@@ -61,15 +61,15 @@ public:
         const StackIndex index(capture);
         for (const auto& lock : capture.locks) {
             const auto lockLabels = PprofProfile::lockLabels(capture, lock);
-            for (const auto& site : lock.sites)
-                for (const auto& h : site.holders) {
-                    auto labels = lockLabels;
-                    if (h.owner_tid) {
-                        labels.push_back({"owner_comm", h.owner_comm.empty() ? "?" : h.owner_comm, {}});
-                        labels.push_back({"owner_tid", "", int64_t(*h.owner_tid)});
-                    }
-                    profile.addSample(index.find(h.stack_id), {h.count, h.wait_ns}, labels);
+            // Owners named without their stack shared out over those with one (site_shares.h).
+            for (const Holder& h : shareOutHolders(lock, index).holders) {
+                auto labels = lockLabels;
+                if (h.owner_tid) {
+                    labels.push_back({"owner_comm", h.owner_comm.empty() ? "?" : h.owner_comm, {}});
+                    labels.push_back({"owner_tid", "", int64_t(*h.owner_tid)});
                 }
+                profile.addSample(index.find(h.stack_id), {h.count, h.wait_ns}, labels);
+            }
         }
         return profile.finish(capture, options.weight == Weight::Count ? "contentions" : "delay");
     }

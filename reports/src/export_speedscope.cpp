@@ -39,24 +39,27 @@ public:
         };
         const char* unit = options.weight == Weight::Count ? "none" : "nanoseconds";
         const StackIndex index(capture);
-        std::vector<const Lock*> order;
-        for (const auto& l : capture.locks)
-            order.push_back(&l);
-        std::stable_sort(order.begin(), order.end(), [&](const Lock* a, const Lock* b) {
-            uint64_t wa = 0, wb = 0;
-            for (const auto& s : a->sites)
-                wa += siteWeight(s, options.weight);
-            for (const auto& s : b->sites)
-                wb += siteWeight(s, options.weight);
-            return wa > wb;
-        });
+        struct Shared {
+            const Lock* lock;
+            std::vector<SiteShare> sites;
+            uint64_t weight = 0;
+        };
+        std::vector<Shared> order;
+        for (const auto& l : capture.locks) {
+            Shared s{&l, shareOutUnsampled(l, index).sites};
+            for (const auto& site : s.sites)
+                s.weight += siteWeight(site, options.weight);
+            order.push_back(std::move(s));
+        }
+        std::stable_sort(order.begin(), order.end(),
+                         [](const Shared& a, const Shared& b) { return a.weight > b.weight; });
 
         struct Profile {
             json samples = json::array();
             json weights = json::array();
             uint64_t total = 0;
         };
-        auto addSite = [&](Profile& p, const Lock& lock, const LockSite& site, bool lockLeaf) {
+        auto addSite = [&](Profile& p, const Lock& lock, const SiteShare& site, bool lockLeaf) {
             const uint64_t w = siteWeight(site, options.weight);
             if (!w)
                 return;
@@ -77,20 +80,20 @@ public:
         };
         json profiles = json::array();
         Profile all;
-        for (const Lock* l : order)
-            for (const auto& s : l->sites)
-                addSite(all, *l, s, true);
+        for (const Shared& l : order)
+            for (const auto& s : l.sites)
+                addSite(all, *l.lock, s, true);
         const char* what = options.weight == Weight::Wait      ? "wait"
                            : options.weight == Weight::Hold    ? "hold"
                            : options.weight == Weight::Acquire ? "acquire"
                                                                : "count";
         profiles.push_back(emit(std::string("all locks (") + what + ")", all));
-        for (const Lock* l : order) {
+        for (const Shared& l : order) {
             Profile p;
-            for (const auto& s : l->sites)
-                addSite(p, *l, s, false);
+            for (const auto& s : l.sites)
+                addSite(p, *l.lock, s, false);
             if (p.total)
-                profiles.push_back(emit(l->key + " (" + l->type + ")", p));
+                profiles.push_back(emit(l.lock->key + " (" + l.lock->type + ")", p));
         }
         json doc = {{"$schema", "https://www.speedscope.app/file-format-schema.json"},
                     {"shared", {{"frames", std::move(frames)}}},

@@ -28,6 +28,33 @@ std::string number(double v)
     return printf2("%.2f", v);
 }
 
+std::string grouped(uint64_t v)
+{
+    std::string digits = std::to_string(v), out;
+    for (size_t i = 0; i < digits.size(); ++i) {
+        if (i && (digits.size() - i) % 3 == 0)
+            out += ',';
+        out += digits[i];
+    }
+    return out;
+}
+
+std::string walkedShares(const WalkedShare& waits, const WalkedShare& holds)
+{
+    std::string out;
+    auto one = [&](const WalkedShare& w, const char* kind) {
+        if (!w.sampled())
+            return;
+        out += std::string(out.empty() ? "shares from " : "; ") + grouped(w.walked) + " walked of " + grouped(w.all) +
+               " " + kind;
+        if (w.walked)
+            out += printf2(" (±%.1f points at 95%%)", 100.0 * w.shareUncertainty());
+    };
+    one(waits, "waits");
+    one(holds, "holds");
+    return out;
+}
+
 std::string pct(const Delta& d)
 {
     if (d.before == 0.0)

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "lockscope/capture/io.h"
+#include "lockscope/capture/lock_frames.h"
 
 namespace lockscope::reports {
 
@@ -17,7 +18,10 @@ Capture loadCapture(const std::string& path)
     if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
         throw CaptureError(path + ": the file is empty; expected a capture written by `lockscope record` or "
                                   "`lockscope import`");
-    return readCapture(path);
+    // Older captures kept BPF trampoline frames in their lock stacks.
+    Capture c = readCapture(path);
+    dropBpfFrames(c);
+    return c;
 }
 
 std::pair<Capture, Capture> loadPair(const std::string& before, const std::string& after)

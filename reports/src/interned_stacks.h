@@ -103,6 +103,7 @@ public:
     InternedCapture(const Capture& capture, FrameTable& table);
     const Entry& stack(uint32_t stackId);
     const uint32_t* frames(const Entry& e) const { return pool_.data() + e.begin; }
+    const StackIndex& index() const { return index_; }
 
 private:
     const Capture& capture_;

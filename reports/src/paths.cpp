@@ -37,9 +37,14 @@ std::string joinPath(const std::vector<std::string>& frames)
 
 std::vector<FoldedPath> lockPaths(const Lock& lock, const StackIndex& index)
 {
+    return lockPaths(shareOutUnsampled(lock, index), index);
+}
+
+std::vector<FoldedPath> lockPaths(const LockShares& shares, const StackIndex& index)
+{
     std::vector<FoldedPath> paths;
     std::unordered_map<std::string, size_t> byKey;
-    for (const auto& site : lock.sites) {
+    for (const SiteShare& site : shares.sites) {
         auto labels = pathLabels(index.find(site.stack_id));
         auto [it, inserted] = byKey.try_emplace(joinPath(labels), paths.size());
         if (inserted) {
@@ -47,9 +52,9 @@ std::vector<FoldedPath> lockPaths(const Lock& lock, const StackIndex& index)
             paths.back().frames = std::move(labels);
         }
         FoldedPath& p = paths[it->second];
-        p.count += site.wait.count() ? site.wait.count() : site.hold.count();
-        p.wait_ns = saturatingAdd(p.wait_ns, site.wait.total());
-        p.hold_ns = saturatingAdd(p.hold_ns, site.hold.total());
+        p.count += site.count();
+        p.wait_ns = saturatingAdd(p.wait_ns, site.wait_ns);
+        p.hold_ns = saturatingAdd(p.hold_ns, site.hold_ns);
     }
     std::stable_sort(paths.begin(), paths.end(), [](const FoldedPath& a, const FoldedPath& b) {
         if (a.wait_ns != b.wait_ns)
@@ -63,14 +68,18 @@ std::vector<FoldedPath> lockPaths(const Lock& lock, const StackIndex& index)
 
 std::string callerOf(const Lock& lock, const StackIndex& index)
 {
-    // The hottest site with a call path: under stack sampling the waits not
-    // walked can outweigh every walked path, and name no caller.
-    const LockSite* hottest = nullptr;
-    for (const auto& site : lock.sites) {
-        const Stack* st = index.find(site.stack_id);
-        if (st && st->frames.size() == 1 && st->frames[0].function == kNotSampledFrame)
+    return callerOf(shareOutUnsampled(lock, index), index);
+}
+
+std::string callerOf(const LockShares& shares, const StackIndex& index)
+{
+    // The hottest site with a call path: the waits not walked that no walked
+    // site could take name no caller.
+    const SiteShare* hottest = nullptr;
+    for (const SiteShare& site : shares.sites) {
+        if (isNotSampledStack(index.find(site.stack_id)))
             continue;
-        if (!hottest || site.wait.total() + site.hold.total() > hottest->wait.total() + hottest->hold.total())
+        if (!hottest || saturatingAdd(site.wait_ns, site.hold_ns) > saturatingAdd(hottest->wait_ns, hottest->hold_ns))
             hottest = &site;
     }
     if (!hottest)

@@ -5,6 +5,7 @@
 #include "format_runs.h"
 #include "format_util.h"
 #include "lockscope/capture/calltree.h"
+#include "lockscope/reports/change_order.h"
 #include "render_internal.h"
 #include "svg.h"
 
@@ -22,6 +23,7 @@ h1{font-size:20px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ddd
 table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 8px;border-bottom:1px solid #eee;text-align:right}
 td:first-child,th:first-child,td.l{text-align:left}th{background:#f4f4f4}
 code{font:12px monospace}.warn{background:#fff3cd;border:1px solid #e0c060;padding:6px 10px;margin:4px 0}
+.note{color:#555;border-left:3px solid #ccc;padding:2px 10px;margin:4px 0}
 .sides{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:16px}.side{border:1px solid #ddd;padding:8px;overflow-x:auto}
 .side td{text-align:left;word-break:break-word}
 .improved{color:#1a7f37;font-weight:bold}.regressed{color:#c62828;font-weight:bold}.muted{color:#777}
@@ -105,6 +107,15 @@ std::string warnings(const std::vector<std::string>& ws)
     return s;
 }
 
+// Normal sampling (the budgets): grey, not the warnings' yellow.
+std::string notes(const std::vector<std::string>& ns)
+{
+    std::string s;
+    for (const auto& n : ns)
+        s += "<div class=\"note\">" + htmlEscape(n) + "</div>\n";
+    return s;
+}
+
 // The verdict, its test and p-value in the title (hover) and beside it, never another test's.
 std::string verdictSpan(const Judgement& j)
 {
@@ -175,7 +186,7 @@ std::string cell(const Delta& d, bool time)
 std::string htmlReport(const Report& r, const RenderExtras& x)
 {
     std::string b = "<h1>lockscope report: " + htmlEscape(r.meta.label) + " — kernel " +
-                    htmlEscape(r.meta.kernel_release) + "</h1>\n" + warnings(r.warnings);
+                    htmlEscape(r.meta.kernel_release) + "</h1>\n" + warnings(r.warnings) + notes(r.notes);
     b += "<table>";
     for (const auto& f : r.results)
         b += row({htmlEscape(f.name), fmt::number(f.value)});
@@ -211,6 +222,8 @@ std::string htmlReport(const Report& r, const RenderExtras& x)
             b += svg::histogram(l.hold, nullptr, "hold time");
         if (!l.acquire.empty())
             b += svg::histogram(l.acquire, nullptr, "acquire time (spin in the lock call)");
+        if (const std::string walked = fmt::walkedShares(l.walked_waits, l.walked_holds); !walked.empty())
+            b += "<p class=\"muted\">Call paths' " + htmlEscape(walked) + ".</p>";
         b += "<table>" + row({"share", "count", "wait", "path (innermost first)"}, true);
         for (const auto& p : l.paths)
             b += "<tr><td>" + fmt::percent(p.wait_share) + "</td><td>" + std::to_string(p.count) + "</td><td>" +
@@ -251,13 +264,14 @@ std::vector<svg::FlameNode> flameNodes(const DiffTree& t)
 
 std::string htmlComparison(const Comparison& c, const RenderExtras& x)
 {
+    // The news first: the headline and the locks that changed most; the
+    // warnings, the two sides' metadata and probes after them, collapsed.
     std::string b = "<h1>lockscope compare: " + htmlEscape(c.before.meta.label) + " (" +
                     htmlEscape(c.before.meta.kernel_release) + ") vs " + htmlEscape(c.after.meta.label) + " (" +
-                    htmlEscape(c.after.meta.kernel_release) + ")</h1>\n" + warnings(c.warnings);
-    b += "<div class=\"sides\"><div class=\"side\"><h3>before</h3>" +
-         metaTable(c.before.meta, c.before.stats, c.before.workload, c.before.probes) +
-         "</div><div class=\"side\"><h3>after</h3>" +
-         metaTable(c.after.meta, c.after.stats, c.after.workload, c.after.probes) + "</div></div>";
+                    htmlEscape(c.after.meta.kernel_release) + ")</h1>\n";
+    if (!c.warnings.empty())
+        b += "<p class=\"muted\"><a href=\"#captures\">" + std::to_string(c.warnings.size()) +
+             (c.warnings.size() == 1 ? " warning" : " warnings") + " about the captures</a> below.</p>";
     b += "<p>" + htmlEscape(varianceNote(c)) + "</p>";
     b += "<h2>Headline</h2><table>" +
          row({"figure", "before (±CV)", "after (±CV)", "change", "verdict (test, p)"}, true);
@@ -265,11 +279,17 @@ std::string htmlComparison(const Comparison& c, const RenderExtras& x)
         for (const auto& m : *rows)
             if (fmt::hasData(m))
                 b += figureRow(htmlEscape(rows == &c.cpu_leaves ? "CPU in " + m.name : fmt::figureName(m.name)), m);
-    b += "</table>" + scalingSection(x);
-    b += "<h2>Locks</h2><p class=\"muted\">Matched by key, " + fmt::lockBasisNote(c) + ".</p><button id=\"normalize\">Normalize histograms</button><table>" +
+    b += "</table>";
+    // Most severe verdict first, then the biggest change (change_order.h, as the GUI's table).
+    std::vector<const LockDelta*> order;
+    for (size_t i : changedFirstOrder(c))
+        order.push_back(&c.locks[i]);
+    b += "<h2>Top changed locks</h2><p class=\"muted\">Matched by key, " + fmt::lockBasisNote(c) +
+         "; the most severe verdict first, then the biggest change.</p><button id=\"normalize\">Normalize histograms</button><table>" +
          row({"key", "type", "figure", "before (±CV)", "after (±CV)", "change", "verdict (test, p)"}, true);
     size_t hidden = 0;
-    for (const auto& l : c.locks) {
+    for (const LockDelta* lp : order) {
+        const LockDelta& l = *lp;
         const MetricDelta* m = judgedMetric(l);
         if (l.hidden || !m || !fmt::hasData(*m)) {
             hidden += l.hidden;
@@ -282,7 +302,8 @@ std::string htmlComparison(const Comparison& c, const RenderExtras& x)
     if (hidden)
         b += "<p class=\"muted\">" + std::to_string(hidden) + " locks below the threshold are hidden.</p>";
     size_t shown = 0;
-    for (const auto& l : c.locks) {
+    for (const LockDelta* lp : order) {
+        const LockDelta& l = *lp;
         if (l.hidden || !judgedMetric(l) || !fmt::hasData(*judgedMetric(l)) || shown++ == 10)
             continue;
         b += "<div class=\"lock\"><h3>" + htmlEscape(l.key) + " — " + verdictSpan(l.judgement) + "</h3><table>" +
@@ -334,6 +355,13 @@ std::string htmlComparison(const Comparison& c, const RenderExtras& x)
          "Poisson rate test on the counts, Bonferroni-combined), which overstate significance. Alpha " +
          fmt::number(c.options.alpha) + ", effects under " + fmt::number(c.options.min_effect_pct) + "% (" +
          fmt::number(c.options.min_effect_pp) + " points for percentages) are no significant change.</p>";
+    b += scalingSection(x);
+    b += "<h2 id=\"captures\">Captures</h2>" + warnings(c.warnings) + notes(c.notes);
+    b += "<details><summary>The two sides' metadata, counters and probes</summary><div class=\"sides\"><div "
+         "class=\"side\"><h3>before</h3>" +
+         metaTable(c.before.meta, c.before.stats, c.before.workload, c.before.probes) +
+         "</div><div class=\"side\"><h3>after</h3>" +
+         metaTable(c.after.meta, c.after.stats, c.after.workload, c.after.probes) + "</div></div></details>";
     return page("lockscope compare", b);
 }
 

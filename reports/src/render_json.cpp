@@ -290,6 +290,7 @@ std::string jsonReport(const Report& r, const RenderExtras& x)
     j["stats"] = stats(r.stats);
     j["workload"] = workload(r.workload);
     j["warnings"] = r.warnings;
+    j["notes"] = r.notes;
     j["totals"] = {{"locks", r.lock_count}, {"contentions", r.total_contentions}, {"wait_ns", r.total_wait_ns},
                    {"hold_ns", r.total_hold_ns}};
     j["cpu_lock_share"] = r.cpu_lock_share ? json(*r.cpu_lock_share) : json(nullptr);
@@ -311,6 +312,11 @@ std::string jsonReport(const Report& r, const RenderExtras& x)
             jl["p50_acquire_ns"] = l.p50_acquire_ns;
             jl["p99_acquire_ns"] = l.p99_acquire_ns;
         }
+        // Under stack sampling only: where the paths' shares come from.
+        if (l.walked_waits.sampled())
+            jl["walked_waits"] = {{"walked", l.walked_waits.walked}, {"all", l.walked_waits.all}};
+        if (l.walked_holds.sampled())
+            jl["walked_holds"] = {{"walked", l.walked_holds.walked}, {"all", l.walked_holds.all}};
         if (!l.cgroup.empty())
             jl["cgroup"] = l.cgroup;
         if (!l.holders.empty()) { // holder-stack captures only: older report readers never see the key
@@ -360,6 +366,7 @@ std::string jsonComparison(const Comparison& c, const RenderExtras& x)
         j[name] = {{"meta", metaWithVirtualization(side->meta)}, {"stats", stats(side->stats)}, {"workload", workload(side->workload)},
                    {"probes", probes(side->probes)}};
     j["warnings"] = c.warnings;
+    j["notes"] = c.notes;
     j["headline"] = metrics(c.headline);
     j["workload"] = metrics(c.workload);
     j["cpu_leaves"] = metrics(c.cpu_leaves);

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "format_runs.h"
+#include "lockscope/reports/change_order.h"
 #include "format_util.h"
 #include "render_internal.h"
 
@@ -55,7 +56,9 @@ std::string markdownReport(const Report& r, const RenderExtras& x)
     out += "\n\n";
     for (const auto& w : r.warnings)
         out += "> **Warning:** " + mdEscape(w) + "\n";
-    if (!r.warnings.empty())
+    for (const auto& n : r.notes)
+        out += "> Note: " + mdEscape(n) + "\n";
+    if (!r.warnings.empty() || !r.notes.empty())
         out += "\n";
     out += "| figure | value |\n|---|---:|\n";
     for (const auto& f : r.results)
@@ -87,6 +90,8 @@ std::string markdownReport(const Report& r, const RenderExtras& x)
         if (l.paths.empty())
             continue;
         std::string block = fmt::textHistogram(l.wait, "") + "\n";
+        if (const std::string walked = fmt::walkedShares(l.walked_waits, l.walked_holds); !walked.empty())
+            block += "call paths' " + walked + "\n";
         for (const auto& p : l.paths)
             block += fmt::percent(p.wait_share) + "  " + fmt::pathText(p.frames) + "\n";
         if (!l.holders.empty())
@@ -123,28 +128,15 @@ std::string figureCells(const MetricDelta& m)
            verdictCell(m.judgement) + " |\n";
 }
 
-// Rank of a lock for "top changed": verdicts first, then the size of the change of its judged figure.
-int verdictRank(Verdict v)
-{
-    switch (v) {
-    case Verdict::Regressed: case Verdict::Improved: return 0;
-    case Verdict::Withheld: return 1;
-    default: return 2;
-    }
-}
-
+// The GUI's compare table order (change_order.h): the most severe verdict first, then the biggest change.
 std::vector<const LockDelta*> topChangedLocks(const Comparison& c, size_t keep)
 {
     std::vector<const LockDelta*> out;
-    for (const auto& l : c.locks)
+    for (size_t i : changedFirstOrder(c)) {
+        const LockDelta& l = c.locks[i];
         if (!l.hidden && judgedMetric(l) && fmt::hasData(*judgedMetric(l)))
             out.push_back(&l);
-    std::stable_sort(out.begin(), out.end(), [](const LockDelta* x, const LockDelta* y) {
-        const int rx = verdictRank(x->judgement.verdict), ry = verdictRank(y->judgement.verdict);
-        if (rx != ry)
-            return rx < ry;
-        return std::fabs(judgedMetric(*x)->value.delta()) > std::fabs(judgedMetric(*y)->value.delta());
-    });
+    }
     if (out.size() > keep)
         out.resize(keep);
     return out;
@@ -164,7 +156,9 @@ std::string markdownComparison(const Comparison& c, const RenderExtras& x)
     if (x.verbose) {
         for (const auto& w : c.warnings)
             out += "> **Warning:** " + mdEscape(w) + "\n";
-        if (!c.warnings.empty())
+        for (const auto& n : c.notes)
+            out += "> Note: " + mdEscape(n) + "\n";
+        if (!c.warnings.empty() || !c.notes.empty())
             out += "\n";
     }
 

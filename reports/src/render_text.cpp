@@ -204,6 +204,8 @@ std::string textReport(const Report& r, const RenderExtras& x)
     out += ", events: " + std::to_string(r.stats.events) + "\n";
     for (const auto& w : r.warnings)
         out += "WARNING: " + w + "\n";
+    for (const auto& n : r.notes)
+        out += "note: " + n + "\n";
 
     if (!r.cgroups.empty()) {
         out += "\nby cgroup:\n" + padLeft("share", 9) + padLeft("contended", 11) + padLeft("total wait", 13) +
@@ -247,7 +249,8 @@ std::string textReport(const Report& r, const RenderExtras& x)
         if (!l.acquire.empty())
             out += "acquire time (spin in the lock call):\n" + fmt::textHistogram(l.acquire, "  ");
         if (!l.paths.empty()) {
-            out += "top call paths (innermost first):\n";
+            const std::string walked = fmt::walkedShares(l.walked_waits, l.walked_holds);
+            out += "top call paths (innermost first" + (walked.empty() ? "" : "; " + walked) + "):\n";
             for (const auto& p : l.paths)
                 out += padLeft(fmt::percent(p.wait_share), 9) + padLeft(std::to_string(p.count), 9) +
                        padLeft(duration(double(p.wait_ns)), 12) + "  " + fmt::pathText(p.frames) + "\n";
@@ -274,6 +277,8 @@ std::string textComparison(const Comparison& c, const RenderExtras& x)
                       metaLine(c.after.meta) + "\n" + varianceNote(c) + "\n";
     for (const auto& w : c.warnings)
         out += "WARNING: " + w + "\n";
+    for (const auto& n : c.notes)
+        out += "note: " + n + "\n";
 
     out += figureTable(c.workload, "workload");
     out += figureTable(c.headline, "all locks (per run)");

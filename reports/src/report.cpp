@@ -83,21 +83,20 @@ std::vector<LatencyRow> latencyRows(const std::vector<LatencyEntry>& entries)
 std::vector<HolderRow> lockHolders(const Lock& lock, const StackIndex& index, size_t keep)
 {
     std::map<std::string, HolderRow> byPath;
-    for (const auto& site : lock.sites)
-        for (const auto& h : site.holders) {
-            std::vector<std::string> frames = pathLabels(index.find(h.stack_id));
-            const std::string owner
-                = h.owner_tid ? (h.owner_comm.empty() ? "?" : h.owner_comm) + "/" + std::to_string(*h.owner_tid) : "";
-            HolderRow& row = byPath[owner + '\x1f' + joinPath(frames)];
-            if (row.frames.empty()) {
-                row.frames = std::move(frames);
-                row.owner_tid = h.owner_tid;
-                row.owner_comm = h.owner_comm;
-                row.owner = owner;
-            }
-            row.count += h.count;
-            row.wait_ns = saturatingAdd(row.wait_ns, h.wait_ns);
+    for (const auto& h : shareOutHolders(lock, index).holders) {
+        std::vector<std::string> frames = pathLabels(index.find(h.stack_id));
+        const std::string owner
+            = h.owner_tid ? (h.owner_comm.empty() ? "?" : h.owner_comm) + "/" + std::to_string(*h.owner_tid) : "";
+        HolderRow& row = byPath[owner + '\x1f' + joinPath(frames)];
+        if (row.frames.empty()) {
+            row.frames = std::move(frames);
+            row.owner_tid = h.owner_tid;
+            row.owner_comm = h.owner_comm;
+            row.owner = owner;
         }
+        row.count += h.count;
+        row.wait_ns = saturatingAdd(row.wait_ns, h.wait_ns);
+    }
     std::vector<HolderRow> rows;
     for (auto& [path, row] : byPath) {
         row.wait_share = lock.wait.total() ? double(row.wait_ns) / double(lock.wait.total()) : 0.0;
@@ -149,6 +148,7 @@ Report buildReport(const Capture& capture, const ReportOptions& options)
     r.probes = capture.probes;
     r.options = options;
     r.warnings = captureWarnings(capture, "");
+    r.notes = captureNotes(capture, "");
     r.results = numericFields(capture.workload.results);
     if (capture.cpu.samples > 0)
         r.cpu_lock_share = capture.cpu.lockShare();
@@ -185,7 +185,10 @@ Report buildReport(const Capture& capture, const ReportOptions& options)
         row.p50_acquire_ns = lock.acquire.percentile(50);
         row.p99_acquire_ns = lock.acquire.percentile(99);
         row.wait_share = r.total_wait_ns ? double(lock.wait.total()) / double(r.total_wait_ns) : 0.0;
-        for (auto& p : lockPaths(lock, index)) {
+        const LockShares shares = shareOutUnsampled(lock, index);
+        row.walked_waits = shares.waits;
+        row.walked_holds = shares.holds;
+        for (auto& p : lockPaths(shares, index)) {
             PathRow pr;
             pr.frames = std::move(p.frames);
             pr.count = p.count;
@@ -194,7 +197,7 @@ Report buildReport(const Capture& capture, const ReportOptions& options)
             pr.wait_share = lock.wait.total() ? double(p.wait_ns) / double(lock.wait.total()) : 0.0;
             row.paths.push_back(std::move(pr));
         }
-        row.caller = callerOf(lock, index);
+        row.caller = callerOf(shares, index);
         row.holders = lockHolders(lock, index, options.paths_per_lock);
         if (options.paths_per_lock && row.paths.size() > options.paths_per_lock)
             row.paths.resize(options.paths_per_lock);

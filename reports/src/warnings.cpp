@@ -55,12 +55,6 @@ std::vector<std::string> captureWarnings(const Capture& c, const std::string& si
     counter(c.stats.recursion_misses, "probe runs skipped by the kernel (re-entry)", "counts undercount");
     counter(c.stats.impossible_holds, "holds released before they were acquired, dropped",
         "hold counts undercount by that many");
-    counter(c.stats.waits_untimed, "contended waits counted but not timed (timing budget)",
-        "their wait times are estimated from the timed waits of their lock; record --timing-budget 0 times every one");
-    counter(c.stats.syscalls_untimed, "syscalls counted but not timed (syscall timing budget)",
-        "their latencies are estimated from the timed calls of the same syscall; record --exact times every one");
-    counter(c.stats.owner_stacks_unsampled, "lock owners named without their stack (stack budget)",
-        "the holder flame graph misses where they were; record --stack-budget 0 walks every one");
     counter(c.stats.cpu_unstacked, "CPU samples counted by their function alone (no stack kept)",
         "the CPU share counts them; the CPU stacks miss them");
     const bool syscallsSkipped = !c.meta.syscall_timing_skipped.empty(); // captures before --syscalls
@@ -77,6 +71,25 @@ std::vector<std::string> captureWarnings(const Capture& c, const std::string& si
     if (c.locks.empty() && c.syscalls.empty() && c.functions.empty() && c.cpu.samples == 0)
         w.push_back(p + "the capture holds no lock, syscall or CPU data (was the workload contended?)");
     return w;
+}
+
+std::vector<std::string> captureNotes(const Capture& c, const std::string& side)
+{
+    std::vector<std::string> n;
+    const std::string p = side.empty() ? "" : side + ": ";
+    auto counter = [&](uint64_t count, const char* what, const char* effect) {
+        if (count)
+            n.push_back(p + std::to_string(count) + " " + what + " — " + effect);
+    };
+    counter(c.stats.stacks_unsampled, "waits and holds counted and timed but not walked (stack budget)",
+        "each lock's call paths share them out in proportion to its walked ones; record --stack-budget 0 walks every one");
+    counter(c.stats.waits_untimed, "contended waits counted but not timed (timing budget)",
+        "their wait times are estimated from the timed waits of their lock; record --timing-budget 0 times every one");
+    counter(c.stats.syscalls_untimed, "syscalls counted but not timed (syscall timing budget)",
+        "their latencies are estimated from the timed calls of the same syscall; record --exact times every one");
+    counter(c.stats.owner_stacks_unsampled, "lock owners named without their stack (stack budget)",
+        "the holder flame graph misses where they were; record --stack-budget 0 walks every one");
+    return n;
 }
 
 } // namespace lockscope::reports

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "lockscope/capture/io.h"
+#include "lockscope/capture/site_shares.h"
 #include "lockscope/reports/exchange.h"
 #include "test_support.h"
 
@@ -92,6 +93,48 @@ TEST(PprofGo, TopTotalsAreTheCapturesWaitHoldAndCount)
     EXPECT_NE(top.find(totalLine(hold, "ns")), std::string::npos) << top;
     top = pprof("-top -sample_index=contentions", file);
     EXPECT_NE(top.find(totalLine(count, "")), std::string::npos) << top;
+}
+
+// The committed seed pair's patched side: a real capture under the stack
+// budget (26,632 waits and holds not walked) recorded with fentry/fexit
+// programs attached, whose trampolines sat in its stacks. The unwalked
+// events are shared out over the walked paths, so -top's totals stay the
+// capture's while its top rows are kernel functions, not the sampler's
+// pseudo frame nor a BPF address.
+TEST(PprofGo, SampledCaptureShowsRealFramesOnTopWithExactTotals)
+{
+    if (goTool().empty())
+        GTEST_SKIP() << "no go tool found (Debian package: golang-go)";
+    const std::string capture = std::string(LOCKSCOPE_SAMPLE_CAPTURES) + "/seed04-patched.lockscope.json";
+    const Capture c = readCapture(capture);
+    ASSERT_GT(c.stats.stacks_unsampled, 0u) << "the fixture must be a sampled capture";
+    uint64_t wait = 0, hold = 0, unwalkedHold = 0;
+    for (const auto& l : c.locks)
+        for (const auto& s : l.sites) {
+            wait += s.wait.total();
+            hold += s.hold.total();
+            if (isNotSampledStack(c.findStack(s.stack_id)))
+                unwalkedHold += s.hold.total();
+        }
+    ASSERT_GT(unwalkedHold, 0u) << "its holds were sampled";
+    const std::string file = test::artifactDir() + "/seed04-patched.pprof.pb.gz";
+    std::string log;
+    ASSERT_EQ(test::run(std::string(LOCKSCOPE_CLI) + " export '" + capture + "' --format pprof -o '" + file + "'", &log),
+              0)
+        << log;
+    const std::string holds = pprof("-top -unit=ns -sample_index=hold", file);
+    EXPECT_NE(holds.find(totalLine(hold, "ns")), std::string::npos) << holds;
+    // Holds: its hold-only locks had none walked, so their holds keep the pseudo frame (said so in the report).
+    const std::string top = pprof("-top -unit=ns -sample_index=delay", file);
+    EXPECT_NE(top.find(totalLine(wait, "ns")), std::string::npos) << top;
+    EXPECT_EQ(top.find("[stack not sampled]"), std::string::npos) << top;
+    EXPECT_EQ(top.find("0xffffffffa"), std::string::npos) << "a BPF trampoline address:\n" << top;
+    // The first row after the header names a kernel function.
+    const size_t header = top.find("flat%");
+    ASSERT_NE(header, std::string::npos) << top;
+    const size_t first = top.find('\n', header) + 1;
+    const std::string row = top.substr(first, top.find('\n', first) - first);
+    EXPECT_TRUE(row.find("[") == std::string::npos && row.find(" 0x") == std::string::npos) << row;
 }
 
 // The owners fixture: owner-workload's pipe mutex and memfd i_rwsem, each

@@ -66,8 +66,16 @@ TEST(Report, CallerIsAWalkedPathWhenUnsampledWaitsDominate)
     EXPECT_EQ(r.locks[0].caller.rfind("sem_lock+0x", 0), 0u) << r.locks[0].caller;
     EXPECT_EQ(r.locks[0].wait.count(), walkedCount + 50);
     ASSERT_FALSE(r.locks[0].paths.empty());
-    EXPECT_EQ(r.locks[0].paths[0].frames, std::vector<std::string>{kNotSampledFrame})
-        << "the unsampled waits stay in the path list, where they are the biggest";
+    // The unwalked waits are shared out over the walked paths: no pseudo path, the lock's exact total.
+    uint64_t pathWaits = 0;
+    for (const auto& p : r.locks[0].paths) {
+        EXPECT_NE(p.frames, std::vector<std::string>{kNotSampledFrame});
+        pathWaits += p.count;
+    }
+    EXPECT_EQ(pathWaits, walkedCount + 50);
+    EXPECT_TRUE(r.locks[0].walked_waits.sampled());
+    EXPECT_EQ(r.locks[0].walked_waits.all, walkedCount + 50);
+    EXPECT_NE(render(r, Format::Text).find("walked of"), std::string::npos);
 }
 
 TEST(Report, PathsAddUpAndSharesAreFractions)
@@ -93,15 +101,20 @@ TEST(Report, WarnsAboutEmptyCapturesAndLoss)
     EXPECT_NE(r.warnings.back().find("no lock, syscall or CPU data"), std::string::npos);
 }
 
-// Wait times from a sample are estimates: every format says so.
+// Wait times from a sample are estimates: every format says so, as a note
+// (normal sampling), not as a warning (lost data).
 TEST(Report, SaysWhenWaitTimesWereEstimatedFromASample)
 {
     Capture c;
     c.stats.waits_untimed = 123456;
     const Report r = buildReport(c);
-    ASSERT_FALSE(r.warnings.empty());
-    EXPECT_NE(r.warnings[0].find("123456 contended waits counted but not timed (timing budget)"), std::string::npos)
-        << r.warnings[0];
+    ASSERT_FALSE(r.notes.empty());
+    EXPECT_NE(r.notes[0].find("123456 contended waits counted but not timed (timing budget)"), std::string::npos)
+        << r.notes[0];
+    for (const auto& w : r.warnings)
+        EXPECT_EQ(w.find("not timed"), std::string::npos) << w;
+    EXPECT_NE(render(r, Format::Text).find("note: 123456 contended waits"), std::string::npos);
+    EXPECT_NE(render(r, Format::Html).find("<div class=\"note\">123456 contended waits"), std::string::npos);
     EXPECT_NE(render(r, Format::Markdown).find("123456 contended waits counted but not timed"), std::string::npos);
     EXPECT_NE(render(r, Format::Html).find("waits counted, time estimated (timing budget)"), std::string::npos);
     EXPECT_EQ(nlohmann::json::parse(render(r, Format::Json))["stats"]["waits_untimed"], 123456);
@@ -183,15 +196,15 @@ TEST(Report, SaysHowManyImpossibleHoldsWereDropped)
 }
 
 // Owners named without their stack (the wait's stack was not walked either):
-// said in the warnings, the HTML figures and the JSON stats.
+// said in the notes, the HTML figures and the JSON stats.
 TEST(Report, SaysHowManyOwnersWentWithoutTheirStack)
 {
     Capture c;
     c.stats.owner_stacks_unsampled = 7;
     const Report r = buildReport(c);
-    ASSERT_FALSE(r.warnings.empty());
-    EXPECT_NE(r.warnings[0].find("7 lock owners named without their stack (stack budget)"), std::string::npos)
-        << r.warnings[0];
+    ASSERT_FALSE(r.notes.empty());
+    EXPECT_NE(r.notes[0].find("7 lock owners named without their stack (stack budget)"), std::string::npos)
+        << r.notes[0];
     EXPECT_NE(render(r, Format::Text).find("7 lock owners named without their stack"), std::string::npos);
     EXPECT_NE(render(r, Format::Html).find("lock owners named without their stack"), std::string::npos);
     EXPECT_EQ(nlohmann::json::parse(render(r, Format::Json))["stats"]["owner_stacks_unsampled"], 7);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "lockscope/capture/calltree.h"
 
+#include "lockscope/capture/site_shares.h"
+
 #include <cstdio>
 #include <stdexcept>
 
@@ -29,11 +31,9 @@ std::string unresolvedName(const Frame& f)
 void addLock(CallTree& tree, const StackIndex& index, const Lock& lock)
 {
     static const std::vector<Frame> kNoFrames;
-    for (const auto& site : lock.sites) {
+    for (const SiteShare& site : shareOutUnsampled(lock, index).sites) {
         const Stack* stack = index.find(site.stack_id);
-        const Weights w{site.wait.count() ? site.wait.count() : site.hold.count(), site.wait.total(),
-                        site.hold.total()};
-        tree.addStack(stack ? stack->frames : kNoFrames, w);
+        tree.addStack(stack ? stack->frames : kNoFrames, Weights{site.count(), site.wait_ns, site.hold_ns});
     }
 }
 } // namespace

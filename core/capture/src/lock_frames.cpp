@@ -2,6 +2,7 @@
 #include "lockscope/capture/lock_frames.h"
 
 #include <array>
+#include <unordered_set>
 
 namespace lockscope {
 namespace {
@@ -78,7 +79,62 @@ constexpr std::array<std::string_view, 4> kIdlePrefix{
     "intel_idle", "acpi_idle", "mwait_idle", "acpi_safe_halt",
 };
 
+// x86-64's module area (MODULES_VADDR .. MODULES_END), home of the BPF JIT.
+constexpr uint64_t kModuleAreaBegin = 0xffffffffa0000000ull;
+constexpr uint64_t kModuleAreaEnd = 0xffffffffff000000ull;
+// The fentry call an attached trampoline patches: the function's first
+// instruction, after an endbr64 and padding at most.
+constexpr uint64_t kPatchSiteMaxOffset = 16;
+
 } // namespace
+
+bool isBpfFrame(const Frame& f) noexcept
+{
+    if (f.function.empty())
+        return f.address && *f.address >= kModuleAreaBegin && *f.address < kModuleAreaEnd;
+    return f.module == "bpf" || startsWith(f.function, "bpf_trampoline_") || startsWith(f.function, "bpf_prog_");
+}
+
+size_t dropBpfFrames(std::vector<Frame>& frames)
+{
+    size_t out = 0, dropped = 0;
+    for (size_t i = 0; i < frames.size(); ++i) {
+        if (isBpfFrame(frames[i])) {
+            ++dropped;
+            const bool last = i + 1 == frames.size() || !isBpfFrame(frames[i + 1]);
+            // frames[i + 1] called the trampoline: the patched entry of the body kept just inside it.
+            if (last && out > 0 && i + 1 < frames.size() && !frames[i + 1].function.empty() &&
+                frames[i + 1].function == frames[out - 1].function && frames[i + 1].module == frames[out - 1].module &&
+                frames[i + 1].offset <= kPatchSiteMaxOffset) {
+                ++i;
+            }
+            continue;
+        }
+        if (out != i)
+            frames[out] = std::move(frames[i]);
+        ++out;
+    }
+    frames.resize(out);
+    return dropped;
+}
+
+void dropBpfFrames(Capture& capture)
+{
+    std::unordered_set<uint32_t> ids;
+    for (const auto& lock : capture.locks)
+        for (const auto& site : lock.sites) {
+            ids.insert(site.stack_id);
+            for (const auto& h : site.holders)
+                ids.insert(h.stack_id);
+        }
+    for (auto& stack : capture.stacks) {
+        if (stack.kind != StackKind::Kernel || !ids.count(stack.id))
+            continue;
+        capture.stats.bpf_frames += dropBpfFrames(stack.frames);
+        if (stack.frames.empty())
+            stack.frames.push_back(Frame{kNoStackFrame, 0, "", std::nullopt});
+    }
+}
 
 std::string_view baseFunctionName(std::string_view name) noexcept
 {

@@ -7,6 +7,7 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "lockscope/capture/io.h"
+#include "lockscope/reports/input.h"
 
 namespace lockscope::gui {
 
@@ -49,9 +50,9 @@ void CaptureLoader::load(const QStringList& paths)
         });
         watcher->setFuture(QtConcurrent::run([path]() -> Result {
             try {
-                return {prepareCapture(std::make_shared<const Capture>(readCapture(path))), {}};
+                return {prepareCapture(std::make_shared<const Capture>(reports::loadCapture(path))), {}};
             } catch (const std::exception& e) {
-                // readCapture's messages already name the file.
+                // loadCapture's messages already name the file.
                 return {{}, QString::fromStdString(e.what())};
             }
         }));

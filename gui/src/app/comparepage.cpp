@@ -21,6 +21,7 @@
 #include <QVBoxLayout>
 
 #include "app/capturepage.h"
+#include "lockscope/reports/change_order.h"
 #include "app/flamegraphwidget.h"
 #include "app/histogramchart.h"
 #include "app/holdersview.h"
@@ -85,7 +86,7 @@ QWidget* ComparePage::buildOverview()
     deltaView_ = new QTableView;
     deltaView_->setModel(deltaProxy_);
     deltaView_->setSortingEnabled(true);
-    deltaView_->sortByColumn(DeltaTableModel::Change, Qt::AscendingOrder);
+    deltaView_->sortByColumn(DeltaTableModel::Outcome, Qt::AscendingOrder);
     deltaView_->setSelectionBehavior(QAbstractItemView::SelectRows);
     deltaView_->setSelectionMode(QAbstractItemView::SingleSelection);
     deltaView_->verticalHeader()->hide();
@@ -95,6 +96,11 @@ QWidget* ComparePage::buildOverview()
                 if (current.isValid())
                     selectLock(current.data(LockIndexRole).toInt());
             });
+    // A new sort or filter keeps the selected lock in view.
+    connect(deltaProxy_, &QSortFilterProxyModel::layoutChanged, this, [this] {
+        if (deltaView_->currentIndex().isValid())
+            deltaView_->scrollTo(deltaView_->currentIndex());
+    });
     tl->addWidget(filter);
     tl->addWidget(deltaView_, 1);
     vsplit->addWidget(tablePanel);
@@ -262,19 +268,11 @@ void ComparePage::setComparison(std::shared_ptr<const reports::Comparison> compa
     selectLatency(latencyModel_->rowCount() > 0 ? 0 : -1);
     selected_ = -2;
     selectLock(-1);
-    // Open on the lock whose wait changed most, the row a reader looks for first.
-    if (comparison_ && !comparison_->locks.empty()) {
-        size_t best = 0;
-        // Wait when any lock waited, else hold: the figure the rows are judged on.
-        auto change = [](const reports::LockDelta& l) {
-            return std::abs(l.has_wait ? l.total_wait_ns.delta() : l.total_hold_ns.delta());
-        };
-        for (size_t i = 1; i < comparison_->locks.size(); ++i) {
-            if (change(comparison_->locks[i]) > change(comparison_->locks[best]))
-                best = i;
-        }
-        selectLock(static_cast<int>(best));
-    }
+    // Open sorted by verdict severity then change (change_order.h, the
+    // reports' "Top changed locks" order), on the top row: the biggest news.
+    deltaView_->sortByColumn(DeltaTableModel::Outcome, Qt::AscendingOrder);
+    if (comparison_ && !comparison_->locks.empty())
+        selectLock(static_cast<int>(reports::changedFirstOrder(*comparison_).front()));
 }
 
 void ComparePage::selectLock(int row)

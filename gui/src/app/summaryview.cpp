@@ -74,6 +74,17 @@ QString warningsHtml(const std::vector<std::string>& warnings)
     return h + QStringLiteral("</ul>");
 }
 
+// Normal sampling under the budgets: notes in the text colour, not the warnings' red.
+QString notesHtml(const std::vector<std::string>& notes)
+{
+    if (notes.empty())
+        return {};
+    QString h = QStringLiteral("<h3>Notes</h3><ul>");
+    for (const auto& n : notes)
+        h += QStringLiteral("<li>%1</li>").arg(esc(n));
+    return h + QStringLiteral("</ul>");
+}
+
 QString metricValue(double v, const std::string& unit)
 {
     return formatFigure(v, unit);
@@ -179,7 +190,7 @@ QString summaryHtml(const reports::Report& r)
     // An empty syscall table then means "not measured", not "no syscalls".
     if (const std::string why = syscallTimingNotMeasured(m, r.probes); !why.empty())
         h += row(QStringLiteral("Syscall latency"), QStringLiteral("<b>not measured</b> <small>%1</small>").arg(esc(why)));
-    h += QStringLiteral("</table><h3>Warnings</h3>") + warningsHtml(r.warnings);
+    h += QStringLiteral("</table><h3>Warnings</h3>") + warningsHtml(r.warnings) + notesHtml(r.notes);
     h += QStringLiteral("<h3>Probes</h3>") + probesHtml(r.probes);
     return h;
 }
@@ -211,7 +222,7 @@ QString compareSummaryHtml(const reports::Comparison& c)
     if (!c.cpu_leaves.empty())
         h += QStringLiteral("<h3>CPU share of hot leaves</h3>") + metricsTable(c.cpu_leaves);
     h += QStringLiteral("<p>%1</p>").arg(esc(reports::varianceNote(c)));
-    h += QStringLiteral("<h3>Warnings</h3>") + warningsHtml(c.warnings);
+    h += QStringLiteral("<h3>Warnings</h3>") + warningsHtml(c.warnings) + notesHtml(c.notes);
     h += QStringLiteral("<table width=100%><tr><td valign=top><h3>Probes before</h3>%1</td>"
                         "<td valign=top><h3>Probes after</h3>%2</td></tr></table>")
              .arg(probesHtml(c.before.probes), probesHtml(c.after.probes));

@@ -5,6 +5,7 @@
 
 #include <QColor>
 
+#include "lockscope/reports/change_order.h"
 #include "model/columnheader.h"
 #include "model/roles.h"
 #include "model/units.h"
@@ -21,6 +22,12 @@ void DeltaTableModel::setComparison(std::shared_ptr<const reports::Comparison> c
 {
     beginResetModel();
     comparison_ = std::move(comparison);
+    rank_.assign(comparison_ ? comparison_->locks.size() : 0, 0);
+    if (comparison_) {
+        const std::vector<size_t> order = reports::changedFirstOrder(*comparison_);
+        for (size_t r = 0; r < order.size(); ++r)
+            rank_[order[r]] = static_cast<int>(r);
+    }
     endResetModel();
 }
 
@@ -185,7 +192,8 @@ QVariant DeltaTableModel::data(const QModelIndex& index, int role) const
     case Type:
         return QString::fromStdString(l.type);
     case Outcome:
-        return display ? QVariant(verdictLabel(l.judgement.verdict)) : QVariant(static_cast<int>(l.judgement.verdict));
+        // Sorted: the most severe verdict first, then the biggest change (change_order.h).
+        return display ? QVariant(verdictLabel(l.judgement.verdict)) : QVariant(rank_[static_cast<size_t>(index.row())]);
     case Figure:
         return QString::fromStdString(l.judgement.basis);
     case Before:

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include <QAbstractTableModel>
 
@@ -65,6 +66,7 @@ public:
 
 private:
     std::shared_ptr<const reports::Comparison> comparison_;
+    std::vector<int> rank_; // by row: its place in reports::changedFirstOrder
 };
 
 } // namespace lockscope::gui

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "lockscope/capture/site_shares.h"
 #include "model/columnheader.h"
 #include "model/roles.h"
 #include "model/units.h"
@@ -111,11 +112,11 @@ CallTree holderCallTree(const Capture& capture, const Lock* lock)
     const StackIndex index(capture);
     const Stack noStack{0, StackKind::Kernel, {Frame{"[no stack]", 0, "", std::nullopt}}};
     auto add = [&](const Lock& l) {
-        for (const auto& site : l.sites)
-            for (const auto& h : site.holders) {
-                const Stack* s = index.find(h.stack_id);
-                tree.addStack(s && !s->frames.empty() ? s->frames : noStack.frames, Weights{h.count, h.wait_ns, 0});
-            }
+        // Owners named without their stack shared out over those with one (site_shares.h).
+        for (const auto& h : shareOutHolders(l, index).holders) {
+            const Stack* s = index.find(h.stack_id);
+            tree.addStack(s && !s->frames.empty() ? s->frames : noStack.frames, Weights{h.count, h.wait_ns, 0});
+        }
     };
     if (lock)
         add(*lock);

@@ -41,9 +41,9 @@ struct AssembleOptions {
     std::vector<probes::ProgramCode> own_code;
 };
 
-// Pseudo frames: a lock event whose stack could not be taken, and a CPU
-// sample taken in user mode (the CPU probe keys those with no kernel stack).
-inline constexpr const char* kNoStackFrame = "[no stack]";
+// Pseudo frame of a CPU sample taken in user mode (the CPU probe keys those
+// with no kernel stack); a lock event whose stack could not be taken is
+// capture.h's kNoStackFrame.
 inline constexpr const char* kUserModeFrame = "[user]";
 // The leaf of kernel-mode CPU samples whose stack was not kept and whose
 // function is none of the lock and idle ones (probes::CpuUnstackedRecord).
@@ -75,6 +75,8 @@ private:
     // A stack symbolized once, for both of the checks below.
     std::vector<Frame> kernelFrames(const std::vector<uint64_t>& ips) const;
     std::vector<Frame> callerFramesOf(const std::vector<Frame>& all) const;
+    // The stack without BPF trampoline and program frames (lock_frames.h), counted in bpfFrames_.
+    std::vector<Frame> withoutBpfFrames(std::vector<Frame> frames) const;
     const probes::ProgramCode* ownCode(uint64_t ip) const;
     bool takenByOwnProgram(const std::vector<Frame>& all) const;
     uint32_t intern(StackKind kind, std::vector<Frame> frames, Capture& out);
@@ -139,6 +141,9 @@ private:
     std::map<LockIdentity, DecidedKey> lockKeys_;
     // Addresses of locks our own programs took, for their waits not walked.
     std::set<uint64_t> ownLocks_;
+    // BPF frames removed from kernel stacks (Stats::bpf_frames); counted where
+    // a stack is symbolized, which the const look-ups above do too.
+    mutable uint64_t bpfFrames_ = 0;
 };
 
 } // namespace lockscope::record

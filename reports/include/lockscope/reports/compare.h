@@ -218,6 +218,7 @@ struct Comparison {
     size_t runs_before = 1, runs_after = 1;
     DataQuality quality_before, quality_after;
     std::vector<std::string> warnings;   // lost events, version/kernel mismatches, skipped probes...
+    std::vector<std::string> notes;      // what the sampling budgets estimated or shared out
     // Over all locks, per run: contentions/s, wait/s, mean and p99 wait when
     // any side has waits; holds/s, hold/s, mean hold when any has holds; CPU lock share.
     std::vector<MetricDelta> headline;

@@ -9,6 +9,7 @@
 
 #include "lockscope/capture/capture.h"
 #include "lockscope/capture/histogram.h"
+#include "lockscope/capture/site_shares.h"
 
 // The single-capture report model: what `lockscope report` shows, computed
 // once and rendered by every format (text, Markdown, HTML, JSON), so the
@@ -65,7 +66,8 @@ struct LockRow {
     uint64_t p50_hold_ns = 0, p99_hold_ns = 0;
     uint64_t p50_acquire_ns = 0, p99_acquire_ns = 0;
     double wait_share = 0.0;      // of all locks' wait, 0..1
-    std::vector<PathRow> paths;
+    std::vector<PathRow> paths;     // with the unwalked events shared out (site_shares.h)
+    WalkedShare walked_waits, walked_holds; // how many of each kind the paths' shares come from
     std::vector<HolderRow> holders; // top holders by wait_ns; empty without holder stacks
 };
 
@@ -106,6 +108,7 @@ struct Report {
     Workload workload;
     std::vector<ProbeStatus> probes;
     std::vector<std::string> warnings;   // lost/dropped events, skipped probes, empty capture
+    std::vector<std::string> notes;      // what the sampling budgets estimated or shared out
     std::vector<NumericField> results;   // the workload's numeric results
     uint64_t total_contentions = 0;
     uint64_t total_wait_ns = 0;

@@ -57,7 +57,8 @@ public:
     // Child of parent with that function/module, or kRoot when none.
     uint32_t findChild(uint32_t parent, std::string_view function, std::string_view module) const;
 
-    // The tree of one lock: each site's stack weighted by its wait/hold.
+    // The tree of one lock: each site's stack weighted by its wait/hold, the
+    // unwalked events shared out over the walked sites (site_shares.h).
     static CallTree forLock(const Capture& capture, const Lock& lock, TreeDirection direction);
     // All locks of a capture.
     static CallTree forCapture(const Capture& capture, TreeDirection direction);

@@ -30,6 +30,9 @@ inline constexpr int kCaptureVersionNewest = kCaptureVersionCompact;
 // The one frame of the stack under which a lock's waits whose stack was not
 // walked (stack sampling) are kept: counted and timed, with no call path.
 inline constexpr const char* kNotSampledFrame = "[stack not sampled]";
+// The one frame of a stack that could not be taken (the walk failed), named
+// the way perf names what it cannot show.
+inline constexpr const char* kNoStackFrame = "[no stack]";
 
 // Where a capture was recorded, so that reports can say how far its times
 // hold (a guest's waits include its vCPUs' preemption by the host). record
@@ -126,6 +129,8 @@ struct Stats {
                                          // stack was not walked (stack budget), so neither was theirs
     uint64_t stale_holds = 0;     // held-stack entries whose release was never seen, dropped when
                                   // their lock was taken again (see hold_common.bpf.h drop_stale)
+    uint64_t bpf_frames = 0;      // BPF trampoline and program frames removed from kernel stacks
+                                  // (lock_frames.h dropBpfFrames)
     // Field by field, for the totals of several runs (capture.cpp lists every field).
     Stats& operator+=(const Stats& other) noexcept;
     bool operator==(const Stats&) const = default;

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
+#include <cstddef>
 #include <string_view>
+#include <vector>
+
+#include "lockscope/capture/capture.h"
 
 // Which kernel functions are part of the locking (or tracing) machinery rather
 // than the code that wanted the lock. A contention stack starts inside these
@@ -35,6 +39,26 @@ inline bool isLockInternalFrame(std::string_view name) noexcept
 {
     return isLockFunction(name) || isTracingFunction(name);
 }
+
+// A frame of BPF code in a kernel stack: a trampoline (bpf_trampoline_*), a
+// program (bpf_prog_*, or any symbol of kallsyms' [bpf] module, which is also
+// how record names its own programs), or, unresolved, an address in x86-64's
+// module area, where the BPF JIT puts them (kallsyms was read before they
+// were loaded; every module's code has a symbol there). Tracing, never the
+// code that wanted the lock.
+bool isBpfFrame(const Frame& frame) noexcept;
+
+// Removes the BPF frames of a kernel stack (innermost first) and returns how
+// many BPF frames it removed. A function with an fentry/fexit program attached runs its
+// body from its trampoline, so it appears twice around it: the body and, as
+// the trampoline's caller, its patched first instruction (offset <= 16);
+// that outer copy goes too.
+size_t dropBpfFrames(std::vector<Frame>& frames);
+
+// The same for the kernel stacks of a capture's locks (sites and holders;
+// CPU samples in BPF code are real CPU time and stay), for captures recorded
+// before record removed them; adds what it removed to stats.bpf_frames.
+void dropBpfFrames(Capture& capture);
 
 // CPU profile leaves counted as "spinning in a lock": the spin-lock entry
 // points and queued slow paths (what perf top shows as _raw_spin_lock /

@@ -1,0 +1,25 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "lockscope/reports/compare.h"
+
+// The order a comparison's locks are shown in, biggest news first: by verdict
+// severity (regressed, new, improved, gone, withheld, not judged, too few
+// events, no significant change), then by the size of the change of the
+// judged figure. The one order for the GUI's compare table and the reports'
+// "Top changed locks". Presentation only: the verdicts are compare's.
+namespace lockscope::reports {
+
+// 0 for the most severe verdict.
+int verdictSeverity(Verdict v) noexcept;
+
+// True when a comes before b.
+bool changedBefore(const LockDelta& a, const LockDelta& b);
+
+// Indexes of c.locks in that order (ties keep the comparison's order).
+std::vector<size_t> changedFirstOrder(const Comparison& c);
+
+} // namespace lockscope::reports

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "lockscope/reports/change_order.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace lockscope::reports {
+
+int verdictSeverity(Verdict v) noexcept
+{
+    switch (v) {
+    case Verdict::Regressed: return 0;
+    case Verdict::OnlyAfter: return 1;
+    case Verdict::Improved: return 2;
+    case Verdict::OnlyBefore: return 3;
+    case Verdict::Withheld: return 4;
+    case Verdict::NoVerdict: return 5;
+    case Verdict::InsufficientData: return 6;
+    case Verdict::NoSignificantChange: return 7;
+    }
+    return 8;
+}
+
+namespace {
+double changeSize(const LockDelta& l)
+{
+    const MetricDelta* m = judgedMetric(l);
+    return m ? std::fabs(m->value.delta()) : 0.0;
+}
+} // namespace
+
+bool changedBefore(const LockDelta& a, const LockDelta& b)
+{
+    const int sa = verdictSeverity(a.judgement.verdict), sb = verdictSeverity(b.judgement.verdict);
+    if (sa != sb)
+        return sa < sb;
+    return changeSize(a) > changeSize(b);
+}
+
+std::vector<size_t> changedFirstOrder(const Comparison& c)
+{
+    std::vector<size_t> order(c.locks.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return changedBefore(c.locks[a], c.locks[b]); });
+    return order;
+}
+
+} // namespace lockscope::reports
