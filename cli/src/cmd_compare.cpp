@@ -53,6 +53,7 @@ void addCompareCommand(CLI::App& app, Result& result)
         std::vector<std::string> captures, patched;
         std::string format = "text", output, sort = "wait";
         double threshold = 0.0, alpha = 0.01, min_effect = 5.0, max_loss_gap = 5.0;
+        reports::CompareOptions floors;
         bool verbose = false;
         std::optional<double> fail_if_worse;
         std::vector<std::string> scaling;
@@ -84,6 +85,19 @@ void addCompareCommand(CLI::App& app, Result& result)
                     "withhold lock verdicts when the sides' shares of lost events, failed stacks or untimed waits "
                     "differ by more than PP points (default 5)")
         ->check(CLI::Range(0.0, 100.0));
+    cmd->add_option("--floor-cpu", o->floors.floor_cpu_pct,
+                    "a lock's wait or hold time per second must change by at least PCT% of one CPU for a verdict "
+                    "(default 0.1 = 1 ms/s)")
+        ->check(CLI::Range(0.0, 1e6));
+    cmd->add_option("--floor-rate", o->floors.floor_events_per_s,
+                    "waits or holds per second must change by at least N/s for a verdict (default 10)")
+        ->check(CLI::Range(0.0, 1e12));
+    cmd->add_option("--floor-ns", o->floors.floor_ns,
+                    "time per operation, per wait, hold or call must change by at least NS for a verdict (default 10)")
+        ->check(CLI::Range(0.0, 1e15));
+    cmd->add_option("--floor-per-op", o->floors.floor_events_per_op,
+                    "waits or holds per operation must change by at least N for a verdict (default 0.001)")
+        ->check(CLI::Range(0.0, 1e12));
     cmd->add_flag("--verbose", o->verbose, "Markdown: add warnings, call paths, syscalls and the method");
     cmd->add_option("--scaling", o->scaling, "scaling results JSON to show beside the comparison");
     cmd->add_option("-o,--output", o->output, "write to this file instead of stdout");
@@ -108,7 +122,7 @@ void addCompareCommand(CLI::App& app, Result& result)
         }
         const auto [base, patched] =
             reports::loadSets(reports::expandCaptureArgs(before), reports::expandCaptureArgs(after));
-        reports::CompareOptions co;
+        reports::CompareOptions co = o->floors;
         co.threshold_pct = o->threshold;
         co.alpha = o->alpha;
         co.min_effect_pct = o->min_effect;

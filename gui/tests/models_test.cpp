@@ -7,6 +7,7 @@
 #include <QSortFilterProxyModel>
 #include <QTest>
 
+#include "lockscope/capture/io.h"
 #include "lockscope/reports/compare.h"
 #include "model/calltreemodel.h"
 #include "model/deltatablemodel.h"
@@ -217,6 +218,78 @@ private slots:
             QVERIFY(!model.headerData(c, Qt::Horizontal, Qt::ToolTipRole).toString().isEmpty());
         model.setComparison(nullptr);
         QCOMPARE(model.rowCount(), 0);
+    }
+
+    void deltaTableRunSetsShowEveryJudgedFigure()
+    {
+        // Three runs a side; twice the waits and holds three times longer after: the row rests on
+        // total hold/s (the smaller p), and the other changed figures are named beside it, as every report shows.
+        auto runs = [](uint64_t holdNs) {
+            std::vector<Capture> v;
+            for (uint64_t r = 0; r < 3; ++r) {
+                Capture c;
+                c.meta.duration_s = 10.0;
+                c.stats.events = 100000;
+                c.stacks.push_back(foldedStack(1, "entry_SYSCALL_64;do_timer_gettime;_raw_spin_lock"));
+                const uint64_t waits = (20000 + 300 * r) * (holdNs > 1000 ? 2 : 1);
+                c.locks.push_back(lockOf("spinlock@both", "spinlock", {site(1, 2000, waits, holdNs, 50000 + 500 * r)}));
+                v.push_back(c);
+            }
+            return v;
+        };
+        DeltaTableModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        auto cmp = std::make_shared<const reports::Comparison>(reports::compareSets(runs(1000), runs(3000)));
+        model.setComparison(cmp);
+        QCOMPARE(model.rowCount(), 1);
+        const auto& l = cmp->locks.front();
+        QCOMPARE(model.index(0, DeltaTableModel::Figure).data().toString(), QStringLiteral("total hold/s"));
+        QCOMPARE(model.index(0, DeltaTableModel::Outcome).data().toString(),
+                 DeltaTableModel::verdictLabel(reports::Verdict::Regressed));
+        QCOMPARE(l.judgement.verdict, reports::Verdict::Regressed);
+        const QString others = model.index(0, DeltaTableModel::OtherChanges).data().toString();
+        QVERIFY2(others.contains(QStringLiteral("contentions/s +100.0 %: more (worse)")), qPrintable(others));
+        QVERIFY2(others.contains(QStringLiteral("total wait/s +100.0 %: more (worse)")), qPrintable(others));
+        QVERIFY(!others.contains(QStringLiteral("mean hold")));
+        QCOMPARE(model.index(0, DeltaTableModel::OtherChanges).data(SortRole).toInt(),
+                 static_cast<int>(reports::otherChangedFigures(l).size()));
+        QVERIFY(model.index(0, DeltaTableModel::OtherChanges).data(Qt::ToolTipRole).toString().contains(
+            QStringLiteral("on total wait/s")));
+    }
+
+    void deltaTableSeed04RunsShowTheReportsVerdicts()
+    {
+        // The real seed-04 run sets (reports/tests/fixtures/seed04-3v3): every row shows the engine's
+        // verdict on the figure it rests on, as the reports do (reports.Seed04Runs.*).
+        auto side = [](const char* name) {
+            std::vector<Capture> v;
+            for (int k = 1; k <= 3; ++k)
+                v.push_back(readCapture(std::string(LOCKSCOPE_SEED04_RUNS) + "/" + name + "-" + std::to_string(k) +
+                                        ".lockscope.json"));
+            return v;
+        };
+        DeltaTableModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        auto cmp = std::make_shared<const reports::Comparison>(reports::compareSets(side("base"), side("p4")));
+        model.setComparison(cmp);
+        bool sawHash = false, sawTimer = false;
+        for (int r = 0; r < model.rowCount(); ++r) {
+            const auto& l = cmp->locks[static_cast<size_t>(r)];
+            QCOMPARE(model.index(r, DeltaTableModel::Outcome).data().toString(),
+                     DeltaTableModel::verdictLabel(l.judgement.verdict));
+            QCOMPARE(model.index(r, DeltaTableModel::Figure).data().toString(), QString::fromStdString(l.judgement.basis));
+            if (l.key == "hash_lock") {
+                sawHash = true;
+                QCOMPARE(l.judgement.verdict, reports::Verdict::Regressed);
+                QVERIFY(model.index(r, DeltaTableModel::Test).data().toString() != QStringLiteral("–"));
+                QVERIFY(!model.index(r, DeltaTableModel::OtherChanges).data().toString().isEmpty());
+            }
+            if (l.key == "spinlock@__lock_timer") {
+                sawTimer = true;
+                QCOMPARE(model.index(r, DeltaTableModel::Figure).data().toString(), QStringLiteral("hold time/op"));
+            }
+        }
+        QVERIFY(sawHash && sawTimer);
     }
 
     void deltaTableHoldOnly()

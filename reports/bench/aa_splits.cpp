@@ -5,7 +5,7 @@
 // Regressed lock verdict is a false positive. Also prints the rate for one
 // run per side (event tests), for contrast. Numbers go to reports/README.md.
 //
-// usage: lockscope_aa_splits K MAX_SPLITS ALPHA capture.json... [-- patched.json...]
+// usage: lockscope_aa_splits K MAX_SPLITS ALPHA [--no-floors] capture.json... [-- patched.json...]
 //   with "-- patched...": instead of A/A, every K-subset of the first set
 //   against every K-subset of the second (the injected-change detection rate).
 #include <algorithm>
@@ -24,13 +24,25 @@ using namespace lockscope::reports;
 namespace {
 struct Tally {
     size_t comparisons = 0, withChange = 0, judged = 0, changed = 0;
+    size_t figures = 0, figuresChanged = 0, withFigureChange = 0;  // every judged figure row of every lock
     std::vector<std::string> examples;
 };
 
 void add(Tally& t, const Comparison& c)
 {
     ++t.comparisons;
-    bool any = false;
+    bool any = false, anyFigure = false;
+    for (const auto& l : c.locks)
+        for (const auto& m : l.runs) {
+            if (m.judgement.test == TestKind::None)
+                continue;
+            ++t.figures;
+            if (m.judgement.decided()) {
+                ++t.figuresChanged;
+                anyFigure = true;
+            }
+        }
+    t.withFigureChange += anyFigure;
     for (const auto& l : c.locks) {
         if (l.judgement.test == TestKind::None)
             continue;
@@ -39,7 +51,8 @@ void add(Tally& t, const Comparison& c)
             ++t.changed;
             any = true;
             if (t.examples.size() < 5)
-                t.examples.push_back(l.key + " " + toString(l.judgement.verdict));
+                t.examples.push_back(l.key + " " + l.judgement.basis + " " + toString(l.judgement.verdict) + " (" +
+                                     toString(l.judgement.test) + ")");
         }
     }
     t.withChange += any;
@@ -51,6 +64,11 @@ void print(const char* what, const Tally& t)
                 "(%.2f%%) significant\n",
                 what, t.comparisons, t.withChange, t.comparisons ? 100.0 * double(t.withChange) / double(t.comparisons) : 0.0,
                 t.changed, t.judged, t.judged ? 100.0 * double(t.changed) / double(t.judged) : 0.0);
+    if (t.figures)
+        std::printf("    any figure of any lock: %zu (%.1f%%) comparisons with a changed figure; %zu of %zu judged "
+                    "figure rows (%.2f%%)\n",
+                    t.withFigureChange, 100.0 * double(t.withFigureChange) / double(t.comparisons), t.figuresChanged,
+                    t.figures, 100.0 * double(t.figuresChanged) / double(t.figures));
     for (const auto& e : t.examples)
         std::printf("    e.g. %s\n", e.c_str());
 }
@@ -83,7 +101,8 @@ std::vector<const Capture*> pick(const std::vector<Capture>& all, const std::vec
 int main(int argc, char** argv)
 {
     if (argc < 6) {
-        std::fprintf(stderr, "usage: %s K MAX_SPLITS ALPHA capture.json... [-- patched.json...]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s K MAX_SPLITS ALPHA [--no-floors] capture.json... [-- patched.json...]\n",
+                     argv[0]);
         return 2;
     }
     const size_t k = std::strtoul(argv[1], nullptr, 10), maxSplits = std::strtoul(argv[2], nullptr, 10);
@@ -92,6 +111,11 @@ int main(int argc, char** argv)
     std::vector<std::string> a, b;
     bool second = false;
     for (int i = 4; i < argc; ++i) {
+        if (std::string(argv[i]) == "--no-floors") {
+            // The absolute floors off: what the tests alone would flag.
+            o.floor_cpu_pct = o.floor_events_per_s = o.floor_ns = o.floor_events_per_op = 0.0;
+            continue;
+        }
         if (std::string(argv[i]) == "--")
             second = true;
         else
@@ -134,7 +158,7 @@ int main(int argc, char** argv)
             std::printf("A/B: %zu base runs, %zu patched runs, %zu vs %zu runs per side\n", runsA.size(),
                         runsB.size(), k, k);
         }
-        print("run sets (Welch t + ranges + effect floor)", sets);
+        print("run sets (judgeFigure: Welch t or quasi-Poisson + ranges + effect and absolute floors)", sets);
         print("one run per side (event tests)", singles);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "%s\n", e.what());

@@ -48,6 +48,7 @@ const char* toString(TestKind t) noexcept
     case TestKind::EventHistograms: return "chi-square+Poisson on events";
     case TestKind::EventProportion: return "proportion z on samples";
     case TestKind::EventShape: return "chi-square on calls";
+    case TestKind::QuasiPoissonRuns: return "quasi-Poisson rate over runs";
     }
     return "?";
 }

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "compare_internal.h"
+#include "format_util.h"
 #include "lockscope/capture/lock_frames.h"
 #include "lockscope/reports/report.h"
 #include "lockscope/reports/significance.h"
@@ -28,18 +29,30 @@ double perSecond(double v, const Capture& c)
     return c.meta.duration_s > 0.0 ? v / c.meta.duration_s : v;
 }
 
-MetricDelta runMetric(std::string name, std::string unit, const Values& b, const Values& a, bool higherIsBetter)
+MetricDelta runMetric(std::string name, std::string unit, RunValues b, RunValues a, bool higherIsBetter,
+                      FigureKind kind = FigureKind::Other, bool directed = true)
 {
     MetricDelta m;
     m.name = std::move(name);
     m.unit = std::move(unit);
     m.higher_is_better = higherIsBetter;
-    m.before_runs = RunSummary::of(b);
-    m.after_runs = RunSummary::of(a);
+    m.kind = kind;
+    m.directed = directed;
+    m.before_runs = RunSummary::of(b.values);
+    m.after_runs = RunSummary::of(a.values);
     m.value = Delta{m.before_runs.mean, m.after_runs.mean};
+    m.before_values = std::move(b);
+    m.after_values = std::move(a);
     if (m.before_runs.n >= 2 && m.after_runs.n >= 2)
         m.runs_test = welchTest(m.before_runs, m.after_runs);
     return m;
+}
+
+MetricDelta runMetric(std::string name, std::string unit, const Values& b, const Values& a, bool higherIsBetter,
+                      FigureKind kind = FigureKind::Other, bool directed = true)
+{
+    return runMetric(std::move(name), std::move(unit), RunValues{b, {}, {}}, RunValues{a, {}, {}}, higherIsBetter,
+                     kind, directed);
 }
 
 bool bigEnough(const MetricDelta& m, const CompareOptions& o)
@@ -55,36 +68,6 @@ Verdict direction(const MetricDelta& m)
 }
 
 constexpr const char* kOneRun = "one run on a side: run-to-run variance unknown";
-
-// The run-based verdict: Welch p < alpha, separated ranges and the effect floor, all three.
-Judgement judgeRuns(const MetricDelta& m, const CompareOptions& o, bool directed)
-{
-    Judgement j;
-    j.basis = m.name;
-    if (!m.runs_test) {
-        j.verdict = Verdict::NoVerdict;
-        j.reason = kOneRun;
-        return j;
-    }
-    j.test = TestKind::WelchRuns;
-    j.p_value = m.runs_test->p_value;
-    if (m.before_runs.stddev == 0.0 && m.after_runs.stddev == 0.0 && m.value.delta() != 0.0) {
-        // The same value in every run of a side is a setting (threads, semaphores), not a measurement.
-        j.verdict = Verdict::NoVerdict;
-        j.reason = "constant within each side: a setting, not a measurement";
-        return j;
-    }
-    const bool passed = m.runs_test->p_value < o.alpha && m.runs_test->ranges_separate;
-    j.below_effect_floor = passed && !bigEnough(m, o);
-    const bool changed = passed && bigEnough(m, o) && m.value.delta() != 0.0;
-    if (changed && directed)
-        j.verdict = direction(m);
-    else if (changed) {
-        j.verdict = Verdict::NoVerdict;
-        j.reason = "changed beyond noise; no better/worse direction is known for this figure";
-    }
-    return j;
-}
 
 // The single-run verdict from an event test (its own effect floor applied in s.significant).
 Judgement judgeEvents(const MetricDelta& m, TestKind kind, const Significance& s, bool directed,
@@ -158,63 +141,61 @@ std::vector<std::map<std::string, const Lock*>> lockMaps(const Runs& runs)
     return out;
 }
 
-using LockFigure = std::function<std::optional<double>(const Lock*, const Capture&)>;
-
-Values lockValues(const Runs& runs, const std::vector<std::map<std::string, const Lock*>>& maps,
-                  const std::string& key, const LockFigure& f)
-{
-    Values v;
-    for (size_t i = 0; i < runs.size(); ++i) {
-        const auto it = maps[i].find(key);
-        if (auto x = f(it == maps[i].end() ? nullptr : it->second, *runs[i]))
-            v.push_back(*x);
-    }
-    return v;
-}
+// One run's data for a lock figure: the lock's histogram (nullptr when the
+// lock is absent from the run), the capture, and the run's operation count
+// (0 when the workload reports none).
+struct RunPoint {
+    const Log2Hist* hist;
+    const Capture& capture;
+    double ops;
+};
 
 struct LockFigureDef {
     const char* name;
     const char* unit;
     bool hold;
-    LockFigure f;
-    // Lower is better except for the hold count, which grows with throughput as
-    // much as with contention: it gets no better/worse direction.
-    bool directed() const { return std::string(name) != "holds/s"; }
+    FigureKind kind;
+    // Lower is better except for the hold count per second, which grows with
+    // throughput as much as with contention: it gets no better/worse direction.
+    bool directed;
+    bool per_op;
+    std::function<std::optional<double>(const RunPoint&)> f;
+    bool countedEvents() const { return kind != FigureKind::TimePerEvent; }
 };
 
+// Per second of capture, or per operation; absent from a run: no waits or
+// holds then (0); means and percentiles have no value.
 const std::vector<LockFigureDef>& lockFigures()
 {
-    // Absent from a run: no waits or holds then (0 per second); means and percentiles have no value.
-    auto hist = [](bool hold) {
-        return [hold](const Lock* l) -> const Log2Hist* { return l ? (hold ? &l->hold : &l->wait) : nullptr; };
-    };
+    auto total = [](const RunPoint& r) { return r.hist ? double(r.hist->total()) : 0.0; };
+    auto count = [](const RunPoint& r) { return r.hist ? double(r.hist->count()) : 0.0; };
     static const std::vector<LockFigureDef> defs = [&] {
         std::vector<LockFigureDef> d;
         for (bool hold : {false, true}) {
-            auto h = hist(hold);
-            d.push_back({hold ? "total hold/s" : "total wait/s", "ns/s", hold,
-                         [h](const Lock* l, const Capture& c) -> std::optional<double> {
-                             const Log2Hist* x = h(l);
-                             return perSecond(x ? double(x->total()) : 0.0, c);
-                         }});
-            d.push_back({hold ? "holds/s" : "contentions/s", "/s", hold,
-                         [h](const Lock* l, const Capture& c) -> std::optional<double> {
-                             const Log2Hist* x = h(l);
-                             return perSecond(x ? double(x->count()) : 0.0, c);
-                         }});
-            d.push_back({hold ? "mean hold" : "mean wait", "ns", hold,
-                         [h](const Lock* l, const Capture&) -> std::optional<double> {
-                             const Log2Hist* x = h(l);
-                             if (!x || x->empty())
+            d.push_back({hold ? "total hold/s" : "total wait/s", "ns/s", hold, FigureKind::TimePerSecond, true, false,
+                         [total](const RunPoint& r) -> std::optional<double> { return perSecond(total(r), r.capture); }});
+            d.push_back({hold ? "holds/s" : "contentions/s", "/s", hold, FigureKind::EventsPerSecond, !hold, false,
+                         [count](const RunPoint& r) -> std::optional<double> { return perSecond(count(r), r.capture); }});
+            d.push_back({hold ? "mean hold" : "mean wait", "ns", hold, FigureKind::TimePerEvent, true, false,
+                         [](const RunPoint& r) -> std::optional<double> {
+                             if (!r.hist || r.hist->empty())
                                  return std::nullopt;
-                             return double(x->mean());
+                             return double(r.hist->mean());
                          }});
-            d.push_back({hold ? "p99 hold" : "p99 wait", "ns", hold,
-                         [h](const Lock* l, const Capture&) -> std::optional<double> {
-                             const Log2Hist* x = h(l);
-                             if (!x || x->empty())
+            d.push_back({hold ? "p99 hold" : "p99 wait", "ns", hold, FigureKind::TimePerEvent, true, false,
+                         [](const RunPoint& r) -> std::optional<double> {
+                             if (!r.hist || r.hist->empty())
                                  return std::nullopt;
-                             return double(x->percentile(99));
+                             return double(r.hist->percentile(99));
+                         }});
+        }
+        // Per operation of the workload: a lock that costs more per operation, whatever the throughput.
+        for (bool hold : {false, true}) {
+            d.push_back({hold ? "hold time/op" : "wait time/op", "ns/op", hold, FigureKind::TimePerOp, true, true,
+                         [total](const RunPoint& r) -> std::optional<double> { return total(r) / r.ops; }});
+            d.push_back({hold ? "holds/op" : "waits/1k ops", hold ? "/op" : "/1k ops", hold, FigureKind::EventsPerOp,
+                         true, true, [count, hold](const RunPoint& r) -> std::optional<double> {
+                             return count(r) / r.ops * (hold ? 1.0 : 1000.0);
                          }});
         }
         return d;
@@ -222,43 +203,148 @@ const std::vector<LockFigureDef>& lockFigures()
     return defs;
 }
 
+// The workload's operation count of every run, when every run reports one ("ops" > 0).
+std::optional<Values> opsPerRun(const Runs& runs)
+{
+    Values v;
+    for (const Capture* r : runs) {
+        const auto& res = r->workload.results;
+        const auto it = res.is_object() ? res.find("ops") : res.end();
+        if (it == res.end() || !it->is_number() || !(it->get<double>() > 0.0))
+            return std::nullopt;
+        v.push_back(it->get<double>());
+    }
+    return v;
+}
+
+RunValues lockValues(const Runs& runs, const std::vector<std::map<std::string, const Lock*>>& maps,
+                     const std::string& key, const LockFigureDef& def, const std::optional<Values>& ops)
+{
+    RunValues v;
+    for (size_t i = 0; i < runs.size(); ++i) {
+        const auto it = maps[i].find(key);
+        const Lock* l = it == maps[i].end() ? nullptr : it->second;
+        const Log2Hist* h = l ? (def.hold ? &l->hold : &l->wait) : nullptr;
+        const RunPoint point{h, *runs[i], ops ? (*ops)[i] : 0.0};
+        const auto x = def.f(point);
+        if (!x)
+            continue;
+        v.values.push_back(*x);
+        if (def.countedEvents()) {
+            v.events.push_back(h ? double(h->count()) : 0.0);
+            const double d = runs[i]->meta.duration_s;
+            v.exposure.push_back(def.per_op ? point.ops : (d > 0.0 ? d : 1.0));
+        }
+    }
+    return v;
+}
+
+// The lead figures of a lock's verdict, in the order used when none decides.
+std::vector<const char*> leadFigures(const Comparison& c)
+{
+    if (c.per_op_leads)
+        return {"wait time/op", "hold time/op"};
+    return {"total wait/s", "total hold/s"};
+}
+
+// The strongest well-supported change among the lead figures: decided ones by
+// p (then size of change), then a withheld one, then the one with more time.
+const MetricDelta* leadFigure(const LockDelta& l, const Comparison& c)
+{
+    const MetricDelta* best = nullptr;
+    auto rank = [](const MetricDelta& m) {
+        return m.judgement.decided() ? 0 : m.judgement.verdict == Verdict::Withheld ? 1 : 2;
+    };
+    auto better = [&](const MetricDelta& x, const MetricDelta& y) {
+        if (rank(x) != rank(y))
+            return rank(x) < rank(y);
+        if (rank(x) == 0 && x.judgement.p_value != y.judgement.p_value)
+            return x.judgement.p_value.value_or(1.0) < y.judgement.p_value.value_or(1.0);
+        if (rank(x) == 0)
+            return std::fabs(effectPct(x.value)) > std::fabs(effectPct(y.value));
+        return std::max(x.value.before, x.value.after) > std::max(y.value.before, y.value.after);
+    };
+    for (const char* name : leadFigures(c))
+        if (const MetricDelta* m = lockFigure(l, name); m && (!best || better(*m, *best)))
+            best = m;
+    return best;
+}
+
+// One run on a side: the event tests on wait/s (hold/s without waits) decide, as they always did.
+void judgeLockOneRun(LockDelta& l, const std::string& gapWait, const std::string& gapHold, const CompareOptions& o)
+{
+    const bool waits = l.has_wait;
+    const std::string basis = waits ? "total wait/s" : "total hold/s";
+    MetricDelta* m = nullptr;
+    for (auto& r : l.runs)
+        if (r.name == basis)
+            m = &r;
+    const Log2Hist& hb = waits ? l.wait_before : l.hold_before;
+    const Log2Hist& ha = waits ? l.wait_after : l.hold_after;
+    if (l.presence != Presence::Both || !m) {
+        l.judgement.basis = basis;
+        l.judgement.verdict = l.presence == Presence::OnlyAfter ? Verdict::OnlyAfter : Verdict::OnlyBefore;
+    } else if (std::max(hb.count(), ha.count()) < o.min_events) {
+        l.judgement = insufficient(basis, o);
+    } else {
+        l.judgement = judgeEvents(*m, TestKind::EventHistograms, waits ? l.wait_test : l.hold_test, true, o);
+    }
+    withhold(l.judgement, waits ? gapWait : gapHold);
+    if (m)  // the judged figure's row carries the lock's verdict, so every table shows the same one
+        m->judgement = l.judgement;
+}
+
 void judgeLocks(Comparison& c, const Runs& base, const Runs& patched, const CompareOptions& o)
 {
     const auto mb = lockMaps(base), ma = lockMaps(patched);
     const std::string gapWait = lossGap(c.quality_before, c.quality_after, o, true);
     const std::string gapHold = lossGap(c.quality_before, c.quality_after, o, false);
+    const auto opsB = opsPerRun(base), opsA = opsPerRun(patched);
     for (LockDelta& l : c.locks) {
         for (const auto& def : lockFigures()) {
-            if (def.hold ? !l.has_hold : !l.has_wait)
+            if ((def.hold ? !l.has_hold : !l.has_wait) || (def.per_op && !c.per_op))
                 continue;
-            l.runs.push_back(runMetric(def.name, def.unit, lockValues(base, mb, l.key, def.f),
-                                       lockValues(patched, ma, l.key, def.f), false));
-            l.runs.back().judgement = judgeRuns(l.runs.back(), o, def.directed());
+            MetricDelta m = runMetric(def.name, def.unit, lockValues(base, mb, l.key, def, opsB),
+                                      lockValues(patched, ma, l.key, def, opsA), false, def.kind, def.directed);
+            const Log2Hist& hb = def.hold ? l.hold_before : l.wait_before;
+            const Log2Hist& ha = def.hold ? l.hold_after : l.wait_after;
+            if (c.varianceKnown() && std::max(hb.count(), ha.count()) < o.min_events)
+                m.judgement = insufficient(m.name, o);
+            else
+                m.judgement = judgeFigure(m, o);
+            // A lock seen on one side only and not decided by its figure's test says just that.
+            if (c.varianceKnown() && l.presence != Presence::Both && !m.judgement.decided())
+                m.judgement.verdict = l.presence == Presence::OnlyAfter ? Verdict::OnlyAfter : Verdict::OnlyBefore;
+            withhold(m.judgement, def.hold ? gapHold : gapWait);
+            l.runs.push_back(std::move(m));
         }
-        const bool waits = l.has_wait;
-        const std::string basis = waits ? "total wait/s" : "total hold/s";
-        MetricDelta* m = nullptr;
-        for (auto& r : l.runs)
-            if (r.name == basis)
-                m = &r;
-        const Log2Hist& hb = waits ? l.wait_before : l.hold_before;
-        const Log2Hist& ha = waits ? l.wait_after : l.hold_after;
-        if (l.presence != Presence::Both || !m) {
-            l.judgement.basis = basis;
-            l.judgement.verdict = l.presence == Presence::OnlyAfter ? Verdict::OnlyAfter : Verdict::OnlyBefore;
-        } else if (std::max(hb.count(), ha.count()) < o.min_events) {
-            l.judgement = insufficient(basis, o);
-        } else if (c.varianceKnown()) {
-            l.judgement = judgeRuns(*m, o, true);
+        if (c.varianceKnown()) {
+            if (const MetricDelta* lead = leadFigure(l, c))
+                l.judgement = lead->judgement;
         } else {
-            l.judgement = judgeEvents(*m, TestKind::EventHistograms, waits ? l.wait_test : l.hold_test, true, o);
+            judgeLockOneRun(l, gapWait, gapHold, o);
         }
-        withhold(l.judgement, waits ? gapWait : gapHold);
-        if (m)  // the judged figure's row carries the lock's verdict, so every table shows the same one
-            m->judgement = l.judgement;
+        const MetricDelta* m = judgedMetric(l);
         if (m && l.presence == Presence::Both && o.threshold_pct > 0.0)
             l.hidden = std::fabs(effectPct(m->value)) < o.threshold_pct;
     }
+}
+
+// Operations per second of capture per run, and whether per-op figures lead.
+void throughput(Comparison& c, const Runs& base, const Runs& patched, const CompareOptions& o)
+{
+    const auto opsB = opsPerRun(base), opsA = opsPerRun(patched);
+    if (!opsB || !opsA)
+        return;
+    auto rate = [](const Runs& runs, const Values& ops) {
+        double sum = 0.0;
+        for (size_t i = 0; i < runs.size(); ++i)
+            sum += perSecond(ops[i], *runs[i]);
+        return sum / double(runs.size());
+    };
+    c.per_op = true;
+    c.ops_per_s = Delta{rate(base, *opsB), rate(patched, *opsA)};
+    c.per_op_leads = c.varianceKnown() && std::fabs(effectPct(c.ops_per_s)) >= o.min_effect_pct;
 }
 
 void judgeLatency(std::vector<LatencyDelta>& rows, const Runs& base, const Runs& patched, bool functions,
@@ -273,7 +359,8 @@ void judgeLatency(std::vector<LatencyDelta>& rows, const Runs& base, const Runs&
         return v;
     };
     for (LatencyDelta& l : rows) {
-        l.avg_runs = runMetric("mean latency", "ns", values(base, l.name), values(patched, l.name), false);
+        l.avg_runs = runMetric("mean latency", "ns", values(base, l.name), values(patched, l.name), false,
+                               FigureKind::TimePerEvent);
         Judgement& j = l.avg_runs.judgement;
         if (l.presence != Presence::Both) {
             j.basis = l.avg_runs.name;
@@ -281,7 +368,7 @@ void judgeLatency(std::vector<LatencyDelta>& rows, const Runs& base, const Runs&
         } else if (std::max(l.before.count(), l.after.count()) < o.min_events) {
             j = insufficient(l.avg_runs.name, o);
         } else if (c.varianceKnown()) {
-            j = judgeRuns(l.avg_runs, o, true);
+            j = judgeFigure(l.avg_runs, o);
         } else {
             j = judgeEvents(l.avg_runs, TestKind::EventShape, l.test, true, o);
         }
@@ -318,13 +405,13 @@ MetricDelta shareMetric(const std::string& name, const Runs& base, const Runs& p
     };
     uint64_t kb = 0, nb = 0, ka = 0, na = 0;
     const Values vb = values(base, kb, nb), va = values(patched, ka, na);
-    MetricDelta m = runMetric(name, "%", vb, va, false);
+    MetricDelta m = runMetric(name, "%", vb, va, false, FigureKind::Other, directed);
     if (!nb || !na) {
         m.judgement.basis = name;
         m.judgement.verdict = Verdict::InsufficientData;
         m.judgement.reason = "no CPU samples on a side";
     } else if (c.varianceKnown()) {
-        m.judgement = judgeRuns(m, o, directed);
+        m.judgement = judgeFigure(m, o);
     } else {
         Significance s;
         s.p_value = s.rate_p = proportionTest(kb, nb, ka, na);
@@ -384,8 +471,9 @@ void workloadMetrics(Comparison& c, const Runs& base, const Runs& patched, const
         if (it == va.end())
             continue;
         const auto dir = higherIsBetter(name);
-        MetricDelta m = runMetric(name, "", vb.at(name), it->second, dir.value_or(true));
-        m.judgement = judgeRuns(m, o, dir.has_value());
+        MetricDelta m = runMetric(name, "", vb.at(name), it->second, dir.value_or(true), FigureKind::Other,
+                                  dir.has_value());
+        m.judgement = judgeFigure(m, o);
         c.workload.push_back(std::move(m));
     }
 }
@@ -406,28 +494,33 @@ void headlineMetrics(Comparison& c, const Runs& base, const Runs& patched, const
         if (hb.empty() && ha.empty())
             continue;
         for (const auto& def : lockFigures()) {
-            if (def.hold != hold || std::string(def.name) == (hold ? "p99 hold" : ""))
+            if (def.hold != hold || def.per_op || std::string(def.name) == (hold ? "p99 hold" : ""))
                 continue;
             auto values = [&](const Runs& runs) {
-                Values v;
+                RunValues v;
                 for (const Capture* r : runs) {
-                    Lock all;
-                    (hold ? all.hold : all.wait) = allOf(*r, hold);
-                    if (auto x = def.f(&all, *r))
-                        v.push_back(*x);
+                    const Log2Hist all = allOf(*r, hold);
+                    const auto x = def.f(RunPoint{&all, *r, 0.0});
+                    if (!x)
+                        continue;
+                    v.values.push_back(*x);
+                    if (def.countedEvents()) {
+                        v.events.push_back(double(all.count()));
+                        v.exposure.push_back(r->meta.duration_s > 0.0 ? r->meta.duration_s : 1.0);
+                    }
                 }
                 return v;
             };
-            MetricDelta m = runMetric(def.name, def.unit, values(base), values(patched), false);
+            MetricDelta m = runMetric(def.name, def.unit, values(base), values(patched), false, def.kind, def.directed);
             if (std::max(hb.count(), ha.count()) < o.min_events)
                 m.judgement = insufficient(m.name, o);
             else if (c.varianceKnown())
-                m.judgement = judgeRuns(m, o, def.directed());
+                m.judgement = judgeFigure(m, o);
             else
                 m.judgement = judgeEvents(m, TestKind::EventHistograms,
                                           testHistograms(hb, pb.meta.duration_s, ha, pa.meta.duration_s,
                                                          effectPct(m.value), o.alpha, o.min_effect_pct),
-                                          def.directed(), o);
+                                          def.directed, o);
             withhold(m.judgement, hold ? gapHold : gapWait);
             c.headline.push_back(std::move(m));
         }
@@ -544,10 +637,24 @@ double DataQuality::untimedPct() const noexcept
 
 const MetricDelta* judgedMetric(const LockDelta& lock)
 {
+    return lockFigure(lock, lock.judgement.basis);
+}
+
+const MetricDelta* lockFigure(const LockDelta& lock, const std::string& figure)
+{
     for (const auto& m : lock.runs)
-        if (m.name == lock.judgement.basis)
+        if (m.name == figure)
             return &m;
     return nullptr;
+}
+
+std::vector<const MetricDelta*> otherChangedFigures(const LockDelta& lock)
+{
+    std::vector<const MetricDelta*> out;
+    for (const auto& m : lock.runs)
+        if (m.name != lock.judgement.basis && m.judgement.decided() && m.kind != FigureKind::TimePerEvent)
+            out.push_back(&m);
+    return out;
 }
 
 std::string varianceNote(const Comparison& c)
@@ -555,12 +662,22 @@ std::string varianceNote(const Comparison& c)
     const std::string n = "n = " + std::to_string(c.runs_before) + " run" + (c.runs_before == 1 ? "" : "s") +
                           " before, " + std::to_string(c.runs_after) + " after";
     if (c.varianceKnown()) {
-        char b[256];
+        const CompareOptions& o = c.options;
+        char b[768];
         std::snprintf(b, sizeof b,
-                      "; a verdict needs Welch's t p < %g across runs, separated ranges and a change of at "
-                      "least %g%% (%g pp for percentages)",
-                      c.options.alpha, c.options.min_effect_pct, c.options.min_effect_pp);
-        return n + b + ".";
+                      "; a verdict needs p < %g across runs (Welch's t on per-run values; a quasi-Poisson rate test "
+                      "on per-run counts for event rates and for figures absent from every run of one side), "
+                      "separated ranges, a change of at least %g%% (%g pp for percentages) and the absolute floor: "
+                      "%g%% of one CPU (%s) for time per second, %g events/s, %s per operation or event, %g "
+                      "events per operation (--floor-cpu, --floor-rate, --floor-ns, --floor-per-op)",
+                      o.alpha, o.min_effect_pct, o.min_effect_pp, o.floor_cpu_pct,
+                      (fmt::duration(o.floor_cpu_pct / 100.0 * 1e9) + "/s").c_str(), o.floor_events_per_s,
+                      fmt::duration(o.floor_ns).c_str(), o.floor_events_per_op);
+        std::string note = n + b + ".";
+        if (c.per_op_leads)
+            note += " Operations per second changed by " + fmt::pct(c.ops_per_s) +
+                    ", so each lock is judged per operation (wait and hold time/op).";
+        return note;
     }
     return n + ": run-to-run variance is unknown, so no verdict rests on runs. Verdicts come from event tests, "
                "which treat every event as independent and overstate significance; record several runs per side "
@@ -589,6 +706,7 @@ Comparison compareSets(const std::vector<const Capture*>& base, const std::vecto
     c.warnings = detail::setWarnings(base, patched, c.quality_before, c.quality_after);
     c.notes = detail::setNotes(base, patched, c.quality_before, c.quality_after);
     perRunMeans(c);
+    throughput(c, base, patched, o);
     workloadMetrics(c, base, patched, o);
     headlineMetrics(c, base, patched, pb, pa, o);
     cpuLeafMetrics(c, base, patched, pb, pa, o);

@@ -27,6 +27,13 @@ std::string figureValue(double v, const std::string& unit)
         return fixed(v, 2) + "%";
     if (unit == "/s")
         return fixed(v, std::fabs(v) >= 100.0 ? 0 : 2) + "/s";
+    if (unit == "ns/op")
+        return duration(v) + "/op";
+    if (unit == "/op" || unit == "/1k ops") {
+        char b[64];
+        std::snprintf(b, sizeof b, "%.3g", v);
+        return b + unit;
+    }
     return number(v) + (unit.empty() ? "" : " " + unit);
 }
 
@@ -49,8 +56,11 @@ std::string testAndP(const Judgement& j)
     if (j.test == TestKind::None || !j.p_value)
         return "";
     // A small p beside "no significant change" is not a contradiction: the change is too small to matter.
-    return std::string(j.below_effect_floor ? "under the effect floor; " : "") + toString(j.test) + ", p " +
-           pValue(*j.p_value);
+    const char* floor = j.below_effect_floor ? "under the effect floor; " : j.below_floor ? "under the absolute floor; " : "";
+    std::string t = std::string(floor) + toString(j.test) + ", p " + pValue(*j.p_value);
+    if (j.runs_to_decide)
+        t += "; about " + std::to_string(j.runs_to_decide) + " runs a side would decide this";
+    return t;
 }
 
 std::string verdictWithTest(const Judgement& j)
@@ -77,6 +87,12 @@ std::string meanSpread(const MetricDelta& m, bool after)
 
 std::string lockBasisNote(const Comparison& c)
 {
+    if (c.varianceKnown() && c.per_op_leads)
+        return "each judged on wait and hold time per operation (operations/s changed by " + pct(c.ops_per_s) +
+               "), the strongest well-supported change first; other changed figures below it";
+    if (c.varianceKnown())
+        return "each judged on total wait/s and total hold/s, the strongest well-supported change first; other "
+               "changed figures below it";
     for (const auto& l : c.locks)
         if (l.has_wait)
             return "judged on total wait/s, or total hold/s when a lock has no waits";

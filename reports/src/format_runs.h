@@ -24,8 +24,9 @@ std::string testAndP(const Judgement& j);
 std::string figureName(const std::string& name);
 // "mean ± stddev" of a side, or the mean alone with one run.
 std::string meanSpread(const MetricDelta& m, bool after);
-// How the lock rows are judged, following the data: "judged on total wait/s,
-// or total hold/s when a lock has no waits", or on total hold/s alone.
+// How the lock rows are judged: with runs, the strongest of total wait/s and
+// total hold/s (or time per operation when throughput changed); with one run,
+// on total wait/s, or total hold/s when a lock has no waits.
 std::string lockBasisNote(const Comparison& c);
 // True when the row carries any data (no 0 → 0 rows in tables).
 bool hasData(const MetricDelta& m);

@@ -297,6 +297,10 @@ std::string htmlComparison(const Comparison& c, const RenderExtras& x)
         }
         b += row({"<code>" + htmlEscape(l.key) + "</code>", htmlEscape(l.type), htmlEscape(m->name), sideCell(*m, false),
                   sideCell(*m, true), fmt::change(*m), verdictSpan(l.judgement)});
+        for (const MetricDelta* other : otherChangedFigures(l))
+            b += row({"<code>" + htmlEscape(l.key) + "</code>", htmlEscape(l.type), htmlEscape(other->name),
+                      sideCell(*other, false), sideCell(*other, true), fmt::change(*other),
+                      verdictSpan(other->judgement)});
     }
     b += "</table>";
     if (hidden)
@@ -350,7 +354,9 @@ std::string htmlComparison(const Comparison& c, const RenderExtras& x)
             b += svg::histogram(s.before, &s.after, s.name + " latency");
     }
     b += "<p class=\"muted\">Locks are matched by key, frames by function and module (no offsets). With two or more "
-         "runs per side a verdict needs Welch's t-test across runs, separated ranges (LKP) and the effect floor; with "
+         "runs per side a verdict needs Welch's t-test across runs (a quasi-Poisson rate test over runs for event "
+         "counts and for figures absent from one side), separated ranges (LKP), the effect floor and the absolute "
+         "floor (see above); with "
          "one run the event tests decide (chi-square homogeneity on the log2 histograms, sparse buckets pooled, and a "
          "Poisson rate test on the counts, Bonferroni-combined), which overstate significance. Alpha " +
          fmt::number(c.options.alpha) + ", effects under " + fmt::number(c.options.min_effect_pct) + "% (" +

@@ -126,7 +126,8 @@ json runSummary(const RunSummary& r)
 json judgement(const Judgement& j)
 {
     json o = {{"verdict", toString(j.verdict)}, {"test", toString(j.test)}, {"basis", j.basis},
-              {"reason", j.reason}, {"below_effect_floor", j.below_effect_floor}};
+              {"reason", j.reason}, {"below_effect_floor", j.below_effect_floor}, {"below_floor", j.below_floor},
+              {"runs_to_decide", j.runs_to_decide}};
     o["p_value"] = j.p_value ? json(*j.p_value) : json(nullptr);
     return o;
 }
@@ -134,7 +135,8 @@ json judgement(const Judgement& j)
 json metric(const MetricDelta& m)
 {
     json o = {{"name", m.name}, {"unit", m.unit}, {"value", delta(m.value)},
-              {"higher_is_better", m.higher_is_better}, {"verdict", toString(m.judgement.verdict)},
+              {"higher_is_better", m.higher_is_better}, {"kind", toString(m.kind)}, {"directed", m.directed},
+              {"verdict", toString(m.judgement.verdict)},
               {"judgement", judgement(m.judgement)}, {"before_runs", runSummary(m.before_runs)},
               {"after_runs", runSummary(m.after_runs)}};
     if (m.isPercent())
@@ -358,7 +360,10 @@ std::string jsonComparison(const Comparison& c, const RenderExtras& x)
     j["version"] = 1;
     j["options"] = {{"alpha", c.options.alpha}, {"min_effect_pct", c.options.min_effect_pct},
                     {"min_effect_pp", c.options.min_effect_pp}, {"max_loss_gap_pp", c.options.max_loss_gap_pp},
-                    {"threshold_pct", c.options.threshold_pct}, {"min_events", c.options.min_events}};
+                    {"threshold_pct", c.options.threshold_pct}, {"min_events", c.options.min_events},
+                    {"floor_cpu_pct", c.options.floor_cpu_pct}, {"floor_events_per_s", c.options.floor_events_per_s},
+                    {"floor_ns", c.options.floor_ns}, {"floor_events_per_op", c.options.floor_events_per_op}};
+    j["per_op"] = {{"available", c.per_op}, {"leads", c.per_op_leads}, {"ops_per_s", delta(c.ops_per_s)}};
     j["runs"] = {{"before", c.runs_before}, {"after", c.runs_after}, {"variance_known", c.varianceKnown()},
                  {"note", varianceNote(c)}};
     j["quality"] = {{"before", quality(c.quality_before)}, {"after", quality(c.quality_after)}};

@@ -182,7 +182,11 @@ std::string markdownComparison(const Comparison& c, const RenderExtras& x)
                "| lock | figure | " + mdEscape(b) + " | " + mdEscape(a) + " | change | verdict |\n"
                "|---|---|---:|---:|---:|---|\n";
         for (const LockDelta* l : top)
+        {
             out += "| " + code(l->key) + " | " + judgedMetric(*l)->name + " | " + figureCells(*judgedMetric(*l));
+            for (const MetricDelta* other : otherChangedFigures(*l))
+                out += "| " + code(l->key) + " | " + other->name + " | " + figureCells(*other);
+        }
     }
     if (!x.verbose) {
         if (!c.warnings.empty())
@@ -208,8 +212,10 @@ std::string markdownComparison(const Comparison& c, const RenderExtras& x)
             out += "| " + code(s.name) + s.sampledNote() + " | " + figureCells(s.avg_runs);
     }
     out += "\nMethod: " + (c.varianceKnown()
-                                ? std::string("Welch's t-test across runs, LKP-style range separation and an effect "
-                                              "floor must all hold for a verdict; ")
+                                ? std::string("Welch's t-test across runs (a quasi-Poisson rate test over runs for "
+                                              "event counts and for figures absent from one side), LKP-style range "
+                                              "separation, an effect floor and an absolute floor must all hold for a "
+                                              "verdict; ")
                                 : std::string("one run on a side, so verdicts come from event tests: chi-square "
                                               "homogeneity on the log2 histograms plus a Poisson rate test on the "
                                               "counts (Bonferroni-combined); ")) +

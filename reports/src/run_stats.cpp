@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 namespace lockscope::reports {
 
@@ -109,6 +110,68 @@ RunTest welchTest(const RunSummary& b, const RunSummary& a)
     r.df = se2 * se2 / (vb * vb / double(b.n - 1) + va * va / double(a.n - 1));
     r.p_value = studentTTwoSided(r.t, r.df);
     return r;
+}
+
+RateTest quasiPoissonRateTest(const std::vector<double>& kb, const std::vector<double>& eb,
+                              const std::vector<double>& ka, const std::vector<double>& ea)
+{
+    RateTest r;
+    auto sum = [](const std::vector<double>& v) {
+        double s = 0.0;
+        for (double x : v)
+            s += x;
+        return s;
+    };
+    const double Kb = sum(kb), Ka = sum(ka), Eb = sum(eb), Ea = sum(ea);
+    const size_t n = kb.size() + ka.size();
+    r.df = n > 2 ? double(n - 2) : 1.0;
+    if (!(Eb > 0.0) || !(Ea > 0.0))
+        return r;
+    r.rate_before = Kb / Eb;
+    r.rate_after = Ka / Ea;
+    // Each run around its own side's rate; a side with no events has nothing to disperse.
+    double pearson = 0.0;
+    for (const auto& [k, e, rate] : {std::tuple{&kb, &eb, r.rate_before}, std::tuple{&ka, &ea, r.rate_after}})
+        for (size_t i = 0; i < k->size(); ++i) {
+            const double expected = rate * (*e)[i];
+            if (expected > 0.0)
+                pearson += ((*k)[i] - expected) * ((*k)[i] - expected) / expected;
+        }
+    r.dispersion = std::max(1.0, pearson / r.df);
+    const double K = Ka + Kb;
+    if (K <= 0.0)
+        return r;
+    const double share = Ea / (Ea + Eb);
+    const double se = std::sqrt(r.dispersion * K * share * (1.0 - share));
+    r.z = (Ka - K * share) / se;
+    r.p_value = studentTTwoSided(r.z, r.df);
+    return r;
+}
+
+double studentTQuantile(double p, double df)
+{
+    // studentTTwoSided falls from 1 at t = 0; bisect on it (a few dozen steps give full double precision).
+    double lo = 0.0, hi = 1.0;
+    while (studentTTwoSided(hi, df) > p && hi < 1e12)
+        hi *= 2.0;
+    for (int i = 0; i < 200 && hi - lo > 1e-12 * hi; ++i) {
+        const double mid = 0.5 * (lo + hi);
+        (studentTTwoSided(mid, df) > p ? lo : hi) = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+size_t runsToDecide(double vb, double va, double delta, double alpha, double power, size_t max_runs)
+{
+    if (delta == 0.0 || !(alpha > 0.0 && alpha < 1.0) || !(power > 0.0 && power < 1.0))
+        return 0;
+    for (size_t n = 2; n <= max_runs; ++n) {
+        const double df = double(2 * n - 2);
+        const double need = studentTQuantile(alpha, df) + studentTQuantile(2.0 * (1.0 - power), df);
+        if (need * need * (vb + va) <= double(n) * delta * delta)
+            return n;
+    }
+    return 0;
 }
 
 } // namespace lockscope::reports

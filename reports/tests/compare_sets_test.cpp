@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "lockscope/reports/compare.h"
 #include "lockscope/reports/render.h"
@@ -249,4 +250,119 @@ TEST(CompareSets, MarkdownIsTheBlockAMaintainerPastes)
 TEST(CompareSets, EmptySetIsAnError)
 {
     EXPECT_THROW(compareSets(std::vector<Capture>{}, runs("p", {10}, 1, 1)), std::invalid_argument);
+}
+
+namespace {
+// A lock with waits and holds: n waits of wait_ns, h holds of hold_ns.
+Lock bothLock(const std::string& key, uint64_t n, uint64_t wait_ns, uint64_t h, uint64_t hold_ns, uint64_t seed)
+{
+    Lock l = makeLock(key, 1, n, wait_ns, seed);
+    const Lock holds = holdLock(key, 1, h, hold_ns, seed + 500);
+    l.hold = holds.hold;
+    l.sites[0].hold = holds.sites[0].hold;
+    return l;
+}
+
+Capture bothRun(const std::string& label, uint64_t waits, uint64_t holds, uint64_t hold_ns, uint64_t seed,
+                std::optional<double> ops = std::nullopt)
+{
+    Capture c;
+    c.meta.label = label;
+    c.meta.kernel_release = "6.18.0";
+    c.meta.duration_s = 10;
+    c.stats.events = waits + holds;
+    c.stacks.push_back(makeStack(1, {"_raw_spin_lock", "timer_lookup", "do_timer_gettime"}, seed * 16));
+    c.locks.push_back(bothLock("spinlock@both", waits, 2000, holds, hold_ns, seed));
+    if (ops)
+        c.workload.results = {{"ops", *ops}, {"ops_per_sec", *ops / 10.0}};
+    return c;
+}
+} // namespace
+
+TEST(CompareSets, EachLockIsJudgedOnWaitsAndHoldsAndTheStrongerLeads)
+{
+    // The same waits (20000 x 2 us a run) on both sides; the holds take 3x longer after.
+    std::vector<Capture> base, patched;
+    for (uint64_t r = 0; r < 3; ++r) {
+        base.push_back(bothRun("base", 20000 + 300 * r, 50000, 3000, r + 1));
+        patched.push_back(bothRun("patched", 20000 + 300 * r, 50000, 9000, r + 11));
+    }
+    const Comparison c = compareSets(base, patched);
+    const LockDelta& l = findLock(c, "spinlock@both");
+    EXPECT_EQ(l.judgement.basis, "total hold/s") << "the row names the figure its verdict rests on";
+    EXPECT_EQ(l.judgement.verdict, Verdict::Regressed);
+    EXPECT_EQ(l.judgement.test, TestKind::WelchRuns);
+    EXPECT_EQ(figure(l, "total wait/s").judgement.verdict, Verdict::NoSignificantChange);
+    EXPECT_EQ(figure(l, "total hold/s").judgement, l.judgement);
+    // Means and percentiles are judged on their rows but are not listed as the lock's other changes.
+    EXPECT_EQ(figure(l, "mean hold").judgement.verdict, Verdict::Regressed);
+    EXPECT_TRUE(otherChangedFigures(l).empty());
+    const std::string md = render(c, Format::Markdown);
+    EXPECT_NE(md.find("| `spinlock@both` | total hold/s |"), std::string::npos) << md;
+    EXPECT_NE(render(c, Format::Text).find("spinlock@both total hold/s"), std::string::npos);
+    EXPECT_NE(render(c, Format::Html).find("<td>total hold/s</td>"), std::string::npos);
+    EXPECT_NE(render(c, Format::Json).find("\"basis\": \"total hold/s\""), std::string::npos);
+}
+
+TEST(CompareSets, PerOperationLeadsWhenThroughputChanged)
+{
+    // One hold per operation. After: 40% fewer operations, each hold 40% longer: per second the
+    // lock looks 16% lighter, per operation it costs 40% more.
+    std::vector<Capture> base, patched;
+    for (uint64_t r = 0; r < 3; ++r) {
+        const double opsB = 100000 + 2000 * double(r), opsA = 60000 + 1500 * double(r);
+        base.push_back(bothRun("base", 0, uint64_t(opsB), 1000, r + 1, opsB));
+        patched.push_back(bothRun("patched", 0, uint64_t(opsA), 1400, r + 21, opsA));
+    }
+    const Comparison c = compareSets(base, patched);
+    EXPECT_TRUE(c.per_op);
+    EXPECT_TRUE(c.per_op_leads);
+    EXPECT_NEAR(*c.ops_per_s.pct(), -39.9, 0.5);
+    const LockDelta& l = findLock(c, "spinlock@both");
+    EXPECT_EQ(l.judgement.basis, "hold time/op");
+    EXPECT_EQ(l.judgement.verdict, Verdict::Regressed);
+    EXPECT_NEAR(*figure(l, "hold time/op").value.pct(), 40.0, 5.0);
+    EXPECT_LT(*figure(l, "total hold/s").value.pct(), -10.0);
+    EXPECT_NEAR(figure(l, "holds/op").value.after, 1.0, 1e-9);
+    EXPECT_NE(varianceNote(c).find("judged per operation"), std::string::npos) << varianceNote(c);
+    const std::string md = render(c, Format::Markdown);
+    EXPECT_NE(md.find("| `spinlock@both` | hold time/op |"), std::string::npos) << md;
+    // The other changed figures follow the lead as rows of their own.
+    const auto others = otherChangedFigures(l);
+    ASSERT_FALSE(others.empty());
+    EXPECT_NE(md.find("| `spinlock@both` | " + others.front()->name + " |"), std::string::npos) << md;
+}
+
+TEST(CompareSets, PerOperationFiguresFollowWhenThroughputHeld)
+{
+    std::vector<Capture> base, patched;
+    for (uint64_t r = 0; r < 3; ++r) {
+        const double ops = 100000 + 2000 * double(r);
+        base.push_back(bothRun("base", 0, uint64_t(ops), 1000, r + 1, ops));
+        patched.push_back(bothRun("patched", 0, uint64_t(ops), 3000, r + 21, ops));
+    }
+    const Comparison c = compareSets(base, patched);
+    EXPECT_TRUE(c.per_op);
+    EXPECT_FALSE(c.per_op_leads);
+    const LockDelta& l = findLock(c, "spinlock@both");
+    EXPECT_EQ(l.judgement.basis, "total hold/s");
+    EXPECT_EQ(figure(l, "hold time/op").judgement.verdict, Verdict::Regressed);
+}
+
+TEST(CompareSets, ALockSeenOnOneSideIsJudgedByTheRateTest)
+{
+    std::vector<Capture> base, patched;
+    for (uint64_t r = 0; r < 3; ++r) {
+        base.push_back(run("base", 20000 + 100 * r, 2000, 20000, 3000, r + 1));
+        Capture a = run("patched", 20000 + 100 * r, 2000, 20000, 3000, r + 11);
+        a.locks.push_back(bothLock("spinlock@new", 3000 + 100 * r, 5000, 30000, 4000, r + 31));
+        patched.push_back(a);
+    }
+    const Comparison c = compareSets(base, patched);
+    const LockDelta& l = findLock(c, "spinlock@new");
+    EXPECT_EQ(l.presence, Presence::OnlyAfter);
+    EXPECT_EQ(l.judgement.verdict, Verdict::Regressed);
+    EXPECT_EQ(l.judgement.test, TestKind::QuasiPoissonRuns);
+    EXPECT_DOUBLE_EQ(judgedMetric(l)->value.before, 0.0);
+    EXPECT_NE(render(c, Format::Markdown).find("| `spinlock@new` | " + l.judgement.basis + " | 0 ns/s"), std::string::npos);
 }

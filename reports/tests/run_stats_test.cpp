@@ -75,3 +75,86 @@ TEST(RunStats, RangesAndDegenerateVariance)
     EXPECT_DOUBLE_EQ(fixed.p_value, 0.0);
     EXPECT_TRUE(fixed.ranges_separate);
 }
+
+namespace {
+// Student's t two-sided tail in closed form for 2 and 4 degrees of freedom,
+// independent of the incomplete beta the library uses.
+double tTail2(double t)
+{
+    return 1.0 - std::fabs(t) / std::sqrt(t * t + 2.0);
+}
+double tTail4(double t)
+{
+    const double u = 1.0 + t * t / 4.0;
+    return 1.0 - 0.75 * std::fabs(t) / std::sqrt(u) * (1.0 - t * t / (12.0 * u));
+}
+} // namespace
+
+TEST(RunStats, ClosedFormTailsAgreeWithTheTable)
+{
+    EXPECT_NEAR(tTail4(2.776), 0.05, 1e-4);
+    EXPECT_NEAR(tTail2(4.303), 0.05, 1e-4);
+    EXPECT_NEAR(studentTTwoSided(5.0, 4), tTail4(5.0), 1e-12);
+    EXPECT_NEAR(studentTTwoSided(3.0, 2), tTail2(3.0), 1e-12);
+}
+
+TEST(RunStats, QuasiPoissonPresenceInEveryRunOfOneSide)
+{
+    // The seed-04 shape: no waits in three runs, 12, 14, 9 in the other three (1 s each).
+    // Rates 0 and 35/3; the after side's Pearson chi-square is 12.667 / 11.667 = 1.086 on 4 df,
+    // so the dispersion stays at its floor 1; z = (35 - 17.5) / sqrt(35 * 0.25) = 5.916.
+    const RateTest r = quasiPoissonRateTest({0, 0, 0}, {1, 1, 1}, {12, 14, 9}, {1, 1, 1});
+    EXPECT_DOUBLE_EQ(r.dispersion, 1.0);
+    EXPECT_DOUBLE_EQ(r.df, 4.0);
+    EXPECT_NEAR(r.z, 17.5 / std::sqrt(8.75), 1e-12);
+    EXPECT_NEAR(r.p_value, tTail4(17.5 / std::sqrt(8.75)), 1e-12);
+    EXPECT_NEAR(r.p_value, 0.0041, 0.0001);
+    EXPECT_DOUBLE_EQ(r.rate_before, 0.0);
+    EXPECT_NEAR(r.rate_after, 35.0 / 3.0, 1e-12);
+    // Symmetric: the same evidence the other way round.
+    EXPECT_NEAR(quasiPoissonRateTest({12, 14, 9}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}).z, -r.z, 1e-12);
+}
+
+TEST(RunStats, QuasiPoissonInflatesByTheRunsDispersion)
+{
+    // Rates 200 and 400 a run; Pearson (100^2 + 100^2) / 200 + (200^2 + 200^2) / 400 = 300 on 4 df: phi 75.
+    // z = (1200 - 900) / sqrt(75 * 1800 * 0.25) = 1.633: the runs disagree too much to decide.
+    const RateTest r = quasiPoissonRateTest({100, 300, 200}, {1, 1, 1}, {400, 200, 600}, {1, 1, 1});
+    EXPECT_NEAR(r.dispersion, 75.0, 1e-12);
+    EXPECT_NEAR(r.z, 300.0 / std::sqrt(33750.0), 1e-12);
+    EXPECT_NEAR(r.p_value, tTail4(r.z), 1e-12);
+    EXPECT_GT(r.p_value, 0.1);
+    // Plain Poisson (phi 1) would have called it: z = 300 / sqrt(450) = 14.1.
+}
+
+TEST(RunStats, QuasiPoissonWeighsExposure)
+{
+    // Twice the exposure after, twice the count per run: rates 10 and 20, no dispersion (phi 1).
+    // After's share of exposure 2/3; z = (80 - 66.67) / sqrt(100 * 2/3 * 1/3) = 2.828 on 2 df.
+    const RateTest r = quasiPoissonRateTest({10, 10}, {1, 1}, {40, 40}, {2, 2});
+    EXPECT_DOUBLE_EQ(r.dispersion, 1.0);
+    EXPECT_NEAR(r.z, std::sqrt(8.0), 1e-12);
+    EXPECT_NEAR(r.p_value, tTail2(std::sqrt(8.0)), 1e-12);
+    EXPECT_NEAR(r.p_value, 1.0 - std::sqrt(8.0) / std::sqrt(10.0), 1e-12);
+    // Nothing counted on either side: no evidence.
+    EXPECT_DOUBLE_EQ(quasiPoissonRateTest({0, 0}, {1, 1}, {0, 0}, {1, 1}).p_value, 1.0);
+}
+
+TEST(RunStats, TQuantileInvertsTheTable)
+{
+    EXPECT_NEAR(studentTQuantile(0.05, 4), 2.776, 1e-3);
+    EXPECT_NEAR(studentTQuantile(0.01, 10), 3.169, 1e-3);
+    EXPECT_NEAR(studentTQuantile(0.4, 26), 0.856, 1e-3);   // one-sided 0.80 point
+    EXPECT_NEAR(studentTQuantile(0.05, 1e7), 1.960, 1e-3);
+}
+
+TEST(RunStats, RunsToDecideFollowsTheTTable)
+{
+    // var 1 (both sides together), delta 1, alpha 0.01, power 0.8: n = 14 satisfies
+    // (t.995,26 + t.80,26)^2 = (2.779 + 0.856)^2 = 13.21 <= 14; n = 13 does not: (2.797 + 0.857)^2 = 13.35 > 13.
+    EXPECT_EQ(runsToDecide(0.5, 0.5, 1.0, 0.01), 14u);
+    // The ops/s: -41% with CV 28% and 15% (mean 100 -> 59): n = 8, (2.977 + 0.868)^2 = 14.78 <= 8 * 1681 / 862.3.
+    EXPECT_EQ(runsToDecide(28.0 * 28.0, 8.85 * 8.85, -41.0, 0.01), 8u);
+    EXPECT_EQ(runsToDecide(1.0, 1.0, 0.01, 0.01), 0u) << "beyond max_runs: none";
+    EXPECT_EQ(runsToDecide(1.0, 1.0, 0.0, 0.01), 0u);
+}

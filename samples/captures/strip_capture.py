@@ -8,7 +8,10 @@ else (meta, probes, stats, syscalls, functions, workload) is kept as is.
 Stats still describe the whole recording, which is why the README says the
 files were stripped. Validate the result with `lockscope check`.
 
-usage: strip_capture.py IN OUT [--locks 25] [--sites 6]
+--keep KEY keeps that lock (and SITES of its sites) whatever its rank, so
+every run of a run set keeps the locks a test compares.
+
+usage: strip_capture.py IN OUT [--locks 25] [--sites 6] [--keep KEY ...]
 """
 import argparse
 import json
@@ -25,6 +28,7 @@ def main():
     ap.add_argument("output")
     ap.add_argument("--locks", type=int, default=25)
     ap.add_argument("--sites", type=int, default=6)
+    ap.add_argument("--keep", action="append", default=[], metavar="KEY")
     a = ap.parse_args()
     try:
         with open(a.input) as f:
@@ -33,7 +37,8 @@ def main():
         sys.exit(f"strip_capture: cannot read {a.input}: {e}")
     if cap.get("format") != "lockscope-capture":
         sys.exit(f"strip_capture: {a.input} is not a lockscope capture (format {cap.get('format')!r})")
-    locks = sorted(cap.get("locks", []), key=busy, reverse=True)[: a.locks]
+    ranked = sorted(cap.get("locks", []), key=busy, reverse=True)
+    locks = ranked[: a.locks] + [l for l in ranked[a.locks :] if l.get("key") in a.keep]
     keep = set()
     for lock in locks:
         lock["sites"] = sorted(lock.get("sites", []), key=busy, reverse=True)[: a.sites]

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include <QColor>
+#include <QStringList>
 
 #include "lockscope/reports/change_order.h"
 #include "model/columnheader.h"
@@ -180,6 +181,12 @@ QVariant DeltaTableModel::data(const QModelIndex& index, int role) const
             return verdictTip(l);
         if (col == Key)
             return plainToolTip(QString::fromStdString(l.key));
+        if (col == OtherChanges) {
+            QString t;
+            for (const reports::MetricDelta* m : reports::otherChangedFigures(l))
+                t += (t.isEmpty() ? QString() : QStringLiteral("\n")) + judgementText(m->judgement);
+            return t.isEmpty() ? QVariant() : QVariant(t);
+        }
         return {};
     }
     if (role != Qt::DisplayRole && role != SortRole)
@@ -237,6 +244,14 @@ QVariant DeltaTableModel::data(const QModelIndex& index, int role) const
         return l.has_hold ? pct(l.total_hold_ns, display) : QVariant(display ? QStringLiteral("–") : QVariant(0.0));
     case AvgHoldPct:
         return l.has_hold ? pct(l.avg_hold_ns, display) : QVariant(display ? QStringLiteral("–") : QVariant(0.0));
+    case OtherChanges: {
+        QStringList parts;
+        for (const reports::MetricDelta* m : reports::otherChangedFigures(l))
+            parts << QStringLiteral("%1 %2: %3")
+                         .arg(QString::fromStdString(m->name), pct(m->value, true).toString(),
+                              verdictLabel(m->judgement.verdict));
+        return display ? QVariant(parts.join(QStringLiteral("; "))) : QVariant(static_cast<int>(parts.size()));
+    }
     case PValue:
         // The verdict's own test's p-value; none when no test ran (presence, too few events, one run).
         if (!l.judgement.p_value)
@@ -252,19 +267,22 @@ QVariant DeltaTableModel::headerData(int section, Qt::Orientation orientation, i
     static const char* const names[ColumnCount] = {
         "Lock", "Type", "Verdict", "Judged on", "A", "B", "Δ%", "Test", "p", "Contentions A", "Contentions B",
         "Contentions Δ%", "Wait A", "Wait B", "Wait Δ", "Wait Δ%", "Avg wait Δ%", "p99 wait Δ%", "Max wait Δ%",
-        "Holds A", "Holds B", "Hold A", "Hold B", "Hold Δ%", "Avg hold Δ%"};
+        "Holds A", "Holds B", "Hold A", "Hold B", "Hold Δ%", "Avg hold Δ%", "Other changes"};
     static const char* const tips[ColumnCount] = {
         "Lock key, matched across the two kernel builds by symbol or <type>@<caller>, never by address",
         "Lock type (after's, else before's)",
-        "The comparison engine's verdict on the judged figure (total wait/s, or total hold/s for a lock without "
-        "waits): significant change in either direction, no significant change, withheld (the sides lost different "
+        "The comparison engine's verdict on the judged figure (with runs, the strongest well-supported change among "
+        "total wait/s and total hold/s, per operation when throughput changed; with one run, total wait/s, or "
+        "total hold/s for a lock without waits): significant change in either direction, no significant change, withheld (the sides lost different "
         "shares of data), too few events, or a lock seen on one side only; the tooltip names the test",
-        "The figure the verdict is on: total wait/s, or total hold/s when the lock has no waits",
+        "The figure the verdict is on: with runs the strongest change among wait and hold time (per second, or per "
+        "operation when throughput changed); with one run total wait/s, or total hold/s without waits",
         "Mean of the judged figure over the baseline (A) runs, ± coefficient of variation with two or more runs",
         "Mean of the judged figure over the patched (B) runs, ± coefficient of variation with two or more runs",
         "(B − A) / A of the judged figure's means",
-        "The test that produced the verdict: Welch's t across runs (with range separation and the effect floor) "
-        "with two or more runs per side, else the event tests on the pooled histograms",
+        "The test that produced the verdict: Welch's t across runs, or the quasi-Poisson rate test over runs for "
+        "event counts and figures absent from one side (with range separation, the effect floor and the absolute "
+        "floor) with two or more runs per side, else the event tests on the pooled histograms",
         "The p-value of the test in the Test column (the verdict's own test); “–” when no test ran",
         "Contended acquisitions in the baseline (A)",
         "Contended acquisitions in the patched capture (B)",
@@ -281,7 +299,9 @@ QVariant DeltaTableModel::headerData(int section, Qt::Orientation orientation, i
         "Total hold time in the baseline (A), per run",
         "Total hold time in the patched capture (B), per run",
         "(B − A) / A of the total hold time, “–” without hold data",
-        "(B − A) / A of the mean hold time, “–” without hold data"};
+        "(B − A) / A of the mean hold time, “–” without hold data",
+        "The lock's other figures whose own verdict is a change (waits and holds are judged separately, per "
+        "second and per operation); the Verdict column shows the strongest"};
     return columnHeader(names, tips, section, orientation, role);
 }
 

@@ -23,7 +23,7 @@ public:
         Key,
         Type,
         Outcome,
-        Figure,       // the judged figure: total wait/s, or total hold/s without waits
+        Figure,       // the judged figure: the strongest change among wait and hold (per op when throughput changed)
         Before,       // its mean over the baseline runs (± CV with runs)
         After,
         Change,       // Δ% of the means
@@ -45,6 +45,7 @@ public:
         HoldAfter,
         HoldPct,
         AvgHoldPct,
+        OtherChanges, // the lock's other figures with a verdict of their own ("holds/op +900%: more (worse)")
         ColumnCount
     };
 

@@ -47,6 +47,12 @@ QString formatFigure(double v, const std::string& unit)
         return formatNs(static_cast<uint64_t>(std::max(0.0, v)));
     if (unit == "ns/s")
         return formatNs(static_cast<uint64_t>(std::max(0.0, v))) + QStringLiteral("/s");
+    if (unit == "ns/op")
+        return formatNs(static_cast<uint64_t>(std::max(0.0, v))) + QStringLiteral("/op");
+    if (unit == "/op")
+        return QString::number(v, 'g', 3) + QStringLiteral("/op");
+    if (unit == "/1k ops")
+        return QString::number(v, 'g', 3) + QStringLiteral("/1k ops");
     if (unit == "%")
         return QString::number(v, 'f', 2) + QStringLiteral(" %");
     QString s = std::fabs(v) >= 100 || v == std::floor(v) ? formatCount(static_cast<uint64_t>(std::llround(std::fabs(v))))

@@ -59,6 +59,7 @@ enum class TestKind {
     EventHistograms,   // chi-square shape + Poisson rate on pooled events (one run per side)
     EventProportion,   // two-proportion z-test on pooled samples (CPU shares, one run per side)
     EventShape,        // chi-square shape on pooled calls (syscall latency, one run per side)
+    QuasiPoissonRuns,  // event counts over runs, quasi-Poisson rate test + range separation + effect floor
 };
 const char* toString(TestKind t) noexcept;
 
@@ -71,6 +72,11 @@ struct Judgement {
     std::string basis;              // the figure judged, e.g. "wait/s" or "hold/s"
     std::string reason;             // why withheld / insufficient, or the single-run caveat; "" otherwise
     bool below_effect_floor = false;// the test passed alpha but the change is under the effect floor
+    bool below_floor = false;       // the change is under the figure's absolute floor (CompareOptions::floor_*)
+    // A large change (>= kLargeChangePct) left undecided: the runs per side at which the test
+    // used would decide it at the observed variance (80% power); 0 when none is estimated.
+    size_t runs_to_decide = 0;
+    bool decided() const noexcept { return verdict == Verdict::Improved || verdict == Verdict::Regressed; }
     bool operator==(const Judgement&) const = default;
 };
 
@@ -86,6 +92,26 @@ struct PathDelta {
     bool operator==(const PathDelta&) const = default;
 };
 
+// What a figure measures, which picks its test and its absolute floor.
+enum class FigureKind {
+    Other,            // workload results, percentages: no absolute floor
+    TimePerSecond,    // ns of wait or hold per second of capture (floor: share of one CPU)
+    EventsPerSecond,  // waits or holds per second (floor: events/s)
+    TimePerEvent,     // mean or p99 of one wait, hold or call (floor: ns)
+    TimePerOp,        // ns of wait or hold per workload operation (floor: ns)
+    EventsPerOp,      // waits or holds per operation, or per 1k operations (floor: per operation)
+};
+const char* toString(FigureKind k) noexcept;
+
+// One side's per-run data behind a figure: its values, and for figures made
+// of counted events (waits, holds) the count and the exposure (seconds or
+// operations) of each run, for the rate test.
+struct RunValues {
+    std::vector<double> values;
+    std::vector<double> events, exposure;  // empty when the figure is not built from counted events
+    bool operator==(const RunValues&) const = default;
+};
+
 // A named figure measured once per run on both sides: workload results, CPU
 // share, a lock's wait/s. value holds the two sides' means (for n = 1 the
 // values themselves); the change is in % except for figures that are already
@@ -97,6 +123,9 @@ struct MetricDelta {
     bool higher_is_better = false;
     RunSummary before_runs, after_runs;
     std::optional<RunTest> runs_test;  // when both sides have >= 2 runs
+    FigureKind kind = FigureKind::Other;
+    bool directed = true;              // false: a change gets no better/worse verdict
+    RunValues before_values, after_values;
     Judgement judgement;
     bool isPercent() const noexcept { return unit == "%"; }
     bool operator==(const MetricDelta&) const = default;
@@ -126,11 +155,17 @@ struct LockDelta {
     bool has_acquire = false;     // acquire data on at least one side
     Significance wait_test;       // event tests on the pooled histograms (supporting evidence)
     Significance hold_test;
-    // On wait/s when the lock has waits, else on hold/s.
+    // The strongest well-supported change among the lock's lead figures (total
+    // wait/s and total hold/s, or wait time/op and hold time/op when
+    // Comparison::per_op_leads): the decided one with the smallest p; with
+    // none decided, the one with more time. basis names it; with one run on a
+    // side, wait/s (hold/s without waits) from the event tests.
     Judgement judgement;
-    // Per-run figures: wait/s, contentions/s, mean and p99 wait when has_wait;
-    // hold/s, holds/s, mean and p99 hold when has_hold. Rates are per second
-    // of capture (per run when a capture has no duration).
+    // Per-run figures, each with its own judgement: wait/s, contentions/s,
+    // mean and p99 wait when has_wait; hold/s, holds/s, mean and p99 hold when
+    // has_hold; with Comparison::per_op also wait time/op, waits/1k ops, hold
+    // time/op and holds/op. Rates are per second of capture (per run when a
+    // capture has no duration).
     std::vector<MetricDelta> runs;
     bool hidden = false;          // |Δ%| of the judged figure below CompareOptions::threshold_pct
     Log2Hist wait_before, wait_after, hold_before, hold_after;  // for overlays
@@ -208,6 +243,14 @@ struct CompareOptions {
     double threshold_pct = 0.0;   // hide rows whose |Δ%| of the judged figure is below this (--threshold)
     CompareSort sort = CompareSort::Wait; // locks by max total wait (then hold), by max total hold, or by |Δ%|
     uint64_t min_events = 10;     // fewer events on both sides → InsufficientData
+    // Absolute floors: a change smaller than these is never a verdict, however
+    // small its p (LKP keeps such per-metric floors). Time per second as a share
+    // of one CPU (0.1% = 1 ms/s), events per second, time per operation or
+    // per event, events per operation.
+    double floor_cpu_pct = 0.1;
+    double floor_events_per_s = 10.0;
+    double floor_ns = 10.0;
+    double floor_events_per_op = 0.001;
     size_t paths_per_lock = 5;    // PathDelta rows kept per lock
     size_t top_paths = 20;        // Comparison::paths rows kept
     bool operator==(const CompareOptions&) const = default;
@@ -230,6 +273,12 @@ struct Comparison {
     std::vector<PathDelta> paths;        // all locks' stacks that gained/lost the most wait
     DiffTree tree;
     CompareOptions options;
+    // Per-operation lock figures exist when every run on both sides reports its
+    // operation count (workload result "ops"); they lead each lock's verdict
+    // when the operations per second changed by at least min_effect_pct.
+    bool per_op = false;
+    bool per_op_leads = false;
+    Delta ops_per_s;                     // the sides' mean operations per second of capture, with per_op
     bool varianceKnown() const noexcept { return runs_before >= 2 && runs_after >= 2; }
     bool operator==(const Comparison&) const = default;
 };
@@ -249,6 +298,27 @@ std::string varianceNote(const Comparison& comparison);
 
 // The judged figure's row of a lock (its runs entry named by judgement.basis), nullptr when absent.
 const MetricDelta* judgedMetric(const LockDelta& lock);
+// A lock's figure by name ("total hold/s", "hold time/op", ...), nullptr when it has none.
+const MetricDelta* lockFigure(const LockDelta& lock, const std::string& figure);
+// The lock's other totals and rates (not means or percentiles, which describe
+// rather than decide) whose own verdict is a change, in runs order.
+std::vector<const MetricDelta*> otherChangedFigures(const LockDelta& lock);
+
+// Changes at least this large (in %) that no test decided get a runs-to-decide estimate.
+inline constexpr double kLargeChangePct = 20.0;
+
+// THE decision on one figure between two run sets: is it different, which
+// way, by which test. Welch's t on the per-run values, or for counted events
+// (EventsPer*, and any figure that is zero in every run of one side) the
+// quasi-Poisson rate test on the counts; either way a verdict also needs
+// p < alpha, separated ranges (every run of one side beyond every run of the
+// other), a change of at least min_effect_pct (min_effect_pp for "%") and the
+// figure's absolute floor. Needs >= 2 runs per side (else NoVerdict). Used
+// for every run-set row of a comparison; not the presence, data-loss and
+// too-few-events rules of a lock, which compareSets applies around it.
+Judgement judgeFigure(const MetricDelta& figure, const CompareOptions& options);
+// The absolute floor of a figure under options, in its unit (0 for FigureKind::Other).
+double figureFloor(const MetricDelta& figure, const CompareOptions& options);
 
 
 // The CI gate behind --fail-if-worse PCT: the regressions that are

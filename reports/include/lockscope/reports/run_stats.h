@@ -39,6 +39,39 @@ struct RunTest {
 // gives p 1 for equal means and p 0 otherwise.
 RunTest welchTest(const RunSummary& before, const RunSummary& after);
 
+// A rate comparison of event counts over runs (quasi-Poisson): each run
+// counted k events over an exposure e (seconds, or operations). Under "the
+// same rate" the after side's share of all events is binomial given their
+// sum, with variance inflated by the dispersion phi that the runs show
+// (Pearson chi-square of each run around its side's rate, over N - 2
+// degrees of freedom, at least 1: never tighter than Poisson). The score z
+// is referred to Student's t on N - 2 df, the quasi-likelihood convention
+// for an estimated dispersion. Unlike Welch's t it needs no variance on a
+// side: 0, 0, 0 against 12, 14, 9 events is evidence (a lock or figure
+// present in every run of one side only).
+struct RateTest {
+    double z = 0.0;            // after minus before, in standard errors
+    double dispersion = 1.0;   // phi
+    double df = 0.0;
+    double p_value = 1.0;      // two-sided
+    double rate_before = 0.0, rate_after = 0.0;  // events per unit of exposure, pooled per side
+    bool operator==(const RateTest&) const = default;
+};
+
+// Needs >= 2 runs per side (callers check); counts and exposures per run, exposures > 0.
+RateTest quasiPoissonRateTest(const std::vector<double>& counts_before, const std::vector<double>& exposure_before,
+                              const std::vector<double>& counts_after, const std::vector<double>& exposure_after);
+
+// t such that P(|T| >= t) = p_two_sided with df degrees of freedom (0 < p < 1).
+double studentTQuantile(double p_two_sided, double df);
+
+// Runs per side at which a two-sided test at alpha detects a difference
+// delta between the sides' means with the given power, when one run of each
+// side varies by var_before and var_after (normal theory with Student's t
+// quantiles on 2n - 2 df). 0 when even max_runs would not do it.
+size_t runsToDecide(double var_before, double var_after, double delta, double alpha, double power = 0.8,
+                    size_t max_runs = 50);
+
 // Regularized incomplete beta function I_x(a, b), a, b > 0, 0 <= x <= 1.
 double incompleteBeta(double a, double b, double x);
 

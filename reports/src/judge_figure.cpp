@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <cmath>
+
+#include "compare_internal.h"
+#include "lockscope/reports/compare.h"
+
+// The one decision on a figure between two run sets (compare.h: judgeFigure).
+// Every run-set row of a comparison, and lab bisect's judge, ask it.
+namespace lockscope::reports {
+
+using detail::effectPct;
+
+const char* toString(FigureKind k) noexcept
+{
+    switch (k) {
+    case FigureKind::Other: return "other";
+    case FigureKind::TimePerSecond: return "time per second";
+    case FigureKind::EventsPerSecond: return "events per second";
+    case FigureKind::TimePerEvent: return "time per event";
+    case FigureKind::TimePerOp: return "time per operation";
+    case FigureKind::EventsPerOp: return "events per operation";
+    }
+    return "?";
+}
+
+double figureFloor(const MetricDelta& m, const CompareOptions& o)
+{
+    switch (m.kind) {
+    case FigureKind::TimePerSecond: return o.floor_cpu_pct / 100.0 * 1e9;  // ns of lock time per second
+    case FigureKind::EventsPerSecond: return o.floor_events_per_s;
+    case FigureKind::TimePerEvent:
+    case FigureKind::TimePerOp: return o.floor_ns;
+    case FigureKind::EventsPerOp: return o.floor_events_per_op * (m.unit == "/1k ops" ? 1000.0 : 1.0);
+    case FigureKind::Other: return 0.0;
+    }
+    return 0.0;
+}
+
+namespace {
+constexpr const char* kOneRun = "one run on a side: run-to-run variance unknown";
+
+bool allZero(const RunSummary& s)
+{
+    return s.n && s.min == 0.0 && s.max == 0.0;
+}
+
+bool counted(const RunValues& v)
+{
+    return !v.events.empty() && v.events.size() == v.values.size() && v.exposure.size() == v.values.size();
+}
+
+double meanOf(const std::vector<double>& v)
+{
+    double s = 0.0;
+    for (double x : v)
+        s += x;
+    return v.empty() ? 0.0 : s / double(v.size());
+}
+
+// The evidence on one figure: the test that fits its data, its p-value and
+// the per-run variance of each side under that test (for the power estimate).
+struct Evidence {
+    TestKind test = TestKind::WelchRuns;
+    double p = 1.0;
+    double var_before = 0.0, var_after = 0.0;
+};
+
+Evidence evidence(const MetricDelta& m)
+{
+    const RunSummary &b = m.before_runs, &a = m.after_runs;
+    const bool counts = counted(m.before_values) && counted(m.after_values);
+    const bool eventFigure = m.kind == FigureKind::EventsPerSecond || m.kind == FigureKind::EventsPerOp;
+    // Zero in every run of one side: Welch's t would rest on one side's variance alone.
+    const bool absentOnOneSide = allZero(b) != allZero(a);
+    Evidence e;
+    if (counts && (eventFigure || absentOnOneSide)) {
+        const RunValues &vb = m.before_values, &va = m.after_values;
+        const RateTest r = quasiPoissonRateTest(vb.events, vb.exposure, va.events, va.exposure);
+        e.test = TestKind::QuasiPoissonRuns;
+        e.p = r.p_value;
+        // One run's variance of the figure under the fitted dispersion, in the figure's unit.
+        const double rates = r.rate_before + r.rate_after;
+        const double scale = rates > 0.0 ? (b.mean + a.mean) / rates : 0.0;
+        const double eb = meanOf(vb.exposure), ea = meanOf(va.exposure);
+        e.var_before = eb > 0.0 ? r.dispersion * r.rate_before / eb * scale * scale : 0.0;
+        e.var_after = ea > 0.0 ? r.dispersion * r.rate_after / ea * scale * scale : 0.0;
+        return e;
+    }
+    e.p = m.runs_test ? m.runs_test->p_value : welchTest(b, a).p_value;
+    e.var_before = b.stddev * b.stddev;
+    e.var_after = a.stddev * a.stddev;
+    return e;
+}
+
+bool bigEnough(const MetricDelta& m, const CompareOptions& o)
+{
+    if (m.isPercent())
+        return std::fabs(m.value.delta()) >= o.min_effect_pp;
+    return std::fabs(effectPct(m.value)) >= o.min_effect_pct;
+}
+} // namespace
+
+Judgement judgeFigure(const MetricDelta& m, const CompareOptions& o)
+{
+    Judgement j;
+    j.basis = m.name;
+    const RunSummary &b = m.before_runs, &a = m.after_runs;
+    if (b.n < 2 || a.n < 2) {
+        j.verdict = Verdict::NoVerdict;
+        j.reason = kOneRun;
+        return j;
+    }
+    const double delta = a.mean - b.mean;
+    if (m.kind == FigureKind::Other && b.stddev == 0.0 && a.stddev == 0.0 && delta != 0.0) {
+        // The same value in every run of a side is a setting (threads, semaphores), not a measurement.
+        j.test = TestKind::WelchRuns;
+        j.p_value = 0.0;
+        j.verdict = Verdict::NoVerdict;
+        j.reason = "constant within each side: a setting, not a measurement";
+        return j;
+    }
+    const Evidence e = evidence(m);
+    j.test = e.test;
+    j.p_value = e.p;
+    const bool separate = b.max < a.min || a.max < b.min;
+    const bool passed = e.p < o.alpha && separate;
+    const bool big = bigEnough(m, o);
+    const bool overFloor = std::fabs(delta) >= figureFloor(m, o);
+    j.below_effect_floor = passed && !big;
+    j.below_floor = passed && big && !overFloor;
+    if (passed && big && overFloor && delta != 0.0) {
+        if (m.directed) {
+            j.verdict = (delta > 0.0) == m.higher_is_better ? Verdict::Improved : Verdict::Regressed;
+        } else {
+            j.verdict = Verdict::NoVerdict;
+            j.reason = "changed beyond noise; no better/worse direction is known for this figure";
+        }
+        return j;
+    }
+    const double change = m.isPercent() ? std::fabs(delta) / std::max(1e-300, std::fabs(b.mean)) * 100.0
+                                        : std::fabs(effectPct(m.value));
+    if (!passed && change >= kLargeChangePct && overFloor) {
+        const size_t n = runsToDecide(e.var_before, e.var_after, delta, o.alpha);
+        if (n > std::max(b.n, a.n))
+            j.runs_to_decide = n;
+    }
+    return j;
+}
+
+} // namespace lockscope::reports
