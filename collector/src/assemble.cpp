@@ -397,6 +397,8 @@ std::pair<size_t, size_t> CaptureAssembler::addToLock(const std::string& key, co
     else
         lock.address.reset();
     (hold ? lock.hold : lock.wait).merge(r.hist);
+    if (!hold)
+        lock.wait_untimed += r.untimed;
 
     int64_t siteUser = userStackId ? int64_t(*userStackId) : -1;
     auto [si, newSite] = siteIndex_.try_emplace({key, stackId, siteUser}, lock.sites.size());
@@ -408,6 +410,8 @@ std::pair<size_t, size_t> CaptureAssembler::addToLock(const std::string& key, co
     }
     LockSite& site = lock.sites[si->second];
     (hold ? site.hold : site.wait).merge(r.hist);
+    if (!hold)
+        site.wait_untimed += r.untimed;
     return {li->second, si->second};
 }
 

@@ -17,6 +17,9 @@
 //   contend-workload filepos THREADS SECONDS threads read() one shared file descriptor a byte
 //                                           at a time: its f_pos_lock, a mutex contended
 //                                           10^5 times a second (reported on any kernel)
+//   contend-workload filepos-bulk THREADS SECONDS as filepos on a 32 MiB memfd, plus one thread that
+//                                           every 50 ms reads it whole in one read(): ~10 ms
+//                                           holding f_pos_lock, rare long waits among short ones
 //
 // Prints one line {"lockscope_result": {"ops": N, ...}} like the samples.
 #include <atomic>
@@ -32,6 +35,7 @@
 #include <string>
 #include <sys/ipc.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/sem.h>
 #include <sys/syscall.h>
 #include <thread>
@@ -160,22 +164,59 @@ __attribute__((noinline)) uint64_t ls_test_filepos_worker(int fd)
     return ops;
 }
 
+// One read() of the whole file every 50 ms: f_pos_lock held for the copy
+// (running, not asleep: a waiter spins on it as long as it can).
+__attribute__((noinline)) uint64_t ls_test_bulk_worker(int fd, size_t size)
+{
+    std::vector<char> buf(size, 1); // touched: the copy is not slowed by first faults
+    uint64_t ops = 0;
+    while (!g_stop.load(std::memory_order_relaxed)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (lseek(fd, 0, SEEK_SET) < 0 || read(fd, buf.data(), size) < 0)
+            return ops;
+        ++ops;
+    }
+    return ops;
+}
+
 } // extern "C"
+
+namespace {
+
+constexpr size_t kBulkBytes = size_t { 32 } << 20;
+
+// A memfd of kBulkBytes: a regular file (its reads take f_pos_lock) in memory.
+int bulkFile()
+{
+    const int fd = memfd_create("ls-test-bulk", MFD_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    const std::vector<char> chunk(size_t { 1 } << 20, 'x');
+    for (size_t done = 0; done < kBulkBytes; done += chunk.size())
+        if (write(fd, chunk.data(), chunk.size()) != static_cast<ssize_t>(chunk.size())) {
+            close(fd);
+            return -1;
+        }
+    return fd;
+}
+
+} // namespace
 
 int main(int argc, char** argv)
 {
     if (argc != 4) {
-        std::fprintf(stderr, "usage: %s mutex|spin|semop|semctl|mmap|filepos THREADS SECONDS\n", argv[0]);
+        std::fprintf(stderr, "usage: %s mutex|spin|semop|semctl|mmap|filepos|filepos-bulk THREADS SECONDS\n", argv[0]);
         return 2;
     }
     const std::string mode = argv[1];
     const int threads = std::atoi(argv[2]);
     const double seconds = std::atof(argv[3]);
     const bool sem = mode == "semop" || mode == "semctl";
-    if ((mode != "mutex" && mode != "spin" && mode != "mmap" && mode != "filepos" && !sem) || threads < 1
+    const bool bulk = mode == "filepos-bulk";
+    if ((mode != "mutex" && mode != "spin" && mode != "mmap" && mode != "filepos" && !sem && !bulk) || threads < 1
         || threads > 256 || !(seconds > 0)) {
         std::fprintf(stderr,
-            "%s: bad arguments (mode mutex|spin|semop|semctl|mmap|filepos, THREADS 1..256, SECONDS > 0)\n",
+            "%s: bad arguments (mode mutex|spin|semop|semctl|mmap|filepos|filepos-bulk, THREADS 1..256, SECONDS > 0)\n",
                      argv[0]);
         return 2;
     }
@@ -187,19 +228,21 @@ int main(int argc, char** argv)
             return 1;
         }
     }
-    const int fd = mode == "filepos" ? open("/proc/self/exe", O_RDONLY | O_CLOEXEC) : -1;
-    if (mode == "filepos" && fd < 0) {
-        std::fprintf(stderr, "%s: open /proc/self/exe: %s\n", argv[0], std::strerror(errno));
+    const int fd = mode == "filepos" ? open("/proc/self/exe", O_RDONLY | O_CLOEXEC) : bulk ? bulkFile() : -1;
+    if ((mode == "filepos" || bulk) && fd < 0) {
+        std::fprintf(stderr, "%s: %s: %s\n", argv[0], bulk ? "memfd" : "open /proc/self/exe", std::strerror(errno));
         return 1;
     }
-    const int readers = mode == "semctl" ? 1 : 0;
+    const int readers = mode == "semctl" || bulk ? 1 : 0;
     std::vector<uint64_t> ops(static_cast<size_t>(threads + readers));
     std::vector<std::thread> pool;
     const auto start = std::chrono::steady_clock::now();
     for (int t = 0; t < threads + readers; ++t)
         pool.emplace_back([&, t] {
             auto& n = ops[static_cast<size_t>(t)];
-            if (t >= threads)
+            if (t >= threads && bulk)
+                n = ls_test_bulk_worker(fd, kBulkBytes);
+            else if (t >= threads)
                 n = ls_test_semctl_worker(semid);
             else if (mode == "mutex")
                 n = ls_test_mutex_worker();
@@ -207,7 +250,7 @@ int main(int argc, char** argv)
                 n = ls_test_spin_worker();
             else if (mode == "mmap")
                 n = ls_test_mmap_worker();
-            else if (mode == "filepos")
+            else if (mode == "filepos" || bulk)
                 n = ls_test_filepos_worker(fd);
             else
                 n = ls_test_semop_worker(semid, static_cast<unsigned>(t));

@@ -234,6 +234,10 @@ void judgeLocks(Comparison& c, const Runs& base, const Runs& patched, const Comp
             l.runs.push_back(runMetric(def.name, def.unit, lockValues(base, mb, l.key, def.f),
                                        lockValues(patched, ma, l.key, def.f), false));
             l.runs.back().judgement = judgeRuns(l.runs.back(), o, def.directed());
+            if (std::string(def.name) == "p99 wait") {
+                l.runs.back().tail_basis = detail::weakestTailBasis(base, patched, l.key, 99);
+                detail::withholdUnsupportedTail(l.runs.back());
+            }
         }
         const bool waits = l.has_wait;
         const std::string basis = waits ? "total wait/s" : "total hold/s";

@@ -5,6 +5,7 @@
 #include "format_runs.h"
 #include "format_util.h"
 #include "lockscope/capture/calltree.h"
+#include "compare_internal.h"
 #include "render_internal.h"
 #include "svg.h"
 
@@ -199,14 +200,18 @@ std::string htmlReport(const Report& r, const RenderExtras& x)
         b += row({"<code>" + htmlEscape(l.key) + "</code>" +
                       (l.nameBesideKey().empty() ? "" : " <span class=\"muted\">" + htmlEscape(l.name) + "</span>"),
                   htmlEscape(l.type), std::to_string(l.wait.count()),
-                  duration(double(l.wait.total())), duration(double(l.wait.max())), duration(double(l.wait.mean())),
-                  duration(double(l.p50_wait_ns)), duration(double(l.p99_wait_ns)),
+                  duration(double(l.wait.total())), estimateMark(l.max_wait_basis) + duration(double(l.wait.max())),
+                  duration(double(l.wait.mean())), duration(double(l.p50_wait_ns)),
+                  estimateMark(l.p99_wait_basis) + duration(double(l.p99_wait_ns)),
                   l.hold.empty() ? "-" : duration(double(l.hold.mean())), "<code>" + htmlEscape(l.caller) + "</code>"});
     b += "</table>";
     for (const auto& l : r.locks) {
         b += "<div class=\"lock\"><h3>" + htmlEscape(l.key) + " <span class=\"muted\">" + htmlEscape(l.type) +
              (l.nameBesideKey().empty() ? "" : ", " + htmlEscape(l.name)) + (l.cgroup.empty() ? "" : ", cgroup " + htmlEscape(l.cgroup)) +
-             "</span></h3>" + svg::histogram(l.wait, nullptr, "wait time");
+             "</span></h3>";
+        if (const std::string note = tailNote(l, exactWaitNs(r.meta)); !note.empty())
+            b += "<p class=\"muted\">tails: " + htmlEscape(note) + "</p>";
+        b += svg::histogram(l.wait, nullptr, "wait time");
         if (!l.hold.empty())
             b += svg::histogram(l.hold, nullptr, "hold time");
         b += "<table>" + row({"share", "count", "wait", "path (innermost first)"}, true);
@@ -327,7 +332,7 @@ std::string htmlComparison(const Comparison& c, const RenderExtras& x)
     b += "<p class=\"muted\">Locks are matched by key, frames by function and module (no offsets). With two or more "
          "runs per side a verdict needs Welch's t-test across runs, separated ranges (LKP) and the effect floor; with "
          "one run the event tests decide (chi-square homogeneity on the log2 histograms, sparse buckets pooled, and a "
-         "Poisson rate test on the counts, Bonferroni-combined), which overstate significance. Alpha " +
+         "Poisson rate test on the counts, Bonferroni-combined), which overstate significance. " + tailMethodNote(c) + "Alpha " +
          fmt::number(c.options.alpha) + ", effects under " + fmt::number(c.options.min_effect_pct) + "% (" +
          fmt::number(c.options.min_effect_pp) + " points for percentages) are no significant change.</p>";
     return page("lockscope compare", b);

@@ -158,6 +158,17 @@ std::vector<Holder> holdersFromJson(const json& arr, const Path& at, const Stack
     return out;
 }
 
+// Waits of wait whose time is estimated (absent: none, as before the field).
+uint64_t untimedAt(const json& j, const Path& at, const Log2Hist& wait)
+{
+    if (!optionalMember(j, "wait_untimed"))
+        return 0;
+    const uint64_t n = u64At(j, at, "wait_untimed");
+    if (n > wait.count())
+        fail(at / "wait_untimed", "more than the waits counted (" + std::to_string(wait.count()) + ")");
+    return n;
+}
+
 Lock lockFromJson(const json& j, const Path& at, const StackRefs& refs)
 {
     expectObject(j, at);
@@ -175,6 +186,7 @@ Lock lockFromJson(const json& j, const Path& at, const StackRefs& refs)
         fail(at / "instances", "must be at least 1");
     l.aborted = u64At(j, at, "aborted");
     l.wait = histFromJson(member(j, at, "wait"), at / "wait");
+    l.wait_untimed = untimedAt(j, at, l.wait);
     l.hold = histFromJson(member(j, at, "hold"), at / "hold");
     const json& sites = arrayAt(j, at, "sites");
     const Path sp = at / "sites";
@@ -190,6 +202,7 @@ Lock lockFromJson(const json& j, const Path& at, const StackRefs& refs)
             refs.check(*site.user_stack_id, p / "user_stack_id", StackKind::User);
         }
         site.wait = histFromJson(member(s, p, "wait"), p / "wait");
+        site.wait_untimed = untimedAt(s, p, site.wait);
         site.hold = histFromJson(member(s, p, "hold"), p / "hold");
         if (optionalMember(s, "holders"))
             site.holders = holdersFromJson(arrayAt(s, p, "holders"), p / "holders", refs);

@@ -53,6 +53,8 @@ template <class J> J lockToJson(const Lock& l)
             { "hold", histToJson<J>(site.hold) } };
         if (site.user_stack_id)
             js["user_stack_id"] = *site.user_stack_id;
+        if (site.wait_untimed)
+            js["wait_untimed"] = site.wait_untimed;
         if (!site.holders.empty()) {
             J hs = J::array();
             for (const Holder& h : site.holders) {
@@ -77,6 +79,8 @@ template <class J> J lockToJson(const Lock& l)
     jl["instances"] = l.instances;
     jl["aborted"] = l.aborted;
     jl["wait"] = histToJson<J>(l.wait);
+    if (l.wait_untimed)
+        jl["wait_untimed"] = l.wait_untimed;
     jl["hold"] = histToJson<J>(l.hold);
     jl["sites"] = std::move(sites);
     return jl;

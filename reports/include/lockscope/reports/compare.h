@@ -9,6 +9,7 @@
 
 #include "lockscope/capture/capture.h"
 #include "lockscope/capture/histogram.h"
+#include "lockscope/capture/tail_basis.h"
 #include "lockscope/reports/run_stats.h"
 #include "lockscope/reports/significance.h"
 
@@ -98,6 +99,9 @@ struct MetricDelta {
     RunSummary before_runs, after_runs;
     std::optional<RunTest> runs_test;  // when both sides have >= 2 runs
     Judgement judgement;
+    // Percentiles of lock waits: the least supported run's basis (timing
+    // budget, lockscope/capture/tail_basis.h); absent for other figures.
+    std::optional<TailBasis> tail_basis;
     bool isPercent() const noexcept { return unit == "%"; }
     bool operator==(const MetricDelta&) const = default;
 };
