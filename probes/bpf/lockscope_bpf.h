@@ -105,7 +105,8 @@ struct ls_pending {
     __u32 counted;     /* 1: an untimed wait (ls_wait_counts), counted at its begin if it spins
                           (its end only pops it), else at its end. Only lock, tid, flags and
                           (when long waits are timed: exact_wait_ns) ts are set then. */
-    __u64 owner_stack; /* key of its stack in owner_stacks; 0: not taken */
+    __u64 owner_stack; /* key of its stack in owner_stacks; 0: not taken. An untimed
+                          (counted) wait: the tick count at its begin (exact_wait_ns) */
 };
 
 enum ls_holder_state {

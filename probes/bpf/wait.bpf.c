@@ -77,9 +77,10 @@ static __always_inline __u64 now_ns(void)
 
 /*
  * Long waits are timed whatever the budget. An untimed wait reads the clock
- * at its begin, where its lock is held by another task anyway; its end, with
- * the lock just taken, reads only the coarse clock (the time of the last
- * tick: no clock source read) and reads the clock only when a tick has gone
+ * at its begin, where its lock is held by another task anyway, and the tick
+ * count (jiffies); its end, with the lock just taken, reads only the tick
+ * count (a load, no clock source read; bpf_ktime_get_coarse_ns is not
+ * allowed in tracing programs) and reads the clock only when a tick has gone
  * by since the begin. No wait of a tick and the tick's own lateness escapes
  * that, so userspace makes this a power of two of at least 1.5 ticks
  * (probes::exactWaitNs): every wait that long is timed and lands in its own
@@ -87,9 +88,10 @@ static __always_inline __u64 now_ns(void)
  */
 const volatile __u64 exact_wait_ns = 0;
 
-static __always_inline __u64 coarse_ns(void)
+/* On the test clock a tick is 1 ms. */
+static __always_inline __u64 ticks(void)
 {
-    return test_clock ? test_now_ns : bpf_ktime_get_coarse_ns();
+    return test_clock ? test_now_ns / 1000000 : bpf_jiffies64();
 }
 
 const volatile __u32 holder_nr_cpus = 0; /* possible CPUs, at most LS_HOLDER_MAX_CPUS */
@@ -399,8 +401,10 @@ static __always_inline int begin_counted(struct ls_wait_stack *s, __u64 lock, __
     s->e[d].lock = 0;
     s->depth = d + 1;
     s->e[d].counted = 1;
-    if (exact_wait_ns)
+    if (exact_wait_ns) {
         s->e[d].ts = now_ns();
+        s->e[d].owner_stack = ticks();
+    }
     s->e[d].flags = flags;
     s->e[d].tid = (__u32)id;
     s->e[d].lock = lock;
@@ -576,7 +580,7 @@ static __always_inline void resolve_pending_holder(struct ls_pending *p)
 /* An untimed wait that turned out long (exact_wait_ns): true with *now read. */
 static __always_inline bool long_untimed(const struct ls_pending *p, __u64 *now)
 {
-    if (!exact_wait_ns || coarse_ns() <= p->ts)
+    if (!exact_wait_ns || ticks() == p->owner_stack)
         return false;
     *now = now_ns();
     return *now - p->ts >= exact_wait_ns;
