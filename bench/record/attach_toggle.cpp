@@ -21,7 +21,8 @@
 // sc-exact (budget 0); record and record-exact (every probe `record` and
 // `record --exact` attach: without fentry, record's default times no syscalls);
 // owner, names, cgroup (lockscope plus --lock-owner, --lock-names or
-// --per-cgroup) and labels (all three); cpu (CPU sampling alone at record's
+// --per-cgroup) and labels (all three); blind-tail (lockscope without timing
+// the long untimed waits, Options::exact_tail off: its cost); cpu (CPU sampling alone at record's
 // default frequency) and cpu-HZ (at HZ per CPU).
 // Needs root.
 #include <algorithm>
@@ -248,6 +249,8 @@ std::vector<Mode> allModes()
         { "hook", [] { return attachHookFloor(false); } },
         { "lockscope", [] { return attachWait(1000, 16, 20000); } },
         { "every-timed", [] { return attachWait(1000, 16, 0); } },
+        { "blind-tail",
+            [] { return attachWait(1000, 16, 20000, [](probes::Options& o) { o.exact_tail = false; }); } },
         { "every-stack", [] { return attachWait(0, 16, 20000); } },
         { "no-stacks", [] { return attachWait(1000, 0, 20000); } },
         { "owner",
@@ -415,7 +418,7 @@ int main(int argc, char** argv)
     if (modes.size() < 2) {
         std::fprintf(stderr,
             "bench_attach_toggle: --modes names none of hook, lockscope, every-timed, every-stack, "
-            "no-stacks, owner, names, cgroup, labels, sc-hook, syscalls, sc-exact, record, "
+            "no-stacks, owner, names, cgroup, labels, blind-tail, sc-hook, syscalls, sc-exact, record, "
             "record-exact, cpu, cpu-HZ\n");
         return 2;
     }

@@ -418,6 +418,8 @@ std::pair<size_t, size_t> CaptureAssembler::addToLock(const std::string& key, co
     else
         lock.address.reset();
     histOf(lock, figure).merge(r.hist);
+    if (figure == Figure::Wait)
+        lock.wait_untimed += r.untimed;
 
     int64_t siteUser = userStackId ? int64_t(*userStackId) : -1;
     auto [si, newSite] = siteIndex_.try_emplace({key, stackId, siteUser}, lock.sites.size());
@@ -429,6 +431,8 @@ std::pair<size_t, size_t> CaptureAssembler::addToLock(const std::string& key, co
     }
     LockSite& site = lock.sites[si->second];
     histOf(site, figure).merge(r.hist);
+    if (figure == Figure::Wait)
+        site.wait_untimed += r.untimed;
     return {li->second, si->second};
 }
 

@@ -20,6 +20,9 @@
 //   contend-workload filepos-3to1 THREADS SECONDS as filepos, but each thread calls read()
 //                                           three times, then readv() once: one lock
 //                                           from two call paths in a known 3:1 proportion
+//   contend-workload filepos-bulk THREADS SECONDS as filepos on a 32 MiB file in /dev/shm, plus one thread that
+//                                           every 50 ms reads it whole in one read(): ~10 ms
+//                                           holding f_pos_lock, rare long waits among short ones
 //
 // Prints one line {"lockscope_result": {"ops": N, ...}} like the samples.
 #include <atomic>
@@ -35,6 +38,7 @@
 #include <string>
 #include <sys/ipc.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/sem.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -179,23 +183,63 @@ __attribute__((noinline)) uint64_t ls_test_filepos_3to1_worker(int fd)
     return ops;
 }
 
+// One read() of the whole file every 50 ms: f_pos_lock held for the copy
+// (running, not asleep: a waiter spins on it as long as it can).
+__attribute__((noinline)) uint64_t ls_test_bulk_worker(int fd, size_t size)
+{
+    std::vector<char> buf(size, 1); // touched: the copy is not slowed by first faults
+    uint64_t ops = 0;
+    while (!g_stop.load(std::memory_order_relaxed)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (lseek(fd, 0, SEEK_SET) < 0 || read(fd, buf.data(), size) < 0)
+            return ops;
+        ++ops;
+    }
+    return ops;
+}
+
 } // extern "C"
+
+namespace {
+
+constexpr size_t kBulkBytes = size_t { 32 } << 20;
+
+// A file of kBulkBytes in /dev/shm (memory), unlinked once open. Opened by
+// path: a memfd is no opened file and has no f_pos_lock (FMODE_ATOMIC_POS).
+int bulkFile()
+{
+    char path[] = "/dev/shm/ls-test-bulk-XXXXXX";
+    const int fd = mkostemp(path, O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    unlink(path);
+    const std::vector<char> chunk(size_t { 1 } << 20, 'x');
+    for (size_t done = 0; done < kBulkBytes; done += chunk.size())
+        if (write(fd, chunk.data(), chunk.size()) != static_cast<ssize_t>(chunk.size())) {
+            close(fd);
+            return -1;
+        }
+    return fd;
+}
+
+} // namespace
 
 int main(int argc, char** argv)
 {
     if (argc != 4) {
-        std::fprintf(stderr, "usage: %s mutex|spin|semop|semctl|mmap|filepos|filepos-3to1 THREADS SECONDS\n", argv[0]);
+        std::fprintf(stderr, "usage: %s mutex|spin|semop|semctl|mmap|filepos|filepos-3to1|filepos-bulk THREADS SECONDS\n", argv[0]);
         return 2;
     }
     const std::string mode = argv[1];
     const int threads = std::atoi(argv[2]);
     const double seconds = std::atof(argv[3]);
     const bool sem = mode == "semop" || mode == "semctl";
+    const bool bulk = mode == "filepos-bulk";
     const bool filepos = mode == "filepos" || mode == "filepos-3to1";
-    if ((mode != "mutex" && mode != "spin" && mode != "mmap" && !filepos && !sem) || threads < 1
+    if ((mode != "mutex" && mode != "spin" && mode != "mmap" && !filepos && !sem && !bulk) || threads < 1
         || threads > 256 || !(seconds > 0)) {
         std::fprintf(stderr,
-            "%s: bad arguments (mode mutex|spin|semop|semctl|mmap|filepos|filepos-3to1, THREADS 1..256, SECONDS > 0)\n",
+            "%s: bad arguments (mode mutex|spin|semop|semctl|mmap|filepos|filepos-3to1|filepos-bulk, THREADS 1..256, SECONDS > 0)\n",
                      argv[0]);
         return 2;
     }
@@ -207,19 +251,21 @@ int main(int argc, char** argv)
             return 1;
         }
     }
-    const int fd = filepos ? open("/proc/self/exe", O_RDONLY | O_CLOEXEC) : -1;
-    if (filepos && fd < 0) {
-        std::fprintf(stderr, "%s: open /proc/self/exe: %s\n", argv[0], std::strerror(errno));
+    const int fd = filepos ? open("/proc/self/exe", O_RDONLY | O_CLOEXEC) : bulk ? bulkFile() : -1;
+    if ((filepos || bulk) && fd < 0) {
+        std::fprintf(stderr, "%s: %s: %s\n", argv[0], bulk ? "/dev/shm file" : "open /proc/self/exe", std::strerror(errno));
         return 1;
     }
-    const int readers = mode == "semctl" ? 1 : 0;
+    const int readers = mode == "semctl" || bulk ? 1 : 0;
     std::vector<uint64_t> ops(static_cast<size_t>(threads + readers));
     std::vector<std::thread> pool;
     const auto start = std::chrono::steady_clock::now();
     for (int t = 0; t < threads + readers; ++t)
         pool.emplace_back([&, t] {
             auto& n = ops[static_cast<size_t>(t)];
-            if (t >= threads)
+            if (t >= threads && bulk)
+                n = ls_test_bulk_worker(fd, kBulkBytes);
+            else if (t >= threads)
                 n = ls_test_semctl_worker(semid);
             else if (mode == "mutex")
                 n = ls_test_mutex_worker();
@@ -227,7 +273,7 @@ int main(int argc, char** argv)
                 n = ls_test_spin_worker();
             else if (mode == "mmap")
                 n = ls_test_mmap_worker();
-            else if (mode == "filepos")
+            else if (mode == "filepos" || bulk)
                 n = ls_test_filepos_worker(fd);
             else if (mode == "filepos-3to1")
                 n = ls_test_filepos_3to1_worker(fd);

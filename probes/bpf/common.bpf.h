@@ -231,6 +231,22 @@ static __always_inline void hist_add_cpu(struct ls_hist *h, __u64 v)
     h->count += 1;
 }
 
+/* hist_add_cpu for an event already counted: its time only. A copy's min
+ * is unset while it holds no time (max 0). */
+static __always_inline void hist_add_time_cpu(struct ls_hist *h, __u64 v)
+{
+    __u32 b = log2_bucket(v);
+
+    asm volatile("" : "+r"(b));
+    b &= LS_HIST_SLOTS - 1;
+    h->slots[b] += 1;
+    h->total += v;
+    if (!h->max || v < h->min)
+        h->min = v;
+    if (v > h->max)
+        h->max = v;
+}
+
 /* Finds or creates the histogram of key in a hash map; NULL when full. */
 static __always_inline struct ls_hist *hist_of(void *map, const void *key)
 {

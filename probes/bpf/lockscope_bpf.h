@@ -56,6 +56,12 @@ enum ls_stack_map {
 #define LS_LCB_F_PERCPU (1U << 4)
 #define LS_LCB_F_MUTEX (1U << 5)
 
+/* In ls_wait_key.flags and ls_wait_done.flags, beside the LCB_F_* ones: a
+ * wait of at least exact_wait_ns (wait.bpf.c). Every such wait is timed, so
+ * they have a key of their own, out of the sample the untimed waits of the
+ * same key are given the times of; userspace folds them back in. */
+#define LS_WAIT_F_LONG (1U << 31)
+
 /* Hold-probe variants, stored in the flags of a hold record. */
 enum ls_hold_variant {
     LS_HOLD_SPIN = 1,
@@ -98,9 +104,10 @@ struct ls_pending {
                       per-CPU entry another task ends is stale, not its wait */
     __u32 owner_tid;   /* sleeping locks (--lock-owner): the owner read from the lock word; 0: none */
     __u32 counted;     /* 1: an untimed wait (ls_wait_counts), counted at its begin if it spins
-                          (its end only pops it), else at its end. Only lock, tid and flags
-                          are set then. */
-    __u64 owner_stack; /* key of its stack in owner_stacks; 0: not taken */
+                          (its end only pops it), else at its end. Only lock, tid, flags and
+                          (when long waits are timed: exact_wait_ns) ts are set then. */
+    __u64 owner_stack; /* key of its stack in owner_stacks; 0: not taken. An untimed
+                          (counted) wait: the tick count at its begin (exact_wait_ns) */
 };
 
 enum ls_holder_state {
@@ -204,6 +211,9 @@ struct ls_wait_done {
     __u32 owner_tid;   /* as in ls_pending */
     __u64 owner_stack;
     __u64 cgroup;  /* as in ls_wait_key */
+    __u32 counted; /* 1: an untimed wait found long at its end, already counted at its
+                      begin (a spinning one): its histogram takes its time, not its count */
+    __u32 pad;
 };
 
 /*

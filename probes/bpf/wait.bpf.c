@@ -75,6 +75,25 @@ static __always_inline __u64 now_ns(void)
     return test_clock ? test_now_ns : bpf_ktime_get_ns();
 }
 
+/*
+ * Long waits are timed whatever the budget. An untimed wait reads the clock
+ * at its begin, where its lock is held by another task anyway, and the tick
+ * count (jiffies); its end, with the lock just taken, reads only the tick
+ * count (a load, no clock source read; bpf_ktime_get_coarse_ns is not
+ * allowed in tracing programs) and reads the clock only when a tick has gone
+ * by since the begin. No wait of a tick and the tick's own lateness escapes
+ * that, so userspace makes this a power of two of at least 1.5 ticks
+ * (probes::exactWaitNs): every wait that long is timed and lands in its own
+ * bucket, and the buckets from there up are exact. 0: no budget, nothing to do.
+ */
+const volatile __u64 exact_wait_ns = 0;
+
+/* On the test clock a tick is 1 ms. */
+static __always_inline __u64 ticks(void)
+{
+    return test_clock ? test_now_ns / 1000000 : bpf_jiffies64();
+}
+
 const volatile __u32 holder_nr_cpus = 0; /* possible CPUs, at most LS_HOLDER_MAX_CPUS */
 
 struct {
@@ -241,6 +260,10 @@ static __always_inline void record_wait(const struct ls_wait_done *w)
 
     if (!h)
         return;
+    if (w->counted) {
+        hist_add_time_cpu(h, w->delta);
+        return;
+    }
     hist_add_cpu(h, w->delta);
     count(LS_C_WAIT_EVENTS);
     if (holder_scan && w->holder_state == LS_HOLDER_FOUND)
@@ -279,8 +302,8 @@ static __always_inline void drain_done(void)
  * lengthens the critical section the other waiters queue behind, which makes
  * the next acquisition contend too (bench/record/README.md, "Timing
  * budget", has the cost of timing every wait). An untimed wait reads no clock at
- * either end, is never walked, and is counted without a ring slot
- * (begin_counted). Userspace spreads its count like the timed waits of the
+ * its end unless it was long (exact_wait_ns), is never walked, and is counted
+ * without a ring slot (begin_counted). Userspace spreads its count like the timed waits of the
  * same key, or of the same lock and flags, or of the same lock, when the key
  * has none (wait_hist.cpp). A mutex's optimistic spin takes the budget
  * too, but every sleep is timed: a wait that begins asleep, and an untimed
@@ -378,6 +401,10 @@ static __always_inline int begin_counted(struct ls_wait_stack *s, __u64 lock, __
     s->e[d].lock = 0;
     s->depth = d + 1;
     s->e[d].counted = 1;
+    if (exact_wait_ns) {
+        s->e[d].ts = now_ns();
+        s->e[d].owner_stack = ticks();
+    }
     s->e[d].flags = flags;
     s->e[d].tid = (__u32)id;
     s->e[d].lock = lock;
@@ -399,14 +426,16 @@ static __always_inline void take_stacks(void *ctx, struct ls_pending *e, __u64 n
     }
 }
 
-/* An untimed mutex wait that stops spinning to sleep is timed from now on:
- * sleeps are a mutex's long, rare waits, which a 1-in-N sample would often
- * miss, and they weigh most in its total. Its spin before is left out. */
+/* An untimed mutex wait that stops spinning to sleep is timed: sleeps are a
+ * mutex's long, rare waits, which a 1-in-N sample would often miss, and they
+ * weigh most in its total. Timed from its begin when that read the clock
+ * (exact_wait_ns), as perf does; else from now, its spin left out. */
 static __always_inline void time_from_sleep(void *ctx, struct ls_pending *e, __u64 lock, __u64 skip)
 {
     __u64 now = now_ns();
 
-    e->ts = now;
+    if (!exact_wait_ns)
+        e->ts = now;
     take_stacks(ctx, e, now, lock, skip);
     e->holder = -1;
     e->holder_state = LS_HOLDER_NONE;
@@ -548,6 +577,29 @@ static __always_inline void resolve_pending_holder(struct ls_pending *p)
     count(LS_C_HOLDER_MISSING);
 }
 
+/* An untimed wait that turned out long (exact_wait_ns): true with *now read. */
+static __always_inline bool long_untimed(const struct ls_pending *p, __u64 *now)
+{
+    if (!exact_wait_ns || ticks() == p->owner_stack)
+        return false;
+    *now = now_ns();
+    return *now - p->ts >= exact_wait_ns;
+}
+
+/* A long untimed wait is filed like a timed one, under the key its count
+ * goes to (count_untimed): nothing but its lock, flags and begin was kept. */
+static __always_inline void as_unwalked(struct ls_pending *p, bool counted_at_begin)
+{
+    p->kstack = stacks_on ? LS_STACK_UNSAMPLED : -1;
+    p->ustack = -1;
+    p->holder = -1;
+    p->holder_state = LS_HOLDER_NONE;
+    p->owner_tid = 0;
+    p->owner_stack = 0;
+    if (stacks_on && !counted_at_begin)
+        count(LS_C_STACK_UNSAMPLED);
+}
+
 /* Pops the newest pending wait on lock; returns false if there is none. */
 static __always_inline bool pop(struct ls_wait_stack *s, __u64 lock, struct ls_pending *out)
 {
@@ -601,13 +653,20 @@ static __always_inline int on_end(void *ctx, __u64 lock, int ret)
         count(LS_C_ABORTED);
         return 0;
     }
-    if (p.counted) {
-        if (!per_cpu_wait(p.flags)) /* a spinning one was counted at its begin */
-            count_untimed(lock, p.flags, time_slot(lock), id, LS_COUNTS_BY_END);
-        return 0;
-    }
+    bool counted_at_begin = false;
+    __u64 now = 0;
 
-    __u64 now = now_ns();
+    if (p.counted) {
+        if (!long_untimed(&p, &now)) {
+            if (!per_cpu_wait(p.flags)) /* a spinning one was counted at its begin */
+                count_untimed(lock, p.flags, time_slot(lock), id, LS_COUNTS_BY_END);
+            return 0;
+        }
+        counted_at_begin = per_cpu_wait(p.flags);
+        as_unwalked(&p, counted_at_begin);
+    } else {
+        now = now_ns();
+    }
 
     if (holder_scan && p.holder_state == LS_HOLDER_PENDING)
         resolve_pending_holder(&p); /* now, while the holder's recent releases still hold it */
@@ -626,7 +685,7 @@ static __always_inline int on_end(void *ctx, __u64 lock, int ret)
     w->lock = lock;
     w->delta = now - p.ts;
     w->kstack = p.kstack;
-    w->flags = p.flags;
+    w->flags = p.flags | (exact_wait_ns && w->delta >= exact_wait_ns ? LS_WAIT_F_LONG : 0);
     w->holder = p.holder;
     w->holder_state = p.holder_state;
     w->ustack = p.ustack;
@@ -636,6 +695,7 @@ static __always_inline int on_end(void *ctx, __u64 lock, int ret)
     w->tgid = per_tgid || p.ustack >= 0 ? (__u32)(id >> 32) : 0;
     /* The waiter is current here too: read once per wait, at its end. */
     w->cgroup = per_cgroup ? bpf_get_current_cgroup_id() : 0;
+    w->counted = counted_at_begin;
     if (!deferred) {
         record_wait(w);
         return 0;

@@ -253,7 +253,8 @@ ls_hist sumCpuHists(const std::vector<ls_hist>& cpus)
     ls_hist sum {};
     sum.min = ~0ULL;
     for (const ls_hist& c : cpus) {
-        if (c.count == 0)
+        // A copy with times but no count holds long waits counted elsewhere (wait.bpf.c).
+        if (c.count == 0 && c.max == 0)
             continue;
         sum.count += c.count;
         sum.total += c.total;

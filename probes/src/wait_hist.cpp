@@ -107,7 +107,7 @@ uint64_t addUndrained(const std::vector<ls_wait_done>& done, std::vector<RawWait
 {
     for (const auto& d : done) {
         RawWait& w = entryOf(waits, d);
-        w.hist.count += 1;
+        w.hist.count += d.counted ? 0 : 1; // else counted at its begin
         addTimed(w.hist, d.delta);
         if (d.holder_state != LS_HOLDER_FOUND)
             continue;
@@ -152,8 +152,63 @@ PendingCounts addPendingCounts(const std::vector<ls_wait_count>& counts, std::ve
     return n;
 }
 
+namespace {
+
+bool sameKey(const LockRecord& a, const LockRecord& b)
+{
+    return a.lock_addr == b.lock_addr && a.kstack_id == b.kstack_id && a.ustack_id == b.ustack_id
+        && a.flags == b.flags && a.tgid == b.tgid && a.cgroup == b.cgroup;
+}
+
+// Takes the long waits out of raw, keyed as the waits they belong with. A
+// long wait whose begin counted it (untimed and spinning) is in its
+// histogram's slots only: its count is taken back from its short key.
+std::vector<RawWait> takeLongWaits(std::vector<RawWait>& raw)
+{
+    std::vector<RawWait> longs;
+    for (auto it = raw.begin(); it != raw.end();) {
+        if (!(it->record.flags & LS_WAIT_F_LONG)) {
+            ++it;
+            continue;
+        }
+        RawWait l = std::move(*it);
+        it = raw.erase(it);
+        l.record.flags &= ~LS_WAIT_F_LONG;
+        l.record.type = lockTypeName(l.record.flags);
+        const uint64_t timed = timedCount(l.hist);
+        const uint64_t lent = timed > l.hist.count ? timed - l.hist.count : 0;
+        l.hist.count = timed;
+        auto shortKey = std::find_if(raw.begin(), raw.end(), [&](const RawWait& w) { return sameKey(w.record, l.record); });
+        if (shortKey != raw.end())
+            shortKey->hist.count -= std::min<uint64_t>(lent, shortKey->hist.count);
+        longs.push_back(std::move(l));
+    }
+    return longs;
+}
+
+// Adds the long waits to the records of their keys, or as records of their own.
+void addLongWaits(const std::vector<RawWait>& longs, std::vector<LockRecord>& out)
+{
+    for (const auto& l : longs) {
+        const Log2Hist h = histFromKernel(l.hist);
+        if (h.empty())
+            continue;
+        auto r = std::find_if(out.begin(), out.end(), [&](const LockRecord& x) { return sameKey(x, l.record); });
+        if (r != out.end()) {
+            r->hist.merge(h);
+            continue;
+        }
+        LockRecord rec = l.record;
+        rec.hist = h;
+        out.push_back(std::move(rec));
+    }
+}
+
+} // namespace
+
 UntimedWaits finishWaits(std::vector<RawWait>& raw, std::vector<LockRecord>& out)
 {
+    const std::vector<RawWait> longs = takeLongWaits(raw);
     // Timed waits only: by lock and flags, and by lock.
     std::map<std::pair<uint64_t, uint32_t>, ls_hist> byFlags;
     std::map<uint64_t, ls_hist> byLock;
@@ -176,12 +231,15 @@ UntimedWaits finishWaits(std::vector<RawWait>& raw, std::vector<LockRecord>& out
                 spreadUntimed(w.hist, untimed, flags->second);
             else if (lock != byLock.end())
                 spreadUntimed(w.hist, untimed, lock->second);
-            (timed || lock != byLock.end() ? u.spread : u.unplaced) += untimed;
+            const bool placed = timed || lock != byLock.end();
+            (placed ? u.spread : u.unplaced) += untimed;
+            w.record.untimed = placed ? untimed : 0;
         }
         w.record.hist = histFromKernel(w.hist);
         if (!w.record.hist.empty())
             out.push_back(std::move(w.record));
     }
+    addLongWaits(longs, out);
     return u;
 }
 

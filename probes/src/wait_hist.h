@@ -75,7 +75,10 @@ struct UntimedWaits {
     uint64_t unplaced = 0; // no timed wait on their lock to take times from: left out
 };
 
-// Spreads each key's untimed waits over its histogram like its timed ones
+// Folds the long waits (LS_WAIT_F_LONG: every one timed, kept apart from
+// the sample) back into their keys' histograms: the ones an untimed wait's
+// begin counted already lend their count back. Then spreads each key's
+// untimed waits over its histogram like its timed ones
 // (when the key has none: like the timed waits of the same lock and flags,
 // else of the same lock; untimed waits are never walked, so they sit under
 // the unsampled stack while the timed ones of their lock may all have been

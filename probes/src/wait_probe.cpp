@@ -180,6 +180,7 @@ std::unique_ptr<Family> openWait(FamilyContext& ctx)
         configureStackBudget(skel->rodata, o);
         // Holder stacks add each wait's time to its holder's entry at the end.
         skel->rodata->time_window_events = o.holder_stacks ? 0 : stackWindowWalks(o.timing_budget);
+        skel->rodata->exact_wait_ns = skel->rodata->time_window_events && o.exact_tail ? exactWaitNs() : 0;
         skel->rodata->holder_nr_cpus
             = static_cast<uint32_t>(std::min(ctx.maps.ncpus(), int { LS_HOLDER_MAX_CPUS }));
         auto& p = skel->progs;

@@ -657,3 +657,91 @@ TEST_F(TimingBudget, ACountedWaitLeavesNoRingSlotAndNestsWithATimedOne)
     EXPECT_EQ(counter(LS_C_UNMATCHED), 0u);
     EXPECT_EQ(counter(LS_C_STALE), 0u);
 }
+
+// Long waits are timed whatever the budget (exact_wait_ns, here 2 ms): an
+// untimed wait keeps its begin's clock, and its end times it when the
+// coarse clock (the test clock here) shows it lasted. Such waits get a key
+// of their own (LS_WAIT_F_LONG) that userspace folds back in.
+class ExactTail : public TimingBudget {
+protected:
+    void configure(ls_wait& w) override
+    {
+        TimingBudget::configure(w);
+        w.rodata->exact_wait_ns = kExact;
+    }
+
+    // The records userspace makes of every wait so far, by (lock, flags)
+    // over all stacks.
+    std::map<std::pair<uint64_t, uint32_t>, lockscope::probes::LockRecord> records() const
+    {
+        std::vector<lockscope::probes::detail::RawWait> raw = allWaits();
+        std::vector<lockscope::probes::LockRecord> out;
+        lockscope::probes::detail::finishWaits(raw, out);
+        std::map<std::pair<uint64_t, uint32_t>, lockscope::probes::LockRecord> byKey;
+        for (const auto& r : out) {
+            auto& into = byKey[{ r.lock_addr, r.flags }];
+            into.hist.merge(r.hist);
+            into.untimed += r.untimed;
+        }
+        return byKey;
+    }
+
+    static constexpr uint64_t kExact = 2000000;
+};
+
+TEST_F(ExactTail, AnUntimedSpinThatLastedIsTimedInItsBucket)
+{
+    busyWindow();
+    begin(A, LS_LCB_F_SPIN); // timed: A's first; the next 5 on A are not
+    end(A, 0);
+    const uint64_t timedBefore = timedSoFar();
+    at(30);
+    begin(A, LS_LCB_F_SPIN); // untimed, counted at its begin
+    at(31);
+    end(A, 0); // 1 ms: a tick went by, but it is no long wait
+    EXPECT_EQ(timedSoFar(), timedBefore) << "a short wait stays untimed";
+    at(40);
+    begin(A, LS_LCB_F_SPIN);
+    at(45);
+    end(A, 0); // 5 ms
+    EXPECT_EQ(timedSoFar(), timedBefore + 1) << "a long wait is timed";
+    const auto r = records();
+    ASSERT_TRUE(r.count({ A, LS_LCB_F_SPIN }));
+    const auto& a = r.at({ A, LS_LCB_F_SPIN });
+    EXPECT_EQ(a.hist.count(), (countsByKey()[{ A, LS_LCB_F_SPIN }])) << "counted once, at its begin";
+    EXPECT_EQ(a.hist.max(), 5000000u) << "the max is the long wait's own time";
+    EXPECT_EQ(a.hist.buckets()[lockscope::Log2Hist::bucketOf(5000000)], 1u) << "in its own bucket";
+    EXPECT_TRUE(a.hist.consistent());
+    EXPECT_GT(a.untimed, 0u);
+    EXPECT_FALSE(r.count({ A, LS_LCB_F_SPIN | LS_WAIT_F_LONG })) << "folded back into its key";
+    EXPECT_EQ(cpuDepth(), 0u);
+    EXPECT_EQ(counter(LS_C_UNMATCHED) + counter(LS_C_STALE), 0u);
+}
+
+// A mutex's untimed spin that sleeps is timed from its begin (as perf times
+// it); one that spun long is timed at its end.
+TEST_F(ExactTail, AnUntimedMutexWaitIsTimedFromItsBegin)
+{
+    busyWindow();
+    begin(M, LS_LCB_F_MUTEX | LS_LCB_F_SPIN); // timed: M's first; the next 5 on M are not
+    end(M, 0);
+    const auto before = records();
+    at(30);
+    begin(M, LS_LCB_F_MUTEX | LS_LCB_F_SPIN); // spins from 30 ms, sleeps from 31 ms to 34 ms
+    at(31);
+    begin(M, LS_LCB_F_MUTEX);
+    at(34);
+    end(M, 0);
+    at(40);
+    begin(M, LS_LCB_F_MUTEX | LS_LCB_F_SPIN); // spins 3 ms and gets it
+    at(43);
+    end(M, 0);
+    const auto r = records();
+    ASSERT_TRUE(r.count({ M, LS_LCB_F_MUTEX }));
+    EXPECT_EQ((r.at({ M, LS_LCB_F_MUTEX }).hist.total()), 4000000u) << "timed from its first begin: 4 ms";
+    const auto& spin = r.at({ M, LS_LCB_F_MUTEX | LS_LCB_F_SPIN });
+    EXPECT_EQ(spin.hist.count(), before.at({ M, LS_LCB_F_MUTEX | LS_LCB_F_SPIN }).hist.count() + 1);
+    EXPECT_EQ(spin.hist.max(), 3000000u);
+    EXPECT_FALSE(taskPending());
+    EXPECT_EQ(counter(LS_C_UNMATCHED) + counter(LS_C_STALE), 0u);
+}

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
+#include <string>
 #include <vector>
+
+#include "lockscope/capture/tail_basis.h"
 
 #include "lockscope/reports/compare.h"
 
@@ -25,6 +28,18 @@ Capture poolRuns(const std::vector<const Capture*>& runs);
 // Matched locks, paths, tree and latency rows with their event tests; no
 // verdicts, headline or workload figures (those need the runs).
 Comparison comparePooled(const Capture& before, const Capture& after, const CompareOptions& options);
+
+// The least supported basis of lock `key`'s p-th wait percentile over the
+// runs of both sides (an estimate from the fewest timed waits), or exact.
+TailBasis weakestTailBasis(const std::vector<const Capture*>& base, const std::vector<const Capture*>& patched,
+                           const std::string& key, double p);
+
+// Withholds m's verdict when its tail_basis cannot support one: an estimate
+// with too few timed waits beyond it (kTimedBeyondForVerdict).
+void withholdUnsupportedTail(MetricDelta& m);
+
+// The method line's sentence on estimated tails; "" when every tail compared is exact.
+std::string tailMethodNote(const Comparison& c);
 
 // Lost/failed/untimed shares of a side, summed over its runs.
 DataQuality dataQuality(const std::vector<const Capture*>& runs);

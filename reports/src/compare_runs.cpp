@@ -316,6 +316,10 @@ void judgeLocks(Comparison& c, const Runs& base, const Runs& patched, const Comp
             if (c.varianceKnown() && l.presence != Presence::Both && !m.judgement.decided())
                 m.judgement.verdict = l.presence == Presence::OnlyAfter ? Verdict::OnlyAfter : Verdict::OnlyBefore;
             withhold(m.judgement, def.hold ? gapHold : gapWait);
+            if (std::string(def.name) == "p99 wait") { // an estimated tail gets no verdict it cannot support
+                m.tail_basis = detail::weakestTailBasis(base, patched, l.key, 99);
+                detail::withholdUnsupportedTail(m);
+            }
             l.runs.push_back(std::move(m));
         }
         if (c.varianceKnown()) {

@@ -56,6 +56,7 @@ Capture poolRuns(const std::vector<const Capture*>& runs)
             } else {
                 Lock& m = p.locks[it->second];
                 m.wait.merge(l.wait);
+                m.wait_untimed += l.wait_untimed;
                 m.hold.merge(l.hold);
                 m.acquire.merge(l.acquire);
                 m.aborted += l.aborted;

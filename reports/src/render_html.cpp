@@ -6,6 +6,7 @@
 #include "format_util.h"
 #include "lockscope/capture/calltree.h"
 #include "lockscope/reports/change_order.h"
+#include "compare_internal.h"
 #include "render_internal.h"
 #include "svg.h"
 
@@ -210,14 +211,18 @@ std::string htmlReport(const Report& r, const RenderExtras& x)
         b += row({"<code>" + htmlEscape(l.key) + "</code>" +
                       (l.nameBesideKey().empty() ? "" : " <span class=\"muted\">" + htmlEscape(l.name) + "</span>"),
                   htmlEscape(l.type), std::to_string(l.wait.count()),
-                  duration(double(l.wait.total())), duration(double(l.wait.max())), duration(double(l.wait.mean())),
-                  duration(double(l.p50_wait_ns)), duration(double(l.p99_wait_ns)),
+                  duration(double(l.wait.total())), estimateMark(l.max_wait_basis) + duration(double(l.wait.max())),
+                  duration(double(l.wait.mean())), duration(double(l.p50_wait_ns)),
+                  estimateMark(l.p99_wait_basis) + duration(double(l.p99_wait_ns)),
                   l.hold.empty() ? "-" : duration(double(l.hold.mean())), "<code>" + htmlEscape(l.caller) + "</code>"});
     b += "</table>";
     for (const auto& l : r.locks) {
         b += "<div class=\"lock\"><h3>" + htmlEscape(l.key) + " <span class=\"muted\">" + htmlEscape(l.type) +
              (l.nameBesideKey().empty() ? "" : ", " + htmlEscape(l.name)) + (l.cgroup.empty() ? "" : ", cgroup " + htmlEscape(l.cgroup)) +
-             "</span></h3>" + svg::histogram(l.wait, nullptr, "wait time");
+             "</span></h3>";
+        if (const std::string note = tailNote(l, exactWaitNs(r.meta)); !note.empty())
+            b += "<p class=\"muted\">tails: " + htmlEscape(note) + "</p>";
+        b += svg::histogram(l.wait, nullptr, "wait time");
         if (!l.hold.empty())
             b += svg::histogram(l.hold, nullptr, "hold time");
         if (!l.acquire.empty())
@@ -358,7 +363,7 @@ std::string htmlComparison(const Comparison& c, const RenderExtras& x)
          "counts and for figures absent from one side), separated ranges (LKP), the effect floor and the absolute "
          "floor (see above); with "
          "one run the event tests decide (chi-square homogeneity on the log2 histograms, sparse buckets pooled, and a "
-         "Poisson rate test on the counts, Bonferroni-combined), which overstate significance. Alpha " +
+         "Poisson rate test on the counts, Bonferroni-combined), which overstate significance. " + tailMethodNote(c) + "Alpha " +
          fmt::number(c.options.alpha) + ", effects under " + fmt::number(c.options.min_effect_pct) + "% (" +
          fmt::number(c.options.min_effect_pp) + " points for percentages) are no significant change.</p>";
     b += scalingSection(x);

@@ -75,6 +75,21 @@ json metaWithVirtualization(const Meta& m)
     return j;
 }
 
+json basisJson(const TailBasis& b)
+{
+    json j { { "exact", b.exact }, { "verdict", b.verdict } };
+    if (!b.exact)
+        j.update({ { "timed", b.timed }, { "waits", b.waits } });
+    return j;
+}
+
+// What a lock's wait tail rests on (timing budget): reports/report.h LockRow.
+json tailBasisJson(const LockRow& l)
+{
+    return { { "p99_wait", basisJson(l.p99_wait_basis) }, { "p999_wait", basisJson(l.p999_wait_basis) },
+        { "p999_wait_ns", l.p999_wait_ns }, { "max_wait", basisJson(l.max_wait_basis) } };
+}
+
 json stats(const Stats& s)
 {
     json j {{"events", s.events}, {"lost", s.lost}, {"map_full", s.map_full}, {"stack_failures", s.stack_failures},
@@ -141,6 +156,8 @@ json metric(const MetricDelta& m)
               {"after_runs", runSummary(m.after_runs)}};
     if (m.isPercent())
         o["value"]["pp"] = m.value.delta();
+    if (m.tail_basis && !m.tail_basis->exact)
+        o["tail_basis"] = basisJson(*m.tail_basis);
     if (m.runs_test)
         o["runs_test"] = {{"test", "welch_t"}, {"t", std::isfinite(m.runs_test->t) ? json(m.runs_test->t) : json(nullptr)},
                           {"df", m.runs_test->df}, {"p_value", m.runs_test->p_value},
@@ -307,6 +324,8 @@ std::string jsonReport(const Report& r, const RenderExtras& x)
                    {"p50_wait_ns", l.p50_wait_ns}, {"p99_wait_ns", l.p99_wait_ns},
                    {"p50_hold_ns", l.p50_hold_ns}, {"p99_hold_ns", l.p99_hold_ns},
                    {"wait_share", l.wait_share}, {"paths", paths}};
+        if (!l.max_wait_basis.exact || !l.p99_wait_basis.exact || !l.p999_wait_basis.exact) // sampled tails only
+            jl["tail_basis"] = tailBasisJson(l);
         if (!l.name.empty())
             jl["name"] = l.name;
         if (!l.acquire.empty()) { // record --hold with slow acquisitions only

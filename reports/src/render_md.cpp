@@ -6,6 +6,7 @@
 #include "format_runs.h"
 #include "lockscope/reports/change_order.h"
 #include "format_util.h"
+#include "compare_internal.h"
 #include "render_internal.h"
 
 // Markdown reads like the numbers section of a kernel patch description:
@@ -82,8 +83,9 @@ std::string markdownReport(const Report& r, const RenderExtras& x)
            "|---|---|---:|---:|---:|---:|---:|---:|---|\n";
     for (const auto& l : r.locks)
         out += "| " + code(l.key) + (l.nameBesideKey().empty() ? "" : " " + code(l.name)) + " | " + mdEscape(l.type) + " | " + std::to_string(l.wait.count()) + " | " +
-               duration(double(l.wait.total())) + " | " + duration(double(l.wait.max())) + " | " +
-               duration(double(l.wait.mean())) + " | " + duration(double(l.p99_wait_ns)) + " | " +
+               duration(double(l.wait.total())) + " | " + estimateMark(l.max_wait_basis) +
+               duration(double(l.wait.max())) + " | " + duration(double(l.wait.mean())) + " | " +
+               estimateMark(l.p99_wait_basis) + duration(double(l.p99_wait_ns)) + " | " +
                (l.hold.empty() ? "-" : duration(double(l.hold.mean()))) + " | " +
                (l.caller.empty() ? "" : code(l.caller)) + " |\n";
     for (const auto& l : r.locks) {
@@ -219,7 +221,7 @@ std::string markdownComparison(const Comparison& c, const RenderExtras& x)
                                 : std::string("one run on a side, so verdicts come from event tests: chi-square "
                                               "homogeneity on the log2 histograms plus a Poisson rate test on the "
                                               "counts (Bonferroni-combined); ")) +
-           "alpha " + fmt::number(c.options.alpha) + ", changes under " + fmt::number(c.options.min_effect_pct) +
+           tailMethodNote(c) + "alpha " + fmt::number(c.options.alpha) + ", changes under " + fmt::number(c.options.min_effect_pct) +
            "% (" + fmt::number(c.options.min_effect_pp) + " points for percentages) are never significant.\n";
     out += scalingTable(x.scaling, true);
     return out;

@@ -222,8 +222,9 @@ std::string textReport(const Report& r, const RenderExtras& x)
     for (const auto& l : r.locks) {
         const bool hold = !l.hold.empty();
         out += padLeft(std::to_string(l.wait.count()), 10) + padLeft(duration(double(l.wait.total())), 13) +
-               padLeft(duration(double(l.wait.max())), 13) + padLeft(duration(double(l.wait.mean())), 13) +
-               padLeft(duration(double(l.p50_wait_ns)), 13) + padLeft(duration(double(l.p99_wait_ns)), 13) +
+               padLeft(estimateMark(l.max_wait_basis) + duration(double(l.wait.max())), 13) +
+               padLeft(duration(double(l.wait.mean())), 13) + padLeft(duration(double(l.p50_wait_ns)), 13) +
+               padLeft(estimateMark(l.p99_wait_basis) + duration(double(l.p99_wait_ns)), 13) +
                padLeft(hold ? duration(double(l.hold.total())) : "-", 13) +
                padLeft(hold ? duration(double(l.hold.mean())) : "-", 13) + padLeft(fmt::printable(l.type), 13) +
                "   " + fmt::printable(l.key) + (l.nameBesideKey().empty() ? "" : " [" + fmt::printable(l.name) + "]") +
@@ -232,6 +233,8 @@ std::string textReport(const Report& r, const RenderExtras& x)
     if (r.locks.size() < r.lock_count)
         out += "  ... " + std::to_string(r.lock_count - r.locks.size()) + " more locks (use --top 0 for all)\n";
     out += acquireTable(r);
+    if (std::any_of(r.locks.begin(), r.locks.end(), [](const LockRow& l) { return !l.max_wait_basis.exact || !l.p99_wait_basis.exact; }))
+        out += "  ~ estimated from the waits the timing budget timed (each lock's \"tails\" line says how many)\n";
 
     for (const auto& l : r.locks) {
         out += "\n=== " + fmt::printable(l.key) + " (" + fmt::printable(l.type) + ")";
@@ -243,7 +246,10 @@ std::string textReport(const Report& r, const RenderExtras& x)
             out += ", " + std::to_string(l.instances) + " instances";
         if (l.aborted)
             out += ", " + std::to_string(l.aborted) + " aborted waits";
-        out += " ===\nwait time:\n" + fmt::textHistogram(l.wait, "  ");
+        out += " ===\n";
+        if (const std::string note = tailNote(l, exactWaitNs(r.meta)); !note.empty())
+            out += "tails: " + note + "\n";
+        out += "wait time:\n" + fmt::textHistogram(l.wait, "  ");
         if (!l.hold.empty())
             out += "hold time:\n" + fmt::textHistogram(l.hold, "  ");
         if (!l.acquire.empty())

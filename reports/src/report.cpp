@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "lockscope/capture/calltree.h"
+#include "lockscope/capture/units.h"
 #include "paths.h"
 #include "warnings.h"
 
@@ -184,6 +185,11 @@ Report buildReport(const Capture& capture, const ReportOptions& options)
         row.acquire = lock.acquire;
         row.p50_acquire_ns = lock.acquire.percentile(50);
         row.p99_acquire_ns = lock.acquire.percentile(99);
+        row.p999_wait_ns = lock.wait.percentile(99.9);
+        const uint64_t exactNs = exactWaitNs(capture.meta);
+        row.p99_wait_basis = percentileBasis(lock.wait, lock.wait_untimed, exactNs, 99);
+        row.p999_wait_basis = percentileBasis(lock.wait, lock.wait_untimed, exactNs, 99.9);
+        row.max_wait_basis = maxBasis(lock.wait, lock.wait_untimed, exactNs);
         row.wait_share = r.total_wait_ns ? double(lock.wait.total()) / double(r.total_wait_ns) : 0.0;
         const LockShares shares = shareOutUnsampled(lock, index);
         row.walked_waits = shares.waits;
@@ -217,6 +223,32 @@ Report buildReport(const Capture& capture, const ReportOptions& options)
     r.syscalls = latencyRows(capture.syscalls);
     r.functions = latencyRows(capture.functions);
     return r;
+}
+
+std::string estimateMark(const TailBasis& b)
+{
+    return b.exact ? "" : "~";
+}
+
+std::string tailNote(const LockRow& l, uint64_t exact_wait_ns)
+{
+    const std::pair<const char*, const TailBasis*> figures[] = {
+        { "p99 wait", &l.p99_wait_basis }, { "p99.9 wait", &l.p999_wait_basis }, { "max wait", &l.max_wait_basis } };
+    auto join = [](std::string& to, const std::string& what) { to += (to.empty() ? "" : ", ") + what; };
+    std::string estimated, exact;
+    for (const auto& [name, b] : figures) {
+        if (b->exact)
+            join(exact, name);
+        else
+            join(estimated, name + std::string(" ") + b->text());
+    }
+    if (estimated.empty())
+        return "";
+    if (!exact.empty())
+        estimated += "; " + exact + " exact";
+    if (exact_wait_ns)
+        estimated += " (every wait >= " + units::duration(double(exact_wait_ns)) + " timed)";
+    return estimated;
 }
 
 } // namespace lockscope::reports

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "lockscope/capture/io.h"
+#include "lockscope/capture/units.h"
 #include "lockscope/reports/render.h"
 #include "lockscope/reports/report.h"
 #include "test_support.h"
@@ -118,6 +119,41 @@ TEST(Report, SaysWhenWaitTimesWereEstimatedFromASample)
     EXPECT_NE(render(r, Format::Markdown).find("123456 contended waits counted but not timed"), std::string::npos);
     EXPECT_NE(render(r, Format::Html).find("waits counted, time estimated (timing budget)"), std::string::npos);
     EXPECT_EQ(nlohmann::json::parse(render(r, Format::Json))["stats"]["waits_untimed"], 123456);
+}
+
+// A lock's tail figures say what they rest on (timing budget) in every
+// format: "~" marks an estimate, a "tails" line says from how many timed
+// waits, and JSON carries the basis; a figure among the waits always timed
+// (exact_wait_ns) is exact.
+TEST(Report, SaysWhatALocksTailRestsOn)
+{
+    Capture c = readCapture(test::fixture("baseline.lockscope.json"));
+    ASSERT_FALSE(c.locks.empty());
+    Lock& l = c.locks[0];
+    const std::string plain = render(buildReport(c), Format::Text);
+    EXPECT_EQ(plain.find("tails:"), std::string::npos) << "every wait timed: nothing to say";
+    l.wait_untimed = l.wait.count() * 9 / 10;
+    c.meta.filters["exact_wait_ns"] = std::to_string(uint64_t { 1 } << 40); // above every wait here
+    const Report r = buildReport(c);
+    const LockRow& row = *std::find_if(r.locks.begin(), r.locks.end(), [&](const LockRow& x) { return x.key == l.key; });
+    EXPECT_FALSE(row.p99_wait_basis.exact);
+    EXPECT_FALSE(row.max_wait_basis.exact);
+    const std::string text = render(r, Format::Text);
+    EXPECT_NE(text.find("tails: p99 wait est. from " + std::to_string(l.wait.count() - l.wait_untimed) + " of "
+                        + std::to_string(l.wait.count()) + " timed"),
+              std::string::npos) << text;
+    EXPECT_NE(text.find("~" + units::duration(double(l.wait.max()))), std::string::npos) << text;
+    EXPECT_NE(render(r, Format::Markdown).find("~" + units::duration(double(row.p99_wait_ns))), std::string::npos);
+    EXPECT_NE(render(r, Format::Html).find("tails: p99 wait est. from"), std::string::npos);
+    const auto j = nlohmann::json::parse(render(r, Format::Json));
+    const auto& jl = *std::find_if(j["locks"].begin(), j["locks"].end(), [&](const auto& x) { return x["key"] == l.key; });
+    EXPECT_EQ(jl["tail_basis"]["p99_wait"]["exact"], false);
+    EXPECT_EQ(jl["tail_basis"]["p99_wait"]["timed"], l.wait.count() - l.wait_untimed);
+
+    // Every wait from 1 ns up always timed: the whole tail is exact again.
+    c.meta.filters["exact_wait_ns"] = "1";
+    const Report exact = buildReport(c);
+    EXPECT_EQ(render(exact, Format::Text).find("tails:"), std::string::npos);
 }
 
 // A capture (from before --syscalls) whose syscalls record chose not to time

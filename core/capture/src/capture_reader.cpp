@@ -221,6 +221,17 @@ std::vector<Holder> holdersFromJson(const json& arr, const Path& at, const Stack
     return out;
 }
 
+// Waits of wait whose time is estimated (absent: none, as before the field).
+uint64_t untimedAt(const json& j, const Path& at, const Log2Hist& wait)
+{
+    if (!optionalMember(j, "wait_untimed"))
+        return 0;
+    const uint64_t n = u64At(j, at, "wait_untimed");
+    if (n > wait.count())
+        fail(at / "wait_untimed", "more than the waits counted (" + std::to_string(wait.count()) + ")");
+    return n;
+}
+
 Lock lockFromJson(const json& j, const Path& at, const StackRefs& refs, const Encoding& enc)
 {
     expectObject(j, at);
@@ -238,6 +249,7 @@ Lock lockFromJson(const json& j, const Path& at, const StackRefs& refs, const En
         fail(at / "instances", "must be at least 1");
     l.aborted = u64At(j, at, "aborted");
     l.wait = histFromJson(member(j, at, "wait"), at / "wait", enc);
+    l.wait_untimed = untimedAt(j, at, l.wait);
     l.hold = histFromJson(member(j, at, "hold"), at / "hold", enc);
     if (optionalMember(j, "acquire")) // record --hold, since acquisitions are timed
         l.acquire = histFromJson(member(j, at, "acquire"), at / "acquire", enc);
@@ -255,6 +267,7 @@ Lock lockFromJson(const json& j, const Path& at, const StackRefs& refs, const En
             refs.check(*site.user_stack_id, p / "user_stack_id", StackKind::User);
         }
         site.wait = histFromJson(member(s, p, "wait"), p / "wait", enc);
+        site.wait_untimed = untimedAt(s, p, site.wait);
         site.hold = histFromJson(member(s, p, "hold"), p / "hold", enc);
         if (optionalMember(s, "acquire"))
             site.acquire = histFromJson(member(s, p, "acquire"), p / "acquire", enc);

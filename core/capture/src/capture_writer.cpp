@@ -68,6 +68,8 @@ template <class J> J lockToJson(const Lock& l, const Encoder& enc)
             js["user_stack_id"] = *site.user_stack_id;
         if (!site.acquire.empty()) // absent = no acquisition timed (older captures, no --hold)
             js["acquire"] = histToJson<J>(site.acquire, enc.compact);
+        if (site.wait_untimed)
+            js["wait_untimed"] = site.wait_untimed;
         if (!site.holders.empty()) {
             J hs = J::array();
             for (const Holder& h : site.holders) {
@@ -92,6 +94,8 @@ template <class J> J lockToJson(const Lock& l, const Encoder& enc)
     jl["instances"] = l.instances;
     jl["aborted"] = l.aborted;
     jl["wait"] = histToJson<J>(l.wait, enc.compact);
+    if (l.wait_untimed)
+        jl["wait_untimed"] = l.wait_untimed;
     jl["hold"] = histToJson<J>(l.hold, enc.compact);
     if (!l.acquire.empty())
         jl["acquire"] = histToJson<J>(l.acquire, enc.compact);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "model/locktablemodel.h"
 
+#include "lockscope/capture/tail_basis.h"
+
 #include "model/columnheader.h"
 #include "model/roles.h"
 #include "model/units.h"
@@ -59,6 +61,19 @@ QVariant LockTableModel::data(const QModelIndex& index, int role) const
             tip += QStringLiteral("\n%1 waits aborted").arg(lock.aborted);
         return plainToolTip(tip);
     }
+    const uint64_t exactNs = exactWaitNs(capture_->meta);
+    auto basis = [&](int column) {
+        return column == WaitP99 ? percentileBasis(lock.wait, lock.wait_untimed, exactNs, 99)
+                                 : maxBasis(lock.wait, lock.wait_untimed, exactNs);
+    };
+    if (role == Qt::ToolTipRole && (index.column() == WaitP99 || index.column() == WaitMax)) {
+        const TailBasis b = basis(index.column());
+        QString tip = b.exact ? QStringLiteral("Exact") : QStringLiteral("Estimated: ") + fromStd(b.text())
+                + QStringLiteral(" waits (timing budget); the others were given their times");
+        if (exactNs)
+            tip += QStringLiteral("\nEvery wait of at least ") + formatNs(exactNs) + QStringLiteral(" was timed");
+        return plainToolTip(tip);
+    }
     if (role != Qt::DisplayRole && role != SortRole)
         return {};
 
@@ -83,10 +98,12 @@ QVariant LockTableModel::data(const QModelIndex& index, int role) const
         return ns(lock.wait.total());
     case WaitAvg:
         return ns(lock.wait.mean());
-    case WaitP99:
-        return ns(lock.wait.percentile(99.0));
+    case WaitP99: // "~": estimated from the timed waits (tooltip)
+        return display && !basis(WaitP99).exact ? QVariant(QStringLiteral("~") + formatNs(lock.wait.percentile(99.0)))
+                                                : ns(lock.wait.percentile(99.0));
     case WaitMax:
-        return ns(lock.wait.max());
+        return display && !basis(WaitMax).exact ? QVariant(QStringLiteral("~") + formatNs(lock.wait.max()))
+                                                : ns(lock.wait.max());
     case WaitShare:
         return display ? QVariant(formatPercent(waitShare)) : QVariant(waitShare);
     case HoldCount:

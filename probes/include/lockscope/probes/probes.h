@@ -80,6 +80,8 @@ struct Options {
                                         // per lock is timed, every wait counted, and the untimed
                                         // ones get the times of the timed ones (Stats::waits_untimed);
                                         // 0 = time every wait. Off with holder_stacks
+    bool exact_tail = true;             // under the timing budget, time every wait of at least
+                                        // exactWaitNs() all the same; off only to measure its cost
     bool per_tgid = false;              // key waits by tgid as well
     bool per_cgroup = false;            // key waits and holds by the task's cgroup v2 id as well
     uint64_t cgroup_id = 0;             // in-kernel filter: only tasks in this cgroup v2 or below; 0 = any
@@ -143,7 +145,14 @@ struct LockRecord {
     std::string type;         // lockTypeName(flags) or the user lock's type
     uint64_t cgroup = 0;      // the waiter's (holds: the releaser's) cgroup v2 id; 0 unless per_cgroup
     Log2Hist hist;
+    uint64_t untimed = 0;     // of hist.count(), waits whose time was estimated (timing budget)
 };
+
+// Under a timing budget, every wait at least this long is timed all the same
+// (wait.bpf.c, exact_wait_ns): a power of two of at least 1.5 ticks of the
+// coarse clock, whose tick reveals a long wait at its end. A histogram's
+// buckets from here up are exact.
+uint64_t exactWaitNs();
 
 // Contended spinlock waits on one lock from one waiter stack, while the
 // holder had taken the lock from holder_kstack_id (Options::holder_stacks).

@@ -9,6 +9,7 @@
 
 #include "lockscope/capture/capture.h"
 #include "lockscope/capture/histogram.h"
+#include "lockscope/capture/tail_basis.h"
 #include "lockscope/reports/run_stats.h"
 #include "lockscope/reports/significance.h"
 
@@ -127,6 +128,9 @@ struct MetricDelta {
     bool directed = true;              // false: a change gets no better/worse verdict
     RunValues before_values, after_values;
     Judgement judgement;
+    // Percentiles of lock waits: the least supported run's basis (timing
+    // budget, lockscope/capture/tail_basis.h); absent for other figures.
+    std::optional<TailBasis> tail_basis;
     bool isPercent() const noexcept { return unit == "%"; }
     bool operator==(const MetricDelta&) const = default;
 };

@@ -10,6 +10,7 @@
 #include "lockscope/capture/capture.h"
 #include "lockscope/capture/histogram.h"
 #include "lockscope/capture/site_shares.h"
+#include "lockscope/capture/tail_basis.h"
 
 // The single-capture report model: what `lockscope report` shows, computed
 // once and rendered by every format (text, Markdown, HTML, JSON), so the
@@ -65,6 +66,9 @@ struct LockRow {
     uint64_t p50_wait_ns = 0, p99_wait_ns = 0;
     uint64_t p50_hold_ns = 0, p99_hold_ns = 0;
     uint64_t p50_acquire_ns = 0, p99_acquire_ns = 0;
+    uint64_t p999_wait_ns = 0;
+    // What the wait tail rests on (timing budget): exact, or estimated from a sample.
+    TailBasis p99_wait_basis, p999_wait_basis, max_wait_basis;
     double wait_share = 0.0;      // of all locks' wait, 0..1
     std::vector<PathRow> paths;     // with the unwalked events shared out (site_shares.h)
     WalkedShare walked_waits, walked_holds; // how many of each kind the paths' shares come from
@@ -132,5 +136,13 @@ std::vector<HolderRow> lockHolders(const Lock& lock, const StackIndex& index, si
 
 // Every numeric leaf of a JSON value, flattened with dotted names.
 std::vector<NumericField> numericFields(const nlohmann::json& value);
+
+// "~" before a figure estimated from a sample of timed waits, else "".
+std::string estimateMark(const TailBasis& b);
+
+// One line on what a lock's estimated wait tail rests on ("" when all of it
+// is exact): "p99 wait est. from 812 of 97021 timed, p99.9 ..., max exact
+// (every wait >= 8.4 ms timed)".
+std::string tailNote(const LockRow& l, uint64_t exact_wait_ns);
 
 } // namespace lockscope::reports

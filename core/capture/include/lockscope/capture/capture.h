@@ -181,6 +181,8 @@ struct LockSite {
     uint32_t stack_id = 0;                  // kernel (or user, for user locks) stack
     std::optional<uint32_t> user_stack_id;  // optional user stack of the same event
     Log2Hist wait;
+    uint64_t wait_untimed = 0;              // of wait.count(), waits whose time is estimated (timing budget;
+                                            // tail_basis.h says what the tail figures rest on)
     Log2Hist hold;
     Log2Hist acquire;                       // spin-lock calls, entry to return, above the hold probe's threshold
     std::vector<Holder> holders;            // by wait_ns, descending; empty unless holder stacks ran
@@ -200,6 +202,7 @@ struct Lock {
     uint32_t instances = 1;           // distinct addresses folded into this key
     uint64_t aborted = 0;             // waits that ended with an error
     Log2Hist wait;                    // over all sites
+    uint64_t wait_untimed = 0;        // as LockSite::wait_untimed, over all sites
     Log2Hist hold;
     // How long the lock call took to return (record --hold): the spin the
     // contention tracepoint may not report. Only acquisitions above the hold

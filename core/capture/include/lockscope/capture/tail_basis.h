@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+// What a wait histogram's tail figures (a percentile, the max) rest on. Under
+// record's timing budget a hot lock's waits are timed 1 in N and the rest
+// given the timed ones' times, except that every wait of at least
+// meta.filters.exact_wait_ns is timed all the same (docs/capture-format.md,
+// "Tails under the timing budget"). A figure in those buckets is exact; one
+// below is an estimate from the timed waits, and judged only when enough of
+// them lie beyond it. The one home of that rule: reports, compare and the
+// GUI ask here.
+
+#include <cstdint>
+#include <string>
+
+#include "lockscope/capture/capture.h"
+#include "lockscope/capture/histogram.h"
+
+namespace lockscope {
+
+struct TailBasis {
+    bool exact = true;   // from timed waits only, or in the buckets where every wait was timed
+    uint64_t timed = 0;  // waits timed (of `waits`) when estimated
+    uint64_t waits = 0;
+    bool verdict = true; // enough timed waits beyond the figure to judge a change of it by
+    // "exact", or "est. from 1234 of 98765 timed"
+    std::string text() const;
+    bool operator==(const TailBasis&) const = default;
+};
+
+// Timed waits an estimated percentile needs beyond it before a comparison
+// may call a change of it.
+inline constexpr uint64_t kTimedBeyondForVerdict = 10;
+
+// meta.filters.exact_wait_ns; 0 when absent (no budget, or an older capture).
+uint64_t exactWaitNs(const Meta& meta);
+
+// The p-th percentile (as Log2Hist::percentile) of wait, of which `untimed`
+// waits were estimated; exact_ns as exactWaitNs.
+TailBasis percentileBasis(const Log2Hist& wait, uint64_t untimed, uint64_t exact_ns, double p);
+
+// wait.max(): exact when nothing was estimated or it lies where every wait was timed.
+TailBasis maxBasis(const Log2Hist& wait, uint64_t untimed, uint64_t exact_ns);
+
+} // namespace lockscope
