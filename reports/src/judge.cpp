@@ -218,19 +218,15 @@ FigureChange figureChange(const Comparison& c, const std::string& key, const Jud
         f.reference = row->before_runs;
         f.other = row->after_runs;
     }
-    if (l->presence != Presence::Both) {
+    // With runs on both sides the compare's own decision on the row stands,
+    // presence included (judgeFigure's rate test over runs); a single run a
+    // side has no such decision for a lock seen on one side only.
+    if (l->presence != Presence::Both && !(row && c.varianceKnown())) {
         const bool after = l->presence == Presence::OnlyAfter;
         const uint64_t events = after ? l->wait_after.count() + l->hold_after.count()
                                       : l->wait_before.count() + l->hold_before.count();
         f.verdict = toString(after ? Verdict::OnlyAfter : Verdict::OnlyBefore);
-        if (row && row->runs_test) {
-            // Runs on both sides: the presence counts when the runs say so (zeros on the absent side),
-            // else a lock seen in one run of three is noise.
-            const bool sure = row->runs_test->p_value < c.options.alpha && row->runs_test->ranges_separate;
-            f.p_value = row->runs_test->p_value;
-            f.change = sure ? (after ? Change::Up : Change::Down) : Change::Same;
-            f.reason = sure ? "on one side only, beyond run-to-run noise" : "on one side only, within run-to-run noise";
-        } else if (events >= c.options.min_events) {
+        if (events >= c.options.min_events) {
             f.change = after ? Change::Up : Change::Down;
             f.reason = "on one side only, " + std::to_string(events) + " events there";
         } else {
@@ -253,6 +249,11 @@ FigureChange figureChange(const Comparison& c, const std::string& key, const Jud
     case Verdict::Regressed: f.change = Change::Up; break;
     case Verdict::Improved: f.change = Change::Down; break;
     case Verdict::NoSignificantChange: f.change = Change::Same; break;
+    case Verdict::OnlyAfter:
+    case Verdict::OnlyBefore: // on one side only, undecided by its runs: within run-to-run noise
+        f.change = Change::Same;
+        f.reason = "on one side only, within run-to-run noise";
+        break;
     default: f.change = Change::Unclear; break;
     }
     return f;
