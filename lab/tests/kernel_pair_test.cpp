@@ -92,7 +92,8 @@ TEST(KernelPair, CapturesSayHowTheLabRanTheirGuest)
         EXPECT_EQ(v.vcpus, 2u) << name;
         EXPECT_GE(v.host_cores, 1u) << name;
         EXPECT_TRUE(v.host_load.has_value()) << name;
-        if (v.kind == "tcg")
+        if (v.kind == "tcg") {
             EXPECT_EQ(v.hypervisor, "TCG") << name << ": the vendor the guest saw in CPUID";
+        }
     }
 }
