@@ -67,7 +67,9 @@ void CaptureSum::addLock(const Capture& slice, const Lock& l)
         into.name = l.name;
     into.aborted += l.aborted;
     into.wait.merge(l.wait);
+    into.wait_untimed += l.wait_untimed;
     into.hold.merge(l.hold);
+    into.acquire.merge(l.acquire);
     for (const LockSite& site : l.sites) {
         const uint32_t stack = stackId(slice, site.stack_id);
         std::optional<uint32_t> user;
@@ -77,11 +79,16 @@ void CaptureSum::addLock(const Capture& slice, const Lock& l)
             return s.stack_id == stack && s.user_stack_id == user;
         });
         if (it == into.sites.end()) {
-            into.sites.push_back(LockSite{stack, user, {}, {}, {}});
+            LockSite fresh;
+            fresh.stack_id = stack;
+            fresh.user_stack_id = user;
+            into.sites.push_back(std::move(fresh));
             it = into.sites.end() - 1;
         }
         it->wait.merge(site.wait);
+        it->wait_untimed += site.wait_untimed;
         it->hold.merge(site.hold);
+        it->acquire.merge(site.acquire);
     }
 }
 
