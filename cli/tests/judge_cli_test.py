@@ -45,7 +45,8 @@ def main():
     for i in range(1, 7):
         write_slower(run(i), slow(i))
     good = [run(1), run(2), run(3)]
-    bad = [slow(1), slow(2), slow(5)]
+    # runs 3-5: within --max-loss-gap of the good runs' untimed-wait share (1, 2, 5 are 5.2 points apart)
+    bad = [slow(3), slow(4), slow(5)]
     cases = [
         ("good-like", [run(4), run(5), run(6)], bad, 0, "good: " + LOCK),
         ("bad-like", [slow(1), slow(3), slow(5)], bad, 1, "bad: " + LOCK),

@@ -2,6 +2,7 @@
 // meta.filters as record derives it from its options, and the --lock syntax.
 #include <gtest/gtest.h>
 
+#include "lockscope/probes/probes.h"
 #include "lockscope/record/record_filters.h"
 #include "lockscope/record/recorder.h"
 
@@ -19,6 +20,8 @@ TEST(RecordFilters, DefaultsSayHowEverythingIsSampled)
         {"all", "true"},           {"stack_depth", "16"},       {"hold_sample", "off"},
         {"syscall_sample", "off"}, {"stack_budget", "1000"},
         {"timing_budget", "20000"}, {"cpu_frequency_hz", "199"},
+        // every wait this long is timed whatever the budget (a power of two over 1.5 ticks of this kernel's HZ)
+        {"exact_wait_ns", std::to_string(lockscope::probes::exactWaitNs())},
     };
     EXPECT_EQ(recordFilters(o), want); // syscall timing off unless asked for
     o.probe.syscalls = true;

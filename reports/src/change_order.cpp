@@ -7,13 +7,13 @@
 
 namespace lockscope::reports {
 
-int verdictSeverity(Verdict v) noexcept
+int verdictSeverity(Verdict v, bool runs) noexcept
 {
     switch (v) {
     case Verdict::Regressed: return 0;
-    case Verdict::OnlyAfter: return 1;
+    case Verdict::OnlyAfter: return runs ? 7 : 1;
     case Verdict::Improved: return 2;
-    case Verdict::OnlyBefore: return 3;
+    case Verdict::OnlyBefore: return runs ? 7 : 3;
     case Verdict::Withheld: return 4;
     case Verdict::NoVerdict: return 5;
     case Verdict::InsufficientData: return 6;
@@ -30,9 +30,9 @@ double changeSize(const LockDelta& l)
 }
 } // namespace
 
-bool changedBefore(const LockDelta& a, const LockDelta& b)
+bool changedBefore(const LockDelta& a, const LockDelta& b, bool runs)
 {
-    const int sa = verdictSeverity(a.judgement.verdict), sb = verdictSeverity(b.judgement.verdict);
+    const int sa = verdictSeverity(a.judgement.verdict, runs), sb = verdictSeverity(b.judgement.verdict, runs);
     if (sa != sb)
         return sa < sb;
     return changeSize(a) > changeSize(b);
@@ -43,7 +43,7 @@ std::vector<size_t> changedFirstOrder(const Comparison& c)
     std::vector<size_t> order(c.locks.size());
     std::iota(order.begin(), order.end(), size_t{0});
     std::stable_sort(order.begin(), order.end(),
-                     [&](size_t a, size_t b) { return changedBefore(c.locks[a], c.locks[b]); });
+                     [&](size_t a, size_t b) { return changedBefore(c.locks[a], c.locks[b], c.varianceKnown()); });
     return order;
 }
 

@@ -82,7 +82,9 @@ TEST(Judge, ParsesLockAndFigure)
 
 // good: runs 1-3; bad: runs 1, 2, 5 with waits 4x longer.
 std::vector<Capture> good() { return aaRuns({1, 2, 3}); }
-std::vector<Capture> bad() { return slowerRuns({1, 2, 5}, 2); }
+// Runs 3-5: their untimed-wait share is within --max-loss-gap of good()'s (1, 2, 5 differ by 5.2 points,
+// which withholds any wait verdict between them).
+std::vector<Capture> bad() { return slowerRuns({3, 4, 5}, 2); }
 
 TEST(Judge, GoodLikeRunsAreGood)
 {
@@ -116,7 +118,7 @@ TEST(Judge, NoisyRunsAreUndecided)
 TEST(Judge, InBetweenRunsAreUndecided)
 {
     // Waits twice as long, where bad has four times: unlike both.
-    const auto r = judge(good(), slowerRuns({1, 3, 5}, 1), bad(), {kLock, kFigure});
+    const auto r = judge(good(), slowerRuns({3, 4, 5}, 1), bad(), {kLock, kFigure});
     EXPECT_EQ(r.call, Call::Undecided) << r.why;
     EXPECT_NE(r.why.find("like neither"), std::string::npos) << r.why;
 }

@@ -98,7 +98,7 @@ TEST_F(CaptureFiles, VersionErrorKeepsItsTypeWithThePath)
         readCapture(p);
         FAIL() << "accepted";
     } catch (const CaptureVersionError& e) {
-        EXPECT_EQ(std::string(e.what()), p + ": format version 3 is newer than this lockscope reads (1): upgrade lockscope");
+        EXPECT_EQ(std::string(e.what()), p + ": format version 3 is newer than this lockscope reads (2): upgrade lockscope");
         EXPECT_EQ(e.found_version, "3");
         EXPECT_TRUE(e.isCapture());
     }

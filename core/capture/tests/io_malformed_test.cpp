@@ -136,12 +136,12 @@ TEST(CaptureValidation, VersionErrorCarriesFoundAndSupported)
         return std::optional<CaptureVersionError>();
     };
     auto doc = validDoc();
-    doc["version"] = 2;
+    doc["version"] = kCaptureVersionNewest + 1;
     auto e = versionError(doc);
     ASSERT_TRUE(e);
     EXPECT_TRUE(e->isCapture());
-    EXPECT_EQ(e->found_version, "2");
-    EXPECT_EQ(e->supported_version, kCaptureVersion);
+    EXPECT_EQ(e->found_version, std::to_string(kCaptureVersionNewest + 1));
+    EXPECT_EQ(e->supported_version, kCaptureVersionNewest);
     doc["version"] = "1";
     e = versionError(doc);
     ASSERT_TRUE(e);
@@ -170,7 +170,7 @@ TEST(CaptureValidation, NewerVersionStopsAtTheHeader)
         parseCapture(R"({"format": "lockscope-capture", "version": 7, "meta": [[[ not json at all)");
         FAIL() << "accepted";
     } catch (const CaptureVersionError& e) {
-        EXPECT_EQ(std::string(e.what()), "format version 7 is newer than this lockscope reads (1): upgrade lockscope");
+        EXPECT_EQ(std::string(e.what()), "format version 7 is newer than this lockscope reads (2): upgrade lockscope");
         EXPECT_EQ(e.found_version, "7");
     }
     try {

@@ -9,15 +9,18 @@
 // The order a comparison's locks are shown in, biggest news first: by verdict
 // severity (regressed, new, improved, gone, withheld, not judged, too few
 // events, no significant change), then by the size of the change of the
-// judged figure. The one order for the GUI's compare table and the reports'
-// "Top changed locks". Presentation only: the verdicts are compare's.
+// judged figure. With runs on both sides "only after"/"only before" is a
+// presence the runs did not decide (a decided one is regressed/improved), so
+// it ranks with the undecided rows. The one order for the GUI's compare table
+// and the reports' "Top changed locks". Presentation only: the verdicts are
+// compare's.
 namespace lockscope::reports {
 
-// 0 for the most severe verdict.
-int verdictSeverity(Verdict v) noexcept;
+// 0 for the most severe verdict; runs: both sides have two or more runs.
+int verdictSeverity(Verdict v, bool runs) noexcept;
 
 // True when a comes before b.
-bool changedBefore(const LockDelta& a, const LockDelta& b);
+bool changedBefore(const LockDelta& a, const LockDelta& b, bool runs);
 
 // Indexes of c.locks in that order (ties keep the comparison's order).
 std::vector<size_t> changedFirstOrder(const Comparison& c);

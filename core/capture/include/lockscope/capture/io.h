@@ -40,7 +40,7 @@ public:
     // "version" as the file has it: "2", "-3"; a value that is not a number
     // as an error message shows it ("a string \"1\""); "" when absent.
     std::string found_version;
-    int supported_version = kCaptureVersion;
+    int supported_version = kCaptureVersionNewest; // the newest this lockscope reads (it reads every one from 1)
 
     // A lockscope capture, only in another format version.
     bool isCapture() const { return found_format == kCaptureFormat; }
