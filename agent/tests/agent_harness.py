@@ -85,14 +85,26 @@ def semop_workload(semop, seconds):
     return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+def load_capture(lockscope, path):
+    """A capture as these tests read it: record writes the compact layout
+    (format version 2, frames as symbol ids), so it is read back through
+    `lockscope convert --capture-version 1`, the layout with named frames."""
+    plain = path + ".v1.json"
+    r = subprocess.run([lockscope, "convert", path, "-o", plain, "--capture-version", "1"],
+                       capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        fail(f"lockscope convert {path} exited {r.returncode}:\n{r.stderr}")
+    with open(plain) as f:
+        return json.load(f)
+
+
 def record(lockscope, seconds, out):
     """`lockscope record -a` of the next `seconds`; returns the capture."""
     r = subprocess.run([lockscope, "record", "-a", "-d", str(seconds), "-o", out],
                        capture_output=True, text=True, timeout=seconds + 120)
     if r.returncode != 0:
         fail(f"lockscope record exited {r.returncode}:\n{r.stderr}")
-    with open(out) as f:
-        return json.load(f)
+    return load_capture(lockscope, out)
 
 
 def record_started(lockscope, seconds, out):
@@ -111,8 +123,7 @@ def record_started(lockscope, seconds, out):
         rest = proc.stderr.read()
         if proc.wait(timeout=seconds + 120) != 0:
             fail(f"lockscope record exited {proc.returncode}:\n{''.join(seen)}{rest}")
-        with open(out) as f:
-            return json.load(f)
+        return load_capture(lockscope, out)
     return finish
 
 

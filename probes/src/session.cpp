@@ -72,7 +72,6 @@ public:
         Snapshot s;
         for (const auto& f : families_)
             f->read(s);
-        s.stats.events += eventsSoFar(); // families may have added events their counters do not have yet
         addCounterStats(s, counterStats());
         return s;
     }
