@@ -23,9 +23,13 @@ namespace {
 const std::string kBin = LOCKSCOPE_BIN;
 
 // Both recordings' shares agree within this many points of the lock's waits:
-// the walked sample's own 95% interval (about 1 point at the default budget
-// on this workload), plus the two runs' real difference in contention mix.
-constexpr double kShareBound = 0.05;
+// the walked sample's own 95% interval (about 1.7 points at the default
+// budget on this workload), plus the two runs' real difference in contention
+// mix: walking every stack slows the deeper readv() path, which moved its
+// share by 4-6 points (0.24 sampled, 0.20 every stack walked, and once 0.26
+// against 0.20). A biased draw is far outside it: a counter in step with the
+// workload's read, read, read, readv loop walks one call site only (share 0 or 1).
+constexpr double kShareBound = 0.08;
 
 struct PathShare {
     uint64_t waits = 0;        // the lock's waits
@@ -94,9 +98,7 @@ TEST(PathShares, StackBudgetSharesAgreeWithEveryStackWalked)
         GTEST_SKIP() << "skipped: loading BPF programs needs root (CI runs these as root)";
     const std::string dir = tempDir();
     // Both runs time every wait (an untimed wait is never walked), so they
-    // differ in the stack budget alone: timing every wait changes the
-    // workload's read/readv mix (0.20 against 0.25 of the waits), which is no
-    // question of the sampler's fairness.
+    // differ in the stack budget alone.
     const Capture sampled = recordFilepos(dir, "default-budget", {"--timing-budget", "0"});
     const Capture all = recordFilepos(dir, "every-stack", {"--stack-budget", "0", "--timing-budget", "0"});
     const PathShare s = readvShare(sampled), a = readvShare(all);
