@@ -128,12 +128,14 @@ def record_started(lockscope, seconds, out):
 
 
 def limit(figure):
-    """Counts must agree within 10%. Wait time within 20%: the two sessions
+    """Counts must agree within 10%. Wait time within 30%: the two sessions
     time each other, since each one's programs run inside the other's timed
     interval (the one attached first reads the clock first at both begin and
     end, so the other's waits leave out the first one's begin program and
-    take in its end program: 8-14% of semop-multi's ~300 ns waits here)."""
-    return 0.20 if "s/s" in figure else 0.10
+    take in its end program). semop-multi's waits are ~300 ns and a begin
+    program ~100-140 ns since untimed waits also read the clock at their
+    begin (issue 34's long-wait timing): 8.5-24% apart measured here."""
+    return 0.30 if "s/s" in figure else 0.10
 
 
 def sem_lock(capture):

@@ -115,6 +115,8 @@ LockShares shareOutUnsampled(const Lock& lock, const StackIndex& index)
             out.holds.all += s.holds;
             s.holds = s.hold_ns = 0;
         }
+        if (shareKind(s.acquires, s.acquire_ns, receivers, out.sites, &SiteShare::acquires, &SiteShare::acquire_ns))
+            s.acquires = s.acquire_ns = 0;
         drop[u] = !s.waits && !s.wait_ns && !s.holds && !s.hold_ns && !s.acquires && !s.acquire_ns;
     }
     size_t kept = 0;

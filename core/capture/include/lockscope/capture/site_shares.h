@@ -12,7 +12,7 @@
 // events are a fair sample of the lock's events (probes/bpf/stack_budget.bpf.h
 // draws them at random), so every view of call paths (call trees, flame
 // graphs, path tables, exports, the comparison) gives each walked site its
-// share of the unwalked ones, kind by kind (waits, holds; count and time
+// share of the unwalked ones, kind by kind (waits, holds, acquires; count and time
 // apart), in proportion to what it walked. Its paths then add up to the
 // lock's exact totals. The one place that rule lives.
 namespace lockscope {
@@ -26,8 +26,7 @@ struct SiteShare {
     uint32_t stack_id = 0;
     uint64_t waits = 0, wait_ns = 0;
     uint64_t holds = 0, hold_ns = 0;
-    // Slow spin acquisitions (record --hold): walked whatever the stack
-    // budget, so there is nothing to share out; carried as recorded.
+    // Slow spin acquisitions (record --hold), shared out like the holds.
     uint64_t acquires = 0, acquire_ns = 0;
     // The weight a call tree or path table gives the site: waits, or holds
     // for a site that only held (LockSite's count rule).
