@@ -115,6 +115,7 @@ void qualityLine(std::vector<std::string>& w, const char* side, const std::vecto
         parts.push_back(share(q.untimedPct()) + " of waits untimed (" + std::to_string(q.waits_untimed) +
                         "): their times are estimated from the timed waits of their lock");
     ofEvents(s.map_full, "map-full drops");
+    ofEvents(s.map_busy, "busy-map drops");
     ofEvents(s.unmatched, "unmatched ends");
     ofEvents(s.recursion_misses, "probe runs skipped on re-entry");
     ofEvents(s.impossible_holds, "impossible holds dropped");

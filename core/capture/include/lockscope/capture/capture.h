@@ -106,6 +106,8 @@ struct Stats {
                                          // stack was not walked (stack budget), so neither was theirs
     uint64_t stale_holds = 0;     // held-stack entries whose release was never seen, dropped when
                                   // their lock was taken again (see hold_common.bpf.h drop_stale)
+    uint64_t map_busy = 0;        // updates dropped because the map's bucket was busy on that CPU (a
+                                  // program interrupted a map operation on it), not full
     // Field by field, for the totals of several runs (capture.cpp lists every field).
     Stats& operator+=(const Stats& other) noexcept;
     bool operator==(const Stats&) const = default;
