@@ -3,6 +3,7 @@
 
 #include <ctime>
 #include <fstream>
+#include <malloc.h>
 #include <unistd.h>
 
 
@@ -42,11 +43,17 @@ void Agent::readOutLocked()
 {
     const auto start = std::chrono::steady_clock::now();
     const double cpuStart = cpuSeconds();
-    const Capture slice = recording_->readOut();
-    cumulative_.add(slice);
-    series_.add(slice);
-    for (CaptureSum* d : deltas_)
-        d->add(slice);
+    {
+        const Capture slice = recording_->readOut();
+        cumulative_.add(slice);
+        series_.add(slice);
+        for (CaptureSum* d : deltas_)
+            d->add(slice);
+    }
+    // A window's slice and a request's profile are freed in pieces that
+    // glibc keeps for reuse at the top of each arena and in its bins; left
+    // there, the RSS creeps up window after window. Hand them back.
+    malloc_trim(0);
     ++health_.windows;
     health_.last_readout_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     health_.readout_seconds_total += health_.last_readout_seconds;

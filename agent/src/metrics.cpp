@@ -150,9 +150,11 @@ void statsMetrics(Exposition& x, const Stats& st, const AgentHealth& h)
     x.sample("lockscope_agent_events_total", "", number(st.events));
     x.family("lockscope_agent_events_lost_total", "counter",
              "Events the probes could not record, by why: nesting (pending waits overflowed), "
-             "map_full (a BPF map was full), unmatched (an end without its begin).");
+             "map_full (a BPF map was full), map_busy (a map's bucket was locked on that CPU by what the "
+             "probe interrupted, e.g. the agent's own drain), unmatched (an end without its begin).");
     x.sample("lockscope_agent_events_lost_total", "reason=\"nesting\"", number(st.lost));
     x.sample("lockscope_agent_events_lost_total", "reason=\"map_full\"", number(st.map_full));
+    x.sample("lockscope_agent_events_lost_total", "reason=\"map_busy\"", number(st.map_busy));
     x.sample("lockscope_agent_events_lost_total", "reason=\"unmatched\"", number(st.unmatched));
     x.family("lockscope_agent_recursion_misses_total", "counter", "Probe runs the kernel skipped (re-entry).");
     x.sample("lockscope_agent_recursion_misses_total", "", number(st.recursion_misses));

@@ -87,7 +87,8 @@ def main():
                                    stdout=subprocess.DEVNULL) for load in loads]
     start = time.monotonic()
     rows, meta, peak_maps = [], {}, {}
-    print("t_s\trss_kib\twindows\treadout_ms\tlost(map_full)\tstack_ids_forgotten\tmaps (entries/max)", flush=True)
+    print("t_s\trss_kib\twindows\treadout_ms\tlost(map_full)\tlost(map_busy)\tstack_ids_forgotten\tmaps (entries/max)",
+          flush=True)
     try:
         while time.monotonic() - start < a.d:
             # As Parca would: a delta profile of a second, then a scrape.
@@ -104,10 +105,11 @@ def main():
             windows = m.get("lockscope_agent_windows_total", 0)
             readout = m.get("lockscope_agent_readout_seconds_total", 0) / max(windows, 1) * 1e3
             full = m.get('lockscope_agent_events_lost_total{reason="map_full"}', 0)
+            busy = m.get('lockscope_agent_events_lost_total{reason="map_busy"}', 0)
             forgotten = m.get("lockscope_agent_stack_ids_forgotten_total", 0)
             rows.append((t, r[0], m))
             maps = " ".join(f"{k}={n}/{mx}" for k, (n, mx) in sorted(usage.items()) if n)
-            print(f"{t:.0f}\t{r[0]}\t{windows:.0f}\t{readout:.1f}\t{full:.0f}\t{forgotten:.0f}\t{maps}", flush=True)
+            print(f"{t:.0f}\t{r[0]}\t{windows:.0f}\t{readout:.1f}\t{full:.0f}\t{busy:.0f}\t{forgotten:.0f}\t{maps}", flush=True)
         get(port, "/capture?seconds=1")
         final = metrics(port)
     finally:
@@ -136,6 +138,10 @@ def main():
         problems.append("maps filled: " + ", ".join(full))
     if final.get('lockscope_agent_events_lost_total{reason="map_full"}', 0) > 0:
         problems.append("updates dropped on a full map")
+    # A busy bucket (a probe interrupting a map operation on its CPU) can
+    # drop an update on any map; such loss must at least be reported.
+    if 'lockscope_agent_events_lost_total{reason="map_busy"}' not in final:
+        problems.append("no map_busy loss series in /metrics (busy-bucket drops unreported)")
     if agent.returncode != 0:
         problems.append(f"the agent exited {agent.returncode}")
     if problems:

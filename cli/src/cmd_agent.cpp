@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <malloc.h>
 #include <cstdio>
 #include <future>
 #include <memory>
@@ -103,6 +104,10 @@ void runAgent(const AgentArgs& a, Result& result)
 {
     const sigset_t signals = controlSignals();
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    // glibc gives each new thread that allocates its own arena (up to 8 per
+    // core); the HTTP pool's threads would each keep one, and the RSS would
+    // grow with every pool thread a request happens to reach.
+    mallopt(M_ARENA_MAX, 2);
     agent::ServerOptions so;
     so.listen = a.listen;
     so.web_config = a.web_config;

@@ -95,6 +95,7 @@ void reportCounters(const Stats& st, std::FILE* log)
     static constexpr CounterLine kLines[] = {
         {&Stats::lost, "warning: ", " events lost"},
         {&Stats::map_full, "warning: ", " updates dropped: a BPF map was full"},
+        {&Stats::map_busy, "warning: ", " updates dropped: a BPF map's bucket was busy on that CPU (not full)"},
         {&Stats::stack_failures, "warning: ", " stacks could not be taken"},
         {&Stats::recursion_misses, "warning: ", " probe runs skipped by the kernel (re-entry)"},
         {&Stats::own_lock_events, "note: ", " lock events inside lockscope's own BPF programs left out"},

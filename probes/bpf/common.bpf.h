@@ -96,6 +96,41 @@ static __always_inline void count(enum ls_counter c)
     count_n(c, 1);
 }
 
+#ifndef EBUSY
+#define EBUSY 16
+#endif
+#ifndef EDEADLK
+#define EDEADLK 35
+#endif
+#ifndef ETIMEDOUT
+#define ETIMEDOUT 110
+#endif
+#ifndef ENOMEM
+#define ENOMEM 12
+#endif
+
+/*
+ * Counts n events lost because a hash map update failed with err. A busy
+ * bucket is not a full map: the bucket's lock was already held on this CPU
+ * by what the program interrupted (a userspace map syscall such as a
+ * drain's lookup-and-delete, or another program). Kernels before 6.15 say
+ * -EBUSY (htab's map_locked); rqspinlock kernels say -EDEADLK (AA) or
+ * -ETIMEDOUT. Nor is -ENOMEM: a map that is not preallocated takes a new
+ * element from a per-CPU cache refilled asynchronously, which a burst of
+ * new keys in atomic context can empty (e.g. right after a drain deleted
+ * every key). Each is counted apart.
+ */
+static __always_inline void map_miss_n(long err, __u64 n)
+{
+    enum ls_counter c = LS_C_MAP_FULL;
+
+    if (err == -EBUSY || err == -EDEADLK || err == -ETIMEDOUT)
+        c = LS_C_MAP_BUSY;
+    else if (err == -ENOMEM)
+        c = LS_C_MAP_NOMEM;
+    count_n(c, n);
+}
+
 /* Charges one wait to a holder or owner entry (struct ls_holder_val) of map,
  * creating it at zero first. Only for programs allowed to update hash maps
  * (not the spin-lock hold probes: a bucket lock would re-enter them). */
@@ -104,10 +139,11 @@ static __always_inline void charge_holder(void *map, const void *key, __u64 wait
     struct ls_holder_val zero = {}, *v = bpf_map_lookup_elem(map, key);
 
     if (!v) {
-        bpf_map_update_elem(map, key, &zero, BPF_NOEXIST);
+        long err = bpf_map_update_elem(map, key, &zero, BPF_NOEXIST);
+
         v = bpf_map_lookup_elem(map, key);
         if (!v) {
-            count(LS_C_MAP_FULL);
+            map_miss_n(err, 1);
             return;
         }
     }
@@ -247,19 +283,26 @@ static __always_inline void hist_add_time_cpu(struct ls_hist *h, __u64 v)
         h->max = v;
 }
 
-/* Finds or creates the histogram of key in a hash map; NULL when full. */
-static __always_inline struct ls_hist *hist_of(void *map, const void *key)
+/* Finds or creates the histogram of key in a hash map; NULL when it cannot
+ * (full or busy), with the n events that carried it counted as lost. */
+static __always_inline struct ls_hist *hist_of_n(void *map, const void *key, __u64 n)
 {
     struct ls_hist *h = bpf_map_lookup_elem(map, key);
+    long err;
 
     if (h)
         return h;
     /* -EEXIST means another CPU created it meanwhile: fine. */
-    bpf_map_update_elem(map, key, (const void *)&hist_template, BPF_NOEXIST);
+    err = bpf_map_update_elem(map, key, (const void *)&hist_template, BPF_NOEXIST);
     h = bpf_map_lookup_elem(map, key);
     if (!h)
-        count(LS_C_MAP_FULL);
+        map_miss_n(err, n);
     return h;
+}
+
+static __always_inline struct ls_hist *hist_of(void *map, const void *key)
+{
+    return hist_of_n(map, key, 1);
 }
 
 /*

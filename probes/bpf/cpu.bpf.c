@@ -76,12 +76,14 @@ static __always_inline void count_unstacked(struct bpf_perf_event_data *ctx)
         __sync_fetch_and_add(v, 1); /* per-CPU, but an NMI-context sample may nest */
 }
 
-/* Adds one to key's count; false when cpu_counts is full. */
-static __always_inline bool count_stack(const struct ls_cpu_key *key)
+/* Adds one to key's count; false when cpu_counts is full or its bucket
+ * busy (*err says which). */
+static __always_inline bool count_stack(const struct ls_cpu_key *key, long *err)
 {
     __u64 one = 1, *v = bpf_map_lookup_elem(&cpu_counts, key);
 
-    if (!v && bpf_map_update_elem(&cpu_counts, key, &one, BPF_NOEXIST) == 0)
+    *err = 0;
+    if (!v && (*err = bpf_map_update_elem(&cpu_counts, key, &one, BPF_NOEXIST)) == 0)
         return true;
     if (!v)
         v = bpf_map_lookup_elem(&cpu_counts, key); /* another CPU created it meanwhile */
@@ -95,17 +97,18 @@ SEC("perf_event")
 int cpu_sample(struct bpf_perf_event_data *ctx)
 {
     struct ls_cpu_key key = { .kstack = -1 };
+    long err;
 
     count(LS_C_CPU_SAMPLES);
     /* Ring 3 in the interrupted context: user mode. */
     if ((sample_cs(ctx) & 3) != 0) {
         count(LS_C_CPU_USER);
-        if (!count_stack(&key))
-            count(LS_C_MAP_FULL);
+        if (!count_stack(&key, &err))
+            map_miss_n(err, 1);
         return 0;
     }
     key.kstack = stack_id(ctx, 0);
-    if (key.kstack < 0 || !count_stack(&key))
+    if (key.kstack < 0 || !count_stack(&key, &err))
         count_unstacked(ctx);
     return 0;
 }

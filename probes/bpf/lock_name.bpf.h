@@ -91,6 +91,7 @@ static __always_inline void name_lock(__u64 lock, __u32 flags, bool kfuncs)
     struct sighand_struct *sh;
     bool spin = (flags & LS_LCB_F_SPIN) && !(flags & LS_LCB_F_MUTEX);
     __u32 zero = 0;
+    long err;
 
     n = bpf_map_lookup_elem(&names, &lock);
     if (n) {
@@ -113,8 +114,9 @@ static __always_inline void name_lock(__u64 lock, __u32 flags, bool kfuncs)
         name_set(n, "rq_lock", sizeof("rq_lock"));
     else if (kfuncs)
         slab_name(n, lock);
-    if (bpf_map_update_elem(&names, &lock, n, BPF_NOEXIST) != 0 && !bpf_map_lookup_elem(&names, &lock))
-        count(LS_C_MAP_FULL);
+    err = bpf_map_update_elem(&names, &lock, n, BPF_NOEXIST);
+    if (err && !bpf_map_lookup_elem(&names, &lock))
+        map_miss_n(err, 1);
 }
 
 #endif /* LOCKSCOPE_LOCK_NAME_BPF_H */

@@ -347,11 +347,9 @@ static __always_inline void flush_count(struct ls_wait_count *e)
     if (!n)
         return;
     e->count = 0;
-    h = hist_of(&waits, &e->key);
-    if (!h) {
-        count_n(LS_C_MAP_FULL, n - 1); /* hist_of counted one */
+    h = hist_of_n(&waits, &e->key, n);
+    if (!h)
         return;
-    }
     h->count += n;
     count_n(LS_C_WAIT_EVENTS, n);
     if (e->key.kstack == LS_STACK_UNSAMPLED)

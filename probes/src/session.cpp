@@ -149,6 +149,7 @@ private:
         s.stats.impossible_holds = c(LS_C_HOLD_IMPOSSIBLE);
         s.stats.hold_races = c(LS_C_HOLD_RACED);
         s.stats.stale_holds = c(LS_C_HOLD_STALE);
+        s.stats.map_busy = c(LS_C_MAP_BUSY) + c(LS_C_MAP_NOMEM); // refused although not full
         s.stats.stacks_unsampled = c(LS_C_STACK_UNSAMPLED); // untimed waits included: never walked
         s.stats.cpu_unstacked = c(LS_C_CPU_UNSTACKED);
         s.stats.owner_stacks_unsampled = c(LS_C_OWNER_STACK_UNSAMPLED);
@@ -159,7 +160,7 @@ private:
     // The fields counterStats fills.
     static constexpr uint64_t Stats::*kCounterFields[] = { &Stats::events, &Stats::lost, &Stats::map_full,
         &Stats::stack_failures, &Stats::aborted_waits, &Stats::unmatched, &Stats::holder_not_found,
-        &Stats::impossible_holds, &Stats::hold_races, &Stats::stale_holds, &Stats::stacks_unsampled,
+        &Stats::impossible_holds, &Stats::hold_races, &Stats::stale_holds, &Stats::map_busy, &Stats::stacks_unsampled,
         &Stats::cpu_unstacked, &Stats::owner_stacks_unsampled, &Stats::recursion_misses };
 
     // Adds counters to s: events, stacks_unsampled, lost and recursion

@@ -113,6 +113,7 @@ void qualityLine(std::vector<std::string>& w, const char* side, const std::vecto
         parts.push_back(share(q.stackFailurePct()) + " of stack captures failed (" + std::to_string(q.stack_failures) +
                         "): no call path");
     ofEvents(s.map_full, "map-full drops");
+    ofEvents(s.map_busy, "busy-map drops");
     ofEvents(s.unmatched, "unmatched ends");
     ofEvents(s.recursion_misses, "probe runs skipped on re-entry");
     ofEvents(s.impossible_holds, "impossible holds dropped");

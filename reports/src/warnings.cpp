@@ -50,6 +50,7 @@ std::vector<std::string> captureWarnings(const Capture& c, const std::string& si
     };
     counter(c.stats.lost, "events lost", "counts and wait totals undercount");
     counter(c.stats.map_full, "map-full drops", "some locks or stacks are missing; raise the map sizes");
+    counter(c.stats.map_busy, "busy-map drops", "events lost where a probe interrupted a map operation on its CPU");
     counter(c.stats.stack_failures, "stack captures failed", "those events have no call path");
     counter(c.stats.unmatched, "unmatched end events", "waits or holds that began before the capture started");
     counter(c.stats.recursion_misses, "probe runs skipped by the kernel (re-entry)", "counts undercount");

@@ -37,6 +37,7 @@ inline constexpr StatsField kStatsFields[] = {
     { "owner_stacks_unsampled", &Stats::owner_stacks_unsampled, false },
     { "stale_holds", &Stats::stale_holds, false },
     { "bpf_frames", &Stats::bpf_frames, false },
+    { "map_busy", &Stats::map_busy, false },
 };
 static_assert(std::size(kStatsFields) * sizeof(uint64_t) == sizeof(Stats), "a new Stats field needs its JSON name here");
 

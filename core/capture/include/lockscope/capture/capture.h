@@ -131,6 +131,8 @@ struct Stats {
                                   // their lock was taken again (see hold_common.bpf.h drop_stale)
     uint64_t bpf_frames = 0;      // BPF trampoline and program frames removed from kernel stacks
                                   // (lock_frames.h dropBpfFrames)
+    uint64_t map_busy = 0;        // updates dropped because the map's bucket was busy on that CPU (a
+                                  // program interrupted a map operation on it), not full
     // Field by field, for the totals of several runs (capture.cpp lists every field).
     Stats& operator+=(const Stats& other) noexcept;
     bool operator==(const Stats&) const = default;
