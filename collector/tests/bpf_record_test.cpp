@@ -760,7 +760,7 @@ TEST_F(RecordBpf, StackBudgetBoundsWalksAndKeepsEveryWait)
     const auto windows = static_cast<uint64_t>(c.meta.duration_s * 100) + 2;
     EXPECT_LE(walked, ncpus * 5 * windows) << "walked " << walked << " stacks in " << c.meta.duration_s << " s";
     EXPECT_GT(walked, 0u);
-    // Waits the kernel counted as not walked are exactly the pseudo sites'
+    // Waits the kernel counted as not walked are the pseudo sites'
     // (less any whose end never came, counted as lost, and any record left
     // out: taken by our own programs, or untimed with no timed wait on
     // their lock to take times from, counted as lost too).
@@ -770,7 +770,11 @@ TEST_F(RecordBpf, StackBudgetBoundsWalksAndKeepsEveryWait)
         + std::to_string(s.aborted_waits) + ", map_full " + std::to_string(s.map_full) + ", waits_untimed "
         + std::to_string(s.waits_untimed) + ", unwalked " + std::to_string(unwalked);
     EXPECT_LE(unwalked, s.stacks_unsampled) << stats;
-    EXPECT_LE(s.stacks_unsampled, unwalked + s.lost + s.own_lock_events + s.aborted_waits + s.map_full) << stats;
+    // A wait still spinning when the probes detach was counted unwalked at its
+    // begin and never ends: at most one per CPU, two with an irq's nested wait
+    // (seen: 3,882,919 unwalked counted, 3,882,918 recorded).
+    EXPECT_LE(s.stacks_unsampled,
+              unwalked + s.lost + s.own_lock_events + s.aborted_waits + s.map_full + 2 * ncpus) << stats;
     if (walked + unwalked > 4 * ncpus * 5 * windows) {
         EXPECT_GT(unwalked, walked) << "the budget did not bind";
     }
