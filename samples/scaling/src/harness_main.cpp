@@ -108,7 +108,19 @@ ScalingPoint measurePoint(const PairInfo& info, Variant v, unsigned threads, con
     return point;
 }
 
-ScalingPair measurePair(const PairInfo& info, const std::vector<unsigned>& counts, const PointSpec& spec)
+// Points measured so far out of all of them, one stderr line each: a
+// front end (the GUI's "Measure on this machine") shows it as progress.
+struct Progress {
+    size_t done = 0, total = 0;
+    void point(const PairInfo& info, Variant v, unsigned threads)
+    {
+        std::fprintf(stderr, "lockscope-scaling: point %zu/%zu: %s %s, %u threads\n", ++done, total, info.id.c_str(),
+                     variantName(v), threads);
+    }
+};
+
+ScalingPair measurePair(const PairInfo& info, const std::vector<unsigned>& counts, const PointSpec& spec,
+                        Progress& progress)
 {
     ScalingPair pair{info.id, info.title, info.kernelChange, info.workload, {}};
     for (Variant v : {Variant::Before, Variant::After})
@@ -121,8 +133,10 @@ ScalingPair measurePair(const PairInfo& info, const std::vector<unsigned>& count
         const Variant order[2] = {afterFirst ? Variant::After : Variant::Before,
                                   afterFirst ? Variant::Before : Variant::After};
         afterFirst = !afterFirst;
-        for (Variant v : order)
+        for (Variant v : order) {
             pair.variants[v == Variant::Before ? 0 : 1].points.push_back(measurePoint(info, v, t, spec));
+            progress.point(info, v, t);
+        }
     }
     return pair;
 }
@@ -160,9 +174,10 @@ int main(int argc, char** argv)
                 spec.duration, counts, std::vector<std::string>(argv, argv + argc)};
 
     std::vector<std::vector<std::string>> table{{"pair", "threads", "before ops/s", "after ops/s", "after/before"}};
+    Progress progress{0, selected.size() * counts.size() * 2};
     try {
         for (const PairInfo* info : selected) {
-            ScalingPair pair = measurePair(*info, counts, spec);
+            ScalingPair pair = measurePair(*info, counts, spec, progress);
             for (unsigned t : counts)
                 table.push_back({info->id, std::to_string(t),
                                  workload::formatNumber(pair.variants[0].at(t)->ops_per_sec),
