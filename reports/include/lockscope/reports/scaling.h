@@ -2,7 +2,10 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "lockscope/capture/capture.h"
 
 // Scaling curves (throughput against threads/CPUs) shown beside a report or
 // comparison. The renderers only need named (x, y) series; scaling_input.cpp
@@ -26,11 +29,23 @@ struct ScalingChart {
     std::string x_label = "threads";
     std::string y_label = "ops/s";
     std::vector<ScalingSeries> series;
+    std::string pair_id;              // the reference pair ("posix-timer-lookup"), when from a scaling file
+    std::string workload;             // the samples workload measuring the same change on a kernel
+    std::string measured_on;          // "vm (AMD EPYC, 2 CPUs), 2026-12-01T16:58:16Z"
     bool operator==(const ScalingChart&) const = default;
 };
 
 // Reads one scaling results file (the samples' format). Throws
 // std::runtime_error with one line "<path>: <problem>" on bad input.
 std::vector<ScalingChart> readScalingFile(const std::string& path);
+// The same from text already read; name stands for the path in errors.
+std::vector<ScalingChart> parseScalingText(std::string_view text, const std::string& name);
+
+// The program a capture's record ran as its workload, by file name
+// ("timer-stress"); empty when it followed a running process.
+std::string workloadProgram(const Capture& capture);
+
+// The charts of the reference pairs that model workload.
+std::vector<ScalingChart> chartsForWorkload(const std::vector<ScalingChart>& charts, std::string_view workload);
 
 } // namespace lockscope::reports
