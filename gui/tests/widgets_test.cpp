@@ -5,14 +5,17 @@
 #include <QApplication>
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QImage>
 #include <QLabel>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QPushButton>
 #include <QUrl>
 #include <QSet>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QSysInfo>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
@@ -24,6 +27,7 @@
 #include "app/histogramchart.h"
 #include "app/mainwindow.h"
 #include "app/recorddialog.h"
+#include "app/referencescaling.h"
 #include "app/scalingview.h"
 #include "app/summaryview.h"
 #include "lockscope/capture/io.h"
@@ -415,6 +419,86 @@ private slots:
         QVERIFY(!w.loadScaling(writeFixture(QStringLiteral("capture-not-scaling.json"), semCapture("x", 1.0))));
         QCOMPARE(errors.count(), 1);
         QVERIFY(errors.front().front().toString().contains(QStringLiteral("capture-not-scaling.json")));
+    }
+
+    // A seed workload's reference pair without flags: the shipped results
+    // first, then this machine's measurement (the real harness, short
+    // points), which is cached and preferred; Cancel leaves no file behind.
+    void referenceScalingBesideSeedCaptures()
+    {
+        const QString cache = dir_.filePath(QStringLiteral("cache"));
+        qputenv("XDG_CACHE_HOME", cache.toUtf8());
+        const QString harness = qEnvironmentVariable("LOCKSCOPE_TEST_SCALING_HARNESS");
+        QVERIFY2(QFileInfo(harness).isExecutable(), "LOCKSCOPE_TEST_SCALING_HARNESS names no lockscope-scaling");
+        Capture before = semCapture("baseline", 1.0);
+        before.workload.command = {"/usr/lib/lockscope/timer-stress", "--procs", "4"};
+        Capture after = before;
+        after.meta.label = "patched";
+        ComparePage page;
+        ScalingView* view = page.scalingView();
+        view->measurement()->setHarness(harness);
+        const auto show = [&](const Capture& b, const Capture& a) {
+            page.setComparison(std::make_shared<const reports::Comparison>(reports::compare(b, a)),
+                               prepareCapture(std::make_shared<const Capture>(b)),
+                               prepareCapture(std::make_shared<const Capture>(a)));
+        };
+        show(before, after);
+        QCOMPARE(view->charts().size(), size_t(1));
+        QCOMPARE(view->charts().front().pair_id, std::string("posix-timer-lookup"));
+        QCOMPARE(view->charts().front().series.size(), size_t(2));
+        QVERIFY2(view->sourceText().contains(QStringLiteral("shipped with lockscope")), qPrintable(view->sourceText()));
+        QVERIFY(view->canMeasure());
+
+        QPushButton* measure = nullptr;
+        for (auto* b : view->findChildren<QPushButton*>())
+            if (b->text() == QStringLiteral("Measure on this machine"))
+                measure = b;
+        QVERIFY(measure && measure->isVisibleTo(view));
+        QSignalSpy ended(view, &ScalingView::measurementEnded);
+        QSignalSpy progress(view->measurement(), &ScalingMeasurement::progress);
+        view->measurement()->setExtraArguments({QStringLiteral("--duration"), QStringLiteral("0.05"),
+                                                QStringLiteral("--max-threads"), QStringLiteral("2")});
+        measure->click();
+        QVERIFY(!view->canMeasure());
+        QVERIFY(ended.wait(120000));
+        QVERIFY2(view->sourceText().contains(QStringLiteral("measured on this machine")), qPrintable(view->sourceText()));
+        QCOMPARE(progress.size(), 4); // threads 1 and 2, before and after
+        QCOMPARE(progress.back().at(0).toInt(), 4);
+        QCOMPARE(progress.back().at(1).toInt(), 4);
+        const QString cached = cachedScalingPath(QStringLiteral("timer-stress"));
+        QVERIFY(QFileInfo::exists(cached));
+        QCOMPARE(view->charts().size(), size_t(1));
+        QVERIFY(view->charts().front().measured_on.find(QSysInfo::machineHostName().toStdString()) == 0);
+        show(before, after); // a later comparison finds the cached measurement
+        QVERIFY(view->sourceText().contains(QStringLiteral("measured on this machine")));
+
+        QVERIFY(QFile::remove(cached));
+        view->measurement()->setExtraArguments({QStringLiteral("--duration"), QStringLiteral("30")});
+        measure->click();
+        QVERIFY(view->measurement()->running());
+        view->measurement()->cancel();
+        QVERIFY(ended.wait(10000));
+        QVERIFY2(view->sourceText().startsWith(QStringLiteral("Measurement cancelled")), qPrintable(view->sourceText()));
+        QVERIFY(view->sourceText().contains(QStringLiteral("shipped with lockscope")));
+        QVERIFY(QDir(scalingCacheDir()).entryList(QDir::Files).isEmpty());
+
+        view->measurement()->setExtraArguments({QStringLiteral("--duration"), QStringLiteral("-1")});
+        measure->click();
+        QVERIFY(ended.wait(10000));
+        QVERIFY2(view->sourceText().contains(QStringLiteral("lockscope-scaling failed (exit 2)")),
+                 qPrintable(view->sourceText()));
+        QVERIFY(QDir(scalingCacheDir()).entryList(QDir::Files).isEmpty());
+
+        Capture other = semCapture("baseline", 1.0); // semop-bench: no reference pair models it
+        show(other, other);
+        QVERIFY(view->charts().empty());
+        QVERIFY(view->sourceText().contains(QStringLiteral("No reference pair models the workload semop-bench")));
+        QVERIFY(!view->canMeasure());
+
+        view->setCharts(reports::chartsForWorkload(view->charts(), "none")); // results loaded by hand win
+        show(before, after);
+        QVERIFY(view->charts().empty());
+        QVERIFY(view->sourceText().isEmpty());
     }
 
     void recordCommandLine()

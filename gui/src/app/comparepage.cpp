@@ -22,6 +22,7 @@
 
 #include "app/capturepage.h"
 #include "lockscope/reports/change_order.h"
+#include "lockscope/reports/scaling.h"
 #include "app/flamegraphwidget.h"
 #include "app/histogramchart.h"
 #include "app/holdersview.h"
@@ -258,6 +259,7 @@ void ComparePage::setComparison(std::shared_ptr<const reports::Comparison> compa
     summary_->setHtml(comparison_ ? compareSummaryHtml(*comparison_) : QString());
     beforeCapture_ = before.capture;
     afterCapture_ = after.capture;
+    showReferenceScaling();
     beforePage_->setPrepared(std::move(before));
     afterPage_->setPrepared(std::move(after));
     refreshFlame();
@@ -273,6 +275,17 @@ void ComparePage::setComparison(std::shared_ptr<const reports::Comparison> compa
     deltaView_->sortByColumn(DeltaTableModel::Outcome, Qt::AscendingOrder);
     if (comparison_ && !comparison_->locks.empty())
         selectLock(static_cast<int>(reports::changedFirstOrder(*comparison_).front()));
+}
+
+// The reference pair of the workload the captures ran (the before side's,
+// else the after side's: one of them may have followed a pid).
+void ComparePage::showReferenceScaling()
+{
+    std::string workload;
+    for (const std::shared_ptr<const Capture>& c : {beforeCapture_, afterCapture_})
+        if (c && workload.empty())
+            workload = reports::workloadProgram(*c);
+    scaling_->showReference(workload);
 }
 
 void ComparePage::selectLock(int row)

@@ -66,6 +66,7 @@ private:
     QWidget* buildFlamePanel();
     QWidget* buildLatencyTab();
     QWidget* buildHoldersTab();
+    void showReferenceScaling();
     void refreshHolders();
     void refreshLatency();
     void refreshFlame();

@@ -254,9 +254,10 @@ bool MainWindow::loadScaling(const QString& path)
 {
     try {
         auto charts = reports::readScalingFile(path.toStdString());
-        auto all = comparePage_->scalingView()->charts();
+        ScalingView* view = comparePage_->scalingView();
+        auto all = view->loadedByHand() ? view->charts() : std::vector<reports::ScalingChart>{};
         all.insert(all.end(), charts.begin(), charts.end());
-        comparePage_->scalingView()->setCharts(std::move(all));
+        view->setCharts(std::move(all));
         scalingFiles_ << path;
         status_->setText(tr("Loaded %1 scaling chart(s) from %2").arg(charts.size()).arg(path));
         return true;
