@@ -2,10 +2,13 @@
 #include "lockscope/reports/input.h"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <filesystem>
 #include <iterator>
 #include <optional>
 #include <sys/stat.h>
+#include <thread>
 
 #include "lockscope/capture/io.h"
 #include "lockscope/capture/lock_frames.h"
@@ -81,28 +84,74 @@ CaptureError versionMismatch(const FoundVersion& first, const FoundVersion& seco
                         readableVersions() + ")");
 }
 
-// After `failed` (at index i of paths) was refused for its version: the first
-// file of the comparison in another version, from what was read already or
-// by reading on until one answers. Files before i were read: they hold this
-// lockscope's version.
-std::optional<FoundVersion> otherVersion(const std::vector<std::string>& paths, size_t i,
-                                         const CaptureVersionError& failed)
+// One file of a run set: its capture, or why it could not be read.
+struct Loaded {
+    std::optional<Capture> capture;
+    std::exception_ptr error;
+};
+
+// Reads every file, on as many threads as there are CPUs (at most one per
+// file). Each thread holds one file's text at a time, so memory is the
+// models plus a file per CPU, not the sum of the files.
+std::vector<Loaded> loadAll(const std::vector<std::string>& paths)
+{
+    std::vector<Loaded> out(paths.size());
+    std::atomic<size_t> next{0};
+    const auto work = [&] {
+        for (size_t i = next++; i < paths.size(); i = next++) {
+            try {
+                out[i].capture = loadCapture(paths[i]);
+            } catch (...) {
+                out[i].error = std::current_exception();
+            }
+        }
+    };
+    const size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), paths.size());
+    std::vector<std::jthread> pool;
+    for (size_t t = 1; t < threads; ++t)
+        pool.emplace_back(work);
+    work();
+    return out;
+}
+
+// After the file at index i (the first that failed) was refused for its
+// version: the first file of the comparison in another version. Files
+// before i hold this lockscope's version; later ones answer from what was read.
+std::optional<FoundVersion> otherVersion(const std::vector<std::string>& paths, const std::vector<Loaded>& loaded,
+                                         size_t i, const CaptureVersionError& failed)
 {
     const std::string ours = readableVersions();
     if (i > 0)
         return FoundVersion{paths.front(), ours};
     for (size_t j = i + 1; j < paths.size(); ++j) {
-        try {
-            (void)loadCapture(paths[j]);
+        if (loaded[j].capture)
             return FoundVersion{paths[j], ours};
+        try {
+            std::rethrow_exception(loaded[j].error);
         } catch (const CaptureVersionError& e) {
             if (e.isCapture() && e.found_version != failed.found_version)
                 return FoundVersion{paths[j], e.found_version};
-        } catch (const CaptureError&) {
+        } catch (...) {
             // Says nothing about versions: the first file's own error stands.
         }
     }
     return std::nullopt;
+}
+
+// The first failure in argument order, as reading them one by one would have thrown it.
+[[noreturn]] void throwFirstError(const std::vector<std::string>& paths, const std::vector<Loaded>& loaded, size_t i)
+{
+    try {
+        std::rethrow_exception(loaded[i].error);
+    } catch (const CaptureVersionError& e) {
+        if (!e.isCapture())
+            throw;
+        const auto other = otherVersion(paths, loaded, i, e);
+        if (!other)
+            throw;
+        const FoundVersion self{paths[i], e.found_version};
+        throw i > 0 ? versionMismatch(*other, self) : versionMismatch(self, *other);
+    }
 }
 
 } // namespace
@@ -112,20 +161,14 @@ std::pair<std::vector<Capture>, std::vector<Capture>> loadSets(const std::vector
 {
     std::vector<std::string> paths = before;
     paths.insert(paths.end(), after.begin(), after.end());
+    std::vector<Loaded> all = loadAll(paths);
     std::vector<Capture> loaded;
     loaded.reserve(paths.size());
     for (size_t i = 0; i < paths.size(); ++i) {
-        try {
-            loaded.push_back(loadCapture(paths[i]));
-        } catch (const CaptureVersionError& e) {
-            if (!e.isCapture())
-                throw;
-            const auto other = otherVersion(paths, i, e);
-            if (!other)
-                throw;
-            const FoundVersion self{paths[i], e.found_version};
-            throw i > 0 ? versionMismatch(*other, self) : versionMismatch(self, *other);
-        }
+        if (!all[i].capture)
+            throwFirstError(paths, all, i);
+        loaded.push_back(std::move(*all[i].capture));
+        all[i].capture.reset();
     }
     std::vector<Capture> a(std::make_move_iterator(loaded.begin() + std::ptrdiff_t(before.size())),
                            std::make_move_iterator(loaded.end()));
