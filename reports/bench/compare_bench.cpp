@@ -5,12 +5,16 @@
 // machine independent.
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <unistd.h>
 #include <fstream>
 #include <sstream>
 #include <string>
 
 #include "lockscope/capture/io.h"
 #include "lockscope/reports/compare.h"
+#include "lockscope/reports/input.h"
 #include "lockscope/reports/render.h"
 #include "sample_capture.h"
 
@@ -101,6 +105,77 @@ static void BM_CompareAndRenderJson(benchmark::State& state)
     }
 }
 
+namespace {
+// Two run sets of kRunsPerSide compact captures of ~2 MB each (a fleet's
+// windows, or many lab runs), written once to a temporary directory.
+constexpr int kRunsPerSide = 100;
+
+struct RunSets {
+    std::vector<std::string> before, after;
+    double megabytes = 0;
+};
+
+const RunSets& runSets()
+{
+    static const RunSets sets = [] {
+        namespace fs = std::filesystem;
+        const fs::path dir = fs::temp_directory_path() / ("lockscope-runsets-" + std::to_string(::getpid()));
+        fs::create_directories(dir);
+        static std::string removeAtExit = dir.string();
+        std::atexit([] {
+            std::error_code ec;
+            std::filesystem::remove_all(removeAtExit, ec);
+        });
+        RunSets r;
+        for (int side = 0; side < 2; ++side) {
+            const std::string one = (dir / ("side" + std::to_string(side) + ".lockscope.json")).string();
+            writeCapture(testing::makeSyntheticCapture(6000, 600, uint64_t(side) + 1), one,
+                         WriteOptions{false, CaptureLayout::Compact});
+            for (int i = 0; i < kRunsPerSide; ++i) {
+                const fs::path copy = dir / ("side" + std::to_string(side) + "-run" + std::to_string(i) + ".lockscope.json");
+                fs::copy_file(one, copy, fs::copy_options::overwrite_existing);
+                (side ? r.after : r.before).push_back(copy.string());
+                r.megabytes += double(fs::file_size(copy)) / 1e6;
+            }
+        }
+        return r;
+    }();
+    return sets;
+}
+} // namespace
+
+// Loading 2 x 100 captures: one by one (arg 0) and loadSets' threads (arg 1),
+// side by side in one run; then the whole comparison of the two sets.
+static void BM_LoadRunSets(benchmark::State& state)
+{
+    const RunSets& sets = runSets();
+    for (auto _ : state) {
+        size_t stacks = 0;
+        if (state.range(0) == 0) {
+            for (const auto* side : {&sets.before, &sets.after})
+                for (const auto& path : *side)
+                    stacks += reports::loadCapture(path).stacks.size();
+        } else {
+            const auto [b, a] = reports::loadSets(sets.before, sets.after);
+            stacks = b.size() + a.size();
+        }
+        benchmark::DoNotOptimize(stacks);
+    }
+    state.counters["files_MB"] = sets.megabytes;
+}
+
+static void BM_CompareRunSets(benchmark::State& state)
+{
+    const RunSets& sets = runSets();
+    for (auto _ : state) {
+        const auto [b, a] = reports::loadSets(sets.before, sets.after);
+        const reports::Comparison cmp = reports::compareSets(b, a);
+        benchmark::DoNotOptimize(cmp.locks.data());
+    }
+}
+
+BENCHMARK(BM_LoadRunSets)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
+BENCHMARK(BM_CompareRunSets)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
 BENCHMARK(BM_ParseBothCaptures)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_Compare)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_CompareAndRenderJson)->Unit(benchmark::kMillisecond)->Iterations(2);
