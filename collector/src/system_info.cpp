@@ -8,23 +8,14 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <sstream>
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "lockscope/util/file_text.h"
+
 namespace lockscope::record {
 namespace {
-
-std::string readFile(const char* path)
-{
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return {};
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 uint32_t readU32(std::string_view s, size_t at)
 {
@@ -115,7 +106,7 @@ namespace {
 
 std::string firstLineOf(const char* path)
 {
-    std::string s = readFile(path);
+    std::string s = util::readTextFile(path);
     s = s.substr(0, s.find('\n'));
     while (!s.empty() && (s.back() == ' ' || s.back() == '\r' || s.back() == '\0'))
         s.pop_back();
@@ -181,7 +172,7 @@ bool dmiSaysVirtual(const VirtualizationClues& c)
 VirtualizationClues readVirtualizationClues()
 {
     VirtualizationClues c;
-    c.hypervisor_flag = cpuinfoHasFlag(readFile("/proc/cpuinfo"), "hypervisor");
+    c.hypervisor_flag = cpuinfoHasFlag(util::readTextFile("/proc/cpuinfo"), "hypervisor");
     if (c.hypervisor_flag) // leaf 0x40000000 means nothing without the bit
         c.cpuid_vendor = cpuidHypervisorVendor();
     c.sys_hypervisor = firstLineOf("/sys/hypervisor/type");
@@ -238,8 +229,8 @@ void fillSystemMeta(Meta& meta)
         meta.kernel_version = u.version;
         meta.hostname = u.nodename;
     }
-    meta.kernel_build_id = parseBuildIdNote(readFile("/sys/kernel/notes"));
-    meta.cpu_model = parseCpuModel(readFile("/proc/cpuinfo"));
+    meta.kernel_build_id = parseBuildIdNote(util::readTextFile("/sys/kernel/notes"));
+    meta.cpu_model = parseCpuModel(util::readTextFile("/proc/cpuinfo"));
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     meta.cpu_count = n > 0 ? static_cast<uint32_t>(n) : 0;
     meta.virtualization = classifyVirtualization(readVirtualizationClues());

@@ -17,6 +17,7 @@
 #include "lockscope/lab/source_build.h"
 #include "lockscope/reports/judge.h"
 #include "lockscope/reports/render.h"
+#include "lockscope/util/file_text.h"
 #include "lockscope/util/output_file.h"
 
 namespace fs = std::filesystem;
@@ -35,14 +36,6 @@ std::string secondsText(double s)
     char b[32];
     std::snprintf(b, sizeof b, "%.0f s", s);
     return b;
-}
-
-std::string readText(const fs::path& p)
-{
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
 }
 
 json commitJson(const CommitInfo& c)
@@ -138,7 +131,7 @@ public:
             "); lab detail in " + (dir_ / "lab.log").string());
         if (!endpoints())
             return 1;
-        BisectState s = fs::exists(logPath()) ? replayBisectLog(readText(logPath())) : startLog();
+        BisectState s = fs::exists(logPath()) ? replayBisectLog(util::readTextFile(logPath())) : startLog();
         for (unsigned stepNo = unsigned(state_["steps"].size()) + 1;; ++stepNo) {
             const NextStep next = nextStep(git_, s);
             if (next.kind != NextStep::Kind::Judge)
@@ -160,7 +153,7 @@ private:
         if (resume) {
             if (!fs::exists(jsonPath()))
                 throw LabError(dir_.string() + " holds no bisect to resume (no bisect.json)");
-            state_ = json::parse(readText(jsonPath()));
+            state_ = json::parse(util::readTextFile(jsonPath()));
         } else {
             if (fs::exists(jsonPath()))
                 throw LabError(dir_.string() + " holds a bisect already: --resume " + dir_.string() +
@@ -182,14 +175,14 @@ private:
 
     void appendLog(const std::string& text)
     {
-        const std::string old = fs::exists(logPath()) ? readText(logPath()) : std::string();
+        const std::string old = fs::exists(logPath()) ? util::readTextFile(logPath()) : std::string();
         util::writeFileAtomic(logPath().string(), old + text, 0644);
     }
 
     BisectState startLog()
     {
         appendLog(bisectLogStart(good_, bad_));
-        return replayBisectLog(readText(logPath()));
+        return replayBisectLog(util::readTextFile(logPath()));
     }
 
     struct Runs {
@@ -445,7 +438,7 @@ BisectOptions loadBisectOptions(const std::string& dir)
         throw LabError(dir + " holds no bisect to resume (no bisect.json)");
     json j;
     try {
-        j = json::parse(readText(file)).at("options");
+        j = json::parse(util::readTextFile(file)).at("options");
         BisectOptions o;
         o.tree = j.at("tree");
         o.good = j.at("good");

@@ -18,6 +18,7 @@
 #include "lockscope/lab/initramfs.h"
 #include "lockscope/lab/process.h"
 #include "lockscope/lab/source_build.h"
+#include "lockscope/util/file_text.h"
 #include "lockscope/util/libbcc.h"
 
 namespace fs = std::filesystem;
@@ -32,14 +33,6 @@ void writeText(const fs::path& path, std::string_view text)
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
     if (!out)
         throw LabError("cannot write '" + path.string() + "'");
-}
-
-std::string readText(const fs::path& path)
-{
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
 }
 
 std::string mib(uint64_t bytes)
@@ -218,7 +211,7 @@ GuestRun runInGuest(const Kernel& kernel, const std::vector<GuestStep>& steps,
         run.report.problems.push_back("the result channel holds over " + mib(2 * kMaxGuestFileBytes) +
                                       ": a runaway guest");
     else
-        run.report = parseGuestChannel(readText(boot.data_path));
+        run.report = parseGuestChannel(util::readTextFile(boot.data_path));
     for (const auto& [name, content] : run.report.files)
         writeText(fs::path(work_dir) / name, content);
 

@@ -16,6 +16,7 @@
 #include "lockscope/lab/error.h"
 #include "lockscope/lab/holder_lock.h"
 #include "lockscope/lab/process.h"
+#include "lockscope/util/file_text.h"
 
 namespace fs = std::filesystem;
 
@@ -35,14 +36,6 @@ std::string expandHome(const std::string& path)
             return std::string(home) + path.substr(1);
     }
     return path;
-}
-
-std::string readFile(const fs::path& path)
-{
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
 }
 
 void writeFile(const fs::path& path, const std::string& text)
@@ -120,7 +113,7 @@ void unpackDebianSource(const SourceSpec& s, PreparedSource& p, const ProgressFn
 {
     const std::string& tarball = p.origin;
     auto marker = fs::path(p.tree.string() + ".source");
-    auto recorded = readFile(marker);
+    auto recorded = util::readTextFile(marker);
     auto nl = recorded.find('\n');
     if (nl != std::string::npos && recorded.substr(0, nl) == p.source_id && fs::exists(p.tree / ".git")) {
         p.base = trimmed(recorded.substr(nl + 1));
@@ -302,7 +295,7 @@ std::string jobsArg()
 void configureTree(const fs::path& tree, const ProgressFn& progress)
 {
     auto key = fnv1aHex(labConfigFragment());
-    if (fs::exists(tree / ".config") && trimmed(readFile(tree / ".lockscope-config")) == key)
+    if (fs::exists(tree / ".config") && trimmed(util::readTextFile(tree / ".lockscope-config")) == key)
         return;
     progress("configuring: make tinyconfig + lab/config/lab-kernel.config");
     auto r = runProcess({"make", "-C", tree.string(), "-s", "tinyconfig"}, 600);
@@ -619,7 +612,7 @@ Kernel buildKernelFromSource(const KernelSpec& spec, const std::string& cache_di
     if (!source.tree_diff.empty())
         inputs.patch_texts.push_back(source.tree_diff);
     for (const auto& p : patch_paths)
-        inputs.patch_texts.push_back(readFile(p));
+        inputs.patch_texts.push_back(util::readTextFile(p));
     std::string description = source.label;
     for (const auto& p : s.patches)
         description += " +" + fs::path(p).filename().string();

@@ -1,20 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "lockscope/util/proc_kallsyms.h"
 
-#include <fstream>
-#include <sstream>
+#include "lockscope/util/file_text.h"
 
 namespace lockscope::util {
 
 const std::string& procKallsyms()
 {
-    static const std::string& text = *[] {
-        std::ifstream in("/proc/kallsyms");
-        std::ostringstream ss;
-        if (in)
-            ss << in.rdbuf();
-        return new std::string(ss.str());
-    }();
+    static const std::string& text = *new std::string(readTextFile("/proc/kallsyms"));
     return text;
 }
 
