@@ -31,7 +31,7 @@ struct ScalingChart {
     std::vector<ScalingSeries> series;
     std::string pair_id;              // the reference pair ("posix-timer-lookup"), when from a scaling file
     std::string workload;             // the samples workload measuring the same change on a kernel
-    std::string measured_on;          // "vm (AMD EPYC, 2 CPUs), 2026-12-01T16:58:16Z"
+    std::string measured_on;          // "host (CPU model, N CPUs), creation time (ISO 8601)"
     bool operator==(const ScalingChart&) const = default;
 };
 
