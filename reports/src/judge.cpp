@@ -376,7 +376,14 @@ std::optional<PickedLock> pickChangedLock(const std::vector<Capture>& good, cons
     }
     if (changed.empty())
         return std::nullopt;
+    // Every figure is a cost, so Up is worse. A bisect hunts the commit that
+    // made something worse: an improvement between good and bad is most often
+    // the regression's shadow (waiters moved to the regressed lock), and
+    // between two strong changes the smaller p is chance.
     std::stable_sort(changed.begin(), changed.end(), [](const Candidate& a, const Candidate& b) {
+        const bool aUp = a.pick.change.change == Change::Up, bUp = b.pick.change.change == Change::Up;
+        if (aUp != bUp)
+            return aUp;
         return a.p != b.p ? a.p < b.p : a.effect > b.effect;
     });
     PickedLock best = changed.front().pick;
@@ -385,8 +392,9 @@ std::optional<PickedLock> pickChangedLock(const std::vector<Capture>& good, cons
     std::snprintf(p, sizeof p, "%.2g", changed.front().p);
     best.why = "picked " + best.target.lock + " " + fig.name + ": " + best.change.text() + ", " +
                figureText(fig, best.change.reference) + " -> " + figureText(fig, best.change.other) +
-               "; the most significant change of " + std::to_string(changed.size()) + " lock" +
-               (changed.size() == 1 ? "" : "s") + " that changed (runs p " + p + ")";
+               "; the most significant " + (best.change.change == Change::Up ? "regression" : "change") + " of " +
+               std::to_string(changed.size()) + " lock" + (changed.size() == 1 ? "" : "s") + " that changed (runs p " +
+               p + ")";
     return best;
 }
 

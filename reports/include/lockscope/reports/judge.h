@@ -87,8 +87,9 @@ FigureChange endpointChange(const std::vector<Capture>& good, const std::vector<
 
 // Without --lock: the lock whose figure changed most significantly between
 // good and bad, with the sentence saying which and why; nullopt when no lock
-// changed: the smallest p of the figure's runs test (the event test's with
-// one run a side), then the largest change.
+// changed: regressions (the figure went up) before improvements, then the
+// smallest p of the figure's runs test (the event test's with one run a
+// side), then the largest change.
 struct PickedLock {
     JudgeTarget target;  // the key and the figure
     FigureChange change;
