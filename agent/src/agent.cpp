@@ -108,7 +108,7 @@ AgentHealth Agent::healthLocked()
 std::string Agent::metrics()
 {
     std::lock_guard lock(mu_);
-    return renderMetrics(series_, cumulative_.capture(), healthLocked());
+    return renderMetrics(series_, cumulative_.totals(), healthLocked());
 }
 
 Capture Agent::cumulative()

@@ -5,61 +5,54 @@
 
 namespace lockscope::agent {
 
-uint32_t CaptureSum::stackId(const Capture& slice, uint32_t sliceId)
+uint32_t CaptureSum::stackId(const StackIndex& slice, uint32_t sliceId, SliceStacks& seen)
 {
-    const Stack* s = slice.findStack(sliceId);
-    StackKey key{s ? int(s->kind) : 0, {}};
-    if (s)
-        for (const Frame& f : s->frames)
-            key.second.emplace_back(f.function, f.offset, f.module);
-    if (auto it = stackIds_.find(key); it != stackIds_.end())
+    if (auto it = seen.find(sliceId); it != seen.end())
         return it->second;
-    if (stackIds_.size() >= limits_.max_stacks) {
+    const Stack* s = slice.find(sliceId);
+    std::optional<uint32_t> id = stacks_.intern(s ? *s : Stack{});
+    if (!id) {
         ++stacksNotKept_;
-        if (!fullStack_) {
-            fullStack_ = uint32_t(sum_.stacks.size());
-            sum_.stacks.push_back(Stack{*fullStack_, StackKind::Kernel, {Frame{kStackTableFullFrame, 0, "", {}}}});
-        }
-        return *fullStack_;
+        if (!fullStack_)
+            fullStack_ = stacks_.intern(Stack{0, StackKind::Kernel, {Frame{kStackTableFullFrame, 0, "", {}}}}, true);
+        return *fullStack_; // not remembered in seen: each site filed there counts
     }
-    const auto id = uint32_t(sum_.stacks.size());
-    Stack copy = s ? *s : Stack{};
-    copy.id = id;
-    sum_.stacks.push_back(std::move(copy));
-    stackIds_.emplace(std::move(key), id);
-    return id;
+    seen.emplace(sliceId, *id);
+    return *id;
 }
 
-Lock& CaptureSum::lockFor(const Lock& l)
+size_t CaptureSum::lockFor(const Lock& l)
 {
     const std::string id = l.key + '\n' + l.cgroup;
     if (auto it = lockIndex_.find(id); it != lockIndex_.end())
-        return sum_.locks[it->second];
+        return it->second;
+    Lock fresh;
+    std::string freshId = id;
     if (lockIndex_.size() >= limits_.max_locks) {
         ++locksFolded_;
-        Lock other;
-        other.key = kOtherLocksKey;
-        other.type = "mixed";
-        const std::string otherId = std::string(kOtherLocksKey) + '\n';
-        if (auto it = lockIndex_.find(otherId); it != lockIndex_.end())
-            return sum_.locks[it->second];
-        lockIndex_.emplace(otherId, sum_.locks.size());
-        return sum_.locks.emplace_back(std::move(other));
+        freshId = std::string(kOtherLocksKey) + '\n';
+        if (auto it = lockIndex_.find(freshId); it != lockIndex_.end())
+            return it->second;
+        fresh.key = kOtherLocksKey;
+        fresh.type = "mixed";
+    } else {
+        fresh.key = l.key;
+        fresh.type = l.type;
+        fresh.name = l.name;
+        fresh.cgroup = l.cgroup;
+        fresh.address = l.address;
+        fresh.instances = 0;
     }
-    Lock fresh;
-    fresh.key = l.key;
-    fresh.type = l.type;
-    fresh.name = l.name;
-    fresh.cgroup = l.cgroup;
-    fresh.address = l.address;
-    fresh.instances = 0;
-    lockIndex_.emplace(id, sum_.locks.size());
-    return sum_.locks.emplace_back(std::move(fresh));
+    lockIndex_.emplace(std::move(freshId), sum_.locks.size());
+    sum_.locks.push_back(std::move(fresh));
+    sites_.emplace_back();
+    return sum_.locks.size() - 1;
 }
 
-void CaptureSum::addLock(const Capture& slice, const Lock& l)
+void CaptureSum::addLock(const StackIndex& slice, const Lock& l, SliceStacks& seen)
 {
-    Lock& into = lockFor(l);
+    const size_t at = lockFor(l);
+    Lock& into = sum_.locks[at];
     if (into.address != l.address)
         into.address.reset(); // many instances: no one address stands for it
     into.instances = std::max(into.instances, l.instances);
@@ -70,29 +63,25 @@ void CaptureSum::addLock(const Capture& slice, const Lock& l)
     into.wait_untimed += l.wait_untimed;
     into.hold.merge(l.hold);
     into.acquire.merge(l.acquire);
+    Sites& sites = sites_[at];
     for (const LockSite& site : l.sites) {
-        const uint32_t stack = stackId(slice, site.stack_id);
-        std::optional<uint32_t> user;
+        Site key;
+        key.stack = stackId(slice, site.stack_id, seen);
         if (site.user_stack_id)
-            user = stackId(slice, *site.user_stack_id);
-        auto it = std::find_if(into.sites.begin(), into.sites.end(), [&](const LockSite& s) {
-            return s.stack_id == stack && s.user_stack_id == user;
-        });
-        if (it == into.sites.end()) {
-            LockSite fresh;
-            fresh.stack_id = stack;
-            fresh.user_stack_id = user;
-            into.sites.push_back(std::move(fresh));
-            it = into.sites.end() - 1;
-        }
-        it->wait.merge(site.wait);
-        it->wait_untimed += site.wait_untimed;
-        it->hold.merge(site.hold);
-        it->acquire.merge(site.acquire);
+            key.user = stackId(slice, *site.user_stack_id, seen);
+        const uint64_t packed = (uint64_t(key.stack) << 32) | (key.user ? *key.user : UINT32_MAX);
+        const auto [it, fresh] = sites.index.try_emplace(packed, sites.list.size());
+        if (fresh)
+            sites.list.push_back(std::move(key));
+        Site& into_site = sites.list[it->second];
+        into_site.wait.merge(site.wait);
+        into_site.wait_untimed += site.wait_untimed;
+        into_site.hold.merge(site.hold);
+        into_site.acquire.merge(site.acquire);
     }
 }
 
-void CaptureSum::addCpu(const Capture& slice)
+void CaptureSum::addCpu(const Capture& slice, const StackIndex& stacks, SliceStacks& seen)
 {
     CpuProfile& cpu = sum_.cpu;
     const CpuProfile& from = slice.cpu;
@@ -116,7 +105,7 @@ void CaptureSum::addCpu(const Capture& slice)
     if (!limits_.cpu_stacks)
         return;
     for (const StackCount& sc : from.stacks) {
-        const uint32_t id = stackId(slice, sc.stack_id);
+        const uint32_t id = stackId(stacks, sc.stack_id, seen);
         auto it = std::find_if(cpu.stacks.begin(), cpu.stacks.end(), [&](const StackCount& x) { return x.stack_id == id; });
         if (it == cpu.stacks.end())
             cpu.stacks.push_back({id, sc.count});
@@ -150,11 +139,41 @@ void CaptureSum::add(const Capture& slice)
     sum_.meta.duration_s += slice.meta.duration_s;
     sum_.probes = slice.probes;
     sum_.stats += slice.stats;
+    const StackIndex stacks(slice);
+    SliceStacks seen;
     for (const Lock& l : slice.locks)
-        addLock(slice, l);
-    addCpu(slice);
+        addLock(stacks, l, seen);
+    addCpu(slice, stacks, seen);
     addLatencies(sum_.syscalls, slice.syscalls);
     addLatencies(sum_.functions, slice.functions);
+}
+
+Capture CaptureSum::capture() const
+{
+    Capture c = sum_;
+    std::vector<uint32_t> named;
+    for (size_t i = 0; i < c.locks.size(); ++i)
+        for (const Site& s : sites_[i].list) {
+            LockSite site;
+            site.stack_id = s.stack;
+            site.user_stack_id = s.user;
+            site.wait = s.wait.expand();
+            site.wait_untimed = s.wait_untimed;
+            site.hold = s.hold.expand();
+            site.acquire = s.acquire.expand();
+            c.locks[i].sites.push_back(std::move(site));
+            named.push_back(s.stack);
+            if (s.user)
+                named.push_back(*s.user);
+        }
+    for (const StackCount& sc : c.cpu.stacks)
+        named.push_back(sc.stack_id);
+    std::sort(named.begin(), named.end());
+    named.erase(std::unique(named.begin(), named.end()), named.end());
+    c.stacks.reserve(named.size());
+    for (uint32_t id : named)
+        c.stacks.push_back(stacks_.stack(id));
+    return c;
 }
 
 } // namespace lockscope::agent

@@ -100,3 +100,90 @@ TEST(CaptureSum, CpuStacksCanBeLeftOut)
 
 } // namespace
 } // namespace lockscope::agent
+
+namespace lockscope::agent {
+namespace {
+
+Log2Hist hist(std::initializer_list<uint64_t> values)
+{
+    Log2Hist h;
+    for (uint64_t v : values)
+        h.add(v);
+    return h;
+}
+
+// The sparse form merges as Log2Hist::merge does, bucket for bucket.
+TEST(SparseHist, MergesAsALog2HistDoes)
+{
+    const std::vector<Log2Hist> parts{hist({0, 1, 900}), {}, hist({70000, 3, UINT64_MAX}), hist({UINT64_MAX})};
+    SparseHist sparse;
+    Log2Hist full;
+    for (const Log2Hist& h : parts) {
+        sparse.merge(h);
+        full.merge(h);
+        EXPECT_EQ(sparse.expand(), full);
+    }
+    EXPECT_TRUE(sparse.expand().consistent());
+    EXPECT_EQ(SparseHist{}.expand(), Log2Hist{});
+}
+
+// Stacks come back frame for frame, each frame's first-seen address kept;
+// the same frames in another order are another stack, a full table refuses.
+TEST(StackTable, InternsStacksAndGivesThemBack)
+{
+    StackTable t(2);
+    const Stack a{5, StackKind::Kernel, {Frame{"_raw_spin_lock", 4, "", 0xffff1}, Frame{"do_semtimedop", 8, "", {}}}};
+    Stack sameFrames = a;
+    sameFrames.id = 9;
+    sameFrames.frames[0].address = 0xffff2;
+    Stack reversed = a;
+    std::swap(reversed.frames[0], reversed.frames[1]);
+    const Stack user{1, StackKind::User, {Frame{"main", 0, "/usr/bin/semop-multi", {}}}};
+    const auto ia = t.intern(a);
+    ASSERT_TRUE(ia);
+    EXPECT_EQ(t.intern(sameFrames), ia) << "the address is not part of what a frame says";
+    const auto ir = t.intern(reversed);
+    ASSERT_TRUE(ir);
+    EXPECT_NE(*ir, *ia);
+    EXPECT_FALSE(t.intern(user)) << "two stacks fill a table of two";
+    EXPECT_EQ(t.size(), 2u);
+    const Stack back = t.stack(*ia);
+    EXPECT_EQ(back.id, *ia);
+    EXPECT_EQ(back.kind, StackKind::Kernel);
+    EXPECT_EQ(back.frames, a.frames);
+    EXPECT_EQ(t.stack(*ir).frames, reversed.frames);
+    const auto iu = t.intern(user, true);
+    ASSERT_TRUE(iu);
+    EXPECT_EQ(t.stack(*iu).kind, StackKind::User);
+    EXPECT_EQ(t.stack(*iu).frames, user.frames);
+}
+
+// Sites keep their user stacks apart and come back with full histograms.
+TEST(CaptureSum, SitesKeepTheirUserStackAndHistograms)
+{
+    Capture a = slice({"f"}, 1, 1000, 1.0);
+    a.stacks.push_back(Stack{50, StackKind::User, {Frame{"main", 16, "/bin/x", {}}}});
+    LockSite withUser = a.locks[0].sites[0];
+    withUser.user_stack_id = 50;
+    withUser.hold.add(77);
+    a.locks[0].sites.push_back(withUser);
+    CaptureSum sum;
+    sum.add(a);
+    sum.add(a);
+    const Capture c = sum.capture();
+    ASSERT_EQ(c.locks[0].sites.size(), 2u);
+    const LockSite& plain = c.locks[0].sites[0];
+    const LockSite& user = c.locks[0].sites[1];
+    EXPECT_EQ(plain.stack_id, user.stack_id);
+    EXPECT_FALSE(plain.user_stack_id);
+    ASSERT_TRUE(user.user_stack_id);
+    EXPECT_EQ(c.findStack(*user.user_stack_id)->kind, StackKind::User);
+    EXPECT_EQ(user.hold, hist({77, 77}));
+    EXPECT_EQ(plain.wait, hist({1000, 1000}));
+    EXPECT_TRUE(plain.hold.empty());
+    EXPECT_TRUE(sum.totals().stacks.empty()) << "the totals carry no stacks";
+    EXPECT_TRUE(sum.totals().locks[0].sites.empty());
+}
+
+} // namespace
+} // namespace lockscope::agent

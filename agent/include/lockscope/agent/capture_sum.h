@@ -5,11 +5,11 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <tuple>
 #include <string>
-#include <utility>
+#include <unordered_map>
 #include <vector>
 
+#include "lockscope/agent/stack_table.h"
 #include "lockscope/capture/capture.h"
 
 // The captures of consecutive intervals added into one: the cumulative
@@ -33,12 +33,16 @@ struct SumLimits {
 
 class CaptureSum {
 public:
-    explicit CaptureSum(SumLimits limits = {}) : limits_(limits) {}
+    explicit CaptureSum(SumLimits limits = {}) : limits_(limits), stacks_(limits.max_stacks) {}
 
     // Adds an interval's capture: histograms merged, counters summed,
     // meta.duration_s the sum, meta.start_time the first interval's.
     void add(const Capture& slice);
-    const Capture& capture() const { return sum_; }
+    // The sum as a capture: its sites and the stacks they name rebuilt from
+    // the compact tables (one Log2Hist a histogram again: a profile's worth).
+    Capture capture() const;
+    // Everything but the sites and stacks: what the metrics read each scrape.
+    const Capture& totals() const { return sum_; }
     uint64_t intervals() const { return intervals_; }
     // Sites whose stack was filed under the full-table stack, and lock
     // records folded into "[other locks]".
@@ -46,20 +50,32 @@ public:
     uint64_t locksFolded() const { return locksFolded_; }
 
 private:
-    uint32_t stackId(const Capture& slice, uint32_t sliceId);
-    Lock& lockFor(const Lock& l);
-    void addLock(const Capture& slice, const Lock& l);
-    void addCpu(const Capture& slice);
+    // A lock site as the sum keeps it: stacks by their table number, sparse histograms.
+    struct Site {
+        uint32_t stack = 0;
+        std::optional<uint32_t> user;
+        SparseHist wait, hold, acquire;
+        uint64_t wait_untimed = 0;
+    };
+    struct Sites {
+        std::vector<Site> list;                      // as first seen
+        std::unordered_map<uint64_t, size_t> index;  // (stack, user stack) -> list
+    };
+    using SliceStacks = std::unordered_map<uint32_t, uint32_t>;  // a slice's stack id -> the table's
+
+    uint32_t stackId(const StackIndex& slice, uint32_t sliceId, SliceStacks& seen);
+    size_t lockFor(const Lock& l);
+    void addLock(const StackIndex& slice, const Lock& l, SliceStacks& seen);
+    void addCpu(const Capture& slice, const StackIndex& stacks, SliceStacks& seen);
     static void addLatencies(std::vector<LatencyEntry>& into, const std::vector<LatencyEntry>& from);
 
     SumLimits limits_;
-    Capture sum_;
+    Capture sum_;                // locks without sites, no stacks
+    std::vector<Sites> sites_;   // by sum_.locks' index
+    StackTable stacks_;
     uint64_t intervals_ = 0;
     uint64_t stacksNotKept_ = 0;
     uint64_t locksFolded_ = 0;
-    // A stack by what its frames say (kind, then function, offset, module of each).
-    using StackKey = std::pair<int, std::vector<std::tuple<std::string, uint64_t, std::string>>>;
-    std::map<StackKey, uint32_t> stackIds_;
     std::map<std::string, size_t> lockIndex_;
     std::optional<uint32_t> fullStack_;
 };
