@@ -29,8 +29,10 @@ double cpuSeconds()
 } // namespace
 
 Agent::Agent(std::unique_ptr<record::LiveRecording> recording, AgentOptions options)
-    : recording_(std::move(recording)), options_(options), cumulative_(SumLimits{options.limits.max_stacks,
-                                                                                options.limits.max_locks, false}),
+    : recording_(std::move(recording)), options_(options), cumulative_(SumLimits{.max_stacks = options.limits.max_stacks,
+                                                                                .max_locks = options.limits.max_locks,
+                                                                                .cpu_stacks = false,
+                                                                                .fold_interrupted = true}),
       series_(options.metrics_top)
 {
     health_.start_time_seconds = double(std::time(nullptr));

@@ -3,14 +3,29 @@
 
 #include <algorithm>
 
+#include "lockscope/capture/lock_frames.h"
+
 namespace lockscope::agent {
+
+Stack CaptureSum::kept(const Stack& s) const
+{
+    if (!limits_.fold_interrupted || s.kind != StackKind::Kernel)
+        return s;
+    const auto entry = std::find_if(s.frames.begin(), s.frames.end(),
+                                    [](const Frame& f) { return isAsyncInterruptEntry(f.function); });
+    if (entry == s.frames.end() || entry + 1 == s.frames.end())
+        return s;
+    Stack cut{s.id, s.kind, {s.frames.begin(), entry + 1}};
+    cut.frames.push_back(Frame{kInterruptedFrame, 0, "", {}});
+    return cut;
+}
 
 uint32_t CaptureSum::stackId(const StackIndex& slice, uint32_t sliceId, SliceStacks& seen)
 {
     if (auto it = seen.find(sliceId); it != seen.end())
         return it->second;
     const Stack* s = slice.find(sliceId);
-    std::optional<uint32_t> id = stacks_.intern(s ? *s : Stack{});
+    std::optional<uint32_t> id = stacks_.intern(s ? kept(*s) : Stack{});
     if (!id) {
         ++stacksNotKept_;
         if (!fullStack_)

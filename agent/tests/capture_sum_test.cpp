@@ -187,3 +187,40 @@ TEST(CaptureSum, SitesKeepTheirUserStackAndHistograms)
 
 } // namespace
 } // namespace lockscope::agent
+
+namespace lockscope::agent {
+namespace {
+
+// A lock taken in a timer interrupt: what the interrupt came upon differs
+// from one wait to the next; the sum since start keeps one site for it.
+TEST(CaptureSum, FoldsWhatAnInterruptInterrupted)
+{
+    auto irqSlice = [](const char* interrupted, uint32_t offset) {
+        Capture c = slice({"f"}, 1, 1000, 1.0);
+        c.stacks[0].frames = {Frame{"try_to_wake_up", 4, "", {}}, Frame{"asm_sysvec_apic_timer_interrupt", 26, "", {}},
+                              Frame{interrupted, offset, "", {}}, Frame{"do_syscall_64", 90, "", {}}};
+        return c;
+    };
+    CaptureSum folded(SumLimits{.fold_interrupted = true}), kept;
+    for (auto* s : {&folded, &kept}) {
+        s->add(irqSlice("ipcperms", 12));
+        s->add(irqSlice("__do_semtimedop", 300));
+    }
+    const Capture f = folded.capture();
+    ASSERT_EQ(f.locks[0].sites.size(), 1u);
+    EXPECT_EQ(f.locks[0].sites[0].wait.count(), 2u);
+    const std::vector<Frame> want{Frame{"try_to_wake_up", 4, "", {}},
+                                  Frame{"asm_sysvec_apic_timer_interrupt", 26, "", {}},
+                                  Frame{kInterruptedFrame, 0, "", {}}};
+    EXPECT_EQ(f.findStack(f.locks[0].sites[0].stack_id)->frames, want);
+    EXPECT_EQ(kept.capture().locks[0].sites.size(), 2u) << "a delta keeps what the kernel gave";
+    // A page fault is not asynchronous: its caller is the code that faulted.
+    Capture fault = irqSlice("copy_user_generic", 9);
+    fault.stacks[0].frames[1].function = "asm_exc_page_fault";
+    CaptureSum faults(SumLimits{.fold_interrupted = true});
+    faults.add(fault);
+    EXPECT_EQ(faults.capture().stacks[0].frames, fault.stacks[0].frames);
+}
+
+} // namespace
+} // namespace lockscope::agent

@@ -36,6 +36,16 @@ def metrics(port):
     return out
 
 
+def rss_parts_kib(pid):
+    """(anonymous, file-backed) resident KiB: the heap and maps vs code and libraries paged in."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            fields = dict(line.split(":", 1) for line in f if ":" in line)
+        return int(fields["RssAnon"].split()[0]), int(fields["RssFile"].split()[0])
+    except (OSError, KeyError, ValueError):
+        return 0, 0
+
+
 def get(port, path):
     with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=60) as r:
         return len(r.read())
@@ -87,7 +97,7 @@ def main():
                                    stdout=subprocess.DEVNULL) for load in loads]
     start = time.monotonic()
     rows, meta, peak_maps = [], {}, {}
-    print("t_s\trss_kib\twindows\treadout_ms\tlost(map_full)\tlost(map_busy)\tstack_ids_forgotten\tmaps (entries/max)",
+    print("t_s\trss_kib\tanon_kib\tfile_kib\twindows\treadout_ms\tlost(map_full)\tlost(map_busy)\tstack_ids_forgotten\tmaps (entries/max)",
           flush=True)
     try:
         while time.monotonic() - start < a.d:
@@ -109,7 +119,8 @@ def main():
             forgotten = m.get("lockscope_agent_stack_ids_forgotten_total", 0)
             rows.append((t, r[0], m))
             maps = " ".join(f"{k}={n}/{mx}" for k, (n, mx) in sorted(usage.items()) if n)
-            print(f"{t:.0f}\t{r[0]}\t{windows:.0f}\t{readout:.1f}\t{full:.0f}\t{busy:.0f}\t{forgotten:.0f}\t{maps}", flush=True)
+            anon, file = rss_parts_kib(agent.pid)
+            print(f"{t:.0f}\t{r[0]}\t{anon}\t{file}\t{windows:.0f}\t{readout:.1f}\t{full:.0f}\t{busy:.0f}\t{forgotten:.0f}\t{maps}", flush=True)
         get(port, "/capture?seconds=1")
         final = metrics(port)
     finally:

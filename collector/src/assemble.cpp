@@ -104,7 +104,7 @@ bool CaptureAssembler::takenByOwnProgram(const std::vector<Frame>& all) const
     for (size_t i = start; i < all.size(); ++i) {
         if (all[i].address && ownCode(*all[i].address))
             return true;
-        if (all[i].function.rfind("asm_", 0) == 0)
+        if (isKernelEntryFunction(all[i].function))
             return false;
     }
     return false;

@@ -166,4 +166,15 @@ bool isIdleFunction(std::string_view name) noexcept
     return anyEqual(name, kIdleExact) || anyPrefix(name, kIdlePrefix);
 }
 
+bool isKernelEntryFunction(std::string_view name) noexcept
+{
+    return name.rfind("asm_", 0) == 0;
+}
+
+bool isAsyncInterruptEntry(std::string_view name) noexcept
+{
+    return name.rfind("asm_sysvec_", 0) == 0 || name == "asm_common_interrupt" || name == "asm_spurious_interrupt" ||
+           name.rfind("el1h_64_irq", 0) == 0 || name.rfind("el1h_64_fiq", 0) == 0;
+}
+
 } // namespace lockscope

@@ -69,4 +69,14 @@ bool isSpinFunction(std::string_view name) noexcept;
 // CPU profile leaves that mean the CPU was idle.
 bool isIdleFunction(std::string_view name) noexcept;
 
+// Where the kernel was entered by an interrupt or exception (x86-64's
+// asm_* idtentry stubs): the frames outside it belong to whatever the CPU
+// was doing when it came.
+bool isKernelEntryFunction(std::string_view name) noexcept;
+// Of those, the asynchronous ones (device and timer interrupts, IPIs: x86's
+// asm_sysvec_* and asm_common_interrupt, arm64's el1h_64_irq): what they
+// interrupted is any instruction of any function, unlike a page fault's
+// caller, so the frames outside them say nothing about the lock.
+bool isAsyncInterruptEntry(std::string_view name) noexcept;
+
 } // namespace lockscope
