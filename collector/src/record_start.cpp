@@ -73,7 +73,7 @@ void checkTargets(const RecordOptions& opt)
     if (opt.command.empty() && opt.pids.empty() && !opt.all && opt.probe.comm.empty())
         throw RecordError("nothing to record: give -- CMD ARGS, -p PID, -a or --comm NAME");
     if (!haveBpfPrivileges())
-        throw RecordError("recording needs root or CAP_BPF+CAP_PERFMON (try: sudo lockscope record ...)");
+        throw RecordError("recording needs root or CAP_BPF+CAP_PERFMON (run it with sudo, or grant them: docs/agent.md)");
     for (pid_t p : opt.pids)
         if (!processExists(p))
             throw RecordError("-p " + std::to_string(p) + ": no such process");
