@@ -35,7 +35,7 @@ struct AgentArgs {
     unsigned freq = probes::Options{}.cpu_frequency_hz;
     int max_profile_requests = 4;
     bool per_cgroup = false;
-    bool lock_names = false;
+    bool lock_names = true;
     bool no_cpu = false;
 };
 
@@ -176,7 +176,8 @@ void addAgentCommand(CLI::App& app, Result& result)
         ->check(CLI::Range(1, 64));
     cmd->add_option("--cgroup", args->cgroup, "only tasks in this cgroup v2 or below it (as record --cgroup)");
     cmd->add_flag("--per-cgroup", args->per_cgroup, "keep locks apart per cgroup v2 of the waiting task");
-    cmd->add_flag("--lock-names", args->lock_names, "name each lock beside its key where the kernel lets us know");
+    cmd->add_flag("--lock-names,!--no-lock-names", args->lock_names,
+                  "name each lock beside its key where the kernel lets us know (as record; on unless --no-lock-names)");
     cmd->add_option("--stack-depth", args->stack_depth, "frames kept after the lock internals (as record)")
         ->check(CLI::Range(0u, 127u));
     cmd->add_option("--stack-budget", args->stack_budget, "stack walks per second per CPU (as record; default 1000)")

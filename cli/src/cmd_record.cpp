@@ -65,7 +65,7 @@ struct RecordArgs {
     bool all = false;
     bool per_tgid = false;
     bool per_cgroup = false;
-    bool lock_names = false;
+    bool lock_names = true;
     bool hold = false;
     bool no_hold = false;
     bool holder_stacks = false;
@@ -297,9 +297,10 @@ void addSelectionOptions(CLI::App& cmd, RecordArgs& a)
     cmd.add_flag("--per-tgid", a.per_tgid, "keep locks apart per process (key#tgid)");
     cmd.add_flag("--per-cgroup", a.per_cgroup,
                  "keep locks apart per cgroup v2 of the waiting or holding task (key#/cgroup/path; the lock's cgroup)");
-    cmd.add_flag("--lock-names", a.lock_names,
+    cmd.add_flag("--lock-names,!--no-lock-names", a.lock_names,
                  "name each lock beside its key, where the kernel lets us know: its global symbol, mmap_lock, "
-                 "siglock, rq_lock, or the slab cache of its object (&task_struct); --lock then matches names too");
+                 "siglock, rq_lock, or the slab cache of its object (&task_struct); --lock then matches names too "
+                 "(on unless --no-lock-names)");
     cmd.add_flag("--lock-owner", a.lock_owner,
                  "name the owner task of a contended mutex or writer-owned rwsem, and its kernel stack "
                  "when the wait began (where the holder was)");

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "lockscope/capture/io.h"
+#include "lockscope/capture/lock_frames.h"
 #include "run_process.h"
 
 using namespace record_test;
@@ -128,4 +129,60 @@ TEST(RecordLockIdentity, StackBudgetDoesNotChangeLockKeys)
     };
     compare(walked, walkedShares, sampledShares, "with every stack walked");
     compare(sampled, sampledShares, walkedShares, "under the stack budget");
+}
+
+// The README's demo as a user records it (defaults): every lock whose key
+// names a caller (type@function) has that function as the caller of one of
+// its walked paths, or it says why not: `@unknown` when none was walked. A
+// lock is named beside its key by default, and not with --no-lock-names.
+TEST(RecordLockIdentity, TheDemoKeysNameACallerOnTheirOwnPathsAndLocksAreNamed)
+{
+    if (geteuid() != 0)
+        GTEST_SKIP() << "skipped: loading BPF programs needs root (CI runs these as root)";
+    const std::string dir = tempDir();
+    auto demo = [&](const std::string& tag, std::vector<std::string> flags) {
+        const std::string cap = dir + "/" + tag + ".lockscope.json";
+        std::vector<std::string> argv{kBin, "record", "--syscalls", "-o", cap};
+        argv.insert(argv.end(), flags.begin(), flags.end());
+        for (const char* a : {"--", SEMOP_MULTI_BIN, "--threads", "8", "--sems", "4", "--multi", "--duration", "3"})
+            argv.emplace_back(a);
+        const Exit e = record_test::run(argv, dir, tag);
+        if (e.code != 0)
+            throw std::runtime_error(tag + ": exit " + std::to_string(e.code) + ": " + e.err);
+        return lockscope::readCapture(cap);
+    };
+    const Capture c = demo("demo", {});
+    ASSERT_FALSE(c.locks.empty());
+    size_t named = 0;
+    for (const auto& l : c.locks) {
+        named += !l.name.empty();
+        const auto at = l.key.find('@');
+        if (at == std::string::npos)
+            continue; // a global symbol: the lock itself, not a caller
+        const std::string caller = l.key.substr(at + 1, l.key.find('#') - at - 1);
+        const auto callers = walkedCallers(c, l);
+        if (caller == "unknown") {
+            EXPECT_TRUE(callers.empty()) << l.key << " has walked paths but no caller in its key";
+            continue;
+        }
+        bool onPath = false;
+        for (const auto& f : callers)
+            onPath = onPath || lockscope::baseFunctionName(f) == caller;
+        EXPECT_TRUE(onPath) << l.key << ": no walked path of it starts at " << caller << "\n" << describe(c);
+    }
+    const auto* names = [&]() -> const lockscope::ProbeStatus* {
+        for (const auto& p : c.probes)
+            if (p.name == "lock_names")
+                return &p;
+        return nullptr;
+    }();
+    ASSERT_NE(names, nullptr) << "lock names are not on by default";
+    EXPECT_TRUE(names->attached) << names->reason;
+    EXPECT_GT(named, 0u) << "no lock of the demo is named\n" << describe(c);
+
+    const Capture off = demo("no-names", {"--no-lock-names"});
+    for (const auto& p : off.probes)
+        EXPECT_NE(p.name, "lock_names") << "--no-lock-names still attached it";
+    for (const auto& l : off.locks)
+        EXPECT_TRUE(l.name.empty() || l.key == l.name) << l.key << " named " << l.name << " with --no-lock-names";
 }

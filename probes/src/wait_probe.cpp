@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
@@ -76,7 +77,7 @@ public:
             return;
         std::vector<RawWait> raw = drainWaits(bpf_map__fd(skel_->maps.waits));
         if (skel_->rodata->lock_names)
-            readNames(out);
+            drainNames(out);
         const UntimedWaits u = finishWaits(raw, out.waits);
         out.stats.waits_untimed += u.spread;
         out.stats.lost += u.unplaced;
@@ -120,6 +121,25 @@ private:
                 continue;
             out.lock_names[key] = std::string(value.name, strnlen(value.name, sizeof value.name));
         }
+    }
+
+    // Per window, the names too: addresses of short-lived processes' locks
+    // (their mm's mmap_lock, their siglock) would otherwise fill the map.
+    // A name taken out is classified again at its lock's next timed begin.
+    void drainNames(Snapshot& out)
+    {
+        readNames(out);
+        const int fd = bpf_map__fd(skel_->maps.names);
+        std::vector<uint64_t> keys;
+        uint64_t key = 0, next = 0;
+        const void* prev = nullptr;
+        while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+            key = next;
+            prev = &key;
+            keys.push_back(key);
+        }
+        for (uint64_t k : keys)
+            bpf_map_delete_elem(fd, &k);
     }
 
     WaitSkel skel_;
