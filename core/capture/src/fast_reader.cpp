@@ -45,7 +45,7 @@ std::vector<std::string> stringList(od::value& v)
 {
     std::vector<std::string> out;
     for (auto e : v.get_array()) {
-        od::value x = std::move(e);
+        od::value x = e.value();
         out.push_back(str(x));
     }
     return out;
@@ -123,7 +123,7 @@ std::vector<ProbeStatus> probes(od::value& v)
     std::vector<ProbeStatus> out;
     std::unordered_set<std::string> names;
     for (auto e : v.get_array()) {
-        od::value x = std::move(e);
+        od::value x = e.value();
         ProbeStatus p;
         const uint64_t seen = members(x.get_object(), keys, [&](size_t i, od::value& m) {
             if (i == 3)
@@ -181,7 +181,7 @@ std::vector<LatencyEntry> latencies(od::value& v, const State& st)
     std::vector<LatencyEntry> out;
     std::unordered_set<std::string> names;
     for (auto e : v.get_array()) {
-        od::value x = std::move(e);
+        od::value x = e.value();
         out.push_back(latency(x, st));
         need(names.insert(out.back().name).second);
     }
@@ -193,7 +193,7 @@ std::vector<LeafShare> leaves(od::value& v, uint64_t samples)
     static constexpr std::array<std::string_view, 3> keys { "function", "module", "samples" };
     std::vector<LeafShare> out;
     for (auto e : v.get_array()) {
-        od::value x = std::move(e);
+        od::value x = e.value();
         LeafShare s;
         const uint64_t seen = members(x.get_object(), keys, [&](size_t i, od::value& m) {
             if (i == 2)
@@ -212,7 +212,7 @@ std::vector<StackCount> stackCounts(od::value& v, const State& st)
     static constexpr std::array<std::string_view, 2> keys { "stack_id", "count" };
     std::vector<StackCount> out;
     for (auto e : v.get_array()) {
-        od::value x = std::move(e);
+        od::value x = e.value();
         StackCount c;
         const uint64_t seen = members(x.get_object(), keys, [&](size_t i, od::value& m) {
             if (i == 0)
@@ -279,7 +279,7 @@ nlohmann::json freeForm(od::value& v, unsigned level, unsigned maxLevel)
         need(level + 1 < maxLevel);
         nlohmann::json a = nlohmann::json::array();
         for (auto e : v.get_array()) {
-            od::value x = std::move(e);
+            od::value x = e.value();
             a.push_back(freeForm(x, level + 1, maxLevel));
         }
         return a;

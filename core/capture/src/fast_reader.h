@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -102,17 +103,50 @@ uint64_t address(od::value& v);
 double nonNegativeDouble(od::value& v);
 std::vector<std::string> stringList(od::value& v);
 
+// Stack id -> kind, for the references sites, holders and CPU samples make:
+// a table indexed by id while ids are small (the writer numbers stacks from
+// 1), a hash map beyond, so that 100k stacks cost no rehashing.
+class StackKinds {
+public:
+    bool add(uint32_t id, StackKind kind) // false when id is there already
+    {
+        if (id >= kDense)
+            return sparse_.emplace(id, kind).second;
+        if (id >= dense_.size())
+            dense_.resize(std::max<size_t>(id + 1, dense_.size() * 2));
+        if (dense_[id])
+            return false;
+        dense_[id] = static_cast<uint8_t>(static_cast<uint8_t>(kind) + 1);
+        return true;
+    }
+    std::optional<StackKind> find(uint32_t id) const
+    {
+        if (id >= kDense) {
+            const auto it = sparse_.find(id);
+            return it == sparse_.end() ? std::nullopt : std::optional<StackKind>(it->second);
+        }
+        if (id >= dense_.size() || !dense_[id])
+            return std::nullopt;
+        return static_cast<StackKind>(dense_[id] - 1);
+    }
+
+private:
+    static constexpr uint32_t kDense = 1U << 24;
+    std::vector<uint8_t> dense_; // kind + 1, 0 = no such stack
+    std::unordered_map<uint32_t, StackKind> sparse_;
+};
+
 // What the sections share while the document is read.
 struct State {
     bool compact = false;
     std::vector<Symbol> symbols;
-    std::unordered_map<uint32_t, StackKind> kinds; // every stack read so far
-    std::vector<Frame> scratch;                    // one stack's frames, before they are sized
+    StackKinds kinds;           // every stack read so far
+    std::vector<Frame> scratch; // one stack's frames, before they are sized
 
     void checkRef(uint32_t id, std::optional<StackKind> want = std::nullopt) const
     {
-        const auto it = kinds.find(id);
-        need(it != kinds.end() && (!want || it->second == *want));
+        const auto kind = kinds.find(id);
+        need(kind && (!want || *kind == *want));
     }
 };
 

@@ -18,7 +18,7 @@ void fullBuckets(od::value& v, Buckets& b)
     size_t n = 0;
     for (auto e : v.get_array()) {
         need(n < Log2Hist::kBuckets);
-        od::value x = std::move(e);
+        od::value x = e.value();
         b[n++] = u64(x);
     }
     need(n == Log2Hist::kBuckets);
@@ -31,7 +31,7 @@ void sparseBuckets(od::value& v, Buckets& b)
     uint64_t bucket = 0;
     bool odd = false;
     for (auto e : v.get_array()) {
-        od::value x = std::move(e);
+        od::value x = e.value();
         if (!odd) {
             bucket = u64(x);
             need(bucket >= next && bucket < Log2Hist::kBuckets);
@@ -70,7 +70,7 @@ void compactFrames(od::value& v, State& st)
 {
     const Symbol* sym = nullptr;
     for (auto e : v.get_array()) {
-        od::value x = std::move(e);
+        od::value x = e.value();
         if (!sym) {
             const uint64_t id = u64(x);
             need(id < st.symbols.size());
@@ -94,7 +94,7 @@ std::vector<Frame> frames(od::value& v, State& st)
         compactFrames(v, st);
     } else {
         for (auto e : v.get_array()) {
-            od::value x = std::move(e);
+            od::value x = e.value();
             st.scratch.push_back(fullFrame(x));
         }
     }
@@ -164,7 +164,7 @@ LockSite site(od::value& v, const State& st)
         case 5: s.acquire = hist(x, st); break;
         default:
             for (auto e : x.get_array()) {
-                od::value h = std::move(e);
+                od::value h = e.value();
                 s.holders.push_back(holder(h, st));
             }
             break;
@@ -192,7 +192,7 @@ Lock lock(od::value& v, const State& st)
         case 5: l.hold = hist(x, st); break;
         case 6:
             for (auto e : x.get_array()) {
-                od::value s = std::move(e);
+                od::value s = e.value();
                 l.sites.push_back(site(s, st));
             }
             break;
@@ -235,7 +235,7 @@ std::vector<Symbol> symbols(od::value& v)
     static constexpr std::array<std::string_view, 3> keys { "function", "module", "address" };
     std::vector<Symbol> out;
     for (auto e : v.get_array()) {
-        od::value x = std::move(e);
+        od::value x = e.value();
         Symbol s;
         const uint64_t seen = members(x.get_object(), keys, [&](size_t i, od::value& m) {
             if (i == 0)
@@ -255,9 +255,9 @@ std::vector<Stack> stacks(od::value& v, State& st)
 {
     std::vector<Stack> out;
     for (auto e : v.get_array()) {
-        od::value x = std::move(e);
+        od::value x = e.value();
         out.push_back(stack(x, st));
-        need(st.kinds.emplace(out.back().id, out.back().kind).second); // a duplicate id
+        need(st.kinds.add(out.back().id, out.back().kind)); // else a duplicate id
     }
     return out;
 }
@@ -267,7 +267,7 @@ std::vector<Lock> locks(od::value& v, State& st)
     std::vector<Lock> out;
     std::unordered_set<std::string> keys;
     for (auto e : v.get_array()) {
-        od::value x = std::move(e);
+        od::value x = e.value();
         out.push_back(lock(x, st));
         need(keys.insert(out.back().key).second); // a duplicate key
     }
