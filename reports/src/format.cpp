@@ -29,7 +29,7 @@ std::string printf1(const char* f, int decimals, double v)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
     // Only called with the literal formats below.
-    std::snprintf(buf, sizeof buf, f, decimals, v);
+    (void)std::snprintf(buf, sizeof buf, f, decimals, v);
 #pragma GCC diagnostic pop
     return buf;
 }
