@@ -40,13 +40,18 @@ def build_dir(arg):
     sys.exit("soak.py: no build/*/cli/lockscope (build it or pass -b)")
 
 
-def rss_kib(pid):
+def status_kib(pid, *names):
+    """The named /proc/PID/status fields in KiB (VmRSS, VmHWM, RssAnon, ...); None once it is gone."""
     try:
         with open(f"/proc/{pid}/status") as f:
             fields = dict(line.split(":", 1) for line in f if ":" in line)
-        return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
+        return tuple(int(fields[n].split()[0]) for n in names)
     except (OSError, KeyError, ValueError):
         return None
+
+
+def rss_kib(pid):
+    return status_kib(pid, "VmRSS", "VmHWM")
 
 
 def map_ids(pid):

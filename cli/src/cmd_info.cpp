@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // `lockscope info FILE`: what a capture holds, at a glance.
 #include <algorithm>
-#include <cinttypes>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -9,7 +8,8 @@
 
 #include "commands.h"
 #include "lockscope/capture/io.h"
-#include "lockscope/capture/units.h"
+#include "lockscope/reports/format.h"
+#include "lockscope/reports/render.h"
 
 namespace lockscope::cli {
 namespace {
@@ -37,6 +37,22 @@ void printRow(const char* label, const std::string& value)
     std::printf("%-10s %s\n", label, value.c_str());
 }
 
+// reports' top-locks table with every lock (not only the contended ones),
+// keys in full and the p99 wait instead of the mean.
+reports::TopLocksLayout infoLayout()
+{
+    using C = reports::LockColumn;
+    reports::TopLocksLayout layout;
+    layout.columns = {C::Key, C::Type, C::Contended, C::TotalWait, C::MaxWait, C::P99Wait};
+    layout.indent = "  ";
+    layout.key_width = 60;
+    layout.cut_keys = false;
+    layout.type_width = 9;
+    layout.figure_width = 12;
+    layout.contended_only = false;
+    return layout;
+}
+
 void printInfo(const std::string& file, const Capture& c, size_t topN)
 {
     const Meta& m = c.meta;
@@ -48,9 +64,7 @@ void printInfo(const std::string& file, const Capture& c, size_t topN)
     printRow("cpu", orUnknown(m.cpu_model) + ", " + std::to_string(m.cpu_count) + " CPUs");
     if (!m.hostname.empty())
         printRow("host", m.hostname);
-    char dur[64];
-    std::snprintf(dur, sizeof dur, "%.3f s", m.duration_s);
-    printRow("recorded", orUnknown(m.start_time) + ", duration " + dur);
+    printRow("recorded", orUnknown(m.start_time) + ", duration " + reports::fmt::fixed(m.duration_s, 3) + " s");
     if (!m.command.empty())
         printRow("command", joined(m.command));
 
@@ -84,35 +98,18 @@ void printInfo(const std::string& file, const Capture& c, size_t topN)
             + " map-full drops, " + std::to_string(s.stack_failures) + " stack failures, "
             + std::to_string(s.unmatched) + " unmatched");
     if (c.cpu.samples) {
-        char share[96];
-        std::snprintf(share, sizeof share, "%.1f%% of %" PRIu64 " samples in lock functions (%u Hz)",
-            100.0 * c.cpu.lockShare(), c.cpu.samples, c.cpu.frequency_hz);
-        printRow("cpu time", share);
+        printRow("cpu time", reports::fmt::percent(c.cpu.lockShare(), 1) + " of " + std::to_string(c.cpu.samples)
+            + " samples in lock functions (" + std::to_string(c.cpu.frequency_hz) + " Hz)");
     } else {
         printRow("cpu time", "not sampled");
     }
     printRow("stacks", std::to_string(c.stacks.size()));
     printRow("locks", std::to_string(c.locks.size()));
 
-    std::vector<const Lock*> locks;
-    for (const auto& l : c.locks)
-        locks.push_back(&l);
-    std::stable_sort(locks.begin(), locks.end(),
-        [](const Lock* a, const Lock* b) { return a->wait.total() > b->wait.total(); });
-    if (locks.size() > topN)
-        locks.resize(topN);
-    if (locks.empty())
+    if (c.locks.empty())
         return;
-    std::printf("\ntop %zu locks by total wait:\n", locks.size());
-    size_t keyWidth = 4;
-    for (const Lock* l : locks)
-        keyWidth = std::max(keyWidth, l->key.size());
-    const int kw = static_cast<int>(std::min<size_t>(keyWidth, 60));
-    std::printf("  %-*s  %-9s %12s %12s %12s %12s\n", kw, "lock", "type", "waits", "total", "max", "p99");
-    for (const Lock* l : locks)
-        std::printf("  %-*s  %-9s %12" PRIu64 " %12s %12s %12s\n", kw, l->key.c_str(), l->type.c_str(),
-            l->wait.count(), units::duration(double(l->wait.total())).c_str(), units::duration(double(l->wait.max())).c_str(),
-            units::duration(double(l->wait.percentile(99))).c_str());
+    std::printf("\ntop %zu locks by total wait:\n", std::min(topN, c.locks.size()));
+    std::fputs(reports::topLocksTable(c, topN, infoLayout()).c_str(), stdout);
 }
 
 } // namespace

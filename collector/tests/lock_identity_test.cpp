@@ -17,6 +17,7 @@
 #include "lockscope/capture/io.h"
 #include "lockscope/capture/lock_frames.h"
 #include "run_process.h"
+#include "spin_contention.h"
 
 using namespace record_test;
 using lockscope::Capture;
@@ -152,7 +153,10 @@ TEST(RecordLockIdentity, TheDemoKeysNameACallerOnTheirOwnPathsAndLocksAreNamed)
         return lockscope::readCapture(cap);
     };
     const Capture c = demo("demo", {});
-    ASSERT_FALSE(c.locks.empty());
+    if (c.locks.empty()) {
+        LOCKSCOPE_REQUIRE_SPIN_WAITS(); // the demo's locks are spinning ones
+        FAIL() << "the demo recorded no lock although this kernel reports spinning waits";
+    }
     size_t named = 0;
     for (const auto& l : c.locks) {
         named += !l.name.empty();
@@ -178,7 +182,10 @@ TEST(RecordLockIdentity, TheDemoKeysNameACallerOnTheirOwnPathsAndLocksAreNamed)
     }();
     ASSERT_NE(names, nullptr) << "lock names are not on by default";
     EXPECT_TRUE(names->attached) << names->reason;
-    EXPECT_GT(named, 0u) << "no lock of the demo is named\n" << describe(c);
+    // The semaphore array's lock is named by its slab cache where the kernel has bpf_get_kmem_cache.
+    if (names->reason.find("via bpf_get_kmem_cache") != std::string::npos) {
+        EXPECT_GT(named, 0u) << "no lock of the demo is named\n" << describe(c);
+    }
 
     const Capture off = demo("no-names", {"--no-lock-names"});
     for (const auto& p : off.probes)

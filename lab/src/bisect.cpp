@@ -275,9 +275,7 @@ private:
             if (change.change != reports::Change::Up && change.change != reports::Change::Down)
                 return refuse("good and bad are alike for " + target_.lock + " " + target_.figure + ": " +
                               change.text() + ", nothing to bisect");
-            const auto& fig = reports::judgeFigure(target_.figure);
-            why = target_.lock + " " + target_.figure + ": " + change.text() + ", " +
-                  reports::figureText(fig, change.reference) + " -> " + reports::figureText(fig, change.other);
+            why = changeLine(target_, change);
         }
         say(why);
         state_["lock"] = target_.lock;
@@ -287,6 +285,24 @@ private:
         state_["bad"] = commitJson(bad_);
         saveJson();
         return true;
+    }
+
+    // "hash_lock total_hold: regressed (p 2e-07), 141.38 us/s ± 118.1% (n 5) -> 104.91 ms/s ± 3.1% (n 5)"
+    static std::string changeLine(const reports::JudgeTarget& t, const reports::FigureChange& change)
+    {
+        const auto& fig = reports::judgeFigure(t.figure);
+        return t.lock + " " + t.figure + ": " + change.text() + ", " + reports::figureText(fig, change.reference) +
+               " -> " + reports::figureText(fig, change.other);
+    }
+
+    std::string bisectedChange(const std::vector<Capture>& before, const std::vector<Capture>& after) const
+    {
+        reports::JudgeTarget t = target_;
+        try {
+            return "`" + changeLine(t, reports::endpointChange(before, after, t)) + "`";
+        } catch (const std::invalid_argument&) {
+            return "`" + target_.lock + "` is on neither side";
+        }
     }
 
     bool refuse(const std::string& reason)
@@ -394,8 +410,9 @@ private:
             if (!parents.empty()) try {
                 const std::vector<Capture> before = runsOf(parents.front());
                 const std::vector<Capture> after = c.sha == bad_.sha ? badRuns_ : runsOf(c.sha);
-                const std::string md =
-                    reports::render(reports::compareSets(before, after), reports::Format::Markdown);
+                // The bisected lock first: the compare's own ordering may rank it below ten others.
+                const std::string md = "Bisected lock: " + bisectedChange(before, after) + "\n\n" +
+                                       reports::render(reports::compareSets(before, after), reports::Format::Markdown);
                 util::writeFileAtomic((dir_ / "first-bad.md").string(), md, 0644);
                 text << "\n" << c.sha.substr(0, 12) << " against its parent " << parents.front().substr(0, 12)
                      << " (" << (dir_ / "first-bad.md").string() << "):\n\n"

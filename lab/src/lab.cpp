@@ -18,6 +18,9 @@
 #include "lockscope/lab/initramfs.h"
 #include "lockscope/lab/process.h"
 #include "lockscope/lab/source_build.h"
+#include "lockscope/reports/compare.h"
+#include "lockscope/reports/input.h"
+#include "lockscope/reports/render.h"
 #include "lockscope/util/file_text.h"
 #include "lockscope/util/libbcc.h"
 
@@ -256,18 +259,20 @@ bool worthRetrying(const GuestRun& run) { return run.boot.stalled || run.boot.ti
 
 } // namespace
 
-std::string compareCaptureSets(const std::string& lockscope, const std::vector<std::string>& base,
-                               const std::vector<std::string>& other, int& exit_code)
+std::string compareCaptureSets(const std::vector<std::string>& base, const std::vector<std::string>& other,
+                               int& exit_code)
 {
-    // `lockscope compare BASE... -- OTHER...`: run statistics across the sets
-    // (mean ± stddev, Welch's t, range separation) when each side has two or more.
-    std::vector<std::string> argv{lockscope, "compare"};
-    argv.insert(argv.end(), base.begin(), base.end());
-    argv.push_back("--");
-    argv.insert(argv.end(), other.begin(), other.end());
-    auto r = runProcess(argv, 300);
-    exit_code = r.ok() ? 0 : (r.exit_code == 0 ? 1 : r.exit_code);
-    return r.output;
+    // In-process, as `lockscope compare BASE... -- OTHER...` would print it:
+    // run statistics across the sets (mean ± stddev, Welch's t, range
+    // separation) when each side has two or more; a failure is its one line.
+    try {
+        const auto [before, after] = reports::loadSets(base, other);
+        exit_code = 0;
+        return reports::render(reports::compareSets(before, after), reports::Format::Text);
+    } catch (const std::exception& e) {
+        exit_code = 1;
+        return std::string("lockscope: ") + e.what() + "\n";
+    }
 }
 
 namespace {
@@ -418,8 +423,7 @@ std::string recordRun(const LabOptions& o, LabKernel& k, unsigned run, const Gue
 }
 
 // Every kernel against the first (the baseline); returns the failures.
-int compareWithBaseline(const LabOptions& o, const std::vector<LabKernel>& kernels, const std::string& lockscope,
-                        std::ostream& log)
+int compareWithBaseline(const LabOptions& o, const std::vector<LabKernel>& kernels, std::ostream& log)
 {
     int failures = 0;
     const auto& base = kernels.front();
@@ -432,7 +436,7 @@ int compareWithBaseline(const LabOptions& o, const std::vector<LabKernel>& kerne
         }
         say(log, "compare", base.spec.name + " vs " + other.spec.name);
         int rc = 0;
-        auto report = compareCaptureSets(lockscope, base.captures, other.captures, rc);
+        auto report = compareCaptureSets(base.captures, other.captures, rc);
         writeText(file, report);
         log << report;
         if (rc != 0) {
@@ -548,7 +552,7 @@ int runLab(const LabOptions& o, std::ostream& log)
         }
     }
     if (o.compare && kernels.size() >= 2)
-        failures += compareWithBaseline(o, kernels, payload.binaries.front().host_path, log);
+        failures += compareWithBaseline(o, kernels, log);
     return failures == 0 ? 0 : 1;
 }
 

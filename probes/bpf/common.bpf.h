@@ -108,6 +108,9 @@ static __always_inline void count(enum ls_counter c)
 #ifndef ENOMEM
 #define ENOMEM 12
 #endif
+#ifndef E2BIG
+#define E2BIG 7
+#endif
 
 /*
  * Counts n events lost because a hash map update failed with err. A busy

@@ -114,9 +114,12 @@ static __always_inline void name_lock(__u64 lock, __u32 flags, bool kfuncs)
         name_set(n, "rq_lock", sizeof("rq_lock"));
     else if (kfuncs)
         slab_name(n, lock);
+    /* Only a full map loses a name: a busy bucket or an empty element
+     * cache (a drain just deleted names) costs this look-up alone, no wait,
+     * and the lock's next timed begin names it. */
     err = bpf_map_update_elem(&names, &lock, n, BPF_NOEXIST);
-    if (err && !bpf_map_lookup_elem(&names, &lock))
-        map_miss_n(err, 1);
+    if (err == -E2BIG)
+        count(LS_C_MAP_FULL);
 }
 
 #endif /* LOCKSCOPE_LOCK_NAME_BPF_H */

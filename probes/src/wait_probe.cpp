@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <set>
 #include <vector>
 
 #include <bpf/bpf.h>
@@ -77,7 +78,7 @@ public:
             return;
         std::vector<RawWait> raw = drainWaits(bpf_map__fd(skel_->maps.waits));
         if (skel_->rodata->lock_names)
-            drainNames(out);
+            drainNames(out, raw);
         const UntimedWaits u = finishWaits(raw, out.waits);
         out.stats.waits_untimed += u.spread;
         out.stats.lost += u.unplaced;
@@ -123,22 +124,28 @@ private:
         }
     }
 
-    // Per window, the names too: addresses of short-lived processes' locks
-    // (their mm's mmap_lock, their siglock) would otherwise fill the map.
-    // A name taken out is classified again at its lock's next timed begin.
-    void drainNames(Snapshot& out)
+    // Per window, the names of locks that had no wait in it: addresses of
+    // short-lived processes' locks (their mm's mmap_lock, their siglock)
+    // would otherwise fill the map. Names of busy locks stay, so the
+    // programs do not name them again (and race the deletes) every window;
+    // a name taken out is classified again at its lock's next timed begin.
+    void drainNames(Snapshot& out, const std::vector<RawWait>& window)
     {
         readNames(out);
+        std::set<uint64_t> busy;
+        for (const RawWait& w : window)
+            busy.insert(w.record.lock_addr);
         const int fd = bpf_map__fd(skel_->maps.names);
-        std::vector<uint64_t> keys;
+        std::vector<uint64_t> idle;
         uint64_t key = 0, next = 0;
         const void* prev = nullptr;
         while (bpf_map_get_next_key(fd, prev, &next) == 0) {
             key = next;
             prev = &key;
-            keys.push_back(key);
+            if (!busy.count(key))
+                idle.push_back(key);
         }
-        for (uint64_t k : keys)
+        for (uint64_t k : idle)
             bpf_map_delete_elem(fd, &k);
     }
 

@@ -8,49 +8,6 @@
 
 namespace lockscope::reports::fmt {
 
-namespace {
-std::string fixed(double v, int decimals)
-{
-    char b[64];
-    std::snprintf(b, sizeof b, "%.*f", decimals, v);
-    return b;
-}
-} // namespace
-
-std::string figureValue(double v, const std::string& unit)
-{
-    if (unit == "ns")
-        return duration(v);
-    if (unit == "ns/s")
-        return duration(v) + "/s";
-    if (unit == "%")
-        return fixed(v, 2) + "%";
-    if (unit == "/s")
-        return fixed(v, std::fabs(v) >= 100.0 ? 0 : 2) + "/s";
-    if (unit == "ns/op")
-        return duration(v) + "/op";
-    if (unit == "/op" || unit == "/1k ops") {
-        char b[64];
-        std::snprintf(b, sizeof b, "%.3g", v);
-        return b + unit;
-    }
-    return number(v) + (unit.empty() ? "" : " " + unit);
-}
-
-std::string spread(const RunSummary& s)
-{
-    if (s.n < 2)
-        return "";
-    return "±" + fixed(s.coeffVarPct(), 1) + "%";
-}
-
-std::string change(const MetricDelta& m)
-{
-    if (m.isPercent())
-        return (m.value.delta() >= 0.0 ? "+" : "") + fixed(m.value.delta(), 2) + " pp";
-    return pct(m.value);
-}
-
 std::string testAndP(const Judgement& j)
 {
     if (j.test == TestKind::None || !j.p_value)

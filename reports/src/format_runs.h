@@ -4,18 +4,12 @@
 #include <string>
 
 #include "lockscope/reports/compare.h"
+#include "lockscope/reports/format.h"
 
 // Formatting of run statistics and judgements, shared by every comparison
 // renderer so that a verdict is always printed with its own test and p-value.
 namespace lockscope::reports::fmt {
 
-// A figure's value in its unit: "ns" durations, "ns/s" durations per second,
-// "/s" rates, "%" percentages, else a plain number.
-std::string figureValue(double v, const std::string& unit);
-// LKP's %stddev column: "±2.3%" (coefficient of variation) with n >= 2, "" otherwise.
-std::string spread(const RunSummary& s);
-// Δ% of the means, or "+1.23 pp" for percentages; "new", "gone", "=".
-std::string change(const MetricDelta& m);
 // "regressed (Welch t over runs, p 0.003)", "withheld (...)", "only after", ...
 std::string verdictWithTest(const Judgement& j);
 // The verdict word alone, and the test and p-value alone ("Welch t over runs, p 0.003"; "" when no test ran).

@@ -8,37 +8,6 @@
 
 namespace lockscope::reports::fmt {
 
-namespace {
-std::string printf2(const char* f, double v)
-{
-    char buf[64];
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-    // Only called with the literal formats below.
-    std::snprintf(buf, sizeof buf, f, v);
-#pragma GCC diagnostic pop
-    return buf;
-}
-} // namespace
-
-std::string number(double v)
-{
-    if (v == std::floor(v) && std::fabs(v) < 1e18)
-        return printf2("%.0f", v);
-    return printf2("%.2f", v);
-}
-
-std::string grouped(uint64_t v)
-{
-    std::string digits = std::to_string(v), out;
-    for (size_t i = 0; i < digits.size(); ++i) {
-        if (i && (digits.size() - i) % 3 == 0)
-            out += ',';
-        out += digits[i];
-    }
-    return out;
-}
-
 std::string walkedShares(const WalkedShare& waits, const WalkedShare& holds)
 {
     std::string out;
@@ -48,33 +17,12 @@ std::string walkedShares(const WalkedShare& waits, const WalkedShare& holds)
         out += std::string(out.empty() ? "shares from " : "; ") + grouped(w.walked) + " walked of " + grouped(w.all) +
                " " + kind;
         if (w.walked)
-            out += printf2(" (±%.1f points at 95%%)", 100.0 * w.shareUncertainty());
+            out += " (±" + fixed(100.0 * w.shareUncertainty(), 1) + " points at 95%)";
     };
     one(waits, "waits");
     one(holds, "holds");
     return out;
 }
-
-std::string pct(const Delta& d)
-{
-    if (d.before == 0.0)
-        return d.after == 0.0 ? "=" : "new";
-    if (d.after == 0.0)
-        return "gone";
-    return printf2("%+.1f%%", *d.pct());
-}
-
-std::string signedDuration(double ns) { return (ns > 0 ? "+" : ns < 0 ? "-" : "") + duration(std::fabs(ns)); }
-std::string signedNumber(double v) { return (v > 0 ? "+" : v < 0 ? "-" : "") + number(std::fabs(v)); }
-
-std::string pValue(double p)
-{
-    if (p < 0.001)
-        return "<0.001";
-    return printf2("%.3f", p);
-}
-
-std::string percent(double fraction) { return printf2("%.2f%%", fraction * 100.0); }
 
 std::string padLeft(const std::string& s, size_t width)
 {
@@ -342,15 +290,6 @@ std::string pathText(const std::vector<std::string>& frames, size_t maxFrames)
         s += printable(*it);
     }
     return s;
-}
-
-std::string metricValue(double v, const std::string& unit)
-{
-    if (unit == "ns")
-        return duration(v);
-    if (unit == "%")
-        return printf2("%.2f%%", v);
-    return number(v) + (unit.empty() ? "" : " " + unit);
 }
 
 } // namespace lockscope::reports::fmt

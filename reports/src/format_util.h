@@ -11,22 +11,12 @@
 #include "lockscope/capture/site_shares.h"
 #include "lockscope/capture/units.h"
 #include "lockscope/reports/compare.h"
+#include "lockscope/reports/format.h"
 
-// Number formatting and layout shared by every renderer.
+// Layout and escaping shared by every renderer; the figures themselves are
+// written by the public lockscope/reports/format.h.
 namespace lockscope::reports::fmt {
 
-// "975 ns", "27.49 us", "1.95 ms", "2.00 s": capture's one style.
-using units::duration;
-// Integers without separators, fractions with 2 decimals.
-std::string number(double v);
-// "+12.3%", "-4.0%", "new" (from 0), "gone" (to 0), "=" (0 → 0).
-std::string pct(const Delta& d);
-// "+1.23 ms" / "-12" with the unit chosen by kind.
-std::string signedDuration(double ns);
-std::string signedNumber(double v);
-// p-value in a compact form: "<0.001", "0.042".
-std::string pValue(double p);
-std::string percent(double fraction);  // 0.1234 → "12.34%"
 std::string padLeft(const std::string& s, size_t width);
 std::string padRight(const std::string& s, size_t width);
 std::string truncate(const std::string& s, size_t width);
@@ -72,14 +62,9 @@ std::string textHistogramPair(const Log2Hist& before, const Log2Hist& after, con
 // Joins a path innermost first with " <- ", at most maxFrames frames, each printable().
 std::string pathText(const std::vector<std::string>& outermostFirst, size_t maxFrames = 8);
 
-// "775,912": a count with thousands separators.
-std::string grouped(uint64_t v);
 // Where a lock's path shares come from under stack sampling: "shares from
 // 5,087 walked of 775,912 waits (±1.4 points at 95%)", holds likewise; ""
 // when every event of both kinds was walked.
 std::string walkedShares(const WalkedShare& waits, const WalkedShare& holds);
-
-// A metric value in its unit ("ns" → duration, "%" → percent figure).
-std::string metricValue(double v, const std::string& unit);
 
 } // namespace lockscope::reports::fmt

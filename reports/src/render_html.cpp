@@ -7,6 +7,7 @@
 #include "lockscope/capture/calltree.h"
 #include "lockscope/reports/change_order.h"
 #include "compare_internal.h"
+#include "lockscope/reports/lock_columns.h"
 #include "render_internal.h"
 #include "svg.h"
 
@@ -55,6 +56,35 @@ std::string row(std::initializer_list<std::string> cells, bool header = false)
     for (const auto& c : cells)
         s += (header ? "<th>" : "<td>") + c + (header ? "</th>" : "</td>");
     return s + "</tr>\n";
+}
+
+// The per-lock table's rows on lockColumn's columns, headed by their brief
+// names (the section says they are waits); names escaped for HTML.
+std::string lockTable(const std::vector<LockRow>& locks)
+{
+    using C = LockColumn;
+    static const C kColumns[] = {C::Key,     C::Type,    C::Contended, C::TotalWait, C::MaxWait,
+                                 C::AvgWait, C::P50Wait, C::P99Wait,   C::AvgHold,   C::Caller};
+    std::string out = "<tr>";
+    for (const C c : kColumns)
+        out += std::string("<th>") + (c == C::Key ? "key" : lockColumn(c).brief) + "</th>";
+    out += "</tr>\n";
+    for (const auto& l : locks) {
+        const LockFigures f = lockFigures(l);
+        out += "<tr>";
+        for (const C c : kColumns) {
+            const std::string cell = lockColumn(c).cell(f, fmt::kPlain);
+            out += "<td>" +
+                   (c == C::Key ? "<code>" + htmlEscape(cell) + "</code>" +
+                                      (l.nameBesideKey().empty() ? "" : " <span class=\"muted\">" + htmlEscape(l.name) + "</span>")
+                    : c == C::Type   ? htmlEscape(cell)
+                    : c == C::Caller ? "<code>" + htmlEscape(cell) + "</code>"
+                                     : cell) +
+                   "</td>";
+        }
+        out += "</tr>\n";
+    }
+    return out;
 }
 
 std::string metaTable(const Meta& m, const Stats& st, const Workload& w, const std::vector<ProbeStatus>& probes)
@@ -205,17 +235,7 @@ std::string htmlReport(const Report& r, const RenderExtras& x)
                       std::to_string(c.holds), duration(double(c.hold_ns))});
         b += "</table>";
     }
-    b += "<h2>Locks</h2><table>" +
-         row({"key", "type", "contended", "total wait", "max", "avg", "p50", "p99", "avg hold", "caller"}, true);
-    for (const auto& l : r.locks)
-        b += row({"<code>" + htmlEscape(l.key) + "</code>" +
-                      (l.nameBesideKey().empty() ? "" : " <span class=\"muted\">" + htmlEscape(l.name) + "</span>"),
-                  htmlEscape(l.type), std::to_string(l.wait.count()),
-                  duration(double(l.wait.total())), estimateMark(l.max_wait_basis) + duration(double(l.wait.max())),
-                  duration(double(l.wait.mean())), duration(double(l.p50_wait_ns)),
-                  estimateMark(l.p99_wait_basis) + duration(double(l.p99_wait_ns)),
-                  l.hold.empty() ? "-" : duration(double(l.hold.mean())), "<code>" + htmlEscape(l.caller) + "</code>"});
-    b += "</table>";
+    b += "<h2>Locks</h2><table>" + lockTable(r.locks) + "</table>";
     for (const auto& l : r.locks) {
         b += "<div class=\"lock\"><h3>" + htmlEscape(l.key) + " <span class=\"muted\">" + htmlEscape(l.type) +
              (l.nameBesideKey().empty() ? "" : ", " + htmlEscape(l.name)) + (l.cgroup.empty() ? "" : ", cgroup " + htmlEscape(l.cgroup)) +

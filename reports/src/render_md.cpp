@@ -7,6 +7,7 @@
 #include "lockscope/reports/change_order.h"
 #include "format_util.h"
 #include "compare_internal.h"
+#include "lockscope/reports/lock_columns.h"
 #include "render_internal.h"
 
 // Markdown reads like the numbers section of a kernel patch description:
@@ -25,6 +26,34 @@ std::string label(const Meta& m, const char* fallback)
 std::string code(const std::string& s)
 {
     return fmt::mdCode(s);
+}
+
+// The per-lock table on lockColumn's columns; names escaped for Markdown.
+std::string lockTable(const std::vector<LockRow>& locks)
+{
+    using C = LockColumn;
+    static const C kColumns[] = {C::Key,     C::Type,    C::Contended, C::TotalWait, C::MaxWait,
+                                 C::AvgWait, C::P99Wait, C::AvgHold,   C::Caller};
+    std::string head = "\n|", rule = "\n|", rows;
+    for (const C c : kColumns) {
+        head += std::string(" ") + lockColumn(c).header + " |";
+        rule += lockColumn(c).unit == ColumnUnit::Text ? "---|" : "---:|";
+    }
+    for (const auto& l : locks) {
+        const LockFigures f = lockFigures(l);
+        rows += "|";
+        for (const C c : kColumns) {
+            const std::string cell = lockColumn(c).cell(f, fmt::kPlain);
+            rows += " " +
+                    (c == C::Key      ? code(l.key) + (l.nameBesideKey().empty() ? "" : " " + code(l.name))
+                     : c == C::Type   ? mdEscape(cell)
+                     : c == C::Caller ? (cell.empty() ? "" : code(cell))
+                                      : cell) +
+                    " |";
+        }
+        rows += "\n";
+    }
+    return head + rule + "\n" + rows;
 }
 
 std::string cmdline(const std::vector<std::string>& v)
@@ -79,15 +108,7 @@ std::string markdownReport(const Report& r, const RenderExtras& x)
                    " | " + duration(double(c.wait_ns)) + " | " + fmt::percent(c.wait_share) + " | " +
                    std::to_string(c.holds) + " | " + duration(double(c.hold_ns)) + " |\n";
     }
-    out += "\n| lock | type | contended | total wait | max wait | avg wait | p99 wait | avg hold | caller |\n"
-           "|---|---|---:|---:|---:|---:|---:|---:|---|\n";
-    for (const auto& l : r.locks)
-        out += "| " + code(l.key) + (l.nameBesideKey().empty() ? "" : " " + code(l.name)) + " | " + mdEscape(l.type) + " | " + std::to_string(l.wait.count()) + " | " +
-               duration(double(l.wait.total())) + " | " + estimateMark(l.max_wait_basis) +
-               duration(double(l.wait.max())) + " | " + duration(double(l.wait.mean())) + " | " +
-               estimateMark(l.p99_wait_basis) + duration(double(l.p99_wait_ns)) + " | " +
-               (l.hold.empty() ? "-" : duration(double(l.hold.mean()))) + " | " +
-               (l.caller.empty() ? "" : code(l.caller)) + " |\n";
+    out += lockTable(r.locks);
     for (const auto& l : r.locks) {
         if (l.paths.empty())
             continue;

@@ -7,6 +7,7 @@
 #include "format_runs.h"
 #include "format_util.h"
 #include "lockscope/capture/virtualization.h"
+#include "lockscope/reports/lock_columns.h"
 #include "render_internal.h"
 
 namespace lockscope::reports::detail {
@@ -83,6 +84,28 @@ std::string acquireComparison(const Comparison& c)
     return "\nspin acquisitions " + acquireThreshold(c.before.meta) +
            " (lock call entry to return; shown, not judged)\n" + padLeft("before", 10) + padLeft("after", 10) +
            padLeft("p99 before", 13) + padLeft("p99 after", 13) + "   key\n" + rows;
+}
+
+// The per-lock table: lockColumn's figures right-aligned, then the key, its
+// name and the caller, which can be long, last.
+std::string lockTable(const std::vector<LockRow>& locks)
+{
+    using C = LockColumn;
+    static const std::pair<C, size_t> kColumns[] = {{C::Contended, 10}, {C::TotalWait, 13}, {C::MaxWait, 13},
+                                                    {C::AvgWait, 13},   {C::P50Wait, 13},   {C::P99Wait, 13},
+                                                    {C::TotalHold, 13}, {C::AvgHold, 13},   {C::Type, 13}};
+    std::string out = "\n";
+    for (const auto& [c, width] : kColumns)
+        out += padLeft(lockColumn(c).header, width);
+    out += "   key / caller\n";
+    for (const auto& l : locks) {
+        const LockFigures f = lockFigures(l);
+        for (const auto& [c, width] : kColumns)
+            out += padLeft(fmt::printable(lockColumn(c).cell(f, fmt::kPlain)), width);
+        out += "   " + fmt::printable(fmt::lockLabel(l.key, l.name)) +
+               (l.caller.empty() ? "" : "  (" + fmt::printable(l.caller) + ")") + "\n";
+    }
+    return out;
 }
 
 std::string workloadLine(const Workload& w)
@@ -216,20 +239,7 @@ std::string textReport(const Report& r, const RenderExtras& x)
                    padLeft(duration(double(c.hold_ns)), 13) + padLeft(std::to_string(c.locks), 7) + "   " +
                    fmt::printable(c.cgroup) + "\n";
     }
-    out += "\n" + padLeft("contended", 10) + padLeft("total wait", 13) + padLeft("max wait", 13) +
-           padLeft("avg wait", 13) + padLeft("p50 wait", 13) + padLeft("p99 wait", 13) + padLeft("total hold", 13) +
-           padLeft("avg hold", 13) + padLeft("type", 13) + "   key / caller\n";
-    for (const auto& l : r.locks) {
-        const bool hold = !l.hold.empty();
-        out += padLeft(std::to_string(l.wait.count()), 10) + padLeft(duration(double(l.wait.total())), 13) +
-               padLeft(estimateMark(l.max_wait_basis) + duration(double(l.wait.max())), 13) +
-               padLeft(duration(double(l.wait.mean())), 13) + padLeft(duration(double(l.p50_wait_ns)), 13) +
-               padLeft(estimateMark(l.p99_wait_basis) + duration(double(l.p99_wait_ns)), 13) +
-               padLeft(hold ? duration(double(l.hold.total())) : "-", 13) +
-               padLeft(hold ? duration(double(l.hold.mean())) : "-", 13) + padLeft(fmt::printable(l.type), 13) +
-               "   " + fmt::printable(l.key) + (l.nameBesideKey().empty() ? "" : " [" + fmt::printable(l.name) + "]") +
-               (l.caller.empty() ? "" : "  (" + fmt::printable(l.caller) + ")") + "\n";
-    }
+    out += lockTable(r.locks);
     if (r.locks.size() < r.lock_count)
         out += "  ... " + std::to_string(r.lock_count - r.locks.size()) + " more locks (use --top 0 for all)\n";
     out += acquireTable(r);

@@ -1,42 +1,63 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <algorithm>
-#include <cinttypes>
-#include <cstdio>
-#include <sstream>
 
-#include "lockscope/capture/units.h"
+#include "format_util.h"
 #include "lockscope/reports/render.h"
 
 namespace lockscope::reports {
 
-std::string topLocksTable(const Capture& capture, size_t rows)
+namespace {
+std::vector<const Lock*> topLocks(const Capture& capture, size_t rows, bool contendedOnly)
 {
     std::vector<const Lock*> locks;
     for (const auto& l : capture.locks)
-        if (!l.wait.empty())
+        if (!contendedOnly || !l.wait.empty())
             locks.push_back(&l);
-    std::stable_sort(locks.begin(), locks.end(),
-                     [](const Lock* a, const Lock* b) { return a->wait.total() > b->wait.total(); });
+    const auto totalWait = lockColumn(LockColumn::TotalWait).value;
+    std::stable_sort(locks.begin(), locks.end(), [&](const Lock* a, const Lock* b) {
+        return totalWait(lockFigures(*a)) > totalWait(lockFigures(*b));
+    });
     if (locks.size() > rows)
         locks.resize(rows);
+    return locks;
+}
+
+// One line: the key and type left-aligned, each figure right-aligned.
+template <typename Cell>
+std::string line(const TopLocksLayout& layout, size_t keyW, Cell cell)
+{
+    std::string out = layout.indent;
+    for (const LockColumn c : layout.columns) {
+        const LockColumnSpec& spec = lockColumn(c);
+        const std::string text = cell(spec);
+        if (c == LockColumn::Key)
+            out += fmt::padRight(text, keyW) + "  ";
+        else if (c == LockColumn::Type)
+            out += fmt::padRight(text, layout.type_width);
+        else
+            out += " " + fmt::padLeft(text, std::max(layout.figure_width, std::string(spec.brief).size() + 1));
+    }
+    return out + "\n";
+}
+} // namespace
+
+std::string topLocksTable(const Capture& capture, size_t rows, const TopLocksLayout& layout)
+{
+    const std::vector<const Lock*> locks = topLocks(capture, rows, layout.contended_only);
     size_t keyW = 4;
     for (const Lock* l : locks)
-        keyW = std::max(keyW, std::min<size_t>(l->key.size(), 48));
-    std::ostringstream out;
-    char buf[256];
-    std::snprintf(buf, sizeof buf, "%-*s  %-12s %10s %11s %10s %10s\n", int(keyW), "lock", "type",
-                  "contended", "total wait", "max", "avg");
-    out << buf;
+        keyW = std::max(keyW, std::min(l->key.size(), layout.key_width));
+    std::string out = line(layout, keyW, [](const LockColumnSpec& spec) { return std::string(spec.brief); });
     for (const Lock* l : locks) {
-        std::string key = l->key.size() > keyW ? l->key.substr(0, keyW - 3) + "..." : l->key;
-        std::snprintf(buf, sizeof buf, "%-*s  %-12s %10" PRIu64 " %11s %10s %10s\n", int(keyW),
-                      key.c_str(), l->type.c_str(), l->wait.count(), units::duration(double(l->wait.total())).c_str(),
-                      units::duration(double(l->wait.max())).c_str(), units::duration(double(l->wait.mean())).c_str());
-        out << buf;
+        const LockFigures f = lockFigures(*l);
+        out += line(layout, keyW, [&](const LockColumnSpec& spec) {
+            const std::string text = spec.cell(f, fmt::kPlain);
+            return spec.id == LockColumn::Key && layout.cut_keys ? fmt::truncate(text, keyW) : text;
+        });
     }
     if (locks.empty())
-        out << "(no contended locks seen)\n";
-    return out.str();
+        out += "(no contended locks seen)\n";
+    return out;
 }
 
 } // namespace lockscope::reports

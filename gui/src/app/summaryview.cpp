@@ -7,6 +7,7 @@
 #include <QStringList>
 
 #include "lockscope/capture/virtualization.h"
+#include "lockscope/reports/format.h"
 #include "model/units.h"
 
 namespace lockscope::gui {
@@ -93,21 +94,12 @@ QString metricValue(double v, const std::string& unit)
 // "1.25 ms ± 3.1 %" with runs, the mean alone with one run.
 QString sideValue(const reports::MetricDelta& m, bool after)
 {
-    const reports::RunSummary& r = after ? m.after_runs : m.before_runs;
-    const QString v = metricValue(after ? m.value.after : m.value.before, m.unit);
-    return r.n < 2 ? v : v + QStringLiteral(" ±%1 %").arg(QString::number(r.coeffVarPct(), 'f', 1));
+    return fromStd(reports::fmt::sideWithSpread(m, after, reports::fmt::kDisplay));
 }
 
 QString pctText(const reports::MetricDelta& m)
 {
-    if (m.isPercent())
-        return (m.value.delta() >= 0 ? QStringLiteral("+") : QString()) + QString::number(m.value.delta(), 'f', 2) +
-               QStringLiteral(" pp");
-    const reports::Delta& d = m.value;
-    const auto p = d.pct();
-    if (!p)
-        return d.after > 0 ? QStringLiteral("new") : QStringLiteral("–");
-    return (*p >= 0 ? QStringLiteral("+") : QString()) + QString::number(*p, 'f', 1) + QStringLiteral(" %");
+    return fromStd(reports::fmt::change(m, reports::fmt::kDisplay));
 }
 
 QString metricsTable(const std::vector<reports::MetricDelta>& metrics)

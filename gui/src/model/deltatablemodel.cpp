@@ -7,6 +7,7 @@
 #include <QStringList>
 
 #include "lockscope/reports/change_order.h"
+#include "lockscope/reports/format.h"
 #include "model/columnheader.h"
 #include "model/roles.h"
 #include "model/units.h"
@@ -105,9 +106,7 @@ QVariant pct(const Delta& d, bool display)
     const auto p = d.pct();
     if (!display)
         return p ? QVariant(*p) : QVariant(d.after > 0 ? 1e300 : 0.0);
-    if (!p)
-        return d.after > 0 ? QStringLiteral("new") : QStringLiteral("–");
-    return (*p >= 0 ? QStringLiteral("+") : QString()) + QString::number(*p, 'f', 1) + QStringLiteral(" %");
+    return fromStd(reports::fmt::pct(d, reports::fmt::kDisplay));
 }
 
 QVariant ns(double v, bool display)

@@ -2,6 +2,7 @@
 #include "model/locktablemodel.h"
 
 #include "lockscope/capture/tail_basis.h"
+#include "lockscope/reports/lock_columns.h"
 
 #include "model/columnheader.h"
 #include "model/roles.h"
@@ -82,28 +83,29 @@ QVariant LockTableModel::data(const QModelIndex& index, int role) const
     auto count = [display](uint64_t v) -> QVariant {
         return display ? QVariant(formatCount(v)) : QVariant(qulonglong(v));
     };
+    // The columns the reports have too: their cells and sort keys (reports/lock_columns.h).
+    auto shared = [&, display](reports::LockColumn c) -> QVariant {
+        const reports::LockColumnSpec& spec = reports::lockColumn(c);
+        const reports::LockFigures f = reports::lockFigures(lock, &capture_->meta);
+        return display ? QVariant(fromStd(spec.cell(f, reports::fmt::kDisplay))) : QVariant(qulonglong(spec.value(f)));
+    };
     switch (index.column()) {
-    case Key: { // the name (record --lock-names) beside the key; the cgroup is in the key
-        const std::string name = lock.nameBesideKey();
-        return name.empty() || !display ? fromStd(lock.key)
-                                        : fromStd(lock.key) + QStringLiteral("  [") + fromStd(name) + QLatin1Char(']');
-    }
+    case Key: // the name (record --lock-names) beside the key; the cgroup is in the key
+        return fromStd(display ? reports::fmt::lockLabel(lock.key, lock.name, reports::fmt::kDisplay) : lock.key);
     case Type:
         return fromStd(lock.type);
     case Instances:
         return count(lock.instances);
     case Contentions:
-        return count(lock.wait.count());
+        return shared(reports::LockColumn::Contended);
     case WaitTotal:
-        return ns(lock.wait.total());
+        return shared(reports::LockColumn::TotalWait);
     case WaitAvg:
-        return ns(lock.wait.mean());
+        return shared(reports::LockColumn::AvgWait);
     case WaitP99: // "~": estimated from the timed waits (tooltip)
-        return display && !basis(WaitP99).exact ? QVariant(QStringLiteral("~") + formatNs(lock.wait.percentile(99.0)))
-                                                : ns(lock.wait.percentile(99.0));
+        return shared(reports::LockColumn::P99Wait);
     case WaitMax:
-        return display && !basis(WaitMax).exact ? QVariant(QStringLiteral("~") + formatNs(lock.wait.max()))
-                                                : ns(lock.wait.max());
+        return shared(reports::LockColumn::MaxWait);
     case WaitShare:
         return display ? QVariant(formatPercent(waitShare)) : QVariant(waitShare);
     case HoldCount:

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "model/units.h"
 
-#include <cmath>
 #include <string>
 
 #include <QTextDocument>
 
 #include "lockscope/capture/units.h"
+#include "lockscope/reports/format.h"
 
 namespace lockscope::gui {
 
@@ -18,17 +18,12 @@ QString formatNs(uint64_t ns)
 QString formatCount(uint64_t n)
 {
     // Thousands separators make counts of very different sizes readable.
-    QString s = QString::number(n);
-    for (qsizetype i = s.size() - 3; i > 0; i -= 3)
-        s.insert(i, QChar(0x202F));
-    return s;
+    return fromStd(reports::fmt::grouped(n, reports::fmt::kDisplay.thousands));
 }
 
 QString formatPercent(double fraction)
 {
-    if (!std::isfinite(fraction))
-        return QStringLiteral("–");
-    return QString::number(fraction * 100.0, 'f', 1) + QStringLiteral(" %");
+    return fromStd(reports::fmt::percent(fraction, 1, reports::fmt::kDisplay));
 }
 
 QString bucketLabel(unsigned bucket)
@@ -43,25 +38,7 @@ QString fromStd(const std::string& s)
 
 QString formatFigure(double v, const std::string& unit)
 {
-    if (unit == "ns")
-        return formatNs(static_cast<uint64_t>(std::max(0.0, v)));
-    if (unit == "ns/s")
-        return formatNs(static_cast<uint64_t>(std::max(0.0, v))) + QStringLiteral("/s");
-    if (unit == "ns/op")
-        return formatNs(static_cast<uint64_t>(std::max(0.0, v))) + QStringLiteral("/op");
-    if (unit == "/op")
-        return QString::number(v, 'g', 3) + QStringLiteral("/op");
-    if (unit == "/1k ops")
-        return QString::number(v, 'g', 3) + QStringLiteral("/1k ops");
-    if (unit == "%")
-        return QString::number(v, 'f', 2) + QStringLiteral(" %");
-    QString s = std::fabs(v) >= 100 || v == std::floor(v) ? formatCount(static_cast<uint64_t>(std::llround(std::fabs(v))))
-                                                          : QString::number(std::fabs(v), 'g', 4);
-    if (v < 0)
-        s.prepend(QChar(0x2212));
-    if (unit == "/s")
-        return s + QStringLiteral("/s");
-    return unit.empty() ? s : s + QLatin1Char(' ') + QString::fromStdString(unit);
+    return fromStd(reports::fmt::figureValue(v, unit, reports::fmt::kDisplay));
 }
 
 QString judgementText(const reports::Judgement& j)

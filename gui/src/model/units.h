@@ -19,8 +19,8 @@ QString formatPercent(double fraction);
 // (units::bucketLabel): "512 ns", "2.05 us".
 QString bucketLabel(unsigned bucket);
 QString fromStd(const std::string& s);
-// A comparison figure in its unit: "ns" durations, "ns/s" durations per
-// second, "/s" rates, "%" percentages, else a plain number with the unit.
+// A comparison figure in its unit, as reports::fmt::figureValue writes it
+// in the display style (narrow-space digit groups, a real minus sign).
 QString formatFigure(double v, const std::string& unit);
 // The verdict with the test that produced it and its p-value, for tooltips and cells.
 QString judgementText(const reports::Judgement& j);

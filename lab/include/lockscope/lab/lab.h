@@ -97,9 +97,10 @@ RecordOutcome recordOnce(const LabOptions& options, const Kernel& kernel, const 
                          const std::filesystem::path& stem, const std::string& who, const GuestPayload& payload,
                          std::ostream& log);
 
-// The report comparing one kernel's captures with the baseline's (each list
-// non-empty); exit_code is lockscope compare's.
-std::string compareCaptureSets(const std::string& lockscope, const std::vector<std::string>& base,
-                               const std::vector<std::string>& other, int& exit_code);
+// The text report comparing one kernel's captures with the baseline's (each
+// list non-empty), computed in-process; exit_code is what `lockscope compare`
+// would have exited with (0, or 1 with the error line as the report).
+std::string compareCaptureSets(const std::vector<std::string>& base, const std::vector<std::string>& other,
+                               int& exit_code);
 
 } // namespace lockscope::lab

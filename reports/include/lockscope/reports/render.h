@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "lockscope/reports/compare.h"
+#include "lockscope/reports/lock_columns.h"
 #include "lockscope/reports/report.h"
 #include "lockscope/reports/scaling.h"
 
@@ -30,9 +31,23 @@ struct RenderExtras {
 std::string render(const Report& report, Format format, const RenderExtras& extras = {});
 std::string render(const Comparison& comparison, Format format, const RenderExtras& extras = {});
 
-// The few lines `lockscope record` prints when it ends: the most contended
-// locks by total wait, one row each, keys cut to fit a terminal.
-std::string topLocksTable(const Capture& capture, size_t rows = 10);
+// How a top-locks table is laid out: its columns (lockColumn's, key and type
+// first, each figure headed by its brief name) and widths.
+struct TopLocksLayout {
+    std::vector<LockColumn> columns{LockColumn::Key,       LockColumn::Type,    LockColumn::Contended,
+                                    LockColumn::TotalWait, LockColumn::MaxWait, LockColumn::AvgWait};
+    std::string indent;       // before every line
+    size_t key_width = 48;    // at most; longer keys are cut with "..." when cut_keys
+    bool cut_keys = true;
+    size_t type_width = 12;
+    size_t figure_width = 10; // at least; wider for a longer header
+    bool contended_only = true; // leave out the locks that never waited
+};
+
+// The most contended locks by total wait, one row each. The default layout
+// is the few lines `lockscope record` prints when it ends, keys cut to fit a
+// terminal; `lockscope info` lays out its own columns.
+std::string topLocksTable(const Capture& capture, size_t rows = 10, const TopLocksLayout& layout = {});
 
 // Empty, or the warning that the CPUs spin in spinlock code while the
 // attached wait probe saw no spinning wait: this kernel hides them. Every

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "lockscope/capture/capture.h"
+#include "lockscope/capture/tail_basis.h"
+#include "lockscope/reports/format.h"
+#include "lockscope/reports/report.h"
+
+// The columns of every per-lock table (the text, Markdown and HTML reports,
+// `lockscope record`'s and `lockscope info`'s top locks, the GUI's lock
+// table): one descriptor each, with its header, unit, sort key and cell, so
+// a front end only picks columns and lays them out (perf lock's idea).
+namespace lockscope::reports {
+
+// What a lock row shows, read from a report's LockRow or a capture's Lock.
+struct LockFigures {
+    const std::string* key = nullptr;
+    const std::string* name = nullptr;
+    const std::string* type = nullptr;
+    const std::string* caller = nullptr; // "" for a capture's Lock
+    const Log2Hist* wait = nullptr;
+    const Log2Hist* hold = nullptr;
+    uint64_t p50_wait_ns = 0, p99_wait_ns = 0;
+    TailBasis max_wait_basis, p99_wait_basis; // "~" in the cell when estimated
+};
+LockFigures lockFigures(const LockRow& l);
+// A capture's lock; with the capture's meta its tails say whether the timing
+// budget made them estimates, without it they are taken as exact.
+LockFigures lockFigures(const Lock& l, const Meta* meta = nullptr);
+
+enum class LockColumn { Key, Type, Contended, TotalWait, MaxWait, AvgWait, P50Wait, P99Wait, TotalHold, AvgHold, Caller };
+enum class ColumnUnit { Text, Count, Ns };
+
+struct LockColumnSpec {
+    LockColumn id;
+    const char* header; // "max wait"
+    const char* brief;  // "max": in a table that is all about waits
+    ColumnUnit unit;
+    // The sort key (0 for text columns); tables sort locks by TotalWait's.
+    uint64_t (*value)(const LockFigures&);
+    // The cell, unescaped: counts grouped as the style says, durations in
+    // their unit, "~" before an estimated tail, "-" for a lock never held.
+    std::string (*cell)(const LockFigures&, const fmt::Style&);
+};
+const LockColumnSpec& lockColumn(LockColumn c);
+
+} // namespace lockscope::reports

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "lockscope/reports/lock_columns.h"
+
+#include <array>
+
+namespace lockscope::reports {
+
+LockFigures lockFigures(const LockRow& l)
+{
+    return {&l.key, &l.name, &l.type, &l.caller, &l.wait, &l.hold, l.p50_wait_ns, l.p99_wait_ns, l.max_wait_basis,
+            l.p99_wait_basis};
+}
+
+LockFigures lockFigures(const Lock& l, const Meta* meta)
+{
+    static const std::string kNoCaller;
+    LockFigures f{&l.key, &l.name, &l.type, &kNoCaller, &l.wait, &l.hold, l.wait.percentile(50), l.wait.percentile(99),
+                  {}, {}};
+    if (meta) { // the same bases the report's rows carry (report.cpp)
+        const uint64_t exactNs = exactWaitNs(*meta);
+        f.max_wait_basis = maxBasis(l.wait, l.wait_untimed, exactNs);
+        f.p99_wait_basis = percentileBasis(l.wait, l.wait_untimed, exactNs, 99);
+    }
+    return f;
+}
+
+namespace {
+using F = LockFigures;
+using S = fmt::Style;
+std::string ns(uint64_t v) { return fmt::duration(double(v)); }
+std::string holdNs(const F& f, uint64_t v) { return f.hold->empty() ? "-" : ns(v); }
+uint64_t none(const F&) { return 0; }
+
+// In LockColumn's order.
+const std::array<LockColumnSpec, 11> kColumns{{
+    {LockColumn::Key, "lock", "lock", ColumnUnit::Text, none, [](const F& f, const S&) { return *f.key; }},
+    {LockColumn::Type, "type", "type", ColumnUnit::Text, none, [](const F& f, const S&) { return *f.type; }},
+    {LockColumn::Contended, "contended", "contended", ColumnUnit::Count, [](const F& f) { return f.wait->count(); },
+     [](const F& f, const S& s) { return fmt::grouped(f.wait->count(), s.thousands); }},
+    {LockColumn::TotalWait, "total wait", "total wait", ColumnUnit::Ns, [](const F& f) { return f.wait->total(); },
+     [](const F& f, const S&) { return ns(f.wait->total()); }},
+    {LockColumn::MaxWait, "max wait", "max", ColumnUnit::Ns, [](const F& f) { return f.wait->max(); },
+     [](const F& f, const S&) { return estimateMark(f.max_wait_basis) + ns(f.wait->max()); }},
+    {LockColumn::AvgWait, "avg wait", "avg", ColumnUnit::Ns, [](const F& f) { return f.wait->mean(); },
+     [](const F& f, const S&) { return ns(f.wait->mean()); }},
+    {LockColumn::P50Wait, "p50 wait", "p50", ColumnUnit::Ns, [](const F& f) { return f.p50_wait_ns; },
+     [](const F& f, const S&) { return ns(f.p50_wait_ns); }},
+    {LockColumn::P99Wait, "p99 wait", "p99", ColumnUnit::Ns, [](const F& f) { return f.p99_wait_ns; },
+     [](const F& f, const S&) { return estimateMark(f.p99_wait_basis) + ns(f.p99_wait_ns); }},
+    {LockColumn::TotalHold, "total hold", "total hold", ColumnUnit::Ns, [](const F& f) { return f.hold->total(); },
+     [](const F& f, const S&) { return holdNs(f, f.hold->total()); }},
+    {LockColumn::AvgHold, "avg hold", "avg hold", ColumnUnit::Ns, [](const F& f) { return f.hold->mean(); },
+     [](const F& f, const S&) { return holdNs(f, f.hold->mean()); }},
+    {LockColumn::Caller, "caller", "caller", ColumnUnit::Text, none, [](const F& f, const S&) { return *f.caller; }},
+}};
+} // namespace
+
+const LockColumnSpec& lockColumn(LockColumn c) { return kColumns.at(static_cast<size_t>(c)); }
+
+} // namespace lockscope::reports
