@@ -8,7 +8,7 @@ frames in the delta profile (kallsyms shows addresses only with
 CAP_SYSLOG); its effective capabilities are exactly those three. Without
 them it stops at start-up with one line and exit 1.
 
-usage: agent_privileges_test.py LOCKSCOPE SEMOP_MULTI"""
+usage: agent_privileges_test.py LOCKSCOPE CONTEND_WORKLOAD"""
 import gzip
 import os
 import re
@@ -18,12 +18,12 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from agent_harness import Agent, bpf_preconditions, fail, semop_workload, skip  # noqa: E402
+from agent_harness import Agent, bpf_preconditions, fail, lock_workload, skip  # noqa: E402
 
 CAP_SYSLOG, CAP_PERFMON, CAP_BPF = 34, 38, 39
 NOBODY = "65534"
 
-lockscope, semop = sys.argv[1], sys.argv[2]
+lockscope, contend = sys.argv[1], sys.argv[2]
 bpf_preconditions()
 setpriv = shutil.which("setpriv")
 if not setpriv:
@@ -49,7 +49,7 @@ if r.returncode != 1 or len(lines) != 1 or "CAP_BPF+CAP_PERFMON" not in lines[0]
 print("PASS: without capabilities:", lines[0])
 
 agent = Agent(lockscope, "--window", "1", prefix=[*as_nobody, f"--inh-caps={caps}", f"--ambient-caps={caps}"])
-work = semop_workload(semop, 30)
+work = lock_workload(contend, 30)
 try:
     st = status(agent.proc.pid)
     if st["Uid"].split() != [NOBODY] * 4:
@@ -67,7 +67,7 @@ try:
             line for line in text.splitlines() if "probe_attached" in line))
     contentions = sum(float(v) for v in re.findall(r"^lockscope_lock_contentions_total\{[^}]*\} (\S+)$", text, re.M))
     if contentions <= 0:
-        fail("no contention counted in /metrics while semop-multi ran")
+        fail("no contention counted in /metrics while contend-workload ran")
     print(f"PASS: /metrics counts {contentions:.0f} contentions")
     _, gz = agent.get("/debug/pprof/lock_wait?seconds=2", timeout=60)
     profile = gzip.decompress(gz)

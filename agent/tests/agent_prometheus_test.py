@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """A real Prometheus server (Debian's, started here on loopback with a
 temporary data dir, scraping every second) scrapes `lockscope agent` while
-semop-multi contends its semaphore lock; its HTTP API answers rate() and
+contend-workload contends a file's f_pos_lock; its HTTP API answers rate() and
 histogram_quantile() on the agent's series, and the figures agree within
 10% with a `lockscope record -a` capture of the same interval.
 
-usage: agent_prometheus_test.py LOCKSCOPE SEMOP_MULTI"""
+usage: agent_prometheus_test.py LOCKSCOPE CONTEND_WORKLOAD"""
 import json
 import math
 import os
@@ -20,9 +20,9 @@ import urllib.request
 from datetime import datetime
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from agent_harness import Agent, bpf_preconditions, fail, limit, free_port, record, sem_lock, semop_workload, skip  # noqa: E402
+from agent_harness import Agent, bpf_preconditions, fail, limit, free_port, record, workload_lock, lock_workload, skip  # noqa: E402
 
-lockscope, semop = sys.argv[1], sys.argv[2]
+lockscope, contend = sys.argv[1], sys.argv[2]
 bpf_preconditions()
 
 prometheus = shutil.which("prometheus")
@@ -101,13 +101,13 @@ prom, pport = start_prometheus(agent.port)
 work = None
 try:
     wait_for_scrapes(pport, 2)
-    work = semop_workload(semop, RECORD_S + 12)
+    work = lock_workload(contend, RECORD_S + 12)
     time.sleep(3)
     cap = record(lockscope, RECORD_S, os.path.join(tmp, "record.json"))
     time.sleep(3)  # the agent's read-out and Prometheus's scrape of the interval's end
-    lock = sem_lock(cap)
+    lock = workload_lock(cap)
     if lock is None or lock["wait"]["count"] < 1000:
-        fail(f"record saw no contended semaphore lock: {lock and lock['wait']}")
+        fail(f"record saw no contended f_pos_lock: {lock and lock['wait']}")
     key = lock["key"]
     print(f"workload lock: {key}, record: {lock['wait']['count']} waits, {lock['wait']['total_ns'] / 1e9:.3f} s waited")
     sel = '{job="lockscope",lock="%s"}' % key.replace("\\", "\\\\").replace('"', '\\"')
@@ -144,7 +144,7 @@ try:
             bad.append(name)
     if bad:
         fail("figures more than 10% apart: " + ", ".join(bad))
-    print("PASS: Prometheus's counts agree with record's within 10%, wait time within 20%")
+    print("PASS: Prometheus's counts agree with record's within 10%, wait time within 30%")
 
     # The agent's health made it too.
     windows = scalar(pport, 'lockscope_agent_windows_total{job="lockscope"}', now)

@@ -210,7 +210,8 @@ TEST_F(RecordBpf, DefaultAttachesOnlyPerEventProbes)
 {
     const auto& r = semopRun();
     ASSERT_TRUE(r.ok) << r.exit.err;
-    const std::set<std::string> perEvent = {"lock_contention", "cpu_sampling", "fork_follow"};
+    // lock_names runs inside the contention_begin program: per contended wait.
+    const std::set<std::string> perEvent = {"lock_contention", "lock_names", "cpu_sampling", "fork_follow"};
     size_t attached = 0;
     for (const auto& p : r.capture.probes) {
         if (!p.attached)
