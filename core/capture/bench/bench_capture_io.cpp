@@ -20,6 +20,8 @@
 #include <sstream>
 #include <string>
 
+#include <simdjson.h>
+
 #include "lockscope/capture/io.h"
 #include "sample_capture.h"
 
@@ -136,14 +138,33 @@ double childPeakMB(const std::string& mode, const std::string& path)
     return n > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? std::atof(buf) : -1;
 }
 
+std::string slurp(const std::string& p)
+{
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// The reference reader (nlohmann SAX) on a file, read the way readCapture reads it.
+Capture readReference(const std::string& p) { return parseCaptureReference(slurp(p)); }
+
 int childMain(const std::string& spec)
 {
     const auto colon = spec.find(':');
     const std::string mode = spec.substr(0, colon);
     const std::string path = spec.substr(colon + 1);
     try {
-        if (mode == "load") {
-            const Capture c = readCapture(path);
+        if (mode == "dom") { // simdjson's DOM of the file, no model
+            const simdjson::padded_string text(slurp(path));
+            simdjson::dom::parser parser;
+            simdjson::dom::element root;
+            const bool ok = parser.parse(text).get(root) == simdjson::SUCCESS;
+            std::printf("%.1f\n", addressSpacePeakMB());
+            return ok ? 0 : 1;
+        }
+        if (mode == "load" || mode == "loadref") {
+            const Capture c = mode == "load" ? readCapture(path) : readReference(path);
             std::printf("%.1f\n", addressSpacePeakMB());
             return c.stacks.size() == kStacks ? 0 : 1;
         }
@@ -174,42 +195,73 @@ void BM_LoadCapture(benchmark::State& state)
 }
 BENCHMARK(BM_LoadCapture)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
-// Version 1 (today's files) and the compact layout, plain and zstd, loaded
+// Version 1 (today's files) and the compact layout, plain and zstd, each
+// loaded by the reader (readCapture, simdjson) and by the reference reader
 // one after the other in every iteration: the speedups and size ratios are
 // measured side by side on the same machine state.
 void BM_LoadLayoutsSideBySide(benchmark::State& state)
 {
     Data& d = data();
     using Clock = std::chrono::steady_clock;
-    double full = 0, compact = 0, zstd = 0;
-    auto timed = [](const std::string& p) {
+    struct Layout {
+        const char* name;
+        std::string path;
+        double reader = 0;    // seconds, summed over iterations
+        double reference = 0;
+    };
+    Layout layouts[] = { { "v1", d.path }, { "compact", d.compact }, { "zstd", d.zstd } };
+    auto timed = [](auto read, const std::string& p) {
         const auto t0 = Clock::now();
-        Capture c = readCapture(p);
+        Capture c = read(p);
         benchmark::DoNotOptimize(c.stacks.data());
         return std::chrono::duration<double>(Clock::now() - t0).count();
     };
+    double copy = 0; // the floor of any reader: allocating and filling the model, no parsing
     for (auto _ : state) {
-        full += timed(d.path);
-        compact += timed(d.compact);
-        zstd += timed(d.zstd);
+        for (Layout& l : layouts) {
+            l.reference += timed(readReference, l.path);
+            l.reader += timed([](const std::string& p) { return readCapture(p); }, l.path);
+        }
+        copy += timed([&](const std::string&) { return d.capture; }, d.path);
     }
     const auto n = static_cast<double>(state.iterations());
-    state.counters["v1_load_ms"] = full / n * 1e3;
-    state.counters["compact_load_ms"] = compact / n * 1e3;
-    state.counters["zstd_load_ms"] = zstd / n * 1e3;
-    state.counters["compact_speedup"] = full / compact;
-    state.counters["zstd_speedup"] = full / zstd;
-    state.counters["v1_MB"] = static_cast<double>(fileBytes(d.path)) / 1e6;
-    state.counters["compact_MB"] = static_cast<double>(fileBytes(d.compact)) / 1e6;
-    state.counters["zstd_MB"] = static_cast<double>(fileBytes(d.zstd)) / 1e6;
-    state.counters["compact_smaller"] = static_cast<double>(fileBytes(d.path)) / static_cast<double>(fileBytes(d.compact));
-    state.counters["zstd_smaller"] = static_cast<double>(fileBytes(d.path)) / static_cast<double>(fileBytes(d.zstd));
-    state.counters["compact_peak_rss_MB"] = childPeakMB("load", d.compact);
-    state.counters["zstd_peak_rss_MB"] = childPeakMB("load", d.zstd);
-    state.counters["v1_peak_rss_MB"] = childPeakMB("load", d.path);
+    const double v1Bytes = static_cast<double>(fileBytes(d.path));
+    for (const Layout& l : layouts) {
+        const std::string k = l.name;
+        const double bytes = static_cast<double>(fileBytes(l.path));
+        state.counters[k + "_MB"] = bytes / 1e6;
+        state.counters[k + "_smaller"] = v1Bytes / bytes;
+        state.counters[k + "_ref_ms"] = l.reference / n * 1e3;
+        state.counters[k + "_new_ms"] = l.reader / n * 1e3;
+        state.counters[k + "_speedup"] = l.reference / l.reader;
+        state.counters[k + "_new_MBps"] = bytes / 1e6 / (l.reader / n);
+        state.counters[k + "_ref_MBps"] = bytes / 1e6 / (l.reference / n);
+        state.counters[k + "_new_rss_MB"] = childPeakMB("load", l.path);
+        state.counters[k + "_ref_rss_MB"] = childPeakMB("loadref", l.path);
+    }
     state.counters["model_rss_MB"] = modelMB;
+    state.counters["model_copy_ms"] = copy / n * 1e3;
 }
 BENCHMARK(BM_LoadLayoutsSideBySide)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+// The other simdjson API for the record: a DOM parse alone (no model) of
+// version 1, its tape sized for the whole document.
+void BM_RawSimdjsonDom(benchmark::State& state)
+{
+    Data& d = data();
+    const simdjson::padded_string text(d.text);
+    simdjson::dom::parser parser;
+    for (auto _ : state) {
+        simdjson::dom::element root;
+        if (parser.parse(text).get(root) != simdjson::SUCCESS)
+            state.SkipWithError("simdjson DOM parse failed");
+        benchmark::DoNotOptimize(root);
+    }
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(d.text.size()));
+    state.counters["v1_dom_peak_rss_MB"] = childPeakMB("dom", d.path);
+    state.counters["compact_dom_peak_rss_MB"] = childPeakMB("dom", d.compact);
+}
+BENCHMARK(BM_RawSimdjsonDom)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
 void BM_SaveCompactZstd(benchmark::State& state)
 {

@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <utility>
 
+#include "capture_reader.h"
 #include "capture_writer.h"
 #include "zstd_text.h"
 #include "lockscope/util/error_text.h"
@@ -51,6 +53,7 @@ Capture readCapture(const std::string& path, const ReadLimits& limits)
         throw err("empty file: expected a lockscope capture (JSON)");
 
     std::string text;
+    text.reserve(static_cast<size_t>(size) + detail::kTextPadding); // parsed in place
     text.resize(static_cast<size_t>(size));
     size_t got = 0;
     while (got < text.size()) {
@@ -66,7 +69,7 @@ Capture readCapture(const std::string& path, const ReadLimits& limits)
     }
     text.resize(got);
     try {
-        return parseCapture(text, limits);
+        return detail::parseCaptureText(std::move(text), limits);
     } catch (const CaptureVersionError& e) {
         throw CaptureVersionError(where + ": " + e.what(), e.found_format, e.found_version);
     } catch (const CaptureError& e) {

@@ -16,8 +16,6 @@ namespace detail {
 
 using util::printable;
 
-namespace {
-
 // RFC 3339 date-time (YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM)); the empty
 // string means unknown.
 bool isRfc3339(const std::string& s)
@@ -50,6 +48,8 @@ bool isRfc3339(const std::string& s)
     return (s[p] == '+' || s[p] == '-') && p + 6 == s.size() && digits(p + 1, 2) && s[p + 3] == ':'
         && digits(p + 4, 2);
 }
+
+namespace {
 
 // Written since captures say where they were recorded (absent before).
 Virtualization virtualizationFromJson(const json& j, const Path& at)

@@ -51,11 +51,21 @@ struct Streamed {
     void addLock(const json& j, size_t i);
 };
 
+// RFC 3339 date-time (YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM)), as
+// meta.start_time must be when not empty.
+bool isRfc3339(const std::string& s);
+
 // Throws CaptureVersionError, with what the file holds, when doc's "format"
 // or "version" is missing or not what this lockscope reads.
 int checkFormatAndVersion(const json& doc); // the version read: 1 or kCaptureVersionCompact
 
 // Converts doc, taking the stacks and locks already in streamed as they are.
 Capture captureFromJson(const json& doc, Streamed& streamed);
+
+// parseCapture() on text it may grow in place by kTextPadding bytes (what the
+// fast reader may read past the end): readCapture() reserves them, so that
+// the file's bytes are parsed without another copy.
+inline constexpr size_t kTextPadding = 64;
+Capture parseCaptureText(std::string&& text, const ReadLimits& limits);
 
 } // namespace lockscope::detail

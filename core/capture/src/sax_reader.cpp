@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// parseCapture(): text -> Capture through a SAX handler that converts the
-// big arrays while parsing, so that a large capture's DOM never exists whole.
+// parseCaptureReference(): text -> Capture through nlohmann's SAX parser and a
+// handler that converts the big arrays while parsing, so that a large
+// capture's DOM never exists whole. The reference reader: parseCapture()
+// (fast_reader.cpp) gives it every input the fast reader declines, so its
+// messages are the errors users see; tests and the bench compare against it.
 #include "lockscope/capture/io.h"
 
 #include <string>
@@ -203,10 +206,10 @@ private:
 
 } // namespace
 
-Capture parseCapture(std::string_view text, const ReadLimits& limits)
+Capture parseCaptureReference(std::string_view text, const ReadLimits& limits)
 {
     if (detail::isZstd(text)) // *.lockscope.json.zst, or any capture compressed by hand
-        return parseCapture(detail::zstdDecompress(text, limits.max_file_bytes), limits);
+        return parseCaptureReference(detail::zstdDecompress(text, limits.max_file_bytes), limits);
     if (text.size() > limits.max_file_bytes)
         throw CaptureError("input is " + std::to_string(text.size()) + " bytes, larger than the limit of "
             + std::to_string(limits.max_file_bytes) + " bytes");

@@ -44,7 +44,7 @@ bool isZstd(std::string_view data) noexcept
         && static_cast<unsigned char>(data[3]) == 0xfd;
 }
 
-std::string zstdDecompress(std::string_view data, uint64_t maxBytes)
+std::string zstdDecompress(std::string_view data, uint64_t maxBytes, size_t spare)
 {
     std::unique_ptr<ZSTD_DCtx, DCtxFree> ctx(ZSTD_createDCtx());
     if (!ctx)
@@ -53,7 +53,7 @@ std::string zstdDecompress(std::string_view data, uint64_t maxBytes)
     // The frame header's size, when there, sizes the buffer once (bounded by maxBytes).
     const unsigned long long declared = ZSTD_getFrameContentSize(data.data(), data.size());
     if (declared != ZSTD_CONTENTSIZE_UNKNOWN && declared != ZSTD_CONTENTSIZE_ERROR && declared <= maxBytes)
-        out.reserve(static_cast<size_t>(declared));
+        out.reserve(static_cast<size_t>(declared) + spare);
     ZSTD_inBuffer in { data.data(), data.size(), 0 };
     std::string chunk(ZSTD_DStreamOutSize(), '\0');
     for (;;) {

@@ -74,6 +74,12 @@ Capture fromJson(const nlohmann::json& doc);
 // Parses and validates text (no file involved); errors carry no file name.
 Capture parseCapture(std::string_view text, const ReadLimits& limits = {});
 
+// The reference reader (nlohmann/json SAX): the same result and the same
+// errors as parseCapture, several times slower. parseCapture hands it the
+// inputs its fast path declines (so it words every error); tests, the fuzzer
+// and the bench compare the two.
+Capture parseCaptureReference(std::string_view text, const ReadLimits& limits = {});
+
 // Reads a capture file. Errors: "<path>: <problem>".
 Capture readCapture(const std::string& path, const ReadLimits& limits = {});
 

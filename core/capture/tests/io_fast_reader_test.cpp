@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The fast reader (simdjson) against the reference reader (nlohmann SAX):
+// every capture in the tree, valid or malformed, gives the same Capture or
+// the same one-line error through both, and the valid ones take the fast
+// path instead of being handed to the reference reader.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "capture_writer.h"
+#include "fast_reader.h"
+#include "lockscope/capture/io.h"
+#include "sample_capture.h"
+
+namespace lockscope {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string slurp(const fs::path& p)
+{
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// Every capture file under the fixture and sample directories.
+std::vector<fs::path> captureFiles()
+{
+    const fs::path top = LOCKSCOPE_SOURCE_DIR;
+    std::vector<fs::path> out;
+    for (const char* dir : { "core/capture/tests/fixtures", "reports/tests/fixtures", "samples/captures" })
+        for (const auto& e : fs::recursive_directory_iterator(top / dir))
+            if (e.is_regular_file() && e.path().string().find(".json") != std::string::npos)
+                out.push_back(e.path());
+    return out;
+}
+
+struct Outcome {
+    bool ok = false;
+    Capture capture;
+    std::string error;
+};
+
+template <class Read> Outcome outcome(Read read)
+{
+    Outcome o;
+    try {
+        o.capture = read();
+        o.ok = true;
+    } catch (const CaptureError& e) {
+        o.error = e.what();
+    }
+    return o;
+}
+
+// The text writeCapture() writes (toJson().dump() sorts the members).
+std::string written(const Capture& c, CaptureLayout layout = CaptureLayout::Full, bool pretty = false)
+{
+    return detail::serializeCapture(c, pretty, layout == CaptureLayout::Compact);
+}
+
+bool fastPathTakes(const std::string& text)
+{
+    std::string padded = text;
+    padded.append(detail::fast::kPadding, ' ');
+    return detail::fast::parse(padded.data(), text.size(), ReadLimits {}).has_value();
+}
+
+// Both readers on text: the same Capture, or the same message.
+void expectSame(const std::string& text, const std::string& what)
+{
+    const Outcome fast = outcome([&] { return parseCapture(text); });
+    const Outcome ref = outcome([&] { return parseCaptureReference(text); });
+    ASSERT_EQ(fast.ok, ref.ok) << what << ": " << fast.error << ref.error;
+    if (ref.ok)
+        EXPECT_TRUE(fast.capture == ref.capture) << what;
+    else
+        EXPECT_EQ(fast.error, ref.error) << what;
+}
+
+TEST(FastReader, EveryCaptureInTheTreeReadsAsTheReferenceReadsIt)
+{
+    const auto files = captureFiles();
+    ASSERT_GE(files.size(), 50u);
+    int valid = 0;
+    for (const auto& f : files) {
+        const std::string text = slurp(f);
+        expectSame(text, f.string());
+        // The same through readCapture, the file path included in errors.
+        const Outcome fast = outcome([&] { return readCapture(f.string()); });
+        const Outcome ref = outcome([&] { return parseCaptureReference(text); });
+        ASSERT_EQ(fast.ok, ref.ok) << f;
+        if (ref.ok) {
+            EXPECT_TRUE(fast.capture == ref.capture) << f;
+            // A valid file in either layout takes the fast path (none is hand-ordered).
+            EXPECT_TRUE(fastPathTakes(written(ref.capture))) << f;
+            EXPECT_TRUE(fastPathTakes(written(ref.capture, CaptureLayout::Compact))) << f;
+            ++valid;
+        }
+    }
+    EXPECT_GE(valid, 19); // 3 capture fixtures, 12 reports fixtures, 4 samples
+}
+
+TEST(FastReader, ValidFixturesTakeTheFastPathAsWritten)
+{
+    const fs::path dir = LOCKSCOPE_CAPTURE_FIXTURES;
+    for (const char* name : { "baseline", "patched", "owners" })
+        EXPECT_TRUE(fastPathTakes(slurp(dir / (std::string(name) + ".lockscope.json")))) << name;
+}
+
+// Files the writer would not write but the format allows: the fast path
+// declines them and the reference reader reads them.
+TEST(FastReader, UnusualButValidFilesReadTheSame)
+{
+    const Capture c = testing::makeSemopCapture(testing::SemopScenario::Baseline);
+    const std::string text = written(c);
+    auto variant = [&](const std::string& from, const std::string& to) {
+        std::string t = text;
+        const auto at = t.find(from);
+        EXPECT_NE(at, std::string::npos) << from;
+        t.replace(at, from.size(), to);
+        return t;
+    };
+    const std::vector<std::string> texts {
+        variant("{\"format\"", "{\"extra\":[[[1]]],\"format\""),          // an unknown member
+        variant("\"label\":", "\"label\":\"first\",\"label\":"),          // a repeated member: the last counts
+        variant("\"hostname\"", "\"host\\u006eame\""),                    // an escaped key
+        variant("\"cpu_count\"", "\"syscall_timing_skipped\":null,\"cpu_count\""), // null = absent
+        variant("\"cpu_count\":" + std::to_string(c.meta.cpu_count), "\"cpu_count\":-0"), // -0 reads as 0
+        text + " \n\t",                                                   // trailing whitespace
+        written(c, CaptureLayout::Compact, true),                         // pretty
+        toJson(c).dump(),                                                 // members sorted: version last
+    };
+    for (size_t i = 0; i < texts.size(); ++i)
+        expectSame(texts[i], "variant " + std::to_string(i));
+    EXPECT_TRUE(fastPathTakes(texts[5]));
+    EXPECT_TRUE(fastPathTakes(texts[6]));
+}
+
+// Every prefix of a small capture, and single-byte changes: rejected with the
+// reference's message or read the same.
+TEST(FastReader, TruncatedAndMutatedTextGivesTheReferenceOutcome)
+{
+    const Capture c = testing::makeSyntheticCapture(4, 3);
+    for (const auto layout : { CaptureLayout::Full, CaptureLayout::Compact }) {
+        const std::string text = written(c, layout);
+        for (size_t n = 0; n < text.size(); n += 7)
+            expectSame(text.substr(0, n), "prefix " + std::to_string(n));
+        const char swaps[] = { '0', '9', '-', '"', '}', ']', ',', '.', 'e', ' ', '\\', 'x' };
+        for (size_t i = 0; i < text.size(); i += 5) {
+            std::string t = text;
+            t[i] = swaps[i % std::size(swaps)];
+            expectSame(t, "byte " + std::to_string(i));
+        }
+    }
+}
+
+TEST(FastReader, LimitsAreTheReferenceReadersLimits)
+{
+    const std::string text = written(testing::makeSemopCapture(testing::SemopScenario::Patched));
+    for (unsigned depth : { 1U, 5U, 7U, 8U, 9U, 32U }) {
+        const ReadLimits limits { .max_file_bytes = 1ULL << 30, .max_depth = depth };
+        const Outcome fast = outcome([&] { return parseCapture(text, limits); });
+        const Outcome ref = outcome([&] { return parseCaptureReference(text, limits); });
+        ASSERT_EQ(fast.ok, ref.ok) << depth;
+        EXPECT_EQ(fast.error, ref.error) << depth;
+    }
+    const ReadLimits small { .max_file_bytes = text.size() - 1 };
+    EXPECT_EQ(outcome([&] { return parseCapture(text, small); }).error,
+        outcome([&] { return parseCaptureReference(text, small); }).error);
+}
+
+} // namespace
+} // namespace lockscope
