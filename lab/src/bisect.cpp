@@ -15,6 +15,7 @@
 #include "lockscope/lab/error.h"
 #include "lockscope/lab/process.h"
 #include "lockscope/lab/source_build.h"
+#include "lockscope/reports/format.h"
 #include "lockscope/reports/judge.h"
 #include "lockscope/reports/render.h"
 #include "lockscope/util/file_text.h"
@@ -31,12 +32,7 @@ using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-std::string secondsText(double s)
-{
-    char b[32];
-    std::snprintf(b, sizeof b, "%.0f s", s);
-    return b;
-}
+std::string secondsText(double s) { return reports::fmt::fixed(s, 0) + " s"; }
 
 json commitJson(const CommitInfo& c)
 {

@@ -19,6 +19,7 @@
 #include "lockscope/lab/process.h"
 #include "lockscope/lab/source_build.h"
 #include "lockscope/reports/compare.h"
+#include "lockscope/reports/format.h"
 #include "lockscope/reports/input.h"
 #include "lockscope/reports/render.h"
 #include "lockscope/util/file_text.h"
@@ -38,19 +39,9 @@ void writeText(const fs::path& path, std::string_view text)
         throw LabError("cannot write '" + path.string() + "'");
 }
 
-std::string mib(uint64_t bytes)
-{
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
-    return buf;
-}
+std::string mib(uint64_t bytes) { return reports::fmt::fixed(static_cast<double>(bytes) / (1024.0 * 1024.0), 1) + " MiB"; }
 
-std::string seconds(double s)
-{
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f s", s);
-    return buf;
-}
+std::string seconds(double s) { return reports::fmt::fixed(s, 1) + " s"; }
 
 // The host's 1-minute load average (-1 when unreadable).
 double hostLoad()
