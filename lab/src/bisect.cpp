@@ -2,7 +2,6 @@
 #include "lockscope/lab/bisect.h"
 
 #include <chrono>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <optional>

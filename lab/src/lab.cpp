@@ -5,7 +5,6 @@
 #include <chrono>
 #include <dlfcn.h>
 #include <link.h>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
