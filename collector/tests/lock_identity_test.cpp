@@ -9,6 +9,7 @@
 // quarter of one capture's events and a sliver of the other's.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <map>
 #include <set>
 #include <string>
@@ -158,13 +159,16 @@ TEST(RecordLockIdentity, TheDemoKeysNameACallerOnTheirOwnPathsAndLocksAreNamed)
         FAIL() << "the demo recorded no lock although this kernel reports spinning waits";
     }
     size_t named = 0;
+    bool semLockSeen = false; // where spinning waits are hidden, only incidental locks (tasklist_lock) show
     for (const auto& l : c.locks) {
         named += !l.name.empty();
+        const auto callers = walkedCallers(c, l);
+        for (const auto& f : callers)
+            semLockSeen = semLockSeen || f.find("sem") != std::string::npos;
         const auto at = l.key.find('@');
         if (at == std::string::npos)
             continue; // a global symbol: the lock itself, not a caller
         const std::string caller = l.key.substr(at + 1, l.key.find('#') - at - 1);
-        const auto callers = walkedCallers(c, l);
         if (caller == "unknown") {
             EXPECT_TRUE(callers.empty()) << l.key << " has walked paths but no caller in its key";
             continue;
@@ -183,8 +187,11 @@ TEST(RecordLockIdentity, TheDemoKeysNameACallerOnTheirOwnPathsAndLocksAreNamed)
     ASSERT_NE(names, nullptr) << "lock names are not on by default";
     EXPECT_TRUE(names->attached) << names->reason;
     // The semaphore array's lock is named by its slab cache where the kernel has bpf_get_kmem_cache.
-    if (names->reason.find("via bpf_get_kmem_cache") != std::string::npos) {
+    if (names->reason.find("via bpf_get_kmem_cache") != std::string::npos && semLockSeen) {
         EXPECT_GT(named, 0u) << "no lock of the demo is named\n" << describe(c);
+    } else if (!semLockSeen) {
+        std::fprintf(stderr, "note: the semaphore array's lock was not recorded (spinning waits hidden): "
+                             "its name is not checked\n");
     }
 
     const Capture off = demo("no-names", {"--no-lock-names"});
