@@ -108,8 +108,9 @@ private:
         }
     }
 
-    // Addresses classified with no name are left out.
-    void readNames(Snapshot& out) const
+    // Addresses classified with no name are left out; keys, when given,
+    // gets every address in the map.
+    void readNames(Snapshot& out, std::vector<uint64_t>* keys = nullptr) const
     {
         const int fd = bpf_map__fd(skel_->maps.names);
         uint64_t key = 0, next = 0;
@@ -118,6 +119,8 @@ private:
         while (bpf_map_get_next_key(fd, prev, &next) == 0) {
             key = next;
             prev = &key;
+            if (keys)
+                keys->push_back(key);
             if (bpf_map_lookup_elem(fd, &key, &value) != 0 || value.name[0] == '\0')
                 continue;
             out.lock_names[key] = std::string(value.name, strnlen(value.name, sizeof value.name));
@@ -131,22 +134,15 @@ private:
     // a name taken out is classified again at its lock's next timed begin.
     void drainNames(Snapshot& out, const std::vector<RawWait>& window)
     {
-        readNames(out);
+        std::vector<uint64_t> named;
+        readNames(out, &named);
         std::set<uint64_t> busy;
         for (const RawWait& w : window)
             busy.insert(w.record.lock_addr);
         const int fd = bpf_map__fd(skel_->maps.names);
-        std::vector<uint64_t> idle;
-        uint64_t key = 0, next = 0;
-        const void* prev = nullptr;
-        while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-            key = next;
-            prev = &key;
-            if (!busy.count(key))
-                idle.push_back(key);
-        }
-        for (uint64_t k : idle)
-            bpf_map_delete_elem(fd, &k);
+        for (uint64_t k : named)
+            if (!busy.count(k))
+                bpf_map_delete_elem(fd, &k);
     }
 
     WaitSkel skel_;
