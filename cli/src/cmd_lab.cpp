@@ -64,7 +64,8 @@ void addGuestOptions(CLI::App* cmd, LabArgs& a)
                     "native spinlocks, so spinlock contention shows)")
         ->capture_default_str();
     cmd->add_option("--append", a.append, "extra guest kernel command line");
-    cmd->add_option("--add", a.add, "another host file for the guest, at the same path (with its libraries)");
+    cmd->add_option("--add", a.add, "another host file for the guest, at the same path (with its libraries)")
+        ->allow_extra_args(false);
     cmd->add_option("--record-args", a.record_args, "options for `lockscope record` in the guest, one string");
     cmd->add_option("workload", a.workload, "the workload and its arguments, after --");
 }
@@ -163,7 +164,8 @@ void addLabCommand(CLI::App& app, Result& result)
                 "first. See docs/kernel-lab.md.");
     cmd->add_option("-k,--kernel", args->kernels,
                     "NAME=bzImage|file.deb|debian[:6.1|:cloud|:<release>]|src:PATH[@COMMIT][+x.patch...]|"
-                    "debian-src:6.1[+x.patch...]");
+                    "debian-src:6.1[+x.patch...]")
+        ->allow_extra_args(false);
     cmd->add_option("--runs", args->runs, "captures per kernel; boots alternate between kernels (A B A B ...)")
         ->check(CLI::Range(1u, 100u))
         ->capture_default_str();

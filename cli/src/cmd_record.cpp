@@ -274,7 +274,9 @@ void addTargetOptions(CLI::App& cmd, RecordArgs& a)
 {
     helpGroup(cmd, "What to record");
     cmd.add_option("-o,--output", a.output, "capture file (default lockscope-<timestamp>.lockscope.json)");
-    cmd.add_option("-p,--pid", a.pids, "record these processes (and their new children)")->check(CLI::PositiveNumber);
+    cmd.add_option("-p,--pid", a.pids, "record these processes (and their new children)")
+        ->check(CLI::PositiveNumber)
+        ->allow_extra_args(false);
     cmd.add_flag("-a,--all", a.all, "record every process");
     cmd.add_option("-d,--duration", a.duration, "stop after SECONDS")->check(CLI::PositiveNumber);
     cmd.add_option("--comm", a.comm, "only tasks with this command name");
@@ -287,10 +289,13 @@ void addSelectionOptions(CLI::App& cmd, RecordArgs& a)
     helpGroup(cmd, "Which locks, and how they are keyed");
     cmd.add_option("--lock-type", a.lock_types,
                    "only these lock types: spinlock, rwlock[:R|:W], mutex, mutex:spin (got it by optimistic "
-                   "spinning), rwsem[:R|:W], percpu-rwsem, rtmutex, semaphore; a base name matches all its modes");
+                   "spinning), rwsem[:R|:W], percpu-rwsem, rtmutex, semaphore; a base name matches all its modes")
+        ->allow_extra_args(false);
     cmd.add_option("--lock", a.locks,
-                   "only this lock: a key (spinlock@sem_lock), a name (mmap_lock, &task_struct) or 0xADDRESS");
-    cmd.add_option("--stack-contains", a.stack_contains, "only stacks with a function containing FUNC");
+                   "only this lock: a key (spinlock@sem_lock), a name (mmap_lock, &task_struct) or 0xADDRESS")
+        ->allow_extra_args(false);
+    cmd.add_option("--stack-contains", a.stack_contains, "only stacks with a function containing FUNC")
+        ->allow_extra_args(false);
     cmd.add_option("--cgroup", a.cgroup,
                    "only tasks in this cgroup v2 or below it: a path under the cgroup2 root (/system.slice/x) "
                    "or its directory (/sys/fs/cgroup/...); filtered in the kernel");
@@ -384,7 +389,8 @@ std::vector<const CLI::Option*> addOptInOptions(CLI::App& cmd, RecordArgs& a, CL
                   "do not time those functions (the default)");
     cmd.add_flag("--user-locks", a.user_locks, "also probe pthread_mutex_lock/unlock (uprobes)");
     cmd.add_option("--user-lock", a.user_lock_specs,
-                   "probe a user lock: BINARY:LOCK_FN:UNLOCK_FN[:TYPE] (a wait counts when LOCK_FN returns 0)");
+                   "probe a user lock: BINARY:LOCK_FN:UNLOCK_FN[:TYPE] (a wait counts when LOCK_FN returns 0)")
+        ->allow_extra_args(false);
     return {syscalls, exact, scBudget, scSample, scBackend};
 }
 

@@ -94,3 +94,24 @@ TEST(RecordCli, BadOutputFailsBeforeRecording)
         EXPECT_EQ(e.err.find("attached"), std::string::npos) << e.err;
     }
 }
+
+// A repeatable option right before `--` once swallowed the `--`: the
+// workload's own flags were then taken as record's ("--a not expected").
+TEST(RecordCli, RepeatableOptionsStopAtTheDoubleDash)
+{
+    auto dir = tempDir();
+    const std::string out = dir + "/no/such/dir/x.lockscope.json";
+    for (const std::vector<std::string>& opt :
+         std::vector<std::vector<std::string>>{{"--lock", "rename_lock+0x4"},
+                                               {"--lock-type", "spinlock"},
+                                               {"--stack-contains", "getcwd"},
+                                               {"--user-lock", "/bin/true:lock:unlock"}}) {
+        std::vector<std::string> argv{kBin, "record", "-o", out};
+        argv.insert(argv.end(), opt.begin(), opt.end());
+        argv.insert(argv.end(), {"--", "/bin/echo", "--a", "1", "--b"});
+        Exit e = run(argv, dir, "dashdash");
+        EXPECT_EQ(e.code, 1) << opt[0] << ": " << e.err;
+        EXPECT_NE(e.err.find("cannot create a temporary file in"), std::string::npos)
+            << opt[0] << ": parsing should reach the output check: " << e.err;
+    }
+}
