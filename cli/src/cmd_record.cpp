@@ -205,7 +205,7 @@ void setSelection(const RecordArgs& a, record::RecordOptions& o)
     }
     o.locks = {a.lock_types, a.locks};
     try {
-        record::selectLocks(o.locks, o.assemble, p);
+        record::selectLocks(o.locks, o.assemble);
     } catch (const record::RecordError& e) {
         throw CLI::ValidationError("--lock", e.what());
     }
@@ -292,7 +292,8 @@ void addSelectionOptions(CLI::App& cmd, RecordArgs& a)
                    "spinning), rwsem[:R|:W], percpu-rwsem, rtmutex, semaphore; a base name matches all its modes")
         ->allow_extra_args(false);
     cmd.add_option("--lock", a.locks,
-                   "only this lock: a key (spinlock@sem_lock), a name (mmap_lock, &task_struct) or 0xADDRESS")
+                   "only this lock: a key (spinlock@sem_lock), a name (mmap_lock, &task_struct) or 0xADDRESS; when every "
+                   "--lock is an address or a global lock's key (rename_lock+0x4) the kernel filters")
         ->allow_extra_args(false);
     cmd.add_option("--stack-contains", a.stack_contains, "only stacks with a function containing FUNC")
         ->allow_extra_args(false);

@@ -175,6 +175,16 @@ std::optional<uint64_t> KernelSymbols::addressOf(std::string_view name) const
     return best;
 }
 
+std::optional<uint64_t> KernelSymbols::dataAddressOf(std::string_view name) const
+{
+    if (!hasDataSymbols())
+        return std::nullopt;
+    for (const auto& s : data_)
+        if (s.name == name && s.module.empty())
+            return s.address;
+    return std::nullopt;
+}
+
 std::vector<std::pair<uint64_t, uint64_t>>
 KernelSymbols::textRanges(const std::function<bool(std::string_view)>& wanted) const
 {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "lockscope/record/record_filters.h"
 
+#include <optional>
 #include <stdexcept>
 #include <type_traits>
 
@@ -23,23 +24,38 @@ template <class T> std::string joined(const std::vector<T>& values)
     return s;
 }
 
-void selectLock(const std::string& l, AssembleOptions& assemble, probes::Options& probe)
+std::optional<uint64_t> hexAddress(const std::string& l)
 {
-    if (l.rfind("0x", 0) != 0 && l.rfind("0X", 0) != 0) {
-        assemble.lock_keys.insert(l);
-        return;
-    }
-    uint64_t addr = 0;
+    if (l.rfind("0x", 0) != 0 && l.rfind("0X", 0) != 0)
+        return std::nullopt;
     try {
         size_t used = 0;
-        addr = std::stoull(l, &used, 16);
-        if (used != l.size())
-            throw std::invalid_argument(l);
+        const uint64_t addr = std::stoull(l, &used, 16);
+        if (used == l.size())
+            return addr;
     } catch (const std::exception&) {
-        throw RecordError("'" + l + "' is not a hex address");
     }
-    assemble.lock_addrs.insert(addr);
-    probe.lock_addrs.push_back(addr);
+    throw RecordError("'" + l + "' is not a hex address");
+}
+
+// A global lock's key, "symbol+0xOFFSET" (rename_lock+0x4), at its address.
+// A bare symbol is not taken: "rename_lock" also names every lock inside it.
+std::optional<uint64_t> globalKeyAddress(const std::string& key, const KernelSymbols& symbols)
+{
+    const size_t plus = key.rfind("+0x");
+    if (plus == std::string::npos || plus == 0)
+        return std::nullopt;
+    uint64_t offset = 0;
+    try {
+        size_t used = 0;
+        offset = std::stoull(key.substr(plus + 3), &used, 16);
+        if (plus + 3 + used != key.size())
+            return std::nullopt;
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+    const auto base = symbols.dataAddressOf(std::string_view(key).substr(0, plus));
+    return base ? std::optional<uint64_t>(*base + offset) : std::nullopt;
 }
 
 // What is sampled or budgeted, and how deep stacks go.
@@ -69,11 +85,29 @@ void addSampling(const probes::Options& p, std::map<std::string, std::string>& f
 
 } // namespace
 
-void selectLocks(const LockSelection& selection, AssembleOptions& assemble, probes::Options& probe)
+void selectLocks(const LockSelection& selection, AssembleOptions& assemble)
 {
     assemble.lock_types.insert(selection.types.begin(), selection.types.end());
-    for (const auto& l : selection.locks)
-        selectLock(l, assemble, probe);
+    for (const auto& l : selection.locks) {
+        if (auto addr = hexAddress(l))
+            assemble.lock_addrs.insert(*addr);
+        else
+            assemble.lock_keys.insert(l);
+    }
+}
+
+std::vector<uint64_t> kernelLockFilter(const LockSelection& selection, const KernelSymbols& symbols)
+{
+    std::vector<uint64_t> addrs;
+    for (const auto& l : selection.locks) {
+        auto addr = hexAddress(l);
+        if (!addr)
+            addr = globalKeyAddress(l, symbols);
+        if (!addr)
+            return {};
+        addrs.push_back(*addr);
+    }
+    return addrs;
 }
 
 std::map<std::string, std::string> recordFilters(const RecordOptions& o)

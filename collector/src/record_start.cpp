@@ -119,6 +119,7 @@ probes::Options probeOptions(const RecordOptions& opt, const WorkloadProcess* wo
     for (pid_t p : opt.pids)
         popt.tgids.push_back(uint32_t(p));
     popt.cpu_leaf_functions = cpuLeafFunctions(symbols);
+    popt.lock_addrs = kernelLockFilter(opt.locks, symbols);
     if (!opt.all && popt.tgids.empty() && popt.comm.empty())
         throw RecordError("nothing to record");
     return popt;

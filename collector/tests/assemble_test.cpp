@@ -8,6 +8,7 @@
 #include "lockscope/capture/io.h"
 #include "lockscope/capture/lock_frames.h"
 #include "lockscope/record/assemble.h"
+#include "kallsyms_text.h"
 
 using namespace lockscope;
 using namespace lockscope::record;
@@ -41,17 +42,6 @@ constexpr uint64_t kTrace = 0xffffffff81000010, kIter = 0xffffffff81000110,
                    kIrq = 0xffffffff81000d06;
 // One of lockscope's own programs, loaded after kallsyms was read.
 constexpr uint64_t kOwnBegin = 0xffffffffc0001000, kOwn = kOwnBegin + 0x45;
-
-// kallsyms text with enough data symbols for them to count (KernelSymbols::kMinDataSymbols).
-std::string withDataSymbols(std::string text)
-{
-    char line[64];
-    for (unsigned i = 0; i < KernelSymbols::kMinDataSymbols; ++i) {
-        std::snprintf(line, sizeof line, "ffffffff83%06x d filler_%u\n", i * 0x100, i);
-        text += line;
-    }
-    return text;
-}
 
 probes::LockRecord rec(uint64_t addr, int64_t stack, const std::string& type,
                        std::initializer_list<uint64_t> values)

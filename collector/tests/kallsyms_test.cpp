@@ -4,6 +4,7 @@
 #include <fstream>
 #include <string>
 
+#include "kallsyms_text.h"
 #include "lockscope/record/kallsyms.h"
 
 using lockscope::record::KernelSymbols;
@@ -85,13 +86,7 @@ TEST(Kallsyms, DataSymbolsOnlyWhenExportedBroadly)
     EXPECT_FALSE(few.hasDataSymbols());
     EXPECT_FALSE(few.resolveData(0xffffffff82000000));
 
-    std::string text = kSynthetic;
-    char line[80];
-    for (unsigned i = 0; i < KernelSymbols::kMinDataSymbols; ++i) {
-        std::snprintf(line, sizeof line, "ffffffff83%06x d filler_%u\n", i * 0x100, i);
-        text += line;
-    }
-    auto all = KernelSymbols::parse(text);
+    auto all = KernelSymbols::parse(withDataSymbols(kSynthetic));
     ASSERT_TRUE(all.hasDataSymbols());
     auto d = all.resolveData(0xffffffff82000000);
     ASSERT_TRUE(d);
@@ -105,6 +100,10 @@ TEST(Kallsyms, DataSymbolsOnlyWhenExportedBroadly)
     EXPECT_FALSE(all.resolveData(0xffff888004a3c000));
     // Text never resolves as data.
     EXPECT_FALSE(all.resolveData(0xffffffff81001010));
+
+    EXPECT_EQ(all.dataAddressOf("tasklist_lock"), 0xffffffff82000100u);
+    EXPECT_FALSE(all.dataAddressOf("do_semtimedop")) << "a function is no data symbol";
+    EXPECT_FALSE(few.dataAddressOf("rename_lock")) << "a few exported data symbols are not trusted";
 }
 
 TEST(Kallsyms, HiddenAddressesGiveOneClearLine)

@@ -2,6 +2,7 @@
 // meta.filters as record derives it from its options, and the --lock syntax.
 #include <gtest/gtest.h>
 
+#include "kallsyms_text.h"
 #include "lockscope/probes/probes.h"
 #include "lockscope/record/record_filters.h"
 #include "lockscope/record/recorder.h"
@@ -69,11 +70,28 @@ TEST(RecordFilters, OffProbesAndExclusiveKnobs)
 TEST(SelectLocks, KeysNamesAndAddresses)
 {
     lockscope::record::AssembleOptions assemble;
-    lockscope::probes::Options probe;
-    selectLocks({{"rwsem:W"}, {"spinlock@sem_lock", "0x1f", "0XFF"}}, assemble, probe);
+    selectLocks({{"rwsem:W"}, {"spinlock@sem_lock", "0x1f", "0XFF"}}, assemble);
     EXPECT_EQ(assemble.lock_types, (std::set<std::string>{"rwsem:W"}));
     EXPECT_EQ(assemble.lock_keys, (std::set<std::string>{"spinlock@sem_lock"}));
     EXPECT_EQ(assemble.lock_addrs, (std::set<uint64_t>{0x1f, 0xff}));
-    EXPECT_EQ(probe.lock_addrs, (std::vector<uint64_t>{0x1f, 0xff}));
-    EXPECT_THROW(selectLocks({{}, {"0x12zz"}}, assemble, probe), RecordError);
+    EXPECT_THROW(selectLocks({{}, {"0x12zz"}}, assemble), RecordError);
+}
+
+TEST(SelectLocks, GlobalKeysAndAddressesAreFilteredInTheKernel)
+{
+    const auto symbols = KernelSymbols::parse(withDataSymbols("ffffffff81000000 T _stext\n"
+                                                              "ffffffff81001000 T do_semtimedop\n"
+                                                              "ffffffff82000000 D rename_lock\n"));
+    EXPECT_EQ(kernelLockFilter({{}, {"rename_lock+0x4", "0x1f"}}, symbols),
+              (std::vector<uint64_t>{0xffffffff82000004, 0x1f}));
+    EXPECT_EQ(kernelLockFilter({{"spinlock"}, {}}, symbols), std::vector<uint64_t>{}) << "no --lock: no filter";
+    // One lock the kernel cannot pick out by address: the assembler filters
+    // them all, or the kernel would drop that one's events.
+    EXPECT_EQ(kernelLockFilter({{}, {"rename_lock+0x4", "spinlock@sem_lock"}}, symbols), std::vector<uint64_t>{});
+    EXPECT_EQ(kernelLockFilter({{}, {"rename_lock"}}, symbols), std::vector<uint64_t>{})
+        << "a bare name also names the locks inside the variable";
+    for (const char* odd : {"do_semtimedop+0x4", "missing+0x4", "rename_lock+0x", "rename_lock+0x4z", "+0x4"})
+        EXPECT_EQ(kernelLockFilter({{}, {odd}}, symbols), std::vector<uint64_t>{}) << odd;
+    const auto noData = KernelSymbols::parse("ffffffff81000000 T _stext\nffffffff82000000 D rename_lock\n");
+    EXPECT_EQ(kernelLockFilter({{}, {"rename_lock+0x4"}}, noData), std::vector<uint64_t>{});
 }

@@ -54,6 +54,8 @@ public:
     std::optional<ResolvedSymbol> resolveData(uint64_t address) const;
     // Exact-name look-up of a text symbol (first match; vmlinux before modules).
     std::optional<uint64_t> addressOf(std::string_view name) const;
+    // Exact-name look-up of a vmlinux data symbol, when data symbols are available.
+    std::optional<uint64_t> dataAddressOf(std::string_view name) const;
     // [address, next text symbol's address) of each text symbol whose name
     // `wanted` accepts, in address order (at most kMaxTextOffset long).
     std::vector<std::pair<uint64_t, uint64_t>> textRanges(const std::function<bool(std::string_view)>& wanted) const;
