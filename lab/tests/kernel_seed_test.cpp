@@ -79,6 +79,15 @@ uint64_t syscallCalls(const Capture& c, const std::string& name)
 
 double opsOf(const Capture& c) { return c.workload.results.value("ops", 0.0); }
 
+bool hasFrame(const Stack& stack, std::initializer_list<std::string_view> parts)
+{
+    for (const auto& f : stack.frames)
+        for (auto part : parts)
+            if (f.function.find(part) != std::string::npos)
+                return true;
+    return false;
+}
+
 // 01-sem-lock-scope: the baseline locks each semaphore of the set (4 with
 // --sems 4); the patched kernel takes the whole-array lock for every semop,
 // so the semop spinlock folds into one instance, taken as often as before
@@ -155,15 +164,6 @@ TEST(SeedShape, SemPostwaitHoldsTheArrayLockLongerWithSleepers)
 #endif
 
 #ifdef LAB_SEED_IPC_KEY_LOOKUP
-bool hasFrame(const Stack& stack, std::initializer_list<std::string_view> parts)
-{
-    for (const auto& f : stack.frames)
-        for (auto part : parts)
-            if (f.function.find(part) != std::string::npos)
-                return true;
-    return false;
-}
-
 struct SemgetSamples {
     uint64_t in_semget = 0; // on-CPU samples inside semget()
     uint64_t in_scan = 0;   // of those, inside the id walk (idr_find -> radix tree)
@@ -264,5 +264,49 @@ TEST(SeedShape, PosixTimerLookupTakesTheGlobalHashLockOnEveryCall)
     const Lock* b = findKey(base, "hash_lock");
     auto base_holds = b ? static_cast<double>(b->hold.count()) : 0.0;
     EXPECT_LT(base_holds, 0.01 * gettime_base) << "the baseline looks timers up without hash_lock";
+}
+#endif
+
+#ifdef LAB_SEED_SEQLOCK_READERS
+// Holds of rename_lock's spinlock from getcwd()'s path walk: each is a
+// locking pass, taken after a lockless pass failed its sequence check.
+uint64_t lockedPasses(const Capture& c)
+{
+    const lockscope::StackIndex stacks(c);
+    uint64_t n = 0;
+    for (const auto& l : c.locks) {
+        if (l.key.rfind("rename_lock", 0) != 0)
+            continue;
+        for (const auto& site : l.sites)
+            if (const Stack* s = stacks.find(site.stack_id); s && hasFrame(*s, {"prepend_path"}))
+                n += site.hold.count();
+    }
+    return n;
+}
+
+// 05-seqlock-readers: a getcwd() whose lockless walk failed takes rename_lock
+// on both kernels, but the patched one takes it as a writer and bumps the
+// sequence, failing the walk the other vCPU's reader is in the middle of,
+// which then locks too, and so on while each failed walk outlasts the
+// other's locked pass. With depth-2000 paths (a getcwd() is mostly walk) on
+// 2 tcg-multi vCPUs, in 4 pairs: baseline 0.43-0.47 locked passes per rename
+// (the chance that a reader is inside a walk when a rename lands), patched
+// 1.03-1.55; CPU in spin-lock functions 0.18-0.42% vs 0.86-1.97%.
+TEST(SeedShape, SeqlockReadersLockedPassesMultiplyOnThePatchedKernel)
+{
+    auto perRename = [](const Capture& c, const char* side) {
+        const double renames = c.workload.results.value("renames", 0.0);
+        EXPECT_GT(renames, 200.0) << side << ": too few renames to judge (dpath-stress rows: "
+                                  << c.workload.results.dump() << ")";
+        return renames > 0 ? static_cast<double>(lockedPasses(c)) / renames : 0.0;
+    };
+    auto base = load(LAB_SEED_SEQLOCK_READERS, "base");
+    auto patched = load(LAB_SEED_SEQLOCK_READERS, "patched");
+    const double b = perRename(base, "baseline"), p = perRename(patched, "patched");
+    ASSERT_GT(lockedPasses(base), 50u) << "no locking getcwd passes on the baseline:\n" << keysOf(base);
+    EXPECT_GT(p, 1.6 * b) << "locked getcwd passes per rename: baseline " << b << ", patched " << p
+                          << ": a locking reader that writes should fail the other reader's walk (CPU in "
+                          << "spin-lock functions " << 100 * base.cpu.lockShare() << "% vs "
+                          << 100 * patched.cpu.lockShare() << "%)";
 }
 #endif
