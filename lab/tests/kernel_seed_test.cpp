@@ -289,7 +289,7 @@ uint64_t lockedPasses(const Capture& c)
 // sequence, failing the walk the other vCPU's reader is in the middle of,
 // which then locks too, and so on while each failed walk outlasts the
 // other's locked pass. With depth-2000 paths (a getcwd() is mostly walk) on
-// 2 tcg-multi vCPUs, in 4 pairs: baseline 0.43-0.47 locked passes per rename
+// 2 tcg-multi vCPUs, in 5 pairs: baseline 0.43-0.53 locked passes per rename
 // (the chance that a reader is inside a walk when a rename lands), patched
 // 1.03-1.55; CPU in spin-lock functions 0.18-0.42% vs 0.86-1.97%.
 TEST(SeedShape, SeqlockReadersLockedPassesMultiplyOnThePatchedKernel)
