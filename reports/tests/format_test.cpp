@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The format API's figures as the reports print them (kPlain, printf's
+// bytes) and as the GUI shows them (kDisplay).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "lockscope/reports/format.h"
+
+namespace lockscope::reports {
+namespace {
+
+TEST(Format, PercentValueIsAFigureAlreadyInPercent)
+{
+    EXPECT_EQ(fmt::percentValue(12.5), "12.50%");
+    EXPECT_EQ(fmt::percentValue(0.0042, 3), "0.004%");
+    EXPECT_EQ(fmt::percentValue(-1234.5, 1, fmt::kDisplay), "\u22121\u202f234.5 %");
+    // A fraction goes through the same figure; only the fraction checks finiteness.
+    EXPECT_EQ(fmt::percent(0.125, 1), fmt::percentValue(12.5, 1));
+    EXPECT_EQ(fmt::percent(std::nan("")), "-");
+}
+
+TEST(Format, SignificantKeepsPrintfsDigits)
+{
+    EXPECT_EQ(fmt::significant(0.04234, 2), "0.042");
+    EXPECT_EQ(fmt::significant(1.234e-5, 2), "1.2e-05");
+    EXPECT_EQ(fmt::significant(1234.0, 3), "1.23e+03");
+    EXPECT_EQ(fmt::significant(-0.5, 2, fmt::kDisplay), "\u22120.5");
+}
+
+} // namespace
+} // namespace lockscope::reports
