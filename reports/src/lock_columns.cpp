@@ -33,28 +33,31 @@ uint64_t none(const F&) { return 0; }
 
 // In LockColumn's order.
 const std::array<LockColumnSpec, 11> kColumns{{
-    {LockColumn::Key, "lock", "lock", ColumnUnit::Text, none, [](const F& f, const S&) { return *f.key; }},
-    {LockColumn::Type, "type", "type", ColumnUnit::Text, none, [](const F& f, const S&) { return *f.type; }},
-    {LockColumn::Contended, "contended", "contended", ColumnUnit::Count, [](const F& f) { return f.wait->count(); },
+    {LockColumn::Key, "lock", "lock", ColumnUnit::Text, "key", none, [](const F& f, const S&) { return *f.key; }},
+    {LockColumn::Type, "type", "type", ColumnUnit::Text, "type", none, [](const F& f, const S&) { return *f.type; }},
+    {LockColumn::Contended, "contended", "contended", ColumnUnit::Count, nullptr,
+     [](const F& f) { return f.wait->count(); },
      [](const F& f, const S& s) { return fmt::grouped(f.wait->count(), s.thousands); }},
-    {LockColumn::TotalWait, "total wait", "total wait", ColumnUnit::Ns, [](const F& f) { return f.wait->total(); },
-     [](const F& f, const S&) { return ns(f.wait->total()); }},
-    {LockColumn::MaxWait, "max wait", "max", ColumnUnit::Ns, [](const F& f) { return f.wait->max(); },
+    {LockColumn::TotalWait, "total wait", "total wait", ColumnUnit::Ns, nullptr,
+     [](const F& f) { return f.wait->total(); }, [](const F& f, const S&) { return ns(f.wait->total()); }},
+    {LockColumn::MaxWait, "max wait", "max", ColumnUnit::Ns, nullptr, [](const F& f) { return f.wait->max(); },
      [](const F& f, const S&) { return estimateMark(f.max_wait_basis) + ns(f.wait->max()); }},
-    {LockColumn::AvgWait, "avg wait", "avg", ColumnUnit::Ns, [](const F& f) { return f.wait->mean(); },
+    {LockColumn::AvgWait, "avg wait", "avg", ColumnUnit::Ns, nullptr, [](const F& f) { return f.wait->mean(); },
      [](const F& f, const S&) { return ns(f.wait->mean()); }},
-    {LockColumn::P50Wait, "p50 wait", "p50", ColumnUnit::Ns, [](const F& f) { return f.p50_wait_ns; },
+    {LockColumn::P50Wait, "p50 wait", "p50", ColumnUnit::Ns, "p50_wait_ns", [](const F& f) { return f.p50_wait_ns; },
      [](const F& f, const S&) { return ns(f.p50_wait_ns); }},
-    {LockColumn::P99Wait, "p99 wait", "p99", ColumnUnit::Ns, [](const F& f) { return f.p99_wait_ns; },
+    {LockColumn::P99Wait, "p99 wait", "p99", ColumnUnit::Ns, "p99_wait_ns", [](const F& f) { return f.p99_wait_ns; },
      [](const F& f, const S&) { return estimateMark(f.p99_wait_basis) + ns(f.p99_wait_ns); }},
-    {LockColumn::TotalHold, "total hold", "total hold", ColumnUnit::Ns, [](const F& f) { return f.hold->total(); },
-     [](const F& f, const S&) { return holdNs(f, f.hold->total()); }},
-    {LockColumn::AvgHold, "avg hold", "avg hold", ColumnUnit::Ns, [](const F& f) { return f.hold->mean(); },
+    {LockColumn::TotalHold, "total hold", "total hold", ColumnUnit::Ns, nullptr,
+     [](const F& f) { return f.hold->total(); }, [](const F& f, const S&) { return holdNs(f, f.hold->total()); }},
+    {LockColumn::AvgHold, "avg hold", "avg hold", ColumnUnit::Ns, nullptr, [](const F& f) { return f.hold->mean(); },
      [](const F& f, const S&) { return holdNs(f, f.hold->mean()); }},
-    {LockColumn::Caller, "caller", "caller", ColumnUnit::Text, none, [](const F& f, const S&) { return *f.caller; }},
+    {LockColumn::Caller, "caller", "caller", ColumnUnit::Text, "caller", none,
+     [](const F& f, const S&) { return *f.caller; }},
 }};
 } // namespace
 
 const LockColumnSpec& lockColumn(LockColumn c) { return kColumns.at(static_cast<size_t>(c)); }
+std::span<const LockColumnSpec> lockColumns() { return kColumns; }
 
 } // namespace lockscope::reports

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The format API's figures as the reports print them (kPlain, printf's
-// bytes) and as the GUI shows them (kDisplay).
+// bytes) and as the GUI shows them (kDisplay), and the lock columns' table.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <string>
 
 #include "lockscope/reports/format.h"
+#include "lockscope/reports/lock_columns.h"
 
 namespace lockscope::reports {
 namespace {
@@ -27,6 +28,15 @@ TEST(Format, SignificantKeepsPrintfsDigits)
     EXPECT_EQ(fmt::significant(1.234e-5, 2), "1.2e-05");
     EXPECT_EQ(fmt::significant(1234.0, 3), "1.23e+03");
     EXPECT_EQ(fmt::significant(-0.5, 2, fmt::kDisplay), "\u22120.5");
+}
+
+// The table is indexed by LockColumn: every descriptor sits at its own id.
+TEST(LockColumns, EveryColumnIsAtItsId)
+{
+    const auto all = lockColumns();
+    ASSERT_EQ(all.size(), size_t(LockColumn::Caller) + 1);
+    for (size_t i = 0; i < all.size(); ++i)
+        EXPECT_EQ(size_t(all[i].id), i) << all[i].header;
 }
 
 } // namespace

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "lockscope/capture/capture.h"
@@ -39,6 +40,10 @@ struct LockColumnSpec {
     const char* header; // "max wait"
     const char* brief;  // "max": in a table that is all about waits
     ColumnUnit unit;
+    // The lock's field in the JSON report ("p99_wait_ns"): its string for a
+    // text column, else value's raw number. nullptr where the JSON report
+    // carries the figure only inside the lock's "wait" or "hold" histogram.
+    const char* json;
     // The sort key (0 for text columns); tables sort locks by TotalWait's.
     uint64_t (*value)(const LockFigures&);
     // The cell, unescaped: counts grouped as the style says, durations in
@@ -46,5 +51,7 @@ struct LockColumnSpec {
     std::string (*cell)(const LockFigures&, const fmt::Style&);
 };
 const LockColumnSpec& lockColumn(LockColumn c);
+// Every column, in LockColumn's order.
+std::span<const LockColumnSpec> lockColumns();
 
 } // namespace lockscope::reports
