@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The format API's figures as the reports print them (kPlain, printf's
-// bytes) and as the GUI shows them (kDisplay), and the lock columns' table.
+// bytes) and as the GUI shows them (kDisplay); the lock columns' table and
+// its cells where nothing was timed.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -28,6 +29,32 @@ TEST(Format, SignificantKeepsPrintfsDigits)
     EXPECT_EQ(fmt::significant(1.234e-5, 2), "1.2e-05");
     EXPECT_EQ(fmt::significant(1234.0, 3), "1.23e+03");
     EXPECT_EQ(fmt::significant(-0.5, 2, fmt::kDisplay), "\u22120.5");
+}
+
+TEST(LockColumns, NothingTimedIsNoneNotZero)
+{
+    Lock l;
+    l.key = "mutex@f";
+    l.type = "mutex";
+    l.wait.add(1000, 3);
+    const LockFigures f = lockFigures(l);
+    for (LockColumn c : {LockColumn::TotalHold, LockColumn::AvgHold, LockColumn::MaxHold, LockColumn::P99Acquire}) {
+        EXPECT_EQ(lockColumn(c).cell(f, fmt::kPlain), "-") << lockColumn(c).header;
+        EXPECT_EQ(lockColumn(c).cell(f, fmt::kDisplay), "\u2013") << lockColumn(c).header;
+        EXPECT_EQ(lockColumn(c).value(f), 0u) << lockColumn(c).header;
+    }
+    EXPECT_EQ(lockColumn(LockColumn::Holds).cell(f, fmt::kPlain), "0");
+
+    l.hold.add(1500, 2000);
+    l.acquire.add(2000, 5);
+    const LockFigures held = lockFigures(l);
+    EXPECT_EQ(lockColumn(LockColumn::Holds).cell(held, fmt::kPlain), "2000");
+    EXPECT_EQ(lockColumn(LockColumn::Holds).cell(held, fmt::kDisplay), "2\u202f000");
+    EXPECT_EQ(lockColumn(LockColumn::TotalHold).cell(held, fmt::kPlain), "3.00 ms");
+    EXPECT_EQ(lockColumn(LockColumn::MaxHold).cell(held, fmt::kPlain), "1.50 us");
+    EXPECT_EQ(lockColumn(LockColumn::Acquires).cell(held, fmt::kPlain), "5");
+    EXPECT_EQ(lockColumn(LockColumn::P99Acquire).cell(held, fmt::kPlain), "2.00 us");
+    EXPECT_EQ(lockColumn(LockColumn::P99Acquire).value(held), 2000u);
 }
 
 // The table is indexed by LockColumn: every descriptor sits at its own id.
