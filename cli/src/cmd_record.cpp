@@ -17,6 +17,7 @@
 #include "lockscope/record/cgroup_paths.h"
 #include "lockscope/record/recorder.h"
 #include "lockscope/record/run_as.h"
+#include "lockscope/reports/format.h"
 #include "lockscope/reports/render.h"
 #include "lockscope/util/output_file.h"
 
@@ -419,7 +420,8 @@ void printSummary(const Capture& capture, const std::string& output)
 {
     std::fprintf(stderr, "\n%s", reports::topLocksTable(capture).c_str());
     if (capture.cpu.samples)
-        std::fprintf(stderr, "CPU in spin-lock functions: %.1f%% of %llu samples\n", 100.0 * capture.cpu.lockShare(),
+        std::fprintf(stderr, "CPU in spin-lock functions: %s of %llu samples\n",
+                     reports::fmt::percent(capture.cpu.lockShare(), 1).c_str(),
                      static_cast<unsigned long long>(capture.cpu.samples));
     if (auto hidden = reports::hiddenSpinWaits(capture); !hidden.empty())
         std::fprintf(stderr, "note: %s\n", hidden.c_str());

@@ -125,6 +125,33 @@ private slots:
         model.setCapture(nullptr);
         QCOMPARE(model.rowCount(), 0);
     }
+    // Hold and acquire cells read as the reports' lock tables write them;
+    // a lock never held, or without slow acquisitions, shows no time
+    // rather than "0 ns", and sorts as zero.
+    void lockTableHoldAndAcquireCells()
+    {
+        Capture c = semCapture("baseline", 1.0);
+        c.locks[1].acquire.add(2000, 5); // rename_lock: 3000 holds of 1.2 us
+        LockTableModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setCapture(std::make_shared<const Capture>(c));
+        auto cell = [&](int row, int column) { return model.index(row, column).data().toString(); };
+        QCOMPARE(cell(1, LockTableModel::HoldCount), QStringLiteral("3\u202f000"));
+        QCOMPARE(cell(1, LockTableModel::HoldTotal), QStringLiteral("3.60 ms"));
+        QCOMPARE(cell(1, LockTableModel::HoldAvg), QStringLiteral("1.20 us"));
+        QCOMPARE(cell(1, LockTableModel::HoldMax), QStringLiteral("1.20 us"));
+        QCOMPARE(cell(1, LockTableModel::AcquireCount), QStringLiteral("5"));
+        QCOMPARE(cell(1, LockTableModel::AcquireP99), QStringLiteral("2.00 us"));
+        QCOMPARE(model.index(1, LockTableModel::HoldTotal).data(SortRole).toULongLong(), 3600000ull);
+
+        const int neverHeld = 2; // mutex@ipcget
+        QCOMPARE(cell(neverHeld, LockTableModel::HoldCount), QStringLiteral("0"));
+        for (int column : {int(LockTableModel::HoldTotal), int(LockTableModel::HoldAvg), int(LockTableModel::HoldMax),
+                           int(LockTableModel::AcquireP99)}) {
+            QCOMPARE(cell(neverHeld, column), QStringLiteral("\u2013"));
+            QCOMPARE(model.index(neverHeld, column).data(SortRole).toULongLong(), 0ull);
+        }
+    }
 
     void callTreeTopDown()
     {

@@ -265,6 +265,16 @@ std::string compareCaptureSets(const std::vector<std::string>& base, const std::
     }
 }
 
+ComparisonFile writeComparison(const fs::path& out_dir, const std::string& name, const std::vector<std::string>& base,
+                               const std::vector<std::string>& other)
+{
+    ComparisonFile c;
+    c.path = out_dir / ("compare-" + name + ".txt");
+    c.report = compareCaptureSets(base, other, c.exit_code);
+    writeText(c.path, c.report);
+    return c;
+}
+
 namespace {
 
 void say(std::ostream& log, const std::string& who, const std::string& what)
@@ -419,21 +429,18 @@ int compareWithBaseline(const LabOptions& o, const std::vector<LabKernel>& kerne
     const auto& base = kernels.front();
     for (size_t i = 1; i < kernels.size(); ++i) {
         const auto& other = kernels[i];
-        auto file = fs::path(o.out_dir) / ("compare-" + other.spec.name + ".txt");
         if (base.captures.empty() || other.captures.empty()) {
             say(log, "compare", "skipped " + base.spec.name + " vs " + other.spec.name + ": a side has no capture");
             continue;
         }
         say(log, "compare", base.spec.name + " vs " + other.spec.name);
-        int rc = 0;
-        auto report = compareCaptureSets(base.captures, other.captures, rc);
-        writeText(file, report);
-        log << report;
-        if (rc != 0) {
-            say(log, "compare", "FAILED: lockscope compare exited " + std::to_string(rc));
+        const ComparisonFile c = writeComparison(o.out_dir, other.spec.name, base.captures, other.captures);
+        log << c.report;
+        if (c.exit_code != 0) {
+            say(log, "compare", "FAILED: lockscope compare exited " + std::to_string(c.exit_code));
             ++failures;
         } else {
-            say(log, "compare", "report written to " + file.string());
+            say(log, "compare", "report written to " + c.path.string());
         }
     }
     return failures;

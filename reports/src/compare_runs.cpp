@@ -99,21 +99,14 @@ Judgement insufficient(const std::string& basis, const CompareOptions& o)
     return j;
 }
 
-std::string pctText(double v)
-{
-    char b[32];
-    std::snprintf(b, sizeof b, "%.2f%%", v);
-    return b;
-}
-
 // Why verdicts on lock figures cannot be trusted: the sides lost very different shares of data.
 std::string lossGap(const DataQuality& b, const DataQuality& a, const CompareOptions& o, bool waitTimes)
 {
     auto gap = [&](double pb, double pa, const char* what) -> std::string {
         if (std::fabs(pb - pa) <= o.max_loss_gap_pp)
             return "";
-        return std::string("the sides lost very different shares of data (") + what + ": " + pctText(pb) +
-               " before, " + pctText(pa) + " after)";
+        return std::string("the sides lost very different shares of data (") + what + ": " + fmt::percentValue(pb) +
+               " before, " + fmt::percentValue(pa) + " after)";
     };
     std::string r = gap(b.lostPct(), a.lostPct(), "events lost");
     if (r.empty())

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <set>
 
 #include "compare_internal.h"
 #include "lockscope/capture/virtualization.h"
+#include "lockscope/reports/format.h"
 
 // Warnings that inform: a probe skipped for the same reason on both sides is
 // one line per cause, not one per probe and side; a side's lost, failed and
@@ -14,12 +14,8 @@
 namespace lockscope::reports::detail {
 
 namespace {
-std::string share(double pct)
-{
-    char b[32];
-    std::snprintf(b, sizeof b, pct > 0.0 && pct < 0.01 ? "%.3f%%" : "%.2f%%", pct);
-    return b;
-}
+// A third decimal keeps a tiny loss from reading as "0.00%".
+std::string share(double pct) { return fmt::percentValue(pct, pct > 0.0 && pct < 0.01 ? 3 : 2); }
 
 std::string sideName(const char* side, size_t runs)
 {

@@ -47,11 +47,18 @@ std::string grouped(uint64_t v, std::string_view separator)
     return restyle(std::to_string(v), Style{separator, "-", "", "", ""});
 }
 
+std::string significant(double v, int digits, const Style& s) { return restyle(printf1("%.*g", digits, v), s); }
+
 std::string percent(double fraction, int decimals, const Style& s)
 {
     if (!std::isfinite(fraction))
         return std::string(s.none);
-    return fixed(fraction * 100.0, decimals, s) + std::string(s.pct_gap) + "%";
+    return percentValue(fraction * 100.0, decimals, s);
+}
+
+std::string percentValue(double pct, int decimals, const Style& s)
+{
+    return fixed(pct, decimals, s) + std::string(s.pct_gap) + "%";
 }
 
 std::string pct(const Delta& d, const Style& s)
@@ -73,17 +80,17 @@ std::string figureValue(double v, const std::string& unit, const Style& s)
     if (unit == "ns" || unit == "ns/s" || unit == "ns/op")
         return duration(v) + unit.substr(2);
     if (unit == "%")
-        return fixed(v, 2, s) + std::string(s.pct_gap) + "%";
+        return percentValue(v, 2, s);
     if (unit == "/s")
         return fixed(v, std::fabs(v) >= 100.0 ? 0 : 2, s) + "/s";
     if (unit == "/op" || unit == "/1k ops")
-        return restyle(printf1("%.*g", 3, v), s) + unit;
+        return significant(v, 3, s) + unit;
     return number(v, s) + (unit.empty() ? "" : " " + unit);
 }
 
 std::string spread(const RunSummary& r, const Style& s)
 {
-    return r.n < 2 ? "" : "±" + fixed(r.coeffVarPct(), 1, s) + std::string(s.pct_gap) + "%";
+    return r.n < 2 ? "" : "±" + percentValue(r.coeffVarPct(), 1, s);
 }
 
 std::string change(const MetricDelta& m, const Style& s)

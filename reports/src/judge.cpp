@@ -3,12 +3,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <stdexcept>
 
 #include "compare_internal.h"
 #include "lockscope/capture/units.h"
+#include "lockscope/reports/format.h"
 #include "lockscope/reports/significance.h"
 
 namespace lockscope::reports {
@@ -95,11 +95,8 @@ int exitCode(Call c) noexcept
 std::string FigureChange::text() const
 {
     std::string s = verdict;
-    if (p_value) {
-        char b[48];
-        std::snprintf(b, sizeof b, " (p %.2g)", *p_value);
-        s += b;
-    }
+    if (p_value)
+        s += " (p " + fmt::significant(*p_value, 2) + ")";
     if (change == Change::Unclear && !reason.empty())
         s += ": " + reason;
     return s;
@@ -113,15 +110,14 @@ std::string figureText(const JudgeFigure& figure, const RunSummary& runs)
             return units::duration(v);
         if (unit == "ns/s")
             return units::duration(v) + "/s";
-        char b[48];
-        std::snprintf(b, sizeof b, "%.1f/s", v);
-        return std::string(b);
+        return fmt::fixed(v, 1) + "/s";
     };
     if (runs.n == 0)
         return "-";
-    char b[64];
-    std::snprintf(b, sizeof b, " ± %.1f%% (n %zu)", runs.coeffVarPct(), runs.n);
-    return value(runs.mean) + (runs.n >= 2 ? std::string(b) : " (n 1)");
+    if (runs.n < 2)
+        return value(runs.mean) + " (n 1)";
+    return value(runs.mean) + " ± " + fmt::percentValue(runs.coeffVarPct(), 1) + " (n " + std::to_string(runs.n) +
+           ")";
 }
 
 namespace {
@@ -388,13 +384,11 @@ std::optional<PickedLock> pickChangedLock(const std::vector<Capture>& good, cons
     });
     PickedLock best = changed.front().pick;
     const JudgeFigure& fig = judgeFigure(best.target.figure);
-    char p[48];
-    std::snprintf(p, sizeof p, "%.2g", changed.front().p);
     best.why = "picked " + best.target.lock + " " + fig.name + ": " + best.change.text() + ", " +
                figureText(fig, best.change.reference) + " -> " + figureText(fig, best.change.other) +
                "; the most significant " + (best.change.change == Change::Up ? "regression" : "change") + " of " +
                std::to_string(changed.size()) + " lock" + (changed.size() == 1 ? "" : "s") + " that changed (runs p " +
-               p + ")";
+               fmt::significant(changed.front().p, 2) + ")";
     return best;
 }
 

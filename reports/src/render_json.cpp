@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lockscope/capture/virtualization.h"
+#include "lockscope/reports/lock_columns.h"
 #include "render_internal.h"
 
 // JSON for machines: the models as they are, with histograms sparse
@@ -88,6 +89,15 @@ json tailBasisJson(const LockRow& l)
 {
     return { { "p99_wait", basisJson(l.p99_wait_basis) }, { "p999_wait", basisJson(l.p999_wait_basis) },
         { "p999_wait_ns", l.p999_wait_ns }, { "max_wait", basisJson(l.max_wait_basis) } };
+}
+
+// The lock's fields that the lock table's columns also show, named by their
+// descriptors: raw numbers for machines, never the formatted cells.
+void putColumns(json& j, const LockFigures& f)
+{
+    for (const LockColumnSpec& c : lockColumns())
+        if (c.json)
+            j[c.json] = c.unit == ColumnUnit::Text ? json(c.cell(f, fmt::kPlain)) : json(c.value(f));
 }
 
 json stats(const Stats& s)
@@ -319,11 +329,10 @@ std::string jsonReport(const Report& r, const RenderExtras& x)
         for (const auto& p : l.paths)
             paths.push_back({{"frames", p.frames}, {"count", p.count}, {"wait_ns", p.wait_ns}, {"hold_ns", p.hold_ns},
                              {"wait_share", p.wait_share}});
-        json jl = {{"key", l.key}, {"type", l.type}, {"caller", l.caller}, {"instances", l.instances},
-                   {"aborted", l.aborted}, {"wait", hist(l.wait)}, {"hold", hist(l.hold)},
-                   {"p50_wait_ns", l.p50_wait_ns}, {"p99_wait_ns", l.p99_wait_ns},
-                   {"p50_hold_ns", l.p50_hold_ns}, {"p99_hold_ns", l.p99_hold_ns},
+        json jl = {{"instances", l.instances}, {"aborted", l.aborted}, {"wait", hist(l.wait)},
+                   {"hold", hist(l.hold)}, {"p50_hold_ns", l.p50_hold_ns}, {"p99_hold_ns", l.p99_hold_ns},
                    {"wait_share", l.wait_share}, {"paths", paths}};
+        putColumns(jl, lockFigures(l)); // key, type, caller, p50 and p99 wait
         if (!l.max_wait_basis.exact || !l.p99_wait_basis.exact || !l.p999_wait_basis.exact) // sampled tails only
             jl["tail_basis"] = tailBasisJson(l);
         if (!l.name.empty())

@@ -145,7 +145,7 @@ QString summaryHtml(const reports::Report& r)
     if (auto where = describeVirtualization(m.virtualization); !where.empty())
         h += row(QStringLiteral("Recorded on"), esc(where));
     h += row(QStringLiteral("Started"), esc(m.start_time));
-    h += row(QStringLiteral("Duration"), QString::number(m.duration_s, 'f', 2) + QStringLiteral(" s"));
+    h += row(QStringLiteral("Duration"), formatSeconds(m.duration_s));
     h += row(QStringLiteral("Command"), joined(m.command));
     h += row(QStringLiteral("Workload"), workloadStatus(r.workload));
     for (const auto& f : r.results)
@@ -204,8 +204,7 @@ QString compareSummaryHtml(const reports::Comparison& c)
         h += row3(QStringLiteral("Recorded on"), esc(describeVirtualization(a.virtualization)),
                   esc(describeVirtualization(b.virtualization)));
     h += row3(QStringLiteral("Started"), esc(a.start_time), esc(b.start_time));
-    h += row3(QStringLiteral("Duration"), QString::number(a.duration_s, 'f', 2) + QStringLiteral(" s"),
-              QString::number(b.duration_s, 'f', 2) + QStringLiteral(" s"));
+    h += row3(QStringLiteral("Duration"), formatSeconds(a.duration_s), formatSeconds(b.duration_s));
     h += row3(QStringLiteral("Workload"), workloadStatus(c.before.workload), workloadStatus(c.after.workload));
     h += row3(QStringLiteral("Events lost"), formatCount(c.before.stats.lost), formatCount(c.after.stats.lost));
     h += QStringLiteral("</table><h3>Headline</h3>") + metricsTable(c.headline);

@@ -5,6 +5,8 @@
 
 #include <QColor>
 
+#include "lockscope/reports/format.h"
+
 #include "model/columnheader.h"
 #include "model/deltatablemodel.h"
 #include "model/latencyrows.h"
@@ -115,7 +117,8 @@ QVariant LatencyDeltaModel::data(const QModelIndex& index, int role) const
         const auto r = meanRatio(d);
         if (!display)
             return r ? *r : -1.0;
-        return r ? QStringLiteral("×%1").arg(QString::number(*r, 'f', *r < 10.0 ? 2 : 1)) : QStringLiteral("–");
+        return r ? QStringLiteral("×") + fromStd(reports::fmt::fixed(*r, *r < 10.0 ? 2 : 1, reports::fmt::kDisplay))
+                 : QStringLiteral("–");
     }
     default:
         return {};

@@ -79,11 +79,10 @@ QVariant LockTableModel::data(const QModelIndex& index, int role) const
         return {};
 
     const bool display = role == Qt::DisplayRole;
-    auto ns = [display](uint64_t v) -> QVariant { return display ? QVariant(formatNs(v)) : QVariant(qulonglong(v)); };
     auto count = [display](uint64_t v) -> QVariant {
         return display ? QVariant(formatCount(v)) : QVariant(qulonglong(v));
     };
-    // The columns the reports have too: their cells and sort keys (reports/lock_columns.h).
+    // The lock figures' cells and sort keys, as the reports' tables have them (reports/lock_columns.h).
     auto shared = [&, display](reports::LockColumn c) -> QVariant {
         const reports::LockColumnSpec& spec = reports::lockColumn(c);
         const reports::LockFigures f = reports::lockFigures(lock, &capture_->meta);
@@ -109,17 +108,17 @@ QVariant LockTableModel::data(const QModelIndex& index, int role) const
     case WaitShare:
         return display ? QVariant(formatPercent(waitShare)) : QVariant(waitShare);
     case HoldCount:
-        return count(lock.hold.count());
-    case HoldTotal:
-        return ns(lock.hold.total());
+        return shared(reports::LockColumn::Holds);
+    case HoldTotal: // "–" for a lock never held, as for the hold avg and max
+        return shared(reports::LockColumn::TotalHold);
     case HoldAvg:
-        return ns(lock.hold.mean());
+        return shared(reports::LockColumn::AvgHold);
     case HoldMax:
-        return ns(lock.hold.max());
+        return shared(reports::LockColumn::MaxHold);
     case AcquireCount:
-        return count(lock.acquire.count());
-    case AcquireP99:
-        return ns(lock.acquire.percentile(99.0));
+        return shared(reports::LockColumn::Acquires);
+    case AcquireP99: // "–" without slow acquisitions
+        return shared(reports::LockColumn::P99Acquire);
     case Sites:
         return count(lock.sites.size());
     default:

@@ -15,6 +15,11 @@ QString formatNs(uint64_t ns)
     return QString::fromStdString(units::duration(static_cast<double>(ns)));
 }
 
+QString formatSeconds(double s)
+{
+    return fromStd(reports::fmt::fixed(s, 2, reports::fmt::kDisplay)) + QStringLiteral(" s");
+}
+
 QString formatCount(uint64_t n)
 {
     // Thousands separators make counts of very different sizes readable.

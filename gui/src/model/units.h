@@ -12,6 +12,8 @@ namespace lockscope::gui {
 // A duration as the CLI and the reports write it (units::duration):
 // "812 ns", "1.25 ms".
 QString formatNs(uint64_t ns);
+// A recording's length in seconds with two decimals: "10.00 s".
+QString formatSeconds(double s);
 QString formatCount(uint64_t n);
 // fraction in [0, 1] -> "12.3 %"; "–" when the denominator was zero.
 QString formatPercent(double fraction);

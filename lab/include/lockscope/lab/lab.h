@@ -103,4 +103,14 @@ RecordOutcome recordOnce(const LabOptions& options, const Kernel& kernel, const 
 std::string compareCaptureSets(const std::vector<std::string>& base, const std::vector<std::string>& other,
                                int& exit_code);
 
+// What compareWithBaseline leaves for one kernel: <out_dir>/compare-<name>.txt
+// holding compareCaptureSets' report (the error line when it failed).
+struct ComparisonFile {
+    std::filesystem::path path;
+    std::string report;
+    int exit_code = 0;
+};
+ComparisonFile writeComparison(const std::filesystem::path& out_dir, const std::string& name,
+                               const std::vector<std::string>& base, const std::vector<std::string>& other);
+
 } // namespace lockscope::lab

@@ -34,8 +34,12 @@ std::string fixed(double v, int decimals, const Style& s = kPlain);
 std::string number(double v, const Style& s = kPlain);
 // "775,912": a count with thousands separators.
 std::string grouped(uint64_t v, std::string_view separator = ",");
+// v with `digits` significant digits ("%.*g"): "0.042", "1.2e-05".
+std::string significant(double v, int digits, const Style& s = kPlain);
 // 0.1234 → "12.34%" (decimals 2); s.none when not finite.
 std::string percent(double fraction, int decimals = 2, const Style& s = kPlain);
+// A figure already in percent: 12.345 → "12.35%" (decimals 2).
+std::string percentValue(double pct, int decimals = 2, const Style& s = kPlain);
 // A change of a figure: "+12.3%", "-4.0%", "new" (from 0), "gone" (to 0), "=" (0 → 0).
 std::string pct(const Delta& d, const Style& s = kPlain);
 // "+1.23 ms" / "-12" with the unit chosen by kind.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "lockscope/capture/capture.h"
@@ -23,7 +24,8 @@ struct LockFigures {
     const std::string* caller = nullptr; // "" for a capture's Lock
     const Log2Hist* wait = nullptr;
     const Log2Hist* hold = nullptr;
-    uint64_t p50_wait_ns = 0, p99_wait_ns = 0;
+    const Log2Hist* acquire = nullptr; // slow spin acquisitions (record --hold)
+    uint64_t p50_wait_ns = 0, p99_wait_ns = 0, p99_acquire_ns = 0;
     TailBasis max_wait_basis, p99_wait_basis; // "~" in the cell when estimated
 };
 LockFigures lockFigures(const LockRow& l);
@@ -31,7 +33,23 @@ LockFigures lockFigures(const LockRow& l);
 // budget made them estimates, without it they are taken as exact.
 LockFigures lockFigures(const Lock& l, const Meta* meta = nullptr);
 
-enum class LockColumn { Key, Type, Contended, TotalWait, MaxWait, AvgWait, P50Wait, P99Wait, TotalHold, AvgHold, Caller };
+enum class LockColumn {
+    Key,
+    Type,
+    Contended,
+    TotalWait,
+    MaxWait,
+    AvgWait,
+    P50Wait,
+    P99Wait,
+    Holds,
+    TotalHold,
+    AvgHold,
+    MaxHold,
+    Acquires,
+    P99Acquire,
+    Caller
+};
 enum class ColumnUnit { Text, Count, Ns };
 
 struct LockColumnSpec {
@@ -39,12 +57,20 @@ struct LockColumnSpec {
     const char* header; // "max wait"
     const char* brief;  // "max": in a table that is all about waits
     ColumnUnit unit;
+    // The lock's field in the JSON report ("p99_wait_ns"): its string for a
+    // text column, else value's raw number. nullptr where the JSON report
+    // carries the figure only inside the lock's "wait" or "hold" histogram.
+    const char* json;
     // The sort key (0 for text columns); tables sort locks by TotalWait's.
     uint64_t (*value)(const LockFigures&);
     // The cell, unescaped: counts grouped as the style says, durations in
-    // their unit, "~" before an estimated tail, "-" for a lock never held.
+    // their unit, "~" before an estimated tail, the style's `none` where
+    // nothing was timed (a lock never held, none of its acquisitions slow)
+    // rather than a zero time.
     std::string (*cell)(const LockFigures&, const fmt::Style&);
 };
 const LockColumnSpec& lockColumn(LockColumn c);
+// Every column, in LockColumn's order.
+std::span<const LockColumnSpec> lockColumns();
 
 } // namespace lockscope::reports
