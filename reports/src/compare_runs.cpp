@@ -263,10 +263,19 @@ const MetricDelta* leadFigure(const LockDelta& l, const Comparison& c)
     return best;
 }
 
-// One run on a side: the event tests on wait/s (hold/s without waits) decide, as they always did.
+// One run on a side: the event tests on wait/s decide; on hold/s when the
+// waits are too few to judge and the holds are not: a spinlock's waits hide
+// from the tracepoint where few CPUs contend (a lone spinning waiter fires
+// none), its holds do not.
+bool judgedOnWaits(const LockDelta& l, const CompareOptions& o)
+{
+    auto enough = [&](const Log2Hist& b, const Log2Hist& a) { return std::max(b.count(), a.count()) >= o.min_events; };
+    return l.has_wait && (!l.has_hold || enough(l.wait_before, l.wait_after) || !enough(l.hold_before, l.hold_after));
+}
+
 void judgeLockOneRun(LockDelta& l, const std::string& gapWait, const std::string& gapHold, const CompareOptions& o)
 {
-    const bool waits = l.has_wait;
+    const bool waits = judgedOnWaits(l, o);
     const std::string basis = waits ? "total wait/s" : "total hold/s";
     MetricDelta* m = nullptr;
     for (auto& r : l.runs)

@@ -52,7 +52,7 @@ std::string lockBasisNote(const Comparison& c)
                "changed figures below it";
     for (const auto& l : c.locks)
         if (l.has_wait)
-            return "judged on total wait/s, or total hold/s when a lock has no waits";
+            return "judged on total wait/s, or total hold/s when a lock has too few waits to judge";
     return "judged on total hold/s (no waits on either side)";
 }
 

@@ -20,7 +20,7 @@ std::string figureName(const std::string& name);
 std::string meanSpread(const MetricDelta& m, bool after);
 // How the lock rows are judged: with runs, the strongest of total wait/s and
 // total hold/s (or time per operation when throughput changed); with one run,
-// on total wait/s, or total hold/s when a lock has no waits.
+// on total wait/s, or total hold/s when a lock has too few waits to judge.
 std::string lockBasisNote(const Comparison& c);
 // True when the row carries any data (no 0 → 0 rows in tables).
 bool hasData(const MetricDelta& m);

@@ -100,3 +100,27 @@ TEST(CompareReal, MultiRunGoldenInEveryFormat)
     const std::string err = test::checkGolden("compare_runs.verbose.md", render(c, Format::Markdown, verbose));
     EXPECT_TRUE(err.empty()) << err;
 }
+
+// Seed 04's committed pair, one run a side on 2 vCPUs: hash_lock is held
+// once per timer_gettime() on the patched kernel (185 ms/s against 65 us/s)
+// but has 2 contended waits, as a lone spinning waiter fires no tracepoint.
+// Waits too few to judge hand the verdict to the holds, so the change leads
+// the lock table instead of sinking as "insufficient data".
+TEST(CompareReal, FewWaitsAndManyHoldsAreJudgedOnTheHolds)
+{
+    const std::string dir = LOCKSCOPE_SAMPLE_CAPTURES;
+    const Comparison c = compare(readCapture(dir + "/seed04-base.lockscope.json"),
+                                 readCapture(dir + "/seed04-patched.lockscope.json"));
+    const LockDelta& l = test::findLock(c, "hash_lock");
+    ASSERT_TRUE(l.has_wait);
+    ASSERT_LT(std::max(l.wait_before.count(), l.wait_after.count()), CompareOptions{}.min_events);
+    EXPECT_EQ(l.judgement.basis, "total hold/s");
+    EXPECT_EQ(l.judgement.verdict, Verdict::Regressed) << render(c, Format::Text);
+    // A lock with enough waits is still judged on them.
+    const Comparison w = compare(runs({1})[0], runs({2})[0]);
+    for (const LockDelta& d : w.locks) {
+        if (std::max(d.wait_before.count(), d.wait_after.count()) >= CompareOptions{}.min_events) {
+            EXPECT_EQ(d.judgement.basis, "total wait/s") << d.key;
+        }
+    }
+}
