@@ -13,28 +13,16 @@
 #include <unistd.h>
 
 #include "lockscope/lab/lab.h"
+#include "lab_test_files.h"
 #include "lockscope/lab/process.h"
 
 namespace fs = std::filesystem;
 using namespace lockscope::lab;
+using lab_test::slurp;
 
 namespace {
 
-fs::path tempDir(const std::string& tag)
-{
-    auto dir = fs::temp_directory_path() / ("lockscope-lab-compare-" + tag + "-" + std::to_string(::getpid()));
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir;
-}
-
-std::string slurp(const fs::path& p)
-{
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+fs::path tempDir(const std::string& tag) { return lab_test::tempDir("compare", tag); }
 
 // `lockscope compare BASE... -- OTHER...`: its exit code and, as `stream`
 // says, its standard output or its standard error.

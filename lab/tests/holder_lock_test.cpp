@@ -15,30 +15,18 @@
 
 #include "lockscope/lab/holder_lock.h"
 #include "lockscope/lab/lab.h"
+#include "lab_test_files.h"
 #include "lockscope/lab/process.h"
 #include "lockscope/lab/qemu.h"
 #include "lockscope/lab/source_build.h"
 
 namespace fs = std::filesystem;
 using namespace lockscope::lab;
+using lab_test::slurp;
 
 namespace {
 
-fs::path tempDir(const std::string& tag)
-{
-    auto dir = fs::temp_directory_path() / ("lockscope-lab-lock-" + tag + "-" + std::to_string(::getpid()));
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir;
-}
-
-std::string slurp(const fs::path& p)
-{
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+fs::path tempDir(const std::string& tag) { return lab_test::tempDir("lock", tag); }
 
 void writeExecutable(const fs::path& p, const std::string& text)
 {

@@ -18,29 +18,17 @@
 #include "lockscope/lab/guest.h"
 #include "lockscope/lab/initramfs.h"
 #include "lockscope/lab/kernel.h"
+#include "lab_test_files.h"
 #include "lockscope/lab/process.h"
 #include "lockscope/lab/qemu.h"
 
 namespace fs = std::filesystem;
 using namespace lockscope::lab;
+using lab_test::slurp;
 
 namespace {
 
-fs::path tempDir(const std::string& tag)
-{
-    auto dir = fs::temp_directory_path() / ("lockscope-lab-unit-" + tag + "-" + std::to_string(::getpid()));
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir;
-}
-
-std::string slurp(const fs::path& p)
-{
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+fs::path tempDir(const std::string& tag) { return lab_test::tempDir("unit", tag); }
 
 // What the guest's send() produces, made by the real gzip and base64 tools.
 std::string encodeLikeGuest(const fs::path& file, const std::string& name)

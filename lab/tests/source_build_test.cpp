@@ -14,6 +14,7 @@
 
 #include "lockscope/lab/error.h"
 #include "lockscope/lab/lab.h"
+#include "lab_test_files.h"
 #include "lockscope/lab/process.h"
 #include "lockscope/lab/source_build.h"
 
@@ -22,13 +23,7 @@ using namespace lockscope::lab;
 
 namespace {
 
-fs::path tempDir(const std::string& tag)
-{
-    auto dir = fs::temp_directory_path() / ("lockscope-lab-src-" + tag + "-" + std::to_string(::getpid()));
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir;
-}
+fs::path tempDir(const std::string& tag) { return lab_test::tempDir("src", tag); }
 
 void write(const fs::path& p, const std::string& text)
 {
