@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,9 +30,15 @@ Capture poolRuns(const std::vector<const Capture*>& runs);
 // verdicts, headline or workload figures (those need the runs).
 Comparison comparePooled(const Capture& before, const Capture& after, const CompareOptions& options);
 
+// One run's locks by key.
+using RunLocks = std::map<std::string, const Lock*>;
+std::vector<RunLocks> runLocks(const std::vector<const Capture*>& runs);
+
 // The least supported basis of lock `key`'s p-th wait percentile over the
 // runs of both sides (an estimate from the fewest timed waits), or exact.
-TailBasis weakestTailBasis(const std::vector<const Capture*>& base, const std::vector<const Capture*>& patched,
+// Each side's runs come with their runLocks.
+TailBasis weakestTailBasis(const std::vector<const Capture*>& base, const std::vector<RunLocks>& baseLocks,
+                           const std::vector<const Capture*>& patched, const std::vector<RunLocks>& patchedLocks,
                            const std::string& key, double p);
 
 // Withholds m's verdict when its tail_basis cannot support one: an estimate

@@ -124,16 +124,6 @@ void withhold(Judgement& j, const std::string& reason)
     j.reason = reason;
 }
 
-// One lock per key in each run.
-std::vector<std::map<std::string, const Lock*>> lockMaps(const Runs& runs)
-{
-    std::vector<std::map<std::string, const Lock*>> out(runs.size());
-    for (size_t i = 0; i < runs.size(); ++i)
-        for (const auto& l : runs[i]->locks)
-            out[i][l.key] = &l;
-    return out;
-}
-
 // One run's data for a lock figure: the lock's histogram (nullptr when the
 // lock is absent from the run), the capture, and the run's operation count
 // (0 when the workload reports none).
@@ -210,7 +200,7 @@ std::optional<Values> opsPerRun(const Runs& runs)
     return v;
 }
 
-RunValues lockValues(const Runs& runs, const std::vector<std::map<std::string, const Lock*>>& maps,
+RunValues lockValues(const Runs& runs, const std::vector<detail::RunLocks>& maps,
                      const std::string& key, const LockFigureDef& def, const std::optional<Values>& ops)
 {
     RunValues v;
@@ -298,7 +288,7 @@ void judgeLockOneRun(LockDelta& l, const std::string& gapWait, const std::string
 
 void judgeLocks(Comparison& c, const Runs& base, const Runs& patched, const CompareOptions& o)
 {
-    const auto mb = lockMaps(base), ma = lockMaps(patched);
+    const auto mb = detail::runLocks(base), ma = detail::runLocks(patched);
     const std::string gapWait = lossGap(c.quality_before, c.quality_after, o, true);
     const std::string gapHold = lossGap(c.quality_before, c.quality_after, o, false);
     const auto opsB = opsPerRun(base), opsA = opsPerRun(patched);
@@ -319,7 +309,7 @@ void judgeLocks(Comparison& c, const Runs& base, const Runs& patched, const Comp
                 m.judgement.verdict = l.presence == Presence::OnlyAfter ? Verdict::OnlyAfter : Verdict::OnlyBefore;
             withhold(m.judgement, def.hold ? gapHold : gapWait);
             if (std::string(def.name) == "p99 wait") { // an estimated tail gets no verdict it cannot support
-                m.tail_basis = detail::weakestTailBasis(base, patched, l.key, 99);
+                m.tail_basis = detail::weakestTailBasis(base, mb, patched, ma, l.key, 99);
                 detail::withholdUnsupportedTail(m);
             }
             l.runs.push_back(std::move(m));

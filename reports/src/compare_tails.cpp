@@ -19,18 +19,33 @@ bool weaker(const TailBasis& a, const TailBasis& b)
 
 } // namespace
 
-TailBasis weakestTailBasis(const std::vector<const Capture*>& base, const std::vector<const Capture*>& patched,
+std::vector<RunLocks> runLocks(const std::vector<const Capture*>& runs)
+{
+    std::vector<RunLocks> out(runs.size());
+    for (size_t i = 0; i < runs.size(); ++i)
+        for (const auto& l : runs[i]->locks)
+            out[i][l.key] = &l;
+    return out;
+}
+
+TailBasis weakestTailBasis(const std::vector<const Capture*>& base, const std::vector<RunLocks>& baseLocks,
+                           const std::vector<const Capture*>& patched, const std::vector<RunLocks>& patchedLocks,
                            const std::string& key, double p)
 {
     TailBasis weakest;
-    for (const auto* side : { &base, &patched })
-        for (const Capture* run : *side)
-            for (const Lock& l : run->locks)
-                if (l.key == key) {
-                    const TailBasis b = percentileBasis(l.wait, l.wait_untimed, exactWaitNs(run->meta), p);
-                    if (weaker(b, weakest))
-                        weakest = b;
-                }
+    auto side = [&](const std::vector<const Capture*>& runs, const std::vector<RunLocks>& locks) {
+        for (size_t i = 0; i < runs.size(); ++i) {
+            const auto it = locks[i].find(key);
+            if (it == locks[i].end())
+                continue;
+            const Lock& l = *it->second;
+            const TailBasis b = percentileBasis(l.wait, l.wait_untimed, exactWaitNs(runs[i]->meta), p);
+            if (weaker(b, weakest))
+                weakest = b;
+        }
+    };
+    side(base, baseLocks);
+    side(patched, patchedLocks);
     return weakest;
 }
 
