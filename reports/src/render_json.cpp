@@ -238,12 +238,13 @@ json scaling(const std::vector<ScalingChart>& charts)
 void putIndented(std::string& out, const json& v, unsigned depth)
 {
     const std::string text = v.dump(2, ' ', false, json::error_handler_t::replace); // names may not be UTF-8
-    const std::string pad(2 * depth, ' ');
-    for (char ch : text) {
-        out += ch;
-        if (ch == '\n')
-            out += pad;
+    const std::string newline = "\n" + std::string(2 * depth, ' ');
+    size_t from = 0;
+    for (size_t nl = text.find('\n'); nl != std::string::npos; from = nl + 1, nl = text.find('\n', from)) {
+        out.append(text, from, nl - from);
+        out += newline;
     }
+    out.append(text, from);
 }
 
 // The text doc.dump(2) would give with each member named in `big` replaced
