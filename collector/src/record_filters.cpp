@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "lockscope/record/record_filters.h"
 
+#include <algorithm>
+#include <cctype>
 #include <optional>
 #include <stdexcept>
 #include <type_traits>
@@ -45,15 +47,11 @@ std::optional<uint64_t> globalKeyAddress(const std::string& key, const KernelSym
     const size_t plus = key.rfind("+0x");
     if (plus == std::string::npos || plus == 0)
         return std::nullopt;
-    uint64_t offset = 0;
-    try {
-        size_t used = 0;
-        offset = std::stoull(key.substr(plus + 3), &used, 16);
-        if (plus + 3 + used != key.size())
-            return std::nullopt;
-    } catch (const std::exception&) {
+    const std::string hex = key.substr(plus + 3);
+    auto isHex = [](unsigned char c) { return std::isxdigit(c) != 0; };
+    if (hex.empty() || hex.size() > 16 || !std::all_of(hex.begin(), hex.end(), isHex))
         return std::nullopt;
-    }
+    const uint64_t offset = std::stoull(hex, nullptr, 16);
     const auto base = symbols.dataAddressOf(std::string_view(key).substr(0, plus));
     return base ? std::optional<uint64_t>(*base + offset) : std::nullopt;
 }

@@ -90,7 +90,8 @@ TEST(SelectLocks, GlobalKeysAndAddressesAreFilteredInTheKernel)
     EXPECT_EQ(kernelLockFilter({{}, {"rename_lock+0x4", "spinlock@sem_lock"}}, symbols), std::vector<uint64_t>{});
     EXPECT_EQ(kernelLockFilter({{}, {"rename_lock"}}, symbols), std::vector<uint64_t>{})
         << "a bare name also names the locks inside the variable";
-    for (const char* odd : {"do_semtimedop+0x4", "missing+0x4", "rename_lock+0x", "rename_lock+0x4z", "+0x4"})
+    for (const char* odd : {"do_semtimedop+0x4", "missing+0x4", "rename_lock+0x", "rename_lock+0x4z", "+0x4", "rename_lock+0x-4",
+                            "rename_lock+0x 4"})
         EXPECT_EQ(kernelLockFilter({{}, {odd}}, symbols), std::vector<uint64_t>{}) << odd;
     const auto noData = KernelSymbols::parse("ffffffff81000000 T _stext\nffffffff82000000 D rename_lock\n");
     EXPECT_EQ(kernelLockFilter({{}, {"rename_lock+0x4"}}, noData), std::vector<uint64_t>{});
