@@ -245,7 +245,7 @@ bool CaptureAssembler::passesFilters(const probes::LockRecord& r, const std::str
     }
     for (const auto& needle : options_.stack_contains) {
         bool found = std::any_of(frames.begin(), frames.end(), [&](const Frame& f) {
-            return f.function.find(needle) != std::string::npos;
+            return f.function.str().find(needle) != std::string::npos;
         });
         if (!found)
             return false;
@@ -495,8 +495,8 @@ void CaptureAssembler::assembleCpu(const probes::Snapshot& snapshot, Capture& ou
     uint64_t counted = 0;
     auto addLeaf = [&](const std::vector<Frame>& frames, uint64_t n) {
         counted += n;
-        std::string leaf = frames.empty() ? std::string() : frames[0].function;
-        std::string module = frames.empty() ? std::string() : frames[0].module;
+        std::string leaf = frames.empty() ? std::string() : frames[0].function.str();
+        std::string module = frames.empty() ? std::string() : frames[0].module.str();
         if (!leaf.empty() && isSpinFunction(leaf))
             cpu.lock_samples += n;
         if (!leaf.empty() && isIdleFunction(leaf))

@@ -63,8 +63,8 @@ bool throughSemCode(const Capture& c, const lockscope::Lock& l)
         if (!s)
             continue;
         for (const auto& f : s->frames)
-            if (f.function.find("semtimedop") != std::string::npos || f.function.find("sem_lock") == 0 ||
-                f.function.find("semop") != std::string::npos)
+            if (f.function.str().find("semtimedop") != std::string::npos || f.function.str().find("sem_lock") == 0 ||
+                f.function.str().find("semop") != std::string::npos)
                 return true;
     }
     return false;
@@ -160,8 +160,8 @@ TEST_F(RecordBpf, SemopWorkloadLocksStacksAndHistograms)
         ASSERT_TRUE(st);
         ASSERT_FALSE(st->frames.empty());
         // The caller, not the lock machinery, is the first frame.
-        EXPECT_EQ(st->frames[0].function.find("_raw_spin"), std::string::npos) << st->frames[0].function;
-        EXPECT_EQ(st->frames[0].function.find("queued_spin"), std::string::npos) << st->frames[0].function;
+        EXPECT_EQ(st->frames[0].function.str().find("_raw_spin"), std::string::npos) << st->frames[0].function;
+        EXPECT_EQ(st->frames[0].function.str().find("queued_spin"), std::string::npos) << st->frames[0].function;
         EXPECT_LE(st->frames.size(), 16u);
     }
     EXPECT_EQ(siteCount, sem->wait.count());

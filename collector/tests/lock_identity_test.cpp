@@ -65,7 +65,7 @@ std::set<std::string> walkedCallers(const Capture& c, const lockscope::Lock& l)
     std::set<std::string> callers;
     for (const auto& site : l.sites) {
         const auto* st = c.findStack(site.stack_id);
-        if (st && !st->frames.empty() && st->frames[0].function.rfind('[', 0) != 0)
+        if (st && !st->frames.empty() && st->frames[0].function.str().rfind('[', 0) != 0)
             callers.insert(st->frames[0].function);
     }
     return callers;

@@ -24,7 +24,7 @@ const std::string kOwnerWorkload = OWNER_WORKLOAD_BIN;
 bool hasFrame(const lockscope::Stack& s, const std::string& function)
 {
     for (const auto& f : s.frames)
-        if (f.function.find(function) != std::string::npos)
+        if (f.function.str().find(function) != std::string::npos)
             return true;
     return false;
 }

@@ -45,7 +45,7 @@ bool throughReadv(const lockscope::Stack* s)
     if (!s)
         return false;
     for (const auto& f : s->frames)
-        if (f.function.find("readv") != std::string::npos)
+        if (f.function.str().find("readv") != std::string::npos)
             return true;
     return false;
 }

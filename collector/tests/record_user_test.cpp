@@ -72,7 +72,7 @@ std::string describe(const lockscope::Stack& s)
 {
     std::string out;
     for (const auto& f : s.frames)
-        out += "    " + (f.function.empty() ? std::string("?") : f.function) + " [" + f.module + "]\n";
+        out += "    " + (f.function.empty() ? std::string("?") : f.function.str()) + " [" + f.module.str() + "]\n";
     return out;
 }
 
@@ -258,7 +258,7 @@ void expectWaitsInTheWaiter(const Capture& c)
             ASSERT_TRUE(ks);
             bool pipe = false;
             for (const auto& f : ks->frames)
-                pipe |= f.function.find("pipe_write") != std::string::npos; // anon_pipe_write since 6.16
+                pipe |= f.function.str().find("pipe_write") != std::string::npos; // anon_pipe_write since 6.16
             if (!pipe)
                 continue;
             pipeWaits += site.wait.count();

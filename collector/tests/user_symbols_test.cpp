@@ -48,7 +48,7 @@ TEST(UserSymbols, ResolvesOwnFunction)
     auto f = syms.resolve(getpid(), addr + 2);
     EXPECT_EQ(f.function, "lockscope_record_test_marker");
     EXPECT_EQ(f.offset, 2u);
-    EXPECT_NE(f.module.find("record_unit_tests"), std::string::npos) << f.module;
+    EXPECT_NE(f.module.str().find("record_unit_tests"), std::string::npos) << f.module;
     EXPECT_EQ(f.address, addr + 2);
 }
 
@@ -57,8 +57,8 @@ TEST(UserSymbols, ResolvesLibcFunction)
     lockscope::record::UserSymbols syms;
     auto addr = reinterpret_cast<uint64_t>(&getpid);
     auto f = syms.resolve(getpid(), addr);
-    EXPECT_NE(f.function.find("getpid"), std::string::npos) << f.function;
-    EXPECT_NE(f.module.find("libc"), std::string::npos) << f.module;
+    EXPECT_NE(f.function.str().find("getpid"), std::string::npos) << f.function;
+    EXPECT_NE(f.module.str().find("libc"), std::string::npos) << f.module;
 }
 
 TEST(UserSymbols, UnknownAddressIsUnresolvedNotACrash)

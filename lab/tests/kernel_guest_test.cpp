@@ -107,7 +107,7 @@ bool mentionsSemCode(const lockscope::Capture& c, const lockscope::Lock& l)
     for (const auto& site : l.sites)
         if (const auto* st = c.findStack(site.stack_id))
             for (const auto& f : st->frames)
-                if (f.function.find("sem") != std::string::npos)
+                if (f.function.str().find("sem") != std::string::npos)
                     return true;
     return false;
 }
@@ -293,7 +293,7 @@ TEST(KernelGuest, HolderStacksAttachAndAccountForEverySpinlockWait)
                 EXPECT_EQ(st->kind, lockscope::StackKind::Kernel);
                 if (mentionsSemCode(c, l))
                     for (const auto& f : st->frames)
-                        holderInSemCode |= f.function.find("sem") != std::string::npos;
+                        holderInSemCode |= f.function.str().find("sem") != std::string::npos;
             }
     }
     // Every recorded spinlock wait was scanned when it began.
@@ -324,12 +324,12 @@ TEST(KernelGuest, LocksOurOwnProgramsTakeAreLeftOutAndCounted)
                 const auto* st = c.findStack(site.stack_id);
                 ASSERT_TRUE(st);
                 for (const auto& f : st->frames) {
-                    if (f.function.rfind("asm_", 0) == 0)
+                    if (f.function.str().rfind("asm_", 0) == 0)
                         break;
                     // A traced function's trampoline (--syscalls' fexit) is on
                     // the path of every lock that function takes: the function
                     // took it, not a program.
-                    if (f.function.rfind("bpf_trampoline_", 0) == 0)
+                    if (f.function.str().rfind("bpf_trampoline_", 0) == 0)
                         continue;
                     EXPECT_NE(f.module, "bpf") << step << ": " << l.key << " was taken inside " << f.function;
                 }

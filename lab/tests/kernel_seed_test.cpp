@@ -83,7 +83,7 @@ bool hasFrame(const Stack& stack, std::initializer_list<std::string_view> parts)
 {
     for (const auto& f : stack.frames)
         for (auto part : parts)
-            if (f.function.find(part) != std::string::npos)
+            if (f.function.str().find(part) != std::string::npos)
                 return true;
     return false;
 }

@@ -92,7 +92,7 @@ std::string callerOf(const LockShares& shares, const StackIndex& index)
             continue;
         char off[32];
         std::snprintf(off, sizeof off, "+0x%llx", static_cast<unsigned long long>(f.offset));
-        return f.function + off;
+        return f.function.str() + off;
     }
     return "";
 }

@@ -166,7 +166,7 @@ TEST(PprofGo, HoldersProfileChargesTheWaitToEachOwnersStack)
                 ASSERT_TRUE(stack && !stack->frames.empty());
                 size_t at = 0;
                 for (const auto& f : stack->frames) {
-                    at = b->find(" " + f.function + "\n", at);
+                    at = b->find(" " + f.function.str() + "\n", at);
                     ASSERT_NE(at, std::string::npos) << f.function << " in order in\n" << *b;
                 }
             }

@@ -43,33 +43,24 @@ CallTree::CallTree(TreeDirection direction) : direction_(direction)
     nodes_.emplace_back(); // root
 }
 
-size_t CallTree::NameHash::operator()(const NameView& name) const noexcept
+size_t CallTree::NameHash::operator()(const Name& name) const noexcept
 {
-    const std::hash<std::string_view> h;
-    const size_t a = h(name.first);
-    return a ^ (h(name.second) + 0x9e3779b97f4a7c15ull + (a << 6) + (a >> 2));
+    const size_t a = std::hash<InternedString>()(name.first);
+    return a ^ (std::hash<InternedString>()(name.second) + 0x9e3779b97f4a7c15ull + (a << 6) + (a >> 2));
 }
 
-size_t CallTree::NameHash::operator()(const std::pair<std::string, std::string>& name) const noexcept
+uint32_t CallTree::findChild(uint32_t parent, InternedString function, InternedString module) const
 {
-    return (*this)(NameView(name.first, name.second));
-}
-
-uint32_t CallTree::findChild(uint32_t parent, std::string_view function, std::string_view module) const
-{
-    const auto frame = frameIds_.find(NameView(function, module));
+    const auto frame = frameIds_.find(Name(function, module));
     if (frame == frameIds_.end())
         return kRoot;
     const auto it = childIndex_.find(childKey(parent, frame->second));
     return it == childIndex_.end() ? kRoot : it->second;
 }
 
-uint32_t CallTree::childFor(uint32_t parent, std::string_view function, std::string_view module)
+uint32_t CallTree::childFor(uint32_t parent, InternedString function, InternedString module)
 {
-    auto frame = frameIds_.find(NameView(function, module));
-    if (frame == frameIds_.end())
-        frame = frameIds_.emplace(std::pair<std::string, std::string>(function, module), uint32_t(frameIds_.size()))
-                    .first;
+    const auto frame = frameIds_.try_emplace(Name(function, module), uint32_t(frameIds_.size())).first;
     auto [it, inserted] = childIndex_.try_emplace(childKey(parent, frame->second), 0);
     if (!inserted)
         return it->second;
@@ -143,9 +134,9 @@ CallTree CallTree::forCapture(const Capture& capture, TreeDirection direction)
 
 std::string frameLabel(const Frame& frame)
 {
-    std::string s = frame.function.empty() ? std::string("[unknown]") : frame.function;
+    std::string s = frame.function.empty() ? std::string("[unknown]") : frame.function.str();
     if (!frame.module.empty())
-        s += " [" + frame.module + "]";
+        s += " [" + frame.module.str() + "]";
     return s;
 }
 

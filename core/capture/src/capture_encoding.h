@@ -21,8 +21,8 @@ namespace lockscope::detail {
 // A function of one module at one load address: a frame is a symbol plus
 // its offset, and its address (when known) is base + offset.
 struct Symbol {
-    std::string function;
-    std::string module;
+    InternedString function;
+    InternedString module;
     std::optional<uint64_t> base;
 };
 

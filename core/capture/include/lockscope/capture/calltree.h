@@ -35,8 +35,8 @@ public:
     static constexpr uint32_t kRoot = 0;
 
     struct Node {
-        std::string function;
-        std::string module;
+        InternedString function;
+        InternedString module;
         uint32_t parent = kRoot;
         std::vector<uint32_t> children;
         Weights self;
@@ -55,7 +55,7 @@ public:
     size_t size() const noexcept { return nodes_.size(); }
     const Node& root() const { return nodes_.front(); }
     // Child of parent with that function/module, or kRoot when none.
-    uint32_t findChild(uint32_t parent, std::string_view function, std::string_view module) const;
+    uint32_t findChild(uint32_t parent, InternedString function, InternedString module) const;
 
     // The tree of one lock: each site's stack weighted by its wait/hold, the
     // unwalked events shared out over the walked sites (site_shares.h).
@@ -64,31 +64,19 @@ public:
     static CallTree forCapture(const Capture& capture, TreeDirection direction);
 
 private:
-    using NameView = std::pair<std::string_view, std::string_view>;
+    using Name = std::pair<InternedString, InternedString>; // function, module
     struct NameHash {
-        using is_transparent = void;
-        size_t operator()(const NameView& name) const noexcept;
-        size_t operator()(const std::pair<std::string, std::string>& name) const noexcept;
-    };
-    struct NameEq {
-        using is_transparent = void;
-        template <class A, class B>
-        bool operator()(const A& a, const B& b) const noexcept
-        {
-            return std::string_view(a.first) == std::string_view(b.first) &&
-                   std::string_view(a.second) == std::string_view(b.second);
-        }
+        size_t operator()(const Name& name) const noexcept;
     };
 
-    uint32_t childFor(uint32_t parent, std::string_view function, std::string_view module);
+    uint32_t childFor(uint32_t parent, InternedString function, InternedString module);
     void mergeNode(const CallTree& other, uint32_t otherId, uint32_t mine);
 
     TreeDirection direction_;
     std::vector<Node> nodes_;
-    // Each distinct (function, module) is hashed as strings once; children are
-    // then found by (parent << 32 | frame id), so building is linear in frames
-    // without building a string key per frame.
-    std::unordered_map<std::pair<std::string, std::string>, uint32_t, NameHash, NameEq> frameIds_;
+    // Each distinct (function, module) gets an id; children are then found by
+    // (parent << 32 | frame id), so building is linear in frames.
+    std::unordered_map<Name, uint32_t, NameHash> frameIds_;
     std::unordered_map<uint64_t, uint32_t> childIndex_;
 };
 

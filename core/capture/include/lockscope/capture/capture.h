@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lockscope/capture/histogram.h"
+#include "lockscope/util/interned_string.h"
 
 // The capture model: what one `lockscope record` run saw. It is the contract
 // between the recorder, the reports, the exporters and the GUI, so it holds
@@ -138,10 +139,12 @@ struct Stats {
     bool operator==(const Stats&) const = default;
 };
 
+// Names are interned: stacks repeat them millions of times (see
+// interned_string.h); read them as strings, compare them by identity.
 struct Frame {
-    std::string function;           // "" when unresolved
+    InternedString function;        // "" when unresolved
     uint64_t offset = 0;            // from the function start
-    std::string module;             // "" = vmlinux; a module name or a user binary path
+    InternedString module;          // "" = vmlinux; a module name or a user binary path
     std::optional<uint64_t> address;// raw address, absent when redacted
     bool operator==(const Frame&) const = default;
 };
