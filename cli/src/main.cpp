@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "commands.h"
+#include "lockscope/util/huge_page_heap.h"
 
 namespace {
 // `compare B1 B2 -- A1 A2`: CLI11 drops the "--" that separates the two run
@@ -20,6 +21,18 @@ void markCompareSets(int argc, char** argv)
         }
 }
 
+// Commands that load whole captures: their time is mostly filling fresh
+// heap (huge_page_heap.h). record, agent and lab keep 4-KiB pages: they run
+// beside the workload they measure, and their heaps are small.
+bool loadsCaptures(int argc, char** argv)
+{
+    if (argc < 2)
+        return false;
+    const std::string_view cmd = argv[1];
+    return cmd == "report" || cmd == "compare" || cmd == "export" || cmd == "convert" || cmd == "check" ||
+           cmd == "info";
+}
+
 bool judging(int argc, char** argv)
 {
     if (argc < 2 || std::string_view(argv[1]) != "compare")
@@ -34,6 +47,8 @@ bool judging(int argc, char** argv)
 int main(int argc, char** argv)
 {
     using namespace lockscope::cli;
+    if (loadsCaptures(argc, argv))
+        lockscope::useHugePageHeap(argv);
     CLI::App app{"lockscope: find, measure and compare Linux kernel lock contention"};
     app.require_subcommand(1);
     app.set_version_flag("--version", LOCKSCOPE_VERSION);

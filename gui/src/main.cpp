@@ -8,6 +8,7 @@
 
 #include "app/comparepage.h"
 #include "app/mainwindow.h"
+#include "lockscope/util/huge_page_heap.h"
 
 using lockscope::gui::MainWindow;
 
@@ -59,6 +60,7 @@ void saveWhenShown(MainWindow& window, const QString& file, const QString& lock,
 
 int main(int argc, char** argv)
 {
+    lockscope::useHugePageHeap(argv); // opening a big capture is mostly filling fresh heap
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("lockscope"));
     QApplication::setApplicationName(QStringLiteral("lockscope-gui"));
