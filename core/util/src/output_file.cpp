@@ -138,20 +138,44 @@ OutputFile::~OutputFile()
 
 void OutputFile::commit(std::string_view content)
 {
+    append(content);
+    finish();
+}
+
+void OutputFile::append(std::string_view piece)
+{
     if (committed_)
         throw FileError(where_ + ": written twice");
     if (kind_ == Kind::Stdout) {
-        if (const int e = writeAll(STDOUT_FILENO, content))
+        if (const int e = writeAll(STDOUT_FILENO, piece))
             throw FileError("-: cannot write to standard output: " + errnoText(e));
-        committed_ = true;
-    } else if (kind_ == Kind::InPlace) {
-        commitInPlace(content);
-    } else {
-        commitReplace(content);
+        return;
+    }
+    if (kind_ == Kind::InPlace && fd_ < 0)
+        openInPlace();
+    if (const int e = writeAll(fd_, piece)) {
+        ::close(fd_);
+        fd_ = -1;
+        throw FileError(where_ + ": write failed: " + errnoText(e));
     }
 }
 
-void OutputFile::commitInPlace(std::string_view content)
+void OutputFile::finish()
+{
+    if (committed_)
+        throw FileError(where_ + ": written twice");
+    if (kind_ == Kind::Replace) {
+        finishReplace();
+        return;
+    }
+    if (fd_ >= 0) {
+        ::close(fd_);
+        fd_ = -1;
+    }
+    committed_ = true;
+}
+
+void OutputFile::openInPlace()
 {
     // No O_CREAT: this writes onto the device or FIFO that was checked, never a new file.
     const int fd = ::open(path_.c_str(), O_WRONLY | O_NOCTTY | O_CLOEXEC);
@@ -162,24 +186,19 @@ void OutputFile::commitInPlace(std::string_view content)
         ::close(fd);
         throw FileError(where_ + ": changed while lockscope ran; nothing written");
     }
-    const int e = writeAll(fd, content);
-    ::close(fd);
-    if (e)
-        throw FileError(where_ + ": write failed: " + errnoText(e));
-    committed_ = true;
+    fd_ = fd;
 }
 
-void OutputFile::commitReplace(std::string_view content)
+void OutputFile::finishReplace()
 {
-    auto abandon = [&](const std::string& what, int e) {
+    if (fd_ < 0)
+        throw FileError(where_ + ": write failed earlier; not replaced");
+    if (::fsync(fd_) != 0) {
+        const int e = errno;
         ::close(fd_);
         fd_ = -1;
-        return FileError(where_ + ": " + what + ": " + errnoText(e));
-    };
-    if (const int e = writeAll(fd_, content))
-        throw abandon("write failed", e);
-    if (::fsync(fd_) != 0)
-        throw abandon("fsync failed", errno);
+        throw FileError(where_ + ": fsync failed: " + errnoText(e));
+    }
     const int closed = ::close(fd_);
     fd_ = -1;
     if (closed != 0)

@@ -215,6 +215,44 @@ TEST_F(OutputFiles, UncommittedLeavesNothingBehind)
     EXPECT_EQ(entries(), 0u);
 }
 
+TEST_F(OutputFiles, PiecesAreInPlaceOnlyWhenFinished)
+{
+    std::ofstream(path("big.json")) << "old";
+    {
+        OutputFile out(path("big.json"));
+        out.append("{\"a\": ");
+        out.append("1}\n");
+        EXPECT_EQ(slurp(path("big.json")), "old") << "half an output must never be seen";
+        out.finish();
+    }
+    EXPECT_EQ(slurp(path("big.json")), "{\"a\": 1}\n");
+    EXPECT_EQ(entries(), 1u);
+    {
+        OutputFile out(path("big.json"));
+        out.append("partial");
+    } // abandoned (an error while rendering): the old file stays, no temporary
+    EXPECT_EQ(slurp(path("big.json")), "{\"a\": 1}\n");
+    EXPECT_EQ(entries(), 1u);
+    OutputFile done(path("big.json"));
+    done.commit("x");
+    EXPECT_THROW(done.append("y"), FileError);
+}
+
+TEST_F(OutputFiles, PiecesGoStraightIntoAFifo)
+{
+    ASSERT_EQ(::mkfifo(path("pipe").c_str(), 0600), 0);
+    const int rd = ::open(path("pipe").c_str(), O_RDONLY | O_NONBLOCK);
+    ASSERT_GE(rd, 0);
+    OutputFile out(path("pipe"));
+    out.append("first ");
+    char buf[32] = {};
+    EXPECT_EQ(::read(rd, buf, sizeof buf), 6) << "a piece is written when appended, not at finish";
+    out.append("second");
+    out.finish();
+    EXPECT_EQ(::read(rd, buf, sizeof buf), 6);
+    ::close(rd);
+}
+
 void expectOwned(const std::string& p, uid_t uid, gid_t gid)
 {
     struct stat st { };

@@ -40,6 +40,11 @@ public:
 
     // Writes content and puts it in place; once only.
     void commit(std::string_view content);
+    // The same in pieces, for output too big to hold at once: append writes
+    // each piece now (to the temporary file, the device or stdout), finish
+    // puts the whole in place. Nothing is in place until finish.
+    void append(std::string_view piece);
+    void finish();
 
     bool isStdout() const noexcept { return kind_ == Kind::Stdout; }
     const std::string& path() const noexcept { return path_; }
@@ -48,8 +53,8 @@ private:
     enum class Kind { Replace, InPlace, Stdout };
     void decide(unsigned fileType, const std::string& what);
     void createTemporary();
-    void commitReplace(std::string_view content);
-    void commitInPlace(std::string_view content);
+    void openInPlace();
+    void finishReplace();
 
     std::string path_, where_;
     std::string target_;  // the file renamed over: path_, or where its link points
