@@ -136,7 +136,9 @@ void addCompareCommand(CLI::App& app, Result& result)
             for (auto& chart : reports::readScalingFile(path))
                 extras.scaling.push_back(std::move(chart));
         const reports::Comparison c = reports::compareSets(base, patched, co);
-        emit(reports::render(c, *reports::parseFormat(o->format), extras), o->output);
+        emitPieces(o->output, [&](const reports::TextSink& sink) {
+            reports::render(c, *reports::parseFormat(o->format), extras, sink);
+        });
         result.exit_code = 0;
         if (o->fail_if_worse) {
             const auto bad = reports::regressionsBeyond(c, *o->fail_if_worse);

@@ -37,8 +37,10 @@ void addReportCommand(CLI::App& app, Result& result)
         for (const auto& path : o->scaling)
             for (auto& chart : reports::readScalingFile(path))
                 extras.scaling.push_back(std::move(chart));
-        const std::string text = reports::render(reports::buildReport(capture, ro), *reports::parseFormat(o->format), extras);
-        emit(text, o->output);
+        const reports::Report report = reports::buildReport(capture, ro);
+        emitPieces(o->output, [&](const reports::TextSink& sink) {
+            reports::render(report, *reports::parseFormat(o->format), extras, sink);
+        });
         result.exit_code = 0;
     });
 }

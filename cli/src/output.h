@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "lockscope/util/output_file.h"
 
@@ -19,6 +20,25 @@ inline void emit(const std::string& text, const std::string& path, unsigned mode
     }
     if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0)
         throw std::runtime_error("cannot write to standard output");
+}
+
+// The same for output made in pieces (render's TextSink): each piece is
+// written as it comes; a file is put in place only when all of it is there.
+template <class Produce>
+void emitPieces(const std::string& path, Produce produce, unsigned mode = 0600)
+{
+    if (path.empty()) {
+        produce([](std::string_view piece) {
+            if (std::fwrite(piece.data(), 1, piece.size(), stdout) != piece.size())
+                throw std::runtime_error("cannot write to standard output");
+        });
+        if (std::fflush(stdout) != 0)
+            throw std::runtime_error("cannot write to standard output");
+        return;
+    }
+    util::OutputFile out(path, mode);
+    produce([&](std::string_view piece) { out.append(piece); });
+    out.finish();
 }
 
 } // namespace lockscope::cli

@@ -33,26 +33,38 @@ const char* toString(Format f) noexcept
     return "?";
 }
 
-std::string render(const Report& report, Format format, const RenderExtras& extras)
+void render(const Report& report, Format format, const RenderExtras& extras, const TextSink& sink)
 {
     switch (format) {
-    case Format::Text: return fmt::terminalText(detail::textReport(report, extras));
-    case Format::Markdown: return detail::markdownReport(report, extras);
-    case Format::Html: return detail::htmlReport(report, extras);
-    case Format::Json: return detail::jsonReport(report, extras);
+    case Format::Text: sink(fmt::terminalText(detail::textReport(report, extras))); return;
+    case Format::Markdown: sink(detail::markdownReport(report, extras)); return;
+    case Format::Html: sink(detail::htmlReport(report, extras)); return;
+    case Format::Json: detail::jsonReport(report, extras, sink); return;
     }
-    return {};
+}
+
+void render(const Comparison& comparison, Format format, const RenderExtras& extras, const TextSink& sink)
+{
+    switch (format) {
+    case Format::Text: sink(fmt::terminalText(detail::textComparison(comparison, extras))); return;
+    case Format::Markdown: sink(detail::markdownComparison(comparison, extras)); return;
+    case Format::Html: sink(detail::htmlComparison(comparison, extras)); return;
+    case Format::Json: detail::jsonComparison(comparison, extras, sink); return;
+    }
+}
+
+std::string render(const Report& report, Format format, const RenderExtras& extras)
+{
+    std::string out;
+    render(report, format, extras, [&](std::string_view piece) { out += piece; });
+    return out;
 }
 
 std::string render(const Comparison& comparison, Format format, const RenderExtras& extras)
 {
-    switch (format) {
-    case Format::Text: return fmt::terminalText(detail::textComparison(comparison, extras));
-    case Format::Markdown: return detail::markdownComparison(comparison, extras);
-    case Format::Html: return detail::htmlComparison(comparison, extras);
-    case Format::Json: return detail::jsonComparison(comparison, extras);
-    }
-    return {};
+    std::string out;
+    render(comparison, format, extras, [&](std::string_view piece) { out += piece; });
+    return out;
 }
 
 std::string detail::scalingTable(const std::vector<ScalingChart>& charts, bool md)

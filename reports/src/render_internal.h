@@ -14,8 +14,8 @@ std::string markdownReport(const Report& r, const RenderExtras& x);
 std::string markdownComparison(const Comparison& c, const RenderExtras& x);
 std::string htmlReport(const Report& r, const RenderExtras& x);
 std::string htmlComparison(const Comparison& c, const RenderExtras& x);
-std::string jsonReport(const Report& r, const RenderExtras& x);
-std::string jsonComparison(const Comparison& c, const RenderExtras& x);
+void jsonReport(const Report& r, const RenderExtras& x, const TextSink& sink);
+void jsonComparison(const Comparison& c, const RenderExtras& x, const TextSink& sink);
 
 // A lock's "held by" section as plain lines (text and the Markdown code
 // block share it): spinlock holders name a path; lock owners (record

@@ -247,15 +247,67 @@ void putIndented(std::string& out, const json& v, unsigned depth)
     out.append(text, from);
 }
 
-// The text doc.dump(2) would give with each member named in `big` replaced
-// (null in doc) by the array element(name, i) builds for i < count(name): the big arrays
-// are converted one element at a time, so their DOM (many times the
-// captures) never exists whole. The member order stays nlohmann's (sorted).
-template <class Count, class Element>
-std::string dumpStreamingArrays(const json& doc, std::initializer_list<std::string_view> big, Count count,
-                                Element element)
+// A JSON string as dump() writes it: most names need no escaping, and
+// skipping the DOM for them is most of what writing the call tree costs.
+void putString(std::string& out, std::string_view v)
 {
+    const bool plain = std::all_of(v.begin(), v.end(), [](char ch) {
+        const auto u = static_cast<unsigned char>(ch);
+        return u >= 0x20 && u < 0x7f && ch != '"' && ch != '\\';
+    });
+    if (!plain) {
+        out += json(v).dump(-1, ' ', false, json::error_handler_t::replace); // names may not be UTF-8
+        return;
+    }
+    out += '"';
+    out += v;
+    out += '"';
+}
+
+// One node of the differential tree as putIndented(tree-node DOM, 2) writes
+// it (members sorted, as nlohmann's objects are): 666k nodes for the
+// 100k-stack pair, each a map of nine members in the DOM.
+void putTreeNode(std::string& out, const DiffNode& n)
+{
+    const std::pair<const char*, uint64_t> numbers[] = {
+        {"after_count", n.after_count},     {"after_hold_ns", n.after_hold_ns},
+        {"after_wait_ns", n.after_wait_ns}, {"before_count", n.before_count},
+        {"before_hold_ns", n.before_hold_ns}, {"before_wait_ns", n.before_wait_ns}};
+    constexpr std::string_view sep = ",\n      \"";
+    out += "{\n      \"";
+    for (const auto& [name, value] : numbers) {
+        out += name;
+        out += "\": ";
+        out += std::to_string(value);
+        out += sep;
+    }
+    out += "function\": ";
+    putString(out, n.function);
+    out += sep;
+    out += "module\": ";
+    putString(out, n.module);
+    out += sep;
+    out += "parent\": ";
+    out += std::to_string(n.parent);
+    out += "\n    }";
+}
+
+// The text doc.dump(2) would give with each member named in `big` replaced
+// (null in doc) by the array elements element(out, name, i) appends for i < count(name): the big arrays
+// are converted one element at a time, so their DOM (many times the
+// captures) never exists whole, and handed to sink about a MiB at a time,
+// so neither does the text. The member order stays nlohmann's (sorted).
+template <class Count, class Element>
+void dumpStreamingArrays(const json& doc, std::initializer_list<std::string_view> big, Count count,
+                         Element element, const TextSink& sink)
+{
+    constexpr size_t kPiece = size_t{1} << 20;
     std::string out = "{";
+    out.reserve(2 * kPiece);
+    auto handOver = [&] {
+        sink(out);
+        out.clear();
+    };
     bool first = true;
     for (const auto& [key, value] : doc.items()) {
         out += first ? "\n  " : ",\n  ";
@@ -275,12 +327,14 @@ std::string dumpStreamingArrays(const json& doc, std::initializer_list<std::stri
         out += '[';
         for (size_t i = 0; i < n; ++i) {
             out += i ? ",\n    " : "\n    ";
-            putIndented(out, element(key, i), 2);
+            element(out, key, i);
+            if (out.size() >= kPiece)
+                handOver();
         }
         out += "\n  ]";
     }
     out += first ? "}\n" : "\n}\n";
-    return out;
+    handOver();
 }
 
 json lockDelta(const LockDelta& l)
@@ -311,7 +365,7 @@ json lockDelta(const LockDelta& l)
 
 } // namespace
 
-std::string jsonReport(const Report& r, const RenderExtras& x)
+void jsonReport(const Report& r, const RenderExtras& x, const TextSink& sink)
 {
     json j;
     j["format"] = "lockscope-report";
@@ -377,12 +431,12 @@ std::string jsonReport(const Report& r, const RenderExtras& x)
     j["functions"] = latencyRows(r.functions);
     j["probes"] = probes(r.probes);
     j["scaling"] = scaling(x.scaling);
-    return dumpStreamingArrays(
+    dumpStreamingArrays(
         j, {"locks"}, [&](const std::string&) { return r.locks.size(); },
-        [&](const std::string&, size_t i) { return lockJson(r.locks[i]); });
+        [&](std::string& out, const std::string&, size_t i) { putIndented(out, lockJson(r.locks[i]), 2); }, sink);
 }
 
-std::string jsonComparison(const Comparison& c, const RenderExtras& x)
+void jsonComparison(const Comparison& c, const RenderExtras& x, const TextSink& sink)
 {
     json j;
     j["format"] = "lockscope-comparison";
@@ -414,18 +468,15 @@ std::string jsonComparison(const Comparison& c, const RenderExtras& x)
     auto count = [&](const std::string& key) {
         return key == "locks" ? c.locks.size() : key == "paths" ? c.paths.size() : c.tree.nodes.size();
     };
-    auto element = [&](const std::string& key, size_t i) -> json {
+    auto element = [&](std::string& out, const std::string& key, size_t i) {
         if (key == "locks")
-            return lockDelta(c.locks[i]);
-        if (key == "paths")
-            return pathDelta(c.paths[i]);
-        const auto& n = c.tree.nodes[i];
-        return {{"function", n.function}, {"module", n.module}, {"parent", n.parent},
-                {"before_wait_ns", n.before_wait_ns}, {"after_wait_ns", n.after_wait_ns},
-                {"before_hold_ns", n.before_hold_ns}, {"after_hold_ns", n.after_hold_ns},
-                {"before_count", n.before_count}, {"after_count", n.after_count}};
+            putIndented(out, lockDelta(c.locks[i]), 2);
+        else if (key == "paths")
+            putIndented(out, pathDelta(c.paths[i]), 2);
+        else
+            putTreeNode(out, c.tree.nodes[i]);
     };
-    return dumpStreamingArrays(j, {"locks", "paths", "tree"}, count, element);
+    dumpStreamingArrays(j, {"locks", "paths", "tree"}, count, element, sink);
 }
 
 } // namespace lockscope::reports::detail

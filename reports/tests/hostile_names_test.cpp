@@ -199,6 +199,26 @@ TEST(HostileNames, JsonRoundTripsNamesExactly)
     EXPECT_EQ(j["locks"][0]["holders"][0]["owner_comm"], kOwner);
 }
 
+// The JSON renderer writes big arrays piece by piece and the call tree's
+// nodes by hand (render_json.cpp): what it writes must be exactly what
+// nlohmann's dump(2) makes of the same document, hostile names included.
+TEST(HostileNames, JsonComparisonIsWhatTheDomDumpWouldBe)
+{
+    for (const Capture& c : {hostileCapture(1000), test::notUtf8Capture()}) {
+        Capture after = c;
+        after.stacks.at(0).frames.at(0).function = "quote\"back\\slash\x01\x7f\xc3\xa9";
+        const Comparison cmp = compare(c, after);
+        ASSERT_GT(cmp.tree.nodes.size(), 3u);
+        const std::string out = render(cmp, Format::Json);
+        const auto j = nlohmann::json::parse(out);
+        EXPECT_EQ(out, j.dump(2) + "\n");
+        bool seen = false;
+        for (const auto& n : j["tree"])
+            seen |= n["function"] == "quote\"back\\slash\x01\x7f\xc3\xa9";
+        EXPECT_TRUE(seen);
+    }
+}
+
 // A comm is bytes, not UTF-8: JSON shows the bad byte as U+FFFD instead of failing the report.
 TEST(HostileNames, JsonReportSurvivesAnOwnerNameThatIsNotUtf8)
 {

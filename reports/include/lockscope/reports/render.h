@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,6 +31,12 @@ struct RenderExtras {
 
 std::string render(const Report& report, Format format, const RenderExtras& extras = {});
 std::string render(const Comparison& comparison, Format format, const RenderExtras& extras = {});
+// The same handed over in pieces as it is made: a JSON comparison of two
+// big captures runs to hundreds of MB, more than the models it comes from,
+// so JSON comes a piece at a time; the other formats come whole.
+using TextSink = std::function<void(std::string_view)>;
+void render(const Report& report, Format format, const RenderExtras& extras, const TextSink& sink);
+void render(const Comparison& comparison, Format format, const RenderExtras& extras, const TextSink& sink);
 
 // How a top-locks table is laid out: its columns (lockColumn's, key and type
 // first, each figure headed by its brief name) and widths.
