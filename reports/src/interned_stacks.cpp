@@ -76,15 +76,9 @@ void FlatIndex::grow()
     values_.swap(values);
 }
 
-size_t FrameTable::PairHash::operator()(const std::pair<std::string_view, std::string_view>& k) const noexcept
+size_t FrameTable::NameHash::operator()(const Name& k) const noexcept
 {
-    const std::hash<std::string_view> h;
-    return size_t(mix(h(k.first) * 31 + h(k.second)));
-}
-
-size_t FrameTable::PairHash::operator()(const std::pair<std::string, std::string>& k) const noexcept
-{
-    return (*this)(std::pair<std::string_view, std::string_view>(k.first, k.second));
+    return mix(std::hash<InternedString>()(k.first) ^ mix(std::hash<InternedString>()(k.second)));
 }
 
 FrameTable::FrameTable()
@@ -92,15 +86,14 @@ FrameTable::FrameTable()
     noStackPath_ = pathId({labelId("[no stack]")});
 }
 
-FrameTable::FrameIds FrameTable::frameIds(std::string_view name, std::string_view module)
+FrameTable::FrameIds FrameTable::frameIds(InternedString name, InternedString module)
 {
-    auto it = byName_.find(std::pair<std::string_view, std::string_view>(name, module));
+    auto it = byName_.find(Name(name, module));
     if (it != byName_.end())
         return it->second;
-    const FrameIds ids{uint32_t(frames_.size()),
-                       labelId(frameLabel(Frame{std::string(name), 0, std::string(module), std::nullopt}))};
-    frames_.push_back(TreeFrame{std::string(name), std::string(module)});
-    byName_.emplace(std::pair<std::string, std::string>(name, module), ids);
+    const FrameIds ids{uint32_t(frames_.size()), labelId(frameLabel(Frame{name, 0, module, std::nullopt}))};
+    frames_.push_back(TreeFrame{name, module});
+    byName_.emplace(Name(name, module), ids);
     return ids;
 }
 

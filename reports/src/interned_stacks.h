@@ -38,8 +38,8 @@ private:
 class FrameTable {
 public:
     struct TreeFrame {
-        std::string name;    // as CallTree names the node
-        std::string module;
+        InternedString name; // as CallTree names the node
+        InternedString module;
     };
     FrameTable();
     // Appends the stack's frame ids (tree identity) outermost first to out and
@@ -55,30 +55,20 @@ public:
     size_t pathCount() const noexcept { return pathBegin_.size(); }
 
 private:
-    struct PairHash {
-        using is_transparent = void;
-        size_t operator()(const std::pair<std::string_view, std::string_view>& k) const noexcept;
-        size_t operator()(const std::pair<std::string, std::string>& k) const noexcept;
-    };
-    struct PairEq {
-        using is_transparent = void;
-        template <class A, class B>
-        bool operator()(const A& a, const B& b) const noexcept
-        {
-            return std::string_view(a.first) == std::string_view(b.first) &&
-                   std::string_view(a.second) == std::string_view(b.second);
-        }
+    using Name = std::pair<InternedString, InternedString>;
+    struct NameHash {
+        size_t operator()(const Name& k) const noexcept;
     };
     struct FrameIds {
         uint32_t tree;
         uint32_t label;  // of a resolved frame with this name
     };
 
-    FrameIds frameIds(std::string_view name, std::string_view module);
+    FrameIds frameIds(InternedString name, InternedString module);
     uint32_t labelId(std::string label);
     uint32_t pathId(const std::vector<uint32_t>& labels);
 
-    std::unordered_map<std::pair<std::string, std::string>, FrameIds, PairHash, PairEq> byName_;
+    std::unordered_map<Name, FrameIds, NameHash> byName_;
     std::vector<TreeFrame> frames_;
     std::unordered_map<std::string, uint32_t> labelIndex_;
     std::vector<std::string> labels_;

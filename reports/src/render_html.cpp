@@ -279,7 +279,7 @@ std::vector<svg::FlameNode> flameNodes(const DiffTree& t)
     const bool useWait = !t.nodes.empty() && (t.nodes[0].before_wait_ns + t.nodes[0].after_wait_ns) > 0;
     for (size_t i = 0; i < t.nodes.size(); ++i) {
         const DiffNode& n = t.nodes[i];
-        out[i].label = n.module.empty() ? n.function : n.function + " [" + n.module + "]";
+        out[i].label = n.module.empty() ? n.function.str() : n.function.str() + " [" + n.module.str() + "]";
         out[i].before = double(useWait ? n.before_wait_ns : n.before_hold_ns);
         out[i].after = double(useWait ? n.after_wait_ns : n.after_hold_ns);
         out[i].children = n.children;

@@ -200,8 +200,8 @@ struct LatencyDelta {
 // wait and hold time: every node carries its totals on both sides. Node 0
 // is the root. Frames are matched by (function, module) without offsets.
 struct DiffNode {
-    std::string function;
-    std::string module;
+    InternedString function;
+    InternedString module;
     uint32_t parent = 0;
     std::vector<uint32_t> children;
     uint64_t before_wait_ns = 0, after_wait_ns = 0;  // totals through the node
