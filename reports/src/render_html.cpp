@@ -330,11 +330,14 @@ std::string htmlComparison(const Comparison& c, const RenderExtras& x)
     b += "</table>";
     if (hidden)
         b += "<p class=\"muted\">" + std::to_string(hidden) + " locks below the threshold are hidden.</p>";
+    constexpr size_t kLockDetails = 10; // the rest are rows of the table above
     size_t shown = 0;
     for (const LockDelta* lp : order) {
         const LockDelta& l = *lp;
-        if (l.hidden || !judgedMetric(l) || !fmt::hasData(*judgedMetric(l)) || shown++ == 10)
+        if (l.hidden || !judgedMetric(l) || !fmt::hasData(*judgedMetric(l)))
             continue;
+        if (shown++ == kLockDetails)
+            break;
         b += "<div class=\"lock\"><h3>" + htmlEscape(l.key) + " — " + verdictSpan(l.judgement) + "</h3><table>" +
              row({"figure", "before (±CV)", "after (±CV)", "change", "verdict (test, p)"}, true);
         for (const auto& m : l.runs)

@@ -79,3 +79,29 @@ TEST(RenderPieces, ReportsGoThroughTheSinkToo)
     ASSERT_FALSE(out.empty());
     EXPECT_EQ(out.back().back(), '\n');
 }
+
+// The HTML comparison details the ten most changed locks; the others are
+// rows of its table (it once detailed all but the eleventh: 10k sections,
+// 160 MB, for the 100k-stack pair).
+TEST(RenderPieces, HtmlDetailsTheTopTenLocksOnly)
+{
+    Capture before, after;
+    for (Capture* c : {&before, &after}) {
+        c->meta.cpu_count = 2;
+        c->meta.duration_s = 1;
+        c->stacks.push_back(test::makeStack(1, {"caller", "entry"}));
+    }
+    for (int i = 0; i < 25; ++i) {
+        const std::string key = "spinlock@lock_" + std::to_string(i);
+        before.locks.push_back(test::makeLock(key, 1, 200, 1000, uint64_t(i) + 1));
+        after.locks.push_back(test::makeLock(key, 1, 200, 20000, uint64_t(i) + 100));
+    }
+    const std::string html = render(compare(before, after), Format::Html);
+    size_t details = 0;
+    for (size_t at = html.find("<div class=\"lock\">"); at != std::string::npos;
+         at = html.find("<div class=\"lock\">", at + 1))
+        ++details;
+    EXPECT_EQ(details, 10u);
+    for (int i = 0; i < 25; ++i)
+        EXPECT_NE(html.find("<code>spinlock@lock_" + std::to_string(i) + "</code>"), std::string::npos) << i;
+}
