@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <algorithm>
 #include <cmath>
+#include <future>
 #include <initializer_list>
 #include <string_view>
 
@@ -325,9 +326,22 @@ void dumpStreamingArrays(const json& doc, std::initializer_list<std::string_view
             continue;
         }
         out += '[';
-        for (size_t i = 0; i < n; ++i) {
-            out += i ? ",\n    " : "\n    ";
-            element(out, key, i);
+        // Elements in batches, every other batch made on a second thread
+        // (elements only read the model), so both cores write the big arrays.
+        constexpr size_t kBatch = 256;
+        auto batch = [&](size_t from, size_t to) {
+            std::string text;
+            for (size_t i = from; i < to; ++i) {
+                text += i ? ",\n    " : "\n    ";
+                element(text, key, i);
+            }
+            return text;
+        };
+        for (size_t from = 0; from < n; from += 2 * kBatch) {
+            const size_t mid = std::min(n, from + kBatch), to = std::min(n, from + 2 * kBatch);
+            auto second = std::async(std::launch::async, batch, mid, to);
+            out += batch(from, mid);
+            out += second.get();
             if (out.size() >= kPiece)
                 handOver();
         }
