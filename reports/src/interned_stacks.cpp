@@ -10,17 +10,6 @@
 namespace lockscope::reports {
 
 namespace {
-uint64_t mix(uint64_t x) noexcept
-{
-    // splitmix64 finalizer: sequential ids must spread over the table.
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ull;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebull;
-    x ^= x >> 31;
-    return x;
-}
-
 // CallTree's name for a frame without a symbol.
 std::string unresolvedName(const Frame& f)
 {
@@ -32,53 +21,9 @@ std::string unresolvedName(const Frame& f)
 }
 } // namespace
 
-FlatIndex::FlatIndex(size_t expected)
-{
-    size_t cap = 16;
-    while (cap < expected * 2)
-        cap *= 2;
-    keys_.assign(cap, 0);
-    values_.assign(cap, kEmpty);
-}
-
-std::pair<uint32_t, bool> FlatIndex::tryEmplace(uint64_t key, uint32_t value)
-{
-    if ((size_ + 1) * 2 > keys_.size())
-        grow();
-    const size_t mask = keys_.size() - 1;
-    for (size_t i = mix(key) & mask;; i = (i + 1) & mask) {
-        if (values_[i] == kEmpty) {
-            keys_[i] = key;
-            values_[i] = value;
-            ++size_;
-            return {value, true};
-        }
-        if (keys_[i] == key)
-            return {values_[i], false};
-    }
-}
-
-void FlatIndex::grow()
-{
-    std::vector<uint64_t> keys(keys_.size() * 2, 0);
-    std::vector<uint32_t> values(keys.size(), kEmpty);
-    const size_t mask = keys.size() - 1;
-    for (size_t j = 0; j < keys_.size(); ++j) {
-        if (values_[j] == kEmpty)
-            continue;
-        size_t i = mix(keys_[j]) & mask;
-        while (values[i] != kEmpty)
-            i = (i + 1) & mask;
-        keys[i] = keys_[j];
-        values[i] = values_[j];
-    }
-    keys_.swap(keys);
-    values_.swap(values);
-}
-
 size_t FrameTable::NameHash::operator()(const Name& k) const noexcept
 {
-    return mix(std::hash<InternedString>()(k.first) ^ mix(std::hash<InternedString>()(k.second)));
+    return mix64(std::hash<InternedString>()(k.first) ^ mix64(std::hash<InternedString>()(k.second)));
 }
 
 FrameTable::FrameTable()
@@ -109,7 +54,7 @@ uint32_t FrameTable::pathId(const std::vector<uint32_t>& labels)
 {
     uint64_t h = labels.size();
     for (uint32_t l : labels)
-        h = mix(h ^ l) + 0x9e3779b97f4a7c15ull;
+        h = mix64(h ^ l) + 0x9e3779b97f4a7c15ull;
     if ((pathBegin_.size() + 1) * 2 > pathSlots_.size()) {
         std::vector<uint32_t> slots(std::max<size_t>(64, pathSlots_.size() * 2), UINT32_MAX);
         for (uint32_t p = 0; p < pathBegin_.size(); ++p) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "lockscope/capture/capture.h"
+#include "lockscope/capture/flat_index.h"
 
 // Integer ids for the frames and call paths of the two captures being
 // compared, so the comparison hashes integers instead of building
@@ -16,21 +17,7 @@
 // compare allocation-bound on 100k-stack captures).
 namespace lockscope::reports {
 
-// Open-addressing map from a 64-bit key to a 32-bit value. No erase, no
-// per-entry allocation.
-class FlatIndex {
-public:
-    explicit FlatIndex(size_t expected = 0);
-    // {value, inserted}: the stored value, or value itself when newly inserted.
-    std::pair<uint32_t, bool> tryEmplace(uint64_t key, uint32_t value);
-
-private:
-    void grow();
-    static constexpr uint32_t kEmpty = UINT32_MAX;
-    std::vector<uint64_t> keys_;
-    std::vector<uint32_t> values_;
-    size_t size_ = 0;
-};
+using lockscope::FlatIndex;
 
 // Frames and call paths shared by both sides of a comparison. A frame's
 // identity is CallTree's: (name, module), unresolved frames named by their

@@ -54,24 +54,22 @@ uint32_t CallTree::findChild(uint32_t parent, InternedString function, InternedS
     const auto frame = frameIds_.find(Name(function, module));
     if (frame == frameIds_.end())
         return kRoot;
-    const auto it = childIndex_.find(childKey(parent, frame->second));
-    return it == childIndex_.end() ? kRoot : it->second;
+    return childIndex_.find(childKey(parent, frame->second)).value_or(kRoot);
 }
 
 uint32_t CallTree::childFor(uint32_t parent, InternedString function, InternedString module)
 {
     const auto frame = frameIds_.try_emplace(Name(function, module), uint32_t(frameIds_.size())).first;
-    auto [it, inserted] = childIndex_.try_emplace(childKey(parent, frame->second), 0);
+    const auto next = static_cast<uint32_t>(nodes_.size());
+    const auto [id, inserted] = childIndex_.tryEmplace(childKey(parent, frame->second), next);
     if (!inserted)
-        return it->second;
-    const auto id = static_cast<uint32_t>(nodes_.size());
+        return id;
     Node n;
     n.function = frame->first.first;
     n.module = frame->first.second;
     n.parent = parent;
     nodes_.push_back(std::move(n));
     nodes_[parent].children.push_back(id);
-    it->second = id;
     return id;
 }
 

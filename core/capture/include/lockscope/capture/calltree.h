@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "lockscope/capture/capture.h"
+#include "lockscope/capture/flat_index.h"
 
 namespace lockscope {
 
@@ -77,7 +78,7 @@ private:
     // Each distinct (function, module) gets an id; children are then found by
     // (parent << 32 | frame id), so building is linear in frames.
     std::unordered_map<Name, uint32_t, NameHash> frameIds_;
-    std::unordered_map<uint64_t, uint32_t> childIndex_;
+    FlatIndex childIndex_;
 };
 
 // "function" or "function [module]" for display.
