@@ -259,10 +259,12 @@ public:
     // reader that never stops (lockscope agent): the wait and CPU families'
     // maps are read and emptied key by key (lookup-and-delete), counters
     // come as differences, so memory stays bounded and no event is counted
-    // twice. Waits still parked in the per-CPU rings or count caches come
-    // with a later drain. Families that cannot be emptied while attached
-    // (hold, syscalls, functions, user locks, holder stacks, lock owners)
-    // are not read: drainable() says whether every attached one can be.
+    // twice. Lock owners are taken by generation, after a grace period, so
+    // none is lost or doubled either (lock_owners.h). Waits still parked in
+    // the per-CPU rings or count caches come with a later drain. Families
+    // that cannot be emptied while attached (hold, syscalls, functions, user
+    // locks, holder stacks) are not read: drainable() says whether every
+    // attached one can be.
     virtual Snapshot drain() = 0;
     virtual bool drainable() const = 0;
     // Deletes a stack id no record refers to any more (a drained reader's
