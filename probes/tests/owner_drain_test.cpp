@@ -25,6 +25,7 @@
 
 #include <gtest/gtest.h>
 
+#include "lock_owners.h"
 #include "lockscope/probes/probes.h"
 #include "test_support.h"
 
@@ -226,3 +227,120 @@ TEST(OwnerDrain, DrainsLoseAndDoubleNoOwnerWait)
 
 } // namespace
 } // namespace lockscope::probes
+
+namespace lockscope::probes::detail {
+namespace {
+
+// The drain's bookkeeping on maps of the programs' shapes, filled by hand:
+// which generations it takes, where it finds stacks and names once it has
+// moved them out, and that it forgets them (its memory stays bounded).
+class OwnerMaps : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        LOCKSCOPE_REQUIRE_ROOT();
+        fds_.owners = bpf_map_create(BPF_MAP_TYPE_HASH, "t_owners", sizeof(ls_owner_key), sizeof(ls_holder_val), 64, nullptr);
+        fds_.owner_stacks = bpf_map_create(BPF_MAP_TYPE_HASH, "t_ostacks", 8, sizeof(ls_owner_stack), 64, nullptr);
+        fds_.owner_comms = bpf_map_create(BPF_MAP_TYPE_HASH, "t_ocomms", 4, sizeof(ls_owner_comm), 64, nullptr);
+        ASSERT_GE(std::min({ fds_.owners, fds_.owner_stacks, fds_.owner_comms }), 0) << "bpf_map_create failed";
+    }
+    void TearDown() override
+    {
+        for (int fd : { fds_.owners, fds_.owner_stacks, fds_.owner_comms })
+            if (fd >= 0)
+                close(fd);
+    }
+    void charge(uint32_t tid, uint64_t stack, uint32_t gen, uint64_t count)
+    {
+        ls_owner_key k {};
+        k.lock = 0x1000;
+        k.wait_kstack = 5;
+        k.owner_tid = tid;
+        k.owner_stack = stack;
+        k.gen = gen;
+        const ls_holder_val v { count, count * 100 };
+        ASSERT_EQ(bpf_map_update_elem(fds_.owners, &k, &v, BPF_ANY), 0);
+    }
+    void storeStack(uint64_t key, uint64_t leaf)
+    {
+        ls_owner_stack s {};
+        s.nr = 2;
+        s.ips[0] = leaf;
+        s.ips[1] = 0xffffffff81000000ULL;
+        ASSERT_EQ(bpf_map_update_elem(fds_.owner_stacks, &key, &s, BPF_ANY), 0);
+    }
+    std::vector<OwnerRecord> drain(const std::vector<ls_wait_done>& parked = {})
+    {
+        return owners_.drain(fds_, &gen_, parked);
+    }
+
+    OwnerMapFds fds_;
+    OwnerDrain owners_;
+    volatile uint32_t gen_ = 0;
+};
+
+TEST_F(OwnerMaps, TakesPastGenerationsAndResolvesWhatItMovedOut)
+{
+    storeStack(0x11, 0xffffffff81001234ULL);
+    const ls_owner_comm comm { "holder" };
+    const uint32_t tid = 42;
+    ASSERT_EQ(bpf_map_update_elem(fds_.owner_comms, &tid, &comm, BPF_ANY), 0);
+    charge(42, 0x11, 0, 2);
+    charge(43, 0x11, 1, 3); // the generation the drain opens: the programs still add to it
+    const auto first = drain();
+    ASSERT_EQ(first.size(), 1u);
+    EXPECT_EQ(first[0].owner_tid, 42u);
+    EXPECT_EQ(first[0].count, 2u);
+    EXPECT_EQ(first[0].wait_ns, 200u);
+    EXPECT_EQ(first[0].owner_comm, "holder");
+    EXPECT_EQ(first[0].owner_stack.size(), 2u);
+    EXPECT_EQ(gen_, 1u);
+    uint64_t key = 0;
+    EXPECT_NE(bpf_map_get_next_key(fds_.owner_stacks, nullptr, &key), 0) << "the stacks moved out of the kernel";
+    const auto second = drain();
+    ASSERT_EQ(second.size(), 1u) << "generation 1 is closed now";
+    EXPECT_EQ(second[0].owner_tid, 43u);
+    EXPECT_EQ(second[0].owner_stack.size(), 2u) << "resolved from what the first drain moved out";
+    EXPECT_TRUE(drain().empty()) << "nothing taken twice";
+    EXPECT_EQ(owners_.stacksLost(), 0u);
+}
+
+TEST_F(OwnerMaps, ForgetsStacksNoOneNamesAndKeepsThoseParkedWaitsName)
+{
+    storeStack(0x11, 0xffffffff81001111ULL);
+    storeStack(0x22, 0xffffffff81002222ULL);
+    ls_wait_done parked {};
+    parked.owner_stack = 0x22;
+    parked.owner_tid = 7;
+    for (uint64_t i = 0; i < OwnerDrain::kKeepDrains + 2; ++i)
+        drain({ parked });
+    EXPECT_EQ(owners_.stack(0x11), nullptr) << "unseen for kKeepDrains drains: forgotten";
+    EXPECT_NE(owners_.stack(0x22), nullptr) << "a parked wait still names it";
+    charge(7, 0x22, gen_, 1);
+    charge(8, 0x11, gen_, 4);
+    const auto late = drain();
+    ASSERT_EQ(late.size(), 2u);
+    for (const OwnerRecord& r : late)
+        EXPECT_EQ(r.owner_stack.empty(), r.owner_tid == 8) << "tid " << r.owner_tid;
+    EXPECT_EQ(owners_.stacksLost(), 4u) << "the waits named without their stack are counted";
+}
+
+TEST_F(OwnerMaps, HoldsBackOwnersWhoseWaitComesInTheNextWindow)
+{
+    std::vector<OwnerRecord> owners { OwnerRecord { 0x1000, 5, 0, 42, "", {}, 1, 10, 0 } };
+    LockRecord wait;
+    wait.lock_addr = 0x1000;
+    wait.kstack_id = 5;
+    owners_.matchWaits(owners, {}, false);
+    EXPECT_TRUE(owners.empty()) << "its wait is not in this window";
+    owners_.matchWaits(owners, { wait }, false);
+    ASSERT_EQ(owners.size(), 1u) << "given with its wait's window";
+    std::vector<OwnerRecord> orphan { OwnerRecord { 0x2000, 5, 0, 42, "", {}, 1, 10, 0 } };
+    owners_.matchWaits(orphan, {}, false);
+    EXPECT_TRUE(orphan.empty());
+    owners_.matchWaits(orphan, {}, true);
+    EXPECT_EQ(orphan.size(), 1u) << "all of them once detached";
+}
+
+} // namespace
+} // namespace lockscope::probes::detail
