@@ -22,6 +22,7 @@ import shutil
 import sys
 import tempfile
 import time
+import urllib.error
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from agent_harness import (Agent, bpf_preconditions, fail, go_pprof, limit, load_capture,  # noqa: E402
@@ -51,6 +52,13 @@ try:
     status, index = agent.get("/")
     if b"/debug/pprof/lock_owners" not in index:
         fail("/ does not list /debug/pprof/lock_owners")
+    for bad in ("0", "301", "abc"):
+        try:
+            agent.get(f"/debug/pprof/lock_owners?seconds={bad}")
+            fail(f"/debug/pprof/lock_owners?seconds={bad} was answered")
+        except urllib.error.HTTPError as e:
+            if e.code != 400:
+                fail(f"/debug/pprof/lock_owners?seconds={bad}: HTTP {e.code}, not 400")
     time.sleep(3)
     finish = record_started(lockscope, SECONDS, f"{tmp}/record.json", "--lock-owner")
     raw = pprof_raw(agent.url(f"/debug/pprof/lock_owners?seconds={SECONDS}"))
