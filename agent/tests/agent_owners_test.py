@@ -7,12 +7,13 @@ wait): samples labelled with the lock and its owner task, owner frames,
 and totals that match a `lockscope record --lock-owner` of the same
 interval. The owned delay within agent_harness.limit()'s 30% (each session
 times the other; measured 0.3-3% apart); the owned count only one way: an
-owner is read racily from the lock word when a wait goes to sleep, and of
-two sessions the one attached first reads it first, while the owner is
-more often still there (two concurrent records: the first saw 1.7-3.2x the
-second's owned waits, with the same owned delay, which long sleeps make).
-The agent attaches first here, so it must see at least 90% of record's
-count; probes.OwnerDrain checks the drains' exact counts. Without ?seconds
+owner is read racily from the lock word (and above the timing budget for
+a sample of the spins only), and of two sessions the one attached first,
+reading the word first, charged more waits to owners in every run (agent
+first: 1.03-4x record's; two concurrent records: the first 1.7-3.2x the
+second's), with the same owned delay, which long sleeps make. The agent
+attaches first here, so it must charge at least 90% of record's count;
+probes.OwnerDrain checks the drains' exact counts. Without ?seconds
 the cumulative profile holds at least as much; /capture?seconds=N names
 the owners; / lists the endpoint.
 
