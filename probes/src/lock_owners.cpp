@@ -8,9 +8,8 @@
 #include <tuple>
 
 #include <bpf/bpf.h>
-#include <linux/membarrier.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+
+#include "bpf_util.h"
 
 namespace lockscope::probes::detail {
 
@@ -72,13 +71,6 @@ template <class Key> std::vector<Key> keysOf(int fd)
 }
 
 } // namespace
-
-bool waitForRunningPrograms()
-{
-    // MEMBARRIER_CMD_GLOBAL is synchronize_rcu(), and the wait programs run
-    // inside an RCU read-side section (with preemption off on one CPU).
-    return syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0;
-}
 
 std::vector<OwnerRecord> readOwners(const OwnerMapFds& fds, const std::vector<ls_wait_done>& undrained,
     const OwnerDrain* moved)

@@ -73,8 +73,4 @@ private:
 std::vector<OwnerRecord> readOwners(const OwnerMapFds& fds, const std::vector<ls_wait_done>& undrained,
     const OwnerDrain* moved = nullptr);
 
-// Waits until no BPF program that began before the call still runs (an RCU
-// grace period, by membarrier). False when the kernel cannot say.
-bool waitForRunningPrograms();
-
 } // namespace lockscope::probes::detail

@@ -96,7 +96,11 @@ public:
         return std::all_of(families_.begin(), families_.end(), [](const auto& f) { return f->drainable(); });
     }
 
-    void forgetStack(int64_t id) const override { maps_.forgetStack(id); }
+    void forgetStack(int64_t id) const override
+    {
+        if (std::none_of(families_.begin(), families_.end(), [id](const auto& f) { return f->deferForget(id); }))
+            maps_.forgetStack(id);
+    }
 
     std::vector<uint64_t> kernelStack(int64_t id) const override { return maps_.stack(id); }
     std::vector<uint64_t> userStack(int64_t id, uint32_t) const override { return maps_.stack(id); }
