@@ -32,7 +32,8 @@ Agent::Agent(std::unique_ptr<record::LiveRecording> recording, AgentOptions opti
     : recording_(std::move(recording)), options_(options), cumulative_(SumLimits{.max_stacks = options.limits.max_stacks,
                                                                                 .max_locks = options.limits.max_locks,
                                                                                 .cpu_stacks = false,
-                                                                                .fold_interrupted = true}),
+                                                                                .fold_interrupted = true,
+                                                                                .max_owners = options.limits.max_owners}),
       series_(options.metrics_top)
 {
     health_.start_time_seconds = double(std::time(nullptr));
@@ -100,6 +101,7 @@ AgentHealth Agent::healthLocked()
     h.stacks_not_kept = cumulative_.stacksNotKept();
     h.locks_forgotten = series_.locksForgotten();
     h.locks_folded = cumulative_.locksFolded();
+    h.owners_folded = cumulative_.ownersFolded();
     h.resident_bytes = residentBytes();
     h.bpf_stats_enabled = probes::bpfStatsEnabled();
     if (h.bpf_stats_enabled)

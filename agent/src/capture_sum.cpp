@@ -93,6 +93,31 @@ void CaptureSum::addLock(const StackIndex& slice, const Lock& l, SliceStacks& se
         into_site.wait_untimed += site.wait_untimed;
         into_site.hold.merge(site.hold);
         into_site.acquire.merge(site.acquire);
+        addHolders(slice, site.holders, into_site, seen);
+    }
+}
+
+void CaptureSum::addHolders(const StackIndex& slice, const std::vector<Holder>& from, Site& into, SliceStacks& seen)
+{
+    for (const Holder& h : from) {
+        Holder key(stackId(slice, h.stack_id, seen), 0, 0, h.owner_tid, h.owner_comm);
+        auto it = std::find_if(into.holders.begin(), into.holders.end(), [&](const Holder& x) {
+            return x.stack_id == key.stack_id && x.owner_tid == key.owner_tid && x.owner_comm == key.owner_comm;
+        });
+        if (it == into.holders.end() && ownersKept_ >= limits_.max_owners) {
+            ++ownersFolded_;
+            const Stack notKept{0, StackKind::Kernel, {Frame{kOwnersNotKeptFrame, 0, "", {}}}};
+            key = Holder(*stacks_.intern(notKept, true), 0, 0);
+            it = std::find_if(into.holders.begin(), into.holders.end(), [&](const Holder& x) {
+                return x.stack_id == key.stack_id && !x.owner_tid;
+            });
+        }
+        if (it == into.holders.end()) {
+            ++ownersKept_;
+            it = into.holders.insert(into.holders.end(), std::move(key));
+        }
+        it->count += h.count;
+        it->wait_ns += h.wait_ns;
     }
 }
 
@@ -176,6 +201,11 @@ Capture CaptureSum::capture() const
             site.wait_untimed = s.wait_untimed;
             site.hold = s.hold.expand();
             site.acquire = s.acquire.expand();
+            site.holders = s.holders;
+            std::stable_sort(site.holders.begin(), site.holders.end(),
+                             [](const Holder& a, const Holder& b) { return a.wait_ns > b.wait_ns; });
+            for (const Holder& h : s.holders)
+                named.push_back(h.stack_id);
             c.locks[i].sites.push_back(std::move(site));
             named.push_back(s.stack);
             if (s.user)

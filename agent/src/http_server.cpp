@@ -3,11 +3,13 @@
 // holds the routes, the checks in front of them and the listener's life.
 #include "lockscope/agent/http_server.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <string_view>
 #include <thread>
 
 #include <httplib.h> // with CPPHTTPLIB_OPENSSL_SUPPORT, from its pkg-config flags
@@ -83,6 +85,9 @@ const char* kIndex = R"(<!DOCTYPE html>
 <li><a href="/debug/pprof/lock_wait">/debug/pprof/lock_wait</a>: pprof of the waits since start;
  <code>?seconds=N</code>: of the next N seconds (Go mutex-profile sample types contentions/count, delay/nanoseconds)</li>
 <li>/debug/pprof/lock_hold: the same weighted by hold time, when holds are recorded</li>
+<li>/debug/pprof/lock_owners: the owners' side (<code>--lock-owner</code>): the waits charged to the owner
+ task's stack when they began, labelled owner_comm and owner_tid, as <code>lockscope export --format
+ pprof-holders</code>; <code>?seconds=N</code> as above</li>
 <li>/capture?seconds=N: a lockscope capture of the next N seconds (<code>lockscope report</code> reads it);
  without seconds, everything since start</li>
 <li><a href="/healthz">/healthz</a></li>
@@ -222,20 +227,21 @@ void HttpServer::Impl::profile(const Request& req, Response& res,
 
 namespace {
 
-bool holdsRecorded(const Capture& c)
+bool attached(const Agent& agent, std::string_view probe)
 {
-    for (const ProbeStatus& p : c.probes)
-        if (p.name == "spin_hold" && p.attached)
-            return true;
-    return false;
+    const auto& probes = agent.probes();
+    return std::any_of(probes.begin(), probes.end(),
+                       [&](const ProbeStatus& p) { return p.name == probe && p.attached; });
 }
 
-void pprofBody(const Capture& c, Response& res, reports::Weight weight, const char* file)
+// format: an exporter's name ("pprof", "pprof-holders"): the agent serves
+// what `lockscope export` writes.
+void pprofBody(const Capture& c, Response& res, const char* format, reports::Weight weight, const char* file)
 {
     reports::ExportOptions eo;
     eo.weight = weight;
     res.set_header("Content-Disposition", std::string("attachment; filename=\"") + file + "\"");
-    res.set_content(reports::findExporter("pprof")->write(c, eo), "application/octet-stream");
+    res.set_content(reports::findExporter(format)->write(c, eo), "application/octet-stream");
 }
 
 } // namespace
@@ -271,14 +277,27 @@ void HttpServer::Impl::routes(httplib::Server& s)
     });
     s.Get("/metrics", [this](const Request&, Response& res) { res.set_content(agent.metrics(), kMetricsContentType); });
     s.Get("/debug/pprof/lock_wait", [this](const Request& req, Response& res) {
-        profile(req, res, [](const Capture& c, Response& r) { pprofBody(c, r, reports::Weight::Wait, "lock_wait.pb.gz"); });
+        profile(req, res, [](const Capture& c, Response& r) {
+            pprofBody(c, r, "pprof", reports::Weight::Wait, "lock_wait.pb.gz");
+        });
     });
     s.Get("/debug/pprof/lock_hold", [this](const Request& req, Response& res) {
-        if (!holdsRecorded(agent.cumulative())) {
+        if (!attached(agent, "spin_hold")) {
             text(res, 404, "holds are not recorded: the agent runs without the hold probe");
             return;
         }
-        profile(req, res, [](const Capture& c, Response& r) { pprofBody(c, r, reports::Weight::Hold, "lock_hold.pb.gz"); });
+        profile(req, res, [](const Capture& c, Response& r) {
+            pprofBody(c, r, "pprof", reports::Weight::Hold, "lock_hold.pb.gz");
+        });
+    });
+    s.Get("/debug/pprof/lock_owners", [this](const Request& req, Response& res) {
+        if (!attached(agent, "lock_owner")) {
+            text(res, 404, "lock owners are not recorded: run the agent with --lock-owner");
+            return;
+        }
+        profile(req, res, [](const Capture& c, Response& r) {
+            pprofBody(c, r, "pprof-holders", reports::Weight::Wait, "lock_owners.pb.gz");
+        });
     });
     s.Get("/capture", [this](const Request& req, Response& res) {
         profile(req, res, [](const Capture& c, Response& r) {

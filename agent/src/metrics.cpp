@@ -191,6 +191,9 @@ void healthMetrics(Exposition& x, const AgentHealth& h)
              "top ones), profile (folded into \"[other locks]\" of the cumulative profile).");
     x.sample("lockscope_agent_locks_evicted_total", "table=\"ranking\"", number(h.locks_forgotten));
     x.sample("lockscope_agent_locks_evicted_total", "table=\"profile\"", number(h.locks_folded));
+    x.family("lockscope_agent_owners_folded_total", "counter",
+             "Lock owners (--lock-owner) folded into \"[owners not kept]\" of the cumulative profile.");
+    x.sample("lockscope_agent_owners_folded_total", "", number(h.owners_folded));
     x.family("lockscope_agent_resident_memory_bytes", "gauge", "Resident set size of the agent.");
     x.sample("lockscope_agent_resident_memory_bytes", "", number(h.resident_bytes));
     x.family("lockscope_agent_start_time_seconds", "gauge", "When the agent started, in Unix time.");

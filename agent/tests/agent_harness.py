@@ -111,11 +111,11 @@ def record(lockscope, seconds, out):
     return load_capture(lockscope, out)
 
 
-def record_started(lockscope, seconds, out):
-    """`lockscope record -a -d seconds` started; returns once its probes are
-    attached (its interval has begun) with a function that waits for it and
-    returns the capture."""
-    proc = subprocess.Popen([lockscope, "record", "-a", "-d", str(seconds), "-o", out],
+def record_started(lockscope, seconds, out, *args):
+    """`lockscope record -a -d seconds [args]` started; returns once its
+    probes are attached (its interval has begun) with a function that waits
+    for it and returns the capture."""
+    proc = subprocess.Popen([lockscope, "record", "-a", "-d", str(seconds), "-o", out, *args],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     seen = []
     for line in proc.stderr:
@@ -166,3 +166,51 @@ def workload_lock(capture):
 def bpf_preconditions():
     if os.geteuid() != 0:
         skip("needs root to load BPF programs")
+
+
+def go_pprof(tmp):
+    """A function running `go tool pprof -raw URL` (golang-go, no network:
+    GOPATH/GOCACHE in tmp, GOPROXY=off) and returning its output; skips
+    without the go tool."""
+    import shutil
+    go = shutil.which("go") or ("/usr/lib/go/bin/go" if os.path.exists("/usr/lib/go/bin/go") else None)
+    if not go:
+        skip("no go tool (Debian package: golang-go)")
+    env = dict(os.environ, GOPATH=f"{tmp}/gopath", GOCACHE=f"{tmp}/gocache", HOME=tmp, GOFLAGS="", GOPROXY="off",
+               GO111MODULE="off")
+
+    def raw(url):
+        r = subprocess.run([go, "tool", "pprof", "-raw", url], capture_output=True, text=True, env=env, timeout=120)
+        if r.returncode != 0:
+            fail(f"go tool pprof -raw {url} exited {r.returncode}:\n{r.stderr}")
+        return r.stdout
+    return raw
+
+
+def parse_raw(text):
+    """go tool pprof -raw's output as (sample type line, [(values, location
+    ids, labels)], {location id: function}); labels hold string and numeric
+    labels alike (owner_tid:[1234 ])."""
+    lines = text.splitlines()
+    try:
+        at = lines.index("Samples:")
+    except ValueError:
+        fail("no Samples: in go tool pprof -raw's output:\n" + text[:2000])
+    types = lines[at + 1].strip()
+    samples, functions = [], {}
+    i = at + 2
+    while i < len(lines) and lines[i] != "Locations":
+        m = re.match(r"^\s+([\d ]+?): ([\d ]*)$", lines[i])
+        if m:
+            labels = {}
+            j = i + 1
+            while j < len(lines) and re.match(r"^\s+\w+:\[", lines[j]):
+                labels.update((k, v.strip()) for k, v in re.findall(r"(\w+):\[([^\]]*)\]", lines[j]))
+                j += 1
+            samples.append(([int(x) for x in m.group(1).split()], [int(x) for x in m.group(2).split()], labels))
+        i += 1
+    for line in lines[i + 1:]:
+        m = re.match(r"^\s+(\d+): 0x[0-9a-f]+ M=\d+ (\S+)", line)
+        if m:
+            functions[int(m.group(1))] = m.group(2)
+    return types, samples, functions

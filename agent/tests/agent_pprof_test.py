@@ -11,7 +11,6 @@ reads.
 
 usage: agent_pprof_test.py LOCKSCOPE CONTEND_WORKLOAD"""
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -19,51 +18,15 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from agent_harness import WORKLOAD_FRAME, Agent, bpf_preconditions, fail, limit, record_started, workload_lock, lock_workload, skip  # noqa: E402
+from agent_harness import (WORKLOAD_FRAME, Agent, bpf_preconditions, fail, go_pprof, limit, lock_workload,  # noqa: E402
+                           parse_raw, record_started, workload_lock)
 
 lockscope, contend = sys.argv[1], sys.argv[2]
 bpf_preconditions()
 
-go = shutil.which("go") or ("/usr/lib/go/bin/go" if os.path.exists("/usr/lib/go/bin/go") else None)
-if not go:
-    skip("no go tool (Debian package: golang-go)")
 tmp = tempfile.mkdtemp(prefix="agent-pprof-")
-env = dict(os.environ, GOPATH=f"{tmp}/gopath", GOCACHE=f"{tmp}/gocache", HOME=tmp, GOFLAGS="", GOPROXY="off",
-           GO111MODULE="off")
+pprof_raw = go_pprof(tmp)
 SECONDS = 10
-
-
-def pprof_raw(url):
-    r = subprocess.run([go, "tool", "pprof", "-raw", url], capture_output=True, text=True, env=env, timeout=120)
-    if r.returncode != 0:
-        fail(f"go tool pprof -raw {url} exited {r.returncode}:\n{r.stderr}")
-    return r.stdout
-
-
-def parse_raw(text):
-    """(sample type line, [(values, location ids, labels)], {location id: function})"""
-    lines = text.splitlines()
-    try:
-        at = lines.index("Samples:")
-    except ValueError:
-        fail("no Samples: in go tool pprof -raw's output:\n" + text[:2000])
-    types = lines[at + 1].strip()
-    samples, functions = [], {}
-    i = at + 2
-    while i < len(lines) and lines[i] != "Locations":
-        m = re.match(r"^\s+(\d+)\s+(\d+)\s+(\d+): ([\d ]*)$", lines[i])
-        if m:
-            labels = {}
-            if i + 1 < len(lines) and re.match(r"^\s+\w+:\[", lines[i + 1]):
-                labels = dict(re.findall(r"(\w+):\[([^\]]*)\]", lines[i + 1]))
-            samples.append(([int(m.group(1)), int(m.group(2)), int(m.group(3))],
-                            [int(x) for x in m.group(4).split()], labels))
-        i += 1
-    for line in lines[i + 1:]:
-        m = re.match(r"^\s+(\d+): 0x[0-9a-f]+ M=\d+ (\S+)", line)
-        if m:
-            functions[int(m.group(1))] = m.group(2)
-    return types, samples, functions
 
 
 agent = Agent(lockscope, "--window", "1")

@@ -87,6 +87,7 @@ try:
         expect(f"/debug/pprof/lock_wait?seconds={bad}", curl(base + f"/debug/pprof/lock_wait?seconds={bad}")[0], 400)
     expect("/capture?seconds=400", curl(base + "/capture?seconds=400")[0], 400)
     expect("/nowhere", curl(base + "/nowhere")[0], 404)
+    expect("/debug/pprof/lock_owners without --lock-owner", curl(base + "/debug/pprof/lock_owners")[0], 404)
     expect("/healthz", curl(base + "/healthz")[0], 200)
     expect("/", curl(base + "/")[0], 200)
 

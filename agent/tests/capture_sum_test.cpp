@@ -84,6 +84,56 @@ TEST(CaptureSum, LockTableIsBounded)
 namespace lockscope::agent {
 namespace {
 
+// slice() with an owner on its first site: a task at a stack of its own.
+Capture withOwner(uint32_t firstId, uint32_t ownerTid, const std::string& ownerLeaf, uint64_t waits, uint64_t ns)
+{
+    Capture c = slice({"__mutex_lock"}, firstId, ns, 1.0);
+    const uint32_t ownerStack = firstId + 50;
+    c.stacks.push_back(Stack{ownerStack, StackKind::Kernel, {Frame{ownerLeaf, 0, "", {}}, Frame{"ksys_read", 8, "", {}}}});
+    c.locks[0].sites[0].holders.push_back(Holder(ownerStack, waits, ns, ownerTid, "worker"));
+    return c;
+}
+
+TEST(CaptureSum, OwnersAddUpByStackAndTask)
+{
+    CaptureSum sum;
+    sum.add(withOwner(1, 42, "filemap_read", 3, 3000));
+    sum.add(withOwner(200, 42, "filemap_read", 2, 5000)); // the same owner, stack ids renumbered
+    sum.add(withOwner(400, 43, "filemap_read", 1, 100));
+    const Capture c = sum.capture();
+    ASSERT_EQ(c.locks.size(), 1u);
+    ASSERT_EQ(c.locks[0].sites.size(), 1u);
+    const auto& holders = c.locks[0].sites[0].holders;
+    ASSERT_EQ(holders.size(), 2u);
+    EXPECT_EQ(holders[0].owner_tid, 42u) << "by wait time, most first";
+    EXPECT_EQ(holders[0].count, 5u);
+    EXPECT_EQ(holders[0].wait_ns, 8000u);
+    EXPECT_EQ(holders[0].owner_comm, "worker");
+    const Stack* s = c.findStack(holders[0].stack_id);
+    ASSERT_NE(s, nullptr) << "the owner's stack is in the capture";
+    EXPECT_EQ(s->frames[0].function, "filemap_read");
+    EXPECT_EQ(holders[1].owner_tid, 43u);
+}
+
+TEST(CaptureSum, OwnersAreBoundedAndSaySo)
+{
+    SumLimits limits;
+    limits.max_owners = 1;
+    CaptureSum sum(limits);
+    sum.add(withOwner(1, 42, "filemap_read", 3, 3000));
+    sum.add(withOwner(100, 43, "filemap_read", 1, 100));
+    sum.add(withOwner(200, 44, "filemap_read", 2, 200));
+    const Capture c = sum.capture();
+    const auto& holders = c.locks[0].sites[0].holders;
+    ASSERT_EQ(holders.size(), 2u);
+    EXPECT_EQ(sum.ownersFolded(), 2u);
+    EXPECT_EQ(holders[1].count, 3u) << "the refused owners' waits stay counted";
+    EXPECT_FALSE(holders[1].owner_tid);
+    const Stack* s = c.findStack(holders[1].stack_id);
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->frames[0].function, kOwnersNotKeptFrame);
+}
+
 TEST(CaptureSum, CpuStacksCanBeLeftOut)
 {
     Capture a = slice({"f"}, 1, 1000, 1.0);

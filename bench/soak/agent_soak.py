@@ -50,6 +50,8 @@ def main():
     ap.add_argument("-n", type=int, default=10, help="nice level of the loads (default 10)")
     ap.add_argument("-b", default="", help="build directory")
     ap.add_argument("--check", action="store_true", help="a test: exit 1 on growth, a full map or loss")
+    ap.add_argument("--lock-owner", action="store_true",
+                    help="the agent with --lock-owner, its owners' profile requested as the waits' is")
     a = ap.parse_args()
     if os.geteuid() != 0:
         if a.check:
@@ -68,9 +70,12 @@ def main():
     loads = ["while :; do /bin/true; done",
              f"{semop} --multi --threads 2 --duration {secs} >/dev/null",
              f"{timer} --procs 1 --threads 2 --duration {secs} >/dev/null"]
+    if a.lock_owner:  # a mutex with owners: the f_pos_lock of one file read by 2 threads
+        loads.append(f"{os.path.join(b, 'collector', 'tests', 'contend-workload')} filepos 2 {secs}")
     tmp = tempfile.mkdtemp(prefix="lockscope-agent-soak-")
     log = open(os.path.join(tmp, "agent.log"), "w+")
-    agent = subprocess.Popen([lockscope, "agent", "--listen", "127.0.0.1:0", "--window", str(a.w)],
+    agent = subprocess.Popen([lockscope, "agent", "--listen", "127.0.0.1:0", "--window", str(a.w),
+                              *(["--lock-owner"] if a.lock_owner else [])],
                              stdout=log, stderr=log)
     port = None
     for _ in range(600):
@@ -96,6 +101,8 @@ def main():
         while time.monotonic() - start < a.d:
             # As Parca would: a delta profile of a second, then a scrape.
             get(port, "/debug/pprof/lock_wait?seconds=1")
+            if a.lock_owner:
+                get(port, "/debug/pprof/lock_owners?seconds=1")
             time.sleep(max(0.0, min(a.i - 1, a.d - (time.monotonic() - start))))
             t = time.monotonic() - start
             r = rss_kib(agent.pid)

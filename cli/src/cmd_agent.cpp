@@ -36,6 +36,8 @@ struct AgentArgs {
     int max_profile_requests = 4;
     bool per_cgroup = false;
     bool lock_names = true;
+    bool lock_owner = false;
+    bool hold = false;
     bool no_cpu = false;
 };
 
@@ -52,6 +54,9 @@ record::RecordOptions recordOptions(const AgentArgs& a)
     p.cpu_frequency_hz = a.no_cpu ? 0 : a.freq;
     p.per_cgroup = a.per_cgroup;
     p.lock_names = a.lock_names;
+    p.lock_owner = a.lock_owner;
+    p.hold = a.hold ? probes::Backend::Auto : probes::Backend::Off;
+    p.drain = true; // read out every window: the hold tables in halves
     const auto wait = probes::backendFromName(a.wait_backend);
     const auto allowed = probes::familyBackends(probes::HookFamily::Wait);
     if (!wait || std::find(allowed.begin(), allowed.end(), *wait) == allowed.end())
@@ -178,6 +183,12 @@ void addAgentCommand(CLI::App& app, Result& result)
     cmd->add_flag("--per-cgroup", args->per_cgroup, "keep locks apart per cgroup v2 of the waiting task");
     cmd->add_flag("--lock-names,!--no-lock-names", args->lock_names,
                   "name each lock beside its key where the kernel lets us know (as record; on unless --no-lock-names)");
+    cmd->add_flag("--lock-owner", args->lock_owner,
+                  "name the owner task (and its stack) of contended mutexes and writer-owned rwsems (as record; "
+                  "served at /debug/pprof/lock_owners)");
+    cmd->add_flag("--hold", args->hold,
+                  "spin-lock hold times (as record --hold: fentry, else kprobes; on every spin-lock acquisition "
+                  "of the system): lockscope_lock_hold_* metrics and /debug/pprof/lock_hold");
     cmd->add_option("--stack-depth", args->stack_depth, "frames kept after the lock internals (as record)")
         ->check(CLI::Range(0u, 127u));
     cmd->add_option("--stack-budget", args->stack_budget, "stack walks per second per CPU (as record; default 1000)")

@@ -34,7 +34,7 @@ LiveRecording::LiveRecording(RecordOptions options, std::FILE* log) : opt_(std::
     Capture attached;
     state_->session = attachProbes(state_->popt, attached, false, log);
     if (!state_->session->drainable())
-        throw RecordError("the hold, syscall, function and user-lock probes, holder stacks and lock owners "
+        throw RecordError("the hold, syscall, function and user-lock probes and holder stacks "
                           "cannot be read out per window yet: record them with lockscope record");
     probes_ = attached.probes;
     fillSystemMeta(meta_);
@@ -79,6 +79,9 @@ void LiveRecording::forgetIdleStacks(const probes::Snapshot& snap)
     for (const auto& c : snap.cpu)
         if (c.kstack_id >= 0)
             stackLastSeen_[c.kstack_id] = readOuts_;
+    for (const auto& o : snap.owners) // a wait's stack, drained with its owner
+        if (o.wait_kstack_id >= 0)
+            stackLastSeen_[o.wait_kstack_id] = readOuts_;
     for (auto it = stackLastSeen_.begin(); it != stackLastSeen_.end();) {
         if (readOuts_ - it->second < kStackIdleReadOuts) {
             ++it;

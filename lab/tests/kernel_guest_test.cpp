@@ -2,6 +2,7 @@
 // Checks on what the lab.guest_session fixture brought back from a stock
 // Debian kernel booted under qemu. Missing results are failures: the fixture
 // either ran or the boot failed (and printed why).
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -182,6 +183,51 @@ TEST(KernelGuest, HoldProbesForcedToKprobesAttachViaKprobes)
 {
     REQUIRE_RECORD();
     expectHoldProbeVia("rec_kprobe", "kprobe");
+}
+
+// lockscope agent --hold: its hold tables are drained every window (two
+// halves, a grace period between), so the holds of the semaphore array's
+// lock it served since start match rec_auto's record --hold of the same
+// workload in the same boot (both 7992 when this was written: the other
+// locks the semaphore code takes, the run queues', see the whole system's
+// holds in the agent and the workload's in record); /metrics has the hold
+// series and /debug/pprof/lock_hold a profile.
+TEST(KernelGuest, AgentDrainsHoldsAndServesThem)
+{
+    REQUIRE_RECORD();
+    const std::string log = slurp(kSession / "agent_hold.log");
+    ASSERT_TRUE(fs::exists(kSession / "agent_hold_capture.json")) << "the agent said:\n" << tailLines(log, 15);
+    const auto agent = lockscope::readCapture((kSession / "agent_hold_capture.json").string());
+    const auto* hold = probe(agent, "spin_hold");
+    ASSERT_NE(hold, nullptr);
+    EXPECT_TRUE(hold->attached) << hold->reason;
+    // The array's lock is keyed by its caller (__do_semtimedop, do_semtimedop).
+    const auto arrayLock = [](const lockscope::Capture& c) {
+        const lockscope::Lock* best = nullptr;
+        for (const auto& l : c.locks)
+            if (l.key.find("semtimedop") != std::string::npos && (!best || l.hold.count() > best->hold.count()))
+                best = &l;
+        return best;
+    };
+    const auto rec = guestCapture("rec_auto");
+    const lockscope::Lock* recorded = arrayLock(rec);
+    ASSERT_NE(recorded, nullptr) << "rec_auto has no hold of the semaphore array's lock";
+    const auto served = std::find_if(agent.locks.begin(), agent.locks.end(),
+                                     [&](const lockscope::Lock& l) { return l.key == recorded->key; });
+    ASSERT_NE(served, agent.locks.end()) << "the agent served no " << recorded->key;
+    std::printf("%s holds: agent %llu, record %llu\n", recorded->key.c_str(),
+                static_cast<unsigned long long>(served->hold.count()),
+                static_cast<unsigned long long>(recorded->hold.count()));
+    EXPECT_NEAR(double(served->hold.count()), double(recorded->hold.count()), 0.01 * double(recorded->hold.count()))
+        << "the same workload, drained per window: none lost or doubled";
+    EXPECT_GT(agent.meta.duration_s, 2.0);
+    const std::string metrics = slurp(kSession / "agent_hold_metrics.txt");
+    for (const char* series : {"lockscope_lock_holds_total{", "lockscope_lock_hold_seconds_total{",
+                               "lockscope_lock_hold_duration_seconds_bucket{"})
+        EXPECT_NE(metrics.find(series), std::string::npos) << "no " << series << " series in /metrics";
+    const std::string profile = slurp(kSession / "agent_hold_profile.pb.gz");
+    ASSERT_GT(profile.size(), 100u) << "/debug/pprof/lock_hold served no profile";
+    EXPECT_EQ(profile.substr(0, 2), std::string("\x1f\x8b")) << "not gzip";
 }
 
 // --per-cgroup on the kernel hold probe: the semaphore workload ran in two

@@ -33,6 +33,20 @@ const volatile __u32 hold_sample = 1; /* record 1 in N acquisitions */
 const volatile __u64 acquire_min_ns = 1000;
 /* --holder-stacks: the wait probe reads held and released from other CPUs. */
 const volatile bool holder_track = false;
+/*
+ * A reader that drains (lockscope agent): hold_table and acquire_table have
+ * two halves, and holds are filed in half hold_gen & 1. A drain moves
+ * hold_gen on, waits until no program that read the old one still runs (an
+ * RCU grace period), then reads and clears the half nothing writes any more.
+ */
+const volatile bool hold_halves = false;
+volatile __u32 hold_gen;
+/*
+ * Set by a drain while it deletes idle stack ids from the hold stack map:
+ * the delete takes the map's freelist lock, and a walk from the fexit on
+ * that very lock would take it again (a deadlock before rqspinlock).
+ */
+volatile __u32 hold_walks_paused;
 
 /* Frames of our own above the lock function in a stack walk (see hold_fentry). */
 #ifndef LS_HOLD_STACK_SKIP
@@ -288,7 +302,7 @@ static __always_inline void on_acquired(void *ctx, __u64 lock, __u32 variant, __
      * is slow, and walking them all lengthened every hold (the seed-02 hold
      * p90 of the baseline went from ~1 to 30 us); their histogram is exact
      * all the same, only their paths are sampled. */
-    if (!stacks_on || holder_track || walk_this_stack(at.ts, lock)) {
+    if (!hold_walks_paused && (!stacks_on || holder_track || walk_this_stack(at.ts, lock))) {
         kstack = stack_id(ctx, LS_HOLD_STACK_SKIP & BPF_F_SKIP_FIELD_MASK);
     } else {
         kstack = LS_STACK_UNSAMPLED;
@@ -328,9 +342,10 @@ static __always_inline void slot_add(void *table, __u32 table_size, __u64 lock, 
     __u64 cg = per_cgroup ? bpf_get_current_cgroup_id() : 0;
     __u64 h = (key ^ cg) * 0x9e3779b97f4a7c15ULL;
     __u32 idx = (__u32)(h >> 52);
+    __u32 half = hold_halves ? (hold_gen & 1) * table_size : 0;
 
     for (int i = 0; i < LS_HOLD_PROBE; i++) {
-        __u32 slot_idx = (idx + i) & (table_size - 1);
+        __u32 slot_idx = ((idx + i) & (table_size - 1)) + half;
         struct ls_hold_slot *slot = bpf_map_lookup_elem(table, &slot_idx);
 
         if (!slot)

@@ -24,6 +24,14 @@ extern void bpf_task_release(struct task_struct *p) __ksym __weak;
 
 const volatile bool owner_scan = false;
 
+/*
+ * The generation new owner entries are charged to. A drain (lock_owners.cpp)
+ * moves it on, waits until no program that read the old one still runs
+ * (an RCU grace period), then takes the old generation's entries: nothing
+ * adds to them any more, so each charge is read exactly once.
+ */
+volatile __u32 owner_gen;
+
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
     __type(key, struct ls_owner_key);
@@ -119,8 +127,11 @@ static __always_inline __u64 owner_stack_of(__u32 tid)
         h = (h ^ s->ips[i]) * 0x100000001b3ULL;
     }
     h |= 1; /* 0 means "no stack" */
+    /* Present, or else a drain has just moved it out between the two
+     * calls: stored again then. */
     if (bpf_map_update_elem(&owner_stacks, &h, s, BPF_NOEXIST) != 0
-        && !bpf_map_lookup_elem(&owner_stacks, &h)) {
+        && !bpf_map_lookup_elem(&owner_stacks, &h)
+        && bpf_map_update_elem(&owner_stacks, &h, s, BPF_NOEXIST) != 0) {
         count(LS_C_MAP_FULL);
         return 0;
     }
@@ -173,6 +184,7 @@ static __always_inline void owner_add(const struct ls_wait_done *w)
         .owner_tid = w->owner_tid,
         .owner_stack = w->owner_stack,
         .cgroup = w->cgroup,
+        .gen = owner_gen,
     };
 
     charge_holder(&owners, &key, w->delta);

@@ -164,7 +164,7 @@ struct ls_owner_key {
     __s32 wait_kstack;  /* the waiter's stack, as in ls_wait_key */
     __u32 tgid;         /* the waiter's tgid, as in ls_wait_key */
     __u32 owner_tid;
-    __u32 pad;
+    __u32 gen;          /* owner_gen when charged: a drain takes only past generations */
     __u64 owner_stack;  /* 0: no stack taken */
     __u64 cgroup;       /* as in ls_wait_key */
 };

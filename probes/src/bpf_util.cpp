@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include <linux/capability.h>
+#include <linux/membarrier.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -354,6 +355,14 @@ Log2Hist histFromKernel(const ls_hist& h)
 std::string attachError()
 {
     return errnoText(errno);
+}
+
+bool waitForRunningPrograms()
+{
+    // MEMBARRIER_CMD_GLOBAL is synchronize_rcu(): tracepoint, fentry and
+    // kprobe programs all run inside an RCU read-side section or with
+    // preemption off.
+    return syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0;
 }
 
 } // namespace lockscope::probes::detail

@@ -71,4 +71,9 @@ uint32_t stackWindowWalks(uint32_t per_second);
 // libbpf 1.x returns NULL and sets errno on failed attach.
 std::string attachError();
 
+// Waits until no BPF program that began before the call still runs (an RCU
+// grace period, by membarrier), so a drain can read what they no longer
+// write. False when the kernel cannot say (nohz_full).
+bool waitForRunningPrograms();
+
 } // namespace lockscope::probes::detail

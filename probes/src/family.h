@@ -33,6 +33,9 @@ public:
     // What the family aggregated since its last drain, emptying the maps it
     // reads; nothing unless drainable().
     virtual void drain(Snapshot&) { }
+    // Takes a stack id to delete at its next drain instead of now (true),
+    // when deleting it now could deadlock with the family's programs.
+    virtual bool deferForget(int64_t) const { return false; }
     virtual uint64_t recursionMisses() const = 0;
     virtual void detach() = 0;
     // Program fds, for tests and per-event cost measurement.

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Spinlock hold time: fentry/fexit, else kprobe/kretprobe. Each backend is its
 // own skeleton, so a refused backend never breaks loading another family.
+#include <algorithm>
 #include <cerrno>
 #include <map>
 #include <tuple>
 #include <utility>
 
 #include <bpf/bpf.h>
+#include <unistd.h>
 
 #include "bpf_util.h"
 #include "family.h"
@@ -25,13 +27,24 @@ struct ProgTarget {
 
 class HoldFamily final : public Family {
 public:
+    // gen: the programs' hold_gen (mmapped .bss) when the tables have two
+    // halves (Options::drain), else null.
+    struct DrainState {
+        volatile uint32_t* gen = nullptr;    // hold_gen
+        volatile uint32_t* paused = nullptr; // hold_walks_paused
+        const SharedMaps* maps = nullptr;
+    };
+
     HoldFamily(std::shared_ptr<void> owner, int table_fd, int acquire_fd, std::vector<bpf_program*> progs,
-        int ncpus)
+        int ncpus, DrainState drain)
         : owner_(std::move(owner))
         , table_fd_(table_fd)
         , acquire_fd_(acquire_fd)
         , progs_(std::move(progs))
         , ncpus_(ncpus)
+        , gen_(drain.gen)
+        , paused_(drain.paused)
+        , maps_(drain.maps)
     {
     }
 
@@ -39,18 +52,55 @@ public:
 
     void read(Snapshot& out) const override
     {
-        readTable(table_fd_, LS_HOLD_TABLE, out.holds);
-        readTable(acquire_fd_, LS_ACQUIRE_TABLE, out.acquires);
+        const uint32_t halves = gen_ ? 2 : 1;
+        readTable(table_fd_, 0, halves * LS_HOLD_TABLE, out.holds);
+        readTable(acquire_fd_, 0, halves * LS_ACQUIRE_TABLE, out.acquires);
     }
 
-    // One per-CPU slot table (holds, or slow acquisitions), the CPUs summed.
-    void readTable(int fd, uint32_t size, std::vector<LockRecord>& records) const
+    bool drainable() const override { return gen_ != nullptr; }
+    // The half the programs filled until now is read and cleared once they
+    // have moved to the other (lock_owners.h does the same by generation).
+    void drain(Snapshot& out) override
+    {
+        if (!gen_)
+            return;
+        const uint32_t closed = *gen_ & 1;
+        const bool forget = !forget_.empty();
+        if (forget)
+            __atomic_store_n(paused_, 1u, __ATOMIC_SEQ_CST);
+        __atomic_store_n(gen_, *gen_ + 1, __ATOMIC_SEQ_CST);
+        if (!waitForRunningPrograms())
+            usleep(20000); // nohz_full: no grace period to wait for; the programs run for microseconds
+        for (int64_t id : forget_)
+            maps_->forgetStack(id);
+        forget_.clear();
+        if (forget)
+            __atomic_store_n(paused_, 0u, __ATOMIC_SEQ_CST);
+        readTable(table_fd_, closed * LS_HOLD_TABLE, LS_HOLD_TABLE, out.holds, true);
+        readTable(acquire_fd_, closed * LS_ACQUIRE_TABLE, LS_ACQUIRE_TABLE, out.acquires, true);
+    }
+
+    // Hold stacks are deleted by the next drain, with the walks paused.
+    bool deferForget(int64_t id) const override
+    {
+        if (!gen_ || id < 0 || (static_cast<uint64_t>(id) >> LS_STACK_TAG_SHIFT) != LS_STACKS_HOLD)
+            return false;
+        forget_.push_back(id);
+        return true;
+    }
+
+    // Slots [begin, begin + size) of one per-CPU slot table (holds, or slow
+    // acquisitions), the CPUs summed; clear: the filled ones are zeroed after.
+    void readTable(int fd, uint32_t begin, uint32_t size, std::vector<LockRecord>& records, bool clear = false) const
     {
         std::vector<ls_hold_slot> slots(static_cast<size_t>(ncpus_));
+        const std::vector<ls_hold_slot> empty(static_cast<size_t>(ncpus_));
         std::map<std::tuple<uint64_t, uint32_t, uint64_t>, LockRecord> merged; // key, variant, cgroup
-        for (uint32_t idx = 0; idx < size; ++idx) {
+        for (uint32_t idx = begin; idx < begin + size; ++idx) {
             if (bpf_map_lookup_elem(fd, &idx, slots.data()) != 0)
                 continue;
+            if (clear && std::any_of(slots.begin(), slots.end(), [](const ls_hold_slot& s) { return s.key != 0; }))
+                bpf_map_update_elem(fd, &idx, empty.data(), BPF_ANY);
             for (const ls_hold_slot& s : slots) {
                 if (s.key == 0)
                     continue;
@@ -95,6 +145,10 @@ private:
     int acquire_fd_;
     std::vector<bpf_program*> progs_;
     int ncpus_;
+    volatile uint32_t* gen_;
+    volatile uint32_t* paused_;
+    const SharedMaps* maps_;
+    mutable std::vector<int64_t> forget_; // hold stack ids the next drain deletes
     Links links_;
 };
 
@@ -114,6 +168,11 @@ std::unique_ptr<Family> tryBackend(FamilyContext& ctx, const char* hook, Skel* r
     raw->rodata->hold_sample = ctx.options.holder_stacks ? 1u : std::max(ctx.options.hold_sample, 1u);
     raw->rodata->holder_track = ctx.options.holder_stacks;
     raw->rodata->acquire_min_ns = ctx.options.acquire_min_ns;
+    raw->rodata->hold_halves = ctx.options.drain;
+    if (ctx.options.drain
+        && (bpf_map__set_max_entries(raw->maps.hold_table, 2 * LS_HOLD_TABLE) != 0
+            || bpf_map__set_max_entries(raw->maps.acquire_table, 2 * LS_ACQUIRE_TABLE) != 0))
+        return fail("cannot size the hold tables for draining");
     configureStackBudget(raw->rodata, ctx.options);
     std::vector<bpf_program*> used;
     std::string missing;
@@ -135,7 +194,8 @@ std::unique_ptr<Family> tryBackend(FamilyContext& ctx, const char* hook, Skel* r
     if (int err = useStackMap(raw, ctx.maps, LS_STACKS_HOLD); err)
         return fail("map setup failed: " + errnoText(err));
     clearLibbpfLog();
-    if (int err = bpf_object__load(raw->obj); err) {
+    // The skeleton load maps .bss (hold_gen, hold_walks_paused) into raw->bss.
+    if (int err = bpf_object__load_skeleton(raw->skeleton); err) {
         std::string log = lastLibbpfError();
         if (log.rfind("failed to load object", 0) == 0)
             log.clear(); // says nothing errno does not
@@ -143,7 +203,9 @@ std::unique_ptr<Family> tryBackend(FamilyContext& ctx, const char* hook, Skel* r
     }
     auto family
         = std::make_unique<HoldFamily>(owner, bpf_map__fd(raw->maps.hold_table),
-            bpf_map__fd(raw->maps.acquire_table), used, ctx.maps.ncpus());
+            bpf_map__fd(raw->maps.acquire_table), used, ctx.maps.ncpus(),
+            ctx.options.drain ? HoldFamily::DrainState { &raw->bss->hold_gen, &raw->bss->hold_walks_paused, &ctx.maps }
+                              : HoldFamily::DrainState {});
     for (bpf_program* p : used) {
         bpf_link* l = bpf_program__attach(p);
         if (!l)

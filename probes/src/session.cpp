@@ -96,7 +96,11 @@ public:
         return std::all_of(families_.begin(), families_.end(), [](const auto& f) { return f->drainable(); });
     }
 
-    void forgetStack(int64_t id) const override { maps_.forgetStack(id); }
+    void forgetStack(int64_t id) const override
+    {
+        if (std::none_of(families_.begin(), families_.end(), [id](const auto& f) { return f->deferForget(id); }))
+            maps_.forgetStack(id);
+    }
 
     std::vector<uint64_t> kernelStack(int64_t id) const override { return maps_.stack(id); }
     std::vector<uint64_t> userStack(int64_t id, uint32_t) const override { return maps_.stack(id); }
@@ -163,14 +167,16 @@ private:
         &Stats::impossible_holds, &Stats::hold_races, &Stats::stale_holds, &Stats::map_busy, &Stats::stacks_unsampled,
         &Stats::cpu_unstacked, &Stats::owner_stacks_unsampled, &Stats::recursion_misses };
 
-    // Adds counters to s: events, stacks_unsampled, lost and recursion
-    // misses add to what the families found; the rest are the counters'.
+    // Adds counters to s: events, stacks_unsampled, stack_failures (owner
+    // stacks a drain no longer had), lost and recursion misses add to what
+    // the families found; the rest are the counters'.
     static void addCounterStats(Snapshot& s, const Snapshot& counters)
     {
         s.cpu_samples = counters.cpu_samples;
         Stats st = counters.stats;
         st.events += s.stats.events;
         st.stacks_unsampled += s.stats.stacks_unsampled;
+        st.stack_failures += s.stats.stack_failures;
         st.waits_untimed = s.stats.waits_untimed;
         st.syscalls_untimed = s.stats.syscalls_untimed;
         st.own_lock_events = s.stats.own_lock_events;

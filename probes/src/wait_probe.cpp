@@ -57,9 +57,7 @@ public:
         out.stats.events += counted.waits;
         out.stats.stacks_unsampled += counted.unsampled;
         if (skel_->rodata->owner_scan)
-            out.owners = readOwners({ bpf_map__fd(skel_->maps.owners), bpf_map__fd(skel_->maps.owner_stacks),
-                                        bpf_map__fd(skel_->maps.owner_comms) },
-                undrained);
+            out.owners = readOwners(ownerFds(), undrained, &owners_);
         if (skel_->rodata->lock_names)
             readNames(out);
         const UntimedWaits u = finishWaits(raw, out.waits);
@@ -67,11 +65,11 @@ public:
         out.stats.lost += u.unplaced;
     }
 
-    // Only the histogram map: waits parked in the per-CPU rings and the
-    // untimed counts cached per CPU reach it later (the next begin files
-    // them), so a later drain takes them, never two. Holder stacks and lock
-    // owners live in maps whose entries refer to each other: not drained.
-    bool drainable() const override { return !skel_->rodata->holder_scan && !skel_->rodata->owner_scan; }
+    // The histogram map and the owners (OwnerDrain): waits parked in the
+    // per-CPU rings and the untimed counts cached per CPU reach them later
+    // (the next begin files them), so a later drain takes them, never two.
+    // Holder stacks live in maps whose entries refer to each other: not drained.
+    bool drainable() const override { return !skel_->rodata->holder_scan; }
     void drain(Snapshot& out) override
     {
         if (!drainable())
@@ -82,6 +80,8 @@ public:
         const UntimedWaits u = finishWaits(raw, out.waits);
         out.stats.waits_untimed += u.spread;
         out.stats.lost += u.unplaced;
+        if (skel_->rodata->owner_scan)
+            drainOwners(out);
     }
 
     uint64_t recursionMisses() const override
@@ -92,6 +92,21 @@ public:
     std::vector<int> progFds() const override { return { bpf_program__fd(begin_), bpf_program__fd(end_) }; }
 
 private:
+    // After the waits: owners_ holds back those whose wait came too late for them.
+    void drainOwners(Snapshot& out)
+    {
+        const uint64_t lostBefore = owners_.stacksLost();
+        out.owners = owners_.drain(ownerFds(), &skel_->bss->owner_gen, undrainedWaits(bpf_map__fd(skel_->maps.done)));
+        out.stats.stack_failures += owners_.stacksLost() - lostBefore;
+        owners_.matchWaits(out.owners, out.waits, links_.empty());
+    }
+
+    OwnerMapFds ownerFds() const
+    {
+        return { bpf_map__fd(skel_->maps.owners), bpf_map__fd(skel_->maps.owner_stacks),
+            bpf_map__fd(skel_->maps.owner_comms) };
+    }
+
     void readHolders(Snapshot& out) const
     {
         const int fd = bpf_map__fd(skel_->maps.holders);
@@ -149,6 +164,7 @@ private:
     bpf_program* begin_;
     bpf_program* end_;
     Links links_;
+    OwnerDrain owners_;
 };
 
 // Slab cache names need the bpf_get_kmem_cache kfunc (6.13+), which only a

@@ -38,6 +38,9 @@ public:
     void stop();
     bool stopped() const;
 
+    // The probes as they attached; fixed once the agent runs.
+    const std::vector<ProbeStatus>& probes() const { return recording_->probes(); }
+
     std::string metrics();
     Capture cumulative();
     // Blocks for `seconds`, then returns what was recorded meanwhile (read

@@ -22,6 +22,7 @@ namespace lockscope::agent {
 inline constexpr const char* kStackTableFullFrame = "[stack table full]";
 inline constexpr const char* kOtherLocksKey = "[other locks]";
 inline constexpr const char* kInterruptedFrame = "[interrupted code]";
+inline constexpr const char* kOwnersNotKeptFrame = "[owners not kept]";
 
 struct SumLimits {
     size_t max_stacks = 50000;
@@ -36,6 +37,10 @@ struct SumLimits {
     // busy machine new ones (700 of 823 in a minute of the soak's load), so
     // the sum since start never stops growing. A delta keeps them.
     bool fold_interrupted = false;
+    // Lock owners (--lock-owner), each a stack and a task: tids come and go,
+    // so beyond this many a site's new ones add up in its one
+    // "[owners not kept]" holder (no task), counted.
+    size_t max_owners = 20000;
 };
 
 class CaptureSum {
@@ -55,14 +60,17 @@ public:
     // records folded into "[other locks]".
     uint64_t stacksNotKept() const { return stacksNotKept_; }
     uint64_t locksFolded() const { return locksFolded_; }
+    uint64_t ownersFolded() const { return ownersFolded_; }
 
 private:
-    // A lock site as the sum keeps it: stacks by their table number, sparse histograms.
+    // A lock site as the sum keeps it: stacks by their table number, sparse
+    // histograms, holders with their stack's table number.
     struct Site {
         uint32_t stack = 0;
         std::optional<uint32_t> user;
         SparseHist wait, hold, acquire;
         uint64_t wait_untimed = 0;
+        std::vector<Holder> holders;
     };
     struct Sites {
         std::vector<Site> list;                      // as first seen
@@ -74,6 +82,7 @@ private:
     uint32_t stackId(const StackIndex& slice, uint32_t sliceId, SliceStacks& seen);
     size_t lockFor(const Lock& l);
     void addLock(const StackIndex& slice, const Lock& l, SliceStacks& seen);
+    void addHolders(const StackIndex& slice, const std::vector<Holder>& from, Site& into, SliceStacks& seen);
     void addCpu(const Capture& slice, const StackIndex& stacks, SliceStacks& seen);
     static void addLatencies(std::vector<LatencyEntry>& into, const std::vector<LatencyEntry>& from);
 
@@ -84,6 +93,8 @@ private:
     uint64_t intervals_ = 0;
     uint64_t stacksNotKept_ = 0;
     uint64_t locksFolded_ = 0;
+    uint64_t ownersKept_ = 0;
+    uint64_t ownersFolded_ = 0;
     std::map<std::string, size_t> lockIndex_;
     std::optional<uint32_t> fullStack_;
 };

@@ -26,6 +26,7 @@ struct AgentHealth {
     uint64_t stacks_not_kept = 0;      // sites filed under the full stack table
     uint64_t locks_forgotten = 0;      // locks dropped from the metrics' ranking memory
     uint64_t locks_folded = 0;         // lock records folded into "[other locks]" of the cumulative profile
+    uint64_t owners_folded = 0;        // lock owners folded into "[owners not kept]" of the cumulative profile
     uint64_t resident_bytes = 0;
     double start_time_seconds = 0;     // Unix time
     bool bpf_stats_enabled = false;

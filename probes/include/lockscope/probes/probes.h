@@ -96,6 +96,9 @@ struct Options {
     Backend hold = Backend::Off;        // Auto: fentry -> kprobe. Off unless asked for: it runs on every
                                         // spin-lock acquisition of the system (docs/recording.md)
     uint32_t hold_sample = 1;           // record 1 in N acquisitions
+    bool drain = false;                 // read out by Session::drain (lockscope agent): the hold
+                                        // tables get two halves, one filled while the other is
+                                        // read (twice their memory), so holds can be drained
     uint64_t acquire_min_ns = 1000;     // the hold probe times (and walks) acquisitions whose lock call
                                         // took at least this long: the spin the tracepoint may miss
     bool holder_stacks = false;         // attribute contended spinlock waits to the holder's stack;
@@ -259,10 +262,13 @@ public:
     // reader that never stops (lockscope agent): the wait and CPU families'
     // maps are read and emptied key by key (lookup-and-delete), counters
     // come as differences, so memory stays bounded and no event is counted
-    // twice. Waits still parked in the per-CPU rings or count caches come
-    // with a later drain. Families that cannot be emptied while attached
-    // (hold, syscalls, functions, user locks, holder stacks, lock owners)
-    // are not read: drainable() says whether every attached one can be.
+    // twice. Lock owners are taken by generation, after a grace period, so
+    // none is lost or doubled either (lock_owners.h). Holds (with Options::drain)
+    // likewise, by halves of their tables. Waits still parked in the
+    // per-CPU rings or count caches come with a later drain. Families that
+    // cannot be emptied while attached (holds without Options::drain,
+    // syscalls, functions, user locks, holder stacks) are not read:
+    // drainable() says whether every attached one can be.
     virtual Snapshot drain() = 0;
     virtual bool drainable() const = 0;
     // Deletes a stack id no record refers to any more (a drained reader's
