@@ -79,4 +79,11 @@ std::unique_ptr<Family> openUserLocks(FamilyContext& ctx);
 // probes both attached, and records a "holder_stacks" status either way.
 void settleHolderStacks(FamilyContext& ctx);
 
+// Adds the shared counters to what the families read into s: events,
+// stacks_unsampled, stack_failures (owner stacks a drain no longer had) and
+// lost (waits that could not be placed) add up; the per-family-only
+// figures (untimed waits and syscalls, own-lock events) stay the
+// families'; the rest are the counters'.
+void addCounterStats(Snapshot& s, const Snapshot& counters);
+
 } // namespace lockscope::probes::detail

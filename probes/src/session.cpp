@@ -167,22 +167,6 @@ private:
         &Stats::impossible_holds, &Stats::hold_races, &Stats::stale_holds, &Stats::map_busy, &Stats::stacks_unsampled,
         &Stats::cpu_unstacked, &Stats::owner_stacks_unsampled, &Stats::recursion_misses };
 
-    // Adds counters to s: events, stacks_unsampled, stack_failures (owner
-    // stacks a drain no longer had), lost and recursion misses add to what
-    // the families found; the rest are the counters'.
-    static void addCounterStats(Snapshot& s, const Snapshot& counters)
-    {
-        s.cpu_samples = counters.cpu_samples;
-        Stats st = counters.stats;
-        st.events += s.stats.events;
-        st.stacks_unsampled += s.stats.stacks_unsampled;
-        st.stack_failures += s.stats.stack_failures;
-        st.waits_untimed = s.stats.waits_untimed;
-        st.syscalls_untimed = s.stats.syscalls_untimed;
-        st.own_lock_events = s.stats.own_lock_events;
-        s.stats = st;
-    }
-
     SharedMaps maps_;
     Snapshot drained_; // counterStats() at the last drain
     std::vector<ProbeStatus> status_;
@@ -190,6 +174,20 @@ private:
 };
 
 } // namespace
+
+void detail::addCounterStats(Snapshot& s, const Snapshot& counters)
+{
+    s.cpu_samples = counters.cpu_samples;
+    Stats st = counters.stats;
+    st.events += s.stats.events;
+    st.stacks_unsampled += s.stats.stacks_unsampled;
+    st.stack_failures += s.stats.stack_failures;
+    st.lost += s.stats.lost;
+    st.waits_untimed = s.stats.waits_untimed;
+    st.syscalls_untimed = s.stats.syscalls_untimed;
+    st.own_lock_events = s.stats.own_lock_events;
+    s.stats = st;
+}
 
 bool bpfStatsEnabled()
 {

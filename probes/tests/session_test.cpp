@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "contention_gen.h"
+#include "family.h"
 #include "lockscope_bpf.h"
 #include "lockscope/probes/probes.h"
 #include "test_support.h"
@@ -544,3 +545,23 @@ TEST(Session, WithoutPrivilegeOpenFailsWithOneClearLine)
 
 } // namespace
 } // namespace lockscope::probes
+
+// A wait the families could not place (no timed wait of its lock to follow)
+// is lost; the session's own counters must add to that, not replace it.
+TEST(SessionCounters, FamiliesLossesAddToTheCounters)
+{
+    lockscope::probes::Snapshot families, counters;
+    families.stats.lost = 7;
+    families.stats.events = 100;
+    families.stats.waits_untimed = 5;
+    counters.stats.lost = 3;
+    counters.stats.events = 2;
+    counters.stats.map_full = 4;
+    counters.cpu_samples = 9;
+    lockscope::probes::detail::addCounterStats(families, counters);
+    EXPECT_EQ(families.stats.lost, 10u);
+    EXPECT_EQ(families.stats.events, 102u);
+    EXPECT_EQ(families.stats.map_full, 4u);
+    EXPECT_EQ(families.stats.waits_untimed, 5u);
+    EXPECT_EQ(families.cpu_samples, 9u);
+}
