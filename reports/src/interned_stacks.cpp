@@ -9,17 +9,6 @@
 
 namespace lockscope::reports {
 
-namespace {
-// CallTree's name for a frame without a symbol.
-std::string unresolvedName(const Frame& f)
-{
-    if (!f.address)
-        return "[unknown]";
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(*f.address));
-    return buf;
-}
-} // namespace
 
 size_t FrameTable::NameHash::operator()(const Name& k) const noexcept
 {
@@ -97,7 +86,7 @@ uint32_t FrameTable::intern(const Stack* stack, std::vector<uint32_t>& out)
             labels.push_back(ids.label);
         } else {
             // Unresolved: CallTree keeps the address apart, the path label does not.
-            out.push_back(frameIds(unresolvedName(f), f.module).tree);
+            out.push_back(frameIds(unresolvedFrameName(f), f.module).tree);
             labels.push_back(labelId(frameLabel(f)));
         }
     }

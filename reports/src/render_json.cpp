@@ -239,7 +239,7 @@ json scaling(const std::vector<ScalingChart>& charts)
 void putIndented(std::string& out, const json& v, unsigned depth)
 {
     const std::string text = v.dump(2, ' ', false, json::error_handler_t::replace); // names may not be UTF-8
-    const std::string newline = "\n" + std::string(2 * depth, ' ');
+    const std::string newline = "\n" + std::string(size_t{2} * depth, ' ');
     size_t from = 0;
     for (size_t nl = text.find('\n'); nl != std::string::npos; from = nl + 1, nl = text.find('\n', from)) {
         out.append(text, from, nl - from);
@@ -329,11 +329,12 @@ void dumpStreamingArrays(const json& doc, std::initializer_list<std::string_view
         // Elements in batches, every other batch made on a second thread
         // (elements only read the model), so both cores write the big arrays.
         constexpr size_t kBatch = 256;
+        const std::string& name = key; // a lambda may not capture a structured binding before C++20's P1091
         auto batch = [&](size_t from, size_t to) {
             std::string text;
             for (size_t i = from; i < to; ++i) {
                 text += i ? ",\n    " : "\n    ";
-                element(text, key, i);
+                element(text, name, i);
             }
             return text;
         };

@@ -19,15 +19,6 @@ Weights& Weights::operator+=(const Weights& o) noexcept
 namespace {
 uint64_t childKey(uint32_t parent, uint32_t frame) noexcept { return uint64_t{parent} << 32 | frame; }
 
-std::string unresolvedName(const Frame& f)
-{
-    if (!f.address)
-        return "[unknown]";
-    char buf[24];
-    snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(*f.address));
-    return buf;
-}
-
 void addLock(CallTree& tree, const StackIndex& index, const Lock& lock)
 {
     static const std::vector<Frame> kNoFrames;
@@ -80,7 +71,7 @@ void CallTree::addStack(const std::vector<Frame>& frames, const Weights& w)
     auto step = [&](const Frame& f) {
         // Unresolved frames keep their address so distinct ones stay apart.
         if (f.function.empty())
-            cur = childFor(cur, unresolvedName(f), f.module);
+            cur = childFor(cur, unresolvedFrameName(f), f.module);
         else
             cur = childFor(cur, f.function, f.module);
         nodes_[cur].total += w;
@@ -128,6 +119,15 @@ CallTree CallTree::forCapture(const Capture& capture, TreeDirection direction)
     for (const auto& lock : capture.locks)
         addLock(tree, index, lock);
     return tree;
+}
+
+std::string unresolvedFrameName(const Frame& f)
+{
+    if (!f.address)
+        return "[unknown]";
+    char buf[24];
+    (void)snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(*f.address));
+    return buf;
 }
 
 std::string frameLabel(const Frame& frame)

@@ -81,6 +81,10 @@ private:
     FlatIndex childIndex_;
 };
 
+// The node name of a frame without a symbol: its address, so distinct
+// unresolved frames stay apart ("[unknown]" without one).
+std::string unresolvedFrameName(const Frame& f);
+
 // "function" or "function [module]" for display.
 std::string frameLabel(const Frame& frame);
 

@@ -11,7 +11,8 @@ namespace lockscope {
 // under a hypervisor). glibc reads the tunable only at start-up, hence the
 // exec; the variable is put back as it was right after it, so nothing this
 // process starts inherits it. LOCKSCOPE_HUGE_HEAP=off keeps 4-KiB pages.
-// Returns when no exec is needed or the exec fails.
+// Call it first in main, before any thread exists: it reads and sets the
+// environment. Returns when no exec is needed or the exec fails.
 void useHugePageHeap(char** argv);
 
 } // namespace lockscope
