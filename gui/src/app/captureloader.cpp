@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "app/captureloader.h"
 
+#include <future>
+
 #include <QFileInfo>
 #include <QFutureWatcher>
 #include <QThreadPool>
@@ -17,11 +19,18 @@ PreparedCapture prepareCapture(CapturePtr capture)
     p.capture = std::move(capture);
     if (!p.capture)
         return p;
+    // The report and the two trees only read the capture: made at once,
+    // they open a big capture on every core instead of one.
+    auto tree = [capture = p.capture](TreeDirection direction) {
+        return std::make_shared<const CallTree>(CallTree::forCapture(*capture, direction));
+    };
+    auto topDown = std::async(std::launch::async, tree, TreeDirection::TopDown);
+    auto bottomUp = std::async(std::launch::async, tree, TreeDirection::BottomUp);
     reports::ReportOptions options;
     options.top = 0;
     p.report = std::make_shared<const reports::Report>(reports::buildReport(*p.capture, options));
-    p.topDown = std::make_shared<const CallTree>(CallTree::forCapture(*p.capture, TreeDirection::TopDown));
-    p.bottomUp = std::make_shared<const CallTree>(CallTree::forCapture(*p.capture, TreeDirection::BottomUp));
+    p.topDown = topDown.get();
+    p.bottomUp = bottomUp.get();
     return p;
 }
 
