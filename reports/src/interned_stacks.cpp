@@ -9,12 +9,6 @@
 
 namespace lockscope::reports {
 
-
-size_t FrameTable::NameHash::operator()(const Name& k) const noexcept
-{
-    return mix64(std::hash<InternedString>()(k.first) ^ mix64(std::hash<InternedString>()(k.second)));
-}
-
 FrameTable::FrameTable()
 {
     noStackPath_ = pathId({labelId("[no stack]")});
@@ -22,12 +16,12 @@ FrameTable::FrameTable()
 
 FrameTable::FrameIds FrameTable::frameIds(InternedString name, InternedString module)
 {
-    auto it = byName_.find(Name(name, module));
+    auto it = byName_.find(FrameName(name, module));
     if (it != byName_.end())
         return it->second;
     const FrameIds ids{uint32_t(frames_.size()), labelId(frameLabel(Frame{name, 0, module, std::nullopt}))};
     frames_.push_back(TreeFrame{name, module});
-    byName_.emplace(Name(name, module), ids);
+    byName_.emplace(FrameName(name, module), ids);
     return ids;
 }
 

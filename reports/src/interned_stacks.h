@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "lockscope/capture/calltree.h"
 #include "lockscope/capture/capture.h"
 #include "lockscope/capture/flat_index.h"
 
@@ -42,10 +43,6 @@ public:
     size_t pathCount() const noexcept { return pathBegin_.size(); }
 
 private:
-    using Name = std::pair<InternedString, InternedString>;
-    struct NameHash {
-        size_t operator()(const Name& k) const noexcept;
-    };
     struct FrameIds {
         uint32_t tree;
         uint32_t label;  // of a resolved frame with this name
@@ -55,7 +52,7 @@ private:
     uint32_t labelId(std::string label);
     uint32_t pathId(const std::vector<uint32_t>& labels);
 
-    std::unordered_map<Name, FrameIds, NameHash> byName_;
+    std::unordered_map<FrameName, FrameIds, FrameNameHash> byName_;
     std::vector<TreeFrame> frames_;
     std::unordered_map<std::string, uint32_t> labelIndex_;
     std::vector<std::string> labels_;

@@ -329,7 +329,7 @@ void dumpStreamingArrays(const json& doc, std::initializer_list<std::string_view
         // Elements in batches, every other batch made on a second thread
         // (elements only read the model), so both cores write the big arrays.
         constexpr size_t kBatch = 256;
-        const std::string& name = key; // a lambda may not capture a structured binding before C++20's P1091
+        const std::string& name = key; // clang before 16 cannot capture a structured binding
         auto batch = [&](size_t from, size_t to) {
             std::string text;
             for (size_t i = from; i < to; ++i) {
@@ -340,9 +340,12 @@ void dumpStreamingArrays(const json& doc, std::initializer_list<std::string_view
         };
         for (size_t from = 0; from < n; from += 2 * kBatch) {
             const size_t mid = std::min(n, from + kBatch), to = std::min(n, from + 2 * kBatch);
-            auto second = std::async(std::launch::async, batch, mid, to);
+            std::future<std::string> second; // no thread for a small array's empty half
+            if (mid < to)
+                second = std::async(std::launch::async, batch, mid, to);
             out += batch(from, mid);
-            out += second.get();
+            if (second.valid())
+                out += second.get();
             if (out.size() >= kPiece)
                 handOver();
         }

@@ -34,15 +34,14 @@ CallTree::CallTree(TreeDirection direction) : direction_(direction)
     nodes_.emplace_back(); // root
 }
 
-size_t CallTree::NameHash::operator()(const Name& name) const noexcept
+size_t FrameNameHash::operator()(const FrameName& name) const noexcept
 {
-    const size_t a = std::hash<InternedString>()(name.first);
-    return a ^ (std::hash<InternedString>()(name.second) + 0x9e3779b97f4a7c15ull + (a << 6) + (a >> 2));
+    return mix64(std::hash<InternedString>()(name.first) ^ mix64(std::hash<InternedString>()(name.second)));
 }
 
 uint32_t CallTree::findChild(uint32_t parent, InternedString function, InternedString module) const
 {
-    const auto frame = frameIds_.find(Name(function, module));
+    const auto frame = frameIds_.find(FrameName(function, module));
     if (frame == frameIds_.end())
         return kRoot;
     return childIndex_.find(childKey(parent, frame->second)).value_or(kRoot);
@@ -50,7 +49,7 @@ uint32_t CallTree::findChild(uint32_t parent, InternedString function, InternedS
 
 uint32_t CallTree::childFor(uint32_t parent, InternedString function, InternedString module)
 {
-    const auto frame = frameIds_.try_emplace(Name(function, module), uint32_t(frameIds_.size())).first;
+    const auto frame = frameIds_.try_emplace(FrameName(function, module), uint32_t(frameIds_.size())).first;
     const auto next = static_cast<uint32_t>(nodes_.size());
     const auto [id, inserted] = childIndex_.tryEmplace(childKey(parent, frame->second), next);
     if (!inserted)

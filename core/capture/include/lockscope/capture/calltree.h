@@ -28,6 +28,12 @@ enum class TreeDirection {
     BottomUp, // root -> leaf -> its callers (who calls the hot function)
 };
 
+// A frame's identity in call trees: (function, module), without the offset.
+using FrameName = std::pair<InternedString, InternedString>;
+struct FrameNameHash {
+    size_t operator()(const FrameName& name) const noexcept;
+};
+
 // A call tree built from stacks. Frames are identified by (function, module)
 // without offsets, so trees from two kernel builds can be compared node by
 // node. self is what ended at a node, total what passed through it.
@@ -65,10 +71,6 @@ public:
     static CallTree forCapture(const Capture& capture, TreeDirection direction);
 
 private:
-    using Name = std::pair<InternedString, InternedString>; // function, module
-    struct NameHash {
-        size_t operator()(const Name& name) const noexcept;
-    };
 
     uint32_t childFor(uint32_t parent, InternedString function, InternedString module);
     void mergeNode(const CallTree& other, uint32_t otherId, uint32_t mine);
@@ -77,7 +79,7 @@ private:
     std::vector<Node> nodes_;
     // Each distinct (function, module) gets an id; children are then found by
     // (parent << 32 | frame id), so building is linear in frames.
-    std::unordered_map<Name, uint32_t, NameHash> frameIds_;
+    std::unordered_map<FrameName, uint32_t, FrameNameHash> frameIds_;
     FlatIndex childIndex_;
 };
 
