@@ -1,45 +1,49 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <future>
-#include <initializer_list>
 #include <string_view>
+#include <utility>
+#include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "json_text.h"
 #include "lockscope/capture/virtualization.h"
 #include "lockscope/reports/lock_columns.h"
 #include "render_internal.h"
 
 // JSON for machines: the models as they are, with histograms sparse
 // ([bucket, count] pairs) and every Δ spelled out so consumers need no maths.
+// Written without a DOM (JsonText): members in sorted order, as the
+// nlohmann dump(2) of a DOM wrote them before.
 namespace lockscope::reports::detail {
 
-using nlohmann::json;
-
 namespace {
-json hist(const Log2Hist& h)
+
+void hist(JsonText& o, const Log2Hist& h)
 {
-    json buckets = json::array();
+    o.object().key("buckets").array();
     for (unsigned i = 0; i < Log2Hist::kBuckets; ++i)
         if (h.buckets()[i])
-            buckets.push_back({i, h.buckets()[i]});
-    return {{"count", h.count()}, {"total_ns", h.total()}, {"min_ns", h.min()}, {"max_ns", h.max()},
-            {"buckets", buckets}};
+            o.array().value(i).value(h.buckets()[i]).end();
+    o.end();
+    o.member("count", h.count()).member("max_ns", h.max()).member("min_ns", h.min()).member("total_ns", h.total());
+    o.end();
 }
 
-json delta(const Delta& d)
+// A Δ; a percentage's also in percentage points ("pp").
+void delta(JsonText& o, const Delta& d, bool pp = false)
 {
-    json j = {{"before", d.before}, {"after", d.after}, {"delta", d.delta()}};
-    const auto p = d.pct();
-    j["pct"] = p ? json(*p) : json(nullptr);
-    return j;
+    o.object().member("after", d.after).member("before", d.before).member("delta", d.delta()).member("pct", d.pct());
+    if (pp)
+        o.member("pp", d.delta());
+    o.end();
 }
 
-json sig(const Significance& s)
+void sig(JsonText& o, const Significance& s)
 {
-    return {{"p_value", s.p_value}, {"shape_p", s.shape_p}, {"rate_p", s.rate_p}, {"chi_square", s.chi_square},
-            {"dof", s.dof}, {"significant", s.significant}};
+    o.object().member("chi_square", s.chi_square).member("dof", s.dof).member("p_value", s.p_value);
+    o.member("rate_p", s.rate_p).member("shape_p", s.shape_p).member("significant", s.significant).end();
 }
 
 const char* presence(Presence p)
@@ -52,449 +56,468 @@ const char* presence(Presence p)
     return "?";
 }
 
-json meta(const Meta& m)
+// Where it was recorded only when the capture says (older ones do not).
+void virtualization(JsonText& o, const Virtualization& v)
 {
-    return {{"label", m.label}, {"tool_version", m.tool_version}, {"kernel_release", m.kernel_release},
-            {"kernel_version", m.kernel_version}, {"kernel_build_id", m.kernel_build_id},
-            {"hostname", m.hostname}, {"cpu_model", m.cpu_model}, {"cpu_count", m.cpu_count},
-            {"start_time", m.start_time}, {"duration_s", m.duration_s}, {"command", m.command}};
+    o.key("virtualization").object().member("description", describeVirtualization(v));
+    o.member("detected_by", v.detected_by);
+    if (v.host_cores)
+        o.member("host_cores", v.host_cores);
+    if (v.host_load)
+        o.member("host_load", *v.host_load);
+    o.member("hypervisor", v.hypervisor).member("kind", v.kind);
+    if (v.vcpus)
+        o.member("vcpus", v.vcpus);
+    o.end();
 }
 
-// meta plus where it was recorded, when the capture says (older ones do not).
-json metaWithVirtualization(const Meta& m)
+void meta(JsonText& o, const Meta& m)
 {
-    json j = meta(m);
-    if (const Virtualization& v = m.virtualization; !v.kind.empty()) {
-        j["virtualization"] = {{"kind", v.kind}, {"hypervisor", v.hypervisor}, {"detected_by", v.detected_by},
-                               {"description", describeVirtualization(v)}};
-        if (v.vcpus)
-            j["virtualization"]["vcpus"] = v.vcpus;
-        if (v.host_cores)
-            j["virtualization"]["host_cores"] = v.host_cores;
-        if (v.host_load)
-            j["virtualization"]["host_load"] = *v.host_load;
-    }
-    return j;
+    o.object().member("command", m.command).member("cpu_count", m.cpu_count).member("cpu_model", m.cpu_model);
+    o.member("duration_s", m.duration_s).member("hostname", m.hostname).member("kernel_build_id", m.kernel_build_id);
+    o.member("kernel_release", m.kernel_release).member("kernel_version", m.kernel_version).member("label", m.label);
+    o.member("start_time", m.start_time).member("tool_version", m.tool_version);
+    if (!m.virtualization.kind.empty())
+        virtualization(o, m.virtualization);
+    o.end();
 }
 
-json basisJson(const TailBasis& b)
+void basis(JsonText& o, const TailBasis& b)
 {
-    json j { { "exact", b.exact }, { "verdict", b.verdict } };
+    o.object().member("exact", b.exact);
     if (!b.exact)
-        j.update({ { "timed", b.timed }, { "waits", b.waits } });
-    return j;
+        o.member("timed", b.timed);
+    o.member("verdict", b.verdict);
+    if (!b.exact)
+        o.member("waits", b.waits);
+    o.end();
 }
 
 // What a lock's wait tail rests on (timing budget): reports/report.h LockRow.
-json tailBasisJson(const LockRow& l)
+void tailBasis(JsonText& o, const LockRow& l)
 {
-    return { { "p99_wait", basisJson(l.p99_wait_basis) }, { "p999_wait", basisJson(l.p999_wait_basis) },
-        { "p999_wait_ns", l.p999_wait_ns }, { "max_wait", basisJson(l.max_wait_basis) } };
+    o.object();
+    basis(o.key("max_wait"), l.max_wait_basis);
+    basis(o.key("p999_wait"), l.p999_wait_basis);
+    o.member("p999_wait_ns", l.p999_wait_ns);
+    basis(o.key("p99_wait"), l.p99_wait_basis);
+    o.end();
 }
 
-// The lock's fields that the lock table's columns also show, named by their
-// descriptors: raw numbers for machines, never the formatted cells.
-void putColumns(json& j, const LockFigures& f)
+void stats(JsonText& o, const Stats& s)
 {
-    for (const LockColumnSpec& c : lockColumns())
-        if (c.json)
-            j[c.json] = c.unit == ColumnUnit::Text ? json(c.cell(f, fmt::kPlain)) : json(c.value(f));
-}
-
-json stats(const Stats& s)
-{
-    json j {{"events", s.events}, {"lost", s.lost}, {"map_full", s.map_full}, {"stack_failures", s.stack_failures},
-            {"aborted_waits", s.aborted_waits}, {"unmatched", s.unmatched}, {"recursion_misses", s.recursion_misses},
-            {"stacks_unsampled", s.stacks_unsampled}, {"own_lock_events", s.own_lock_events},
-            {"waits_untimed", s.waits_untimed}};
-    if (s.syscalls_untimed) // absent = 0, as in the capture
-        j["syscalls_untimed"] = s.syscalls_untimed;
+    // Optional members are absent when 0, as in the capture.
+    o.object().member("aborted_waits", s.aborted_waits).member("events", s.events);
     if (s.impossible_holds)
-        j["impossible_holds"] = s.impossible_holds;
+        o.member("impossible_holds", s.impossible_holds);
+    o.member("lost", s.lost).member("map_full", s.map_full).member("own_lock_events", s.own_lock_events);
     if (s.owner_stacks_unsampled)
-        j["owner_stacks_unsampled"] = s.owner_stacks_unsampled;
-    return j;
+        o.member("owner_stacks_unsampled", s.owner_stacks_unsampled);
+    o.member("recursion_misses", s.recursion_misses).member("stack_failures", s.stack_failures);
+    o.member("stacks_unsampled", s.stacks_unsampled);
+    if (s.syscalls_untimed)
+        o.member("syscalls_untimed", s.syscalls_untimed);
+    o.member("unmatched", s.unmatched).member("waits_untimed", s.waits_untimed).end();
 }
 
-json probes(const std::vector<ProbeStatus>& v)
+void probes(JsonText& o, const std::vector<ProbeStatus>& v)
 {
-    json a = json::array();
+    o.array();
     for (const auto& p : v)
-        a.push_back({{"name", p.name}, {"target", p.target}, {"hook", p.hook}, {"attached", p.attached},
-                     {"reason", p.reason}});
-    return a;
+        o.object().member("attached", p.attached).member("hook", p.hook).member("name", p.name)
+            .member("reason", p.reason).member("target", p.target).end();
+    o.end();
 }
 
-json workload(const Workload& w)
+void workload(JsonText& o, const Workload& w)
 {
-    json j = {{"command", w.command}, {"results", w.results}};
-    j["exit_status"] = w.exit_status ? json(*w.exit_status) : json(nullptr);
-    j["signal"] = w.signal ? json(*w.signal) : json(nullptr);
-    return j;
+    o.object().member("command", w.command).member("exit_status", w.exit_status).member("results", w.results);
+    o.member("signal", w.signal).end();
 }
 
-json latencyRows(const std::vector<LatencyRow>& rows)
+void latencyRows(JsonText& o, const std::vector<LatencyRow>& rows)
 {
-    json a = json::array();
-    for (const auto& r : rows)
-        a.push_back({{"name", r.name}, {"latency", hist(r.latency)}, {"p50_ns", r.p50_ns}, {"p99_ns", r.p99_ns},
-                     {"errors", r.errors}, {"calls", r.calls}, {"sample_period", r.sample_period}});
-    return a;
+    o.array();
+    for (const auto& r : rows) {
+        o.object().member("calls", r.calls).member("errors", r.errors);
+        hist(o.key("latency"), r.latency);
+        o.member("name", r.name).member("p50_ns", r.p50_ns).member("p99_ns", r.p99_ns);
+        o.member("sample_period", r.sample_period).end();
+    }
+    o.end();
 }
 
-json runSummary(const RunSummary& r)
+void runSummary(JsonText& o, const RunSummary& r)
 {
-    return {{"n", r.n}, {"mean", r.mean}, {"stddev", r.stddev}, {"coeff_var_pct", r.coeffVarPct()},
-            {"min", r.min}, {"max", r.max}};
+    o.object().member("coeff_var_pct", r.coeffVarPct()).member("max", r.max).member("mean", r.mean);
+    o.member("min", r.min).member("n", r.n).member("stddev", r.stddev).end();
 }
 
 // The verdict with the test that produced it and that test's p-value.
-json judgement(const Judgement& j)
+void judgement(JsonText& o, const Judgement& j)
 {
-    json o = {{"verdict", toString(j.verdict)}, {"test", toString(j.test)}, {"basis", j.basis},
-              {"reason", j.reason}, {"below_effect_floor", j.below_effect_floor}, {"below_floor", j.below_floor},
-              {"runs_to_decide", j.runs_to_decide}};
-    o["p_value"] = j.p_value ? json(*j.p_value) : json(nullptr);
-    return o;
+    o.object().member("basis", j.basis).member("below_effect_floor", j.below_effect_floor);
+    o.member("below_floor", j.below_floor).member("p_value", j.p_value).member("reason", j.reason);
+    o.member("runs_to_decide", j.runs_to_decide).member("test", toString(j.test));
+    o.member("verdict", toString(j.verdict)).end();
 }
 
-json metric(const MetricDelta& m)
+void runsTest(JsonText& o, const std::optional<RunTest>& t)
 {
-    json o = {{"name", m.name}, {"unit", m.unit}, {"value", delta(m.value)},
-              {"higher_is_better", m.higher_is_better}, {"kind", toString(m.kind)}, {"directed", m.directed},
-              {"verdict", toString(m.judgement.verdict)},
-              {"judgement", judgement(m.judgement)}, {"before_runs", runSummary(m.before_runs)},
-              {"after_runs", runSummary(m.after_runs)}};
-    if (m.isPercent())
-        o["value"]["pp"] = m.value.delta();
-    if (m.tail_basis && !m.tail_basis->exact)
-        o["tail_basis"] = basisJson(*m.tail_basis);
-    if (m.runs_test)
-        o["runs_test"] = {{"test", "welch_t"}, {"t", std::isfinite(m.runs_test->t) ? json(m.runs_test->t) : json(nullptr)},
-                          {"df", m.runs_test->df}, {"p_value", m.runs_test->p_value},
-                          {"ranges_separate", m.runs_test->ranges_separate}};
-    else
-        o["runs_test"] = nullptr;
-    return o;
-}
-
-json metrics(const std::vector<MetricDelta>& v)
-{
-    json a = json::array();
-    for (const auto& m : v)
-        a.push_back(metric(m));
-    return a;
-}
-
-json quality(const DataQuality& q)
-{
-    return {{"events", q.events}, {"lost", q.lost}, {"stack_failures", q.stack_failures}, {"waits", q.waits},
-            {"waits_untimed", q.waits_untimed}, {"lost_pct", q.lostPct()},
-            {"stack_failure_pct", q.stackFailurePct()}, {"untimed_pct", q.untimedPct()}};
-}
-
-json pathDelta(const PathDelta& p)
-{
-    return {{"frames", p.frames}, {"wait_ns", delta(p.wait_ns)}, {"hold_ns", delta(p.hold_ns)},
-            {"count", delta(p.count)}};
-}
-
-json paths(const std::vector<PathDelta>& v)
-{
-    json a = json::array();
-    for (const auto& p : v)
-        a.push_back(pathDelta(p));
-    return a;
-}
-
-json latencyDeltas(const std::vector<LatencyDelta>& v)
-{
-    json a = json::array();
-    for (const auto& l : v)
-        a.push_back({{"name", l.name}, {"presence", presence(l.presence)}, {"calls", delta(l.calls)},
-                     {"avg_ns", delta(l.avg_ns)}, {"p99_ns", delta(l.p99_ns)}, {"errors", delta(l.errors)},
-                     {"test", sig(l.test)}, {"verdict", toString(l.avg_runs.judgement.verdict)},
-                     {"judgement", judgement(l.avg_runs.judgement)}, {"avg_runs", metric(l.avg_runs)},
-                     {"before", hist(l.before)},
-                     {"after", hist(l.after)}, {"sample_period", {l.sample_before, l.sample_after}}});
-    return a;
-}
-
-json scaling(const std::vector<ScalingChart>& charts)
-{
-    json a = json::array();
-    for (const auto& c : charts) {
-        json series = json::array();
-        for (const auto& s : c.series) {
-            json pts = json::array();
-            for (const auto& p : s.points)
-                pts.push_back({p.x, p.y});
-            series.push_back({{"name", s.name}, {"points", pts}});
-        }
-        a.push_back({{"title", c.title}, {"x_label", c.x_label}, {"y_label", c.y_label}, {"series", series}});
-    }
-    return a;
-}
-// v as dump(2) prints it nested `depth` levels deep (JSON strings hold no raw newline).
-void putIndented(std::string& out, const json& v, unsigned depth)
-{
-    const std::string text = v.dump(2, ' ', false, json::error_handler_t::replace); // names may not be UTF-8
-    const std::string newline = "\n" + std::string(size_t{2} * depth, ' ');
-    size_t from = 0;
-    for (size_t nl = text.find('\n'); nl != std::string::npos; from = nl + 1, nl = text.find('\n', from)) {
-        out.append(text, from, nl - from);
-        out += newline;
-    }
-    out.append(text, from);
-}
-
-// A JSON string as dump() writes it: most names need no escaping, and
-// skipping the DOM for them is most of what writing the call tree costs.
-void putString(std::string& out, std::string_view v)
-{
-    const bool plain = std::all_of(v.begin(), v.end(), [](char ch) {
-        const auto u = static_cast<unsigned char>(ch);
-        return u >= 0x20 && u < 0x7f && ch != '"' && ch != '\\';
-    });
-    if (!plain) {
-        out += json(v).dump(-1, ' ', false, json::error_handler_t::replace); // names may not be UTF-8
+    if (!t) {
+        o.value(nullptr);
         return;
     }
-    out += '"';
-    out += v;
-    out += '"';
+    o.object().member("df", t->df).member("p_value", t->p_value).member("ranges_separate", t->ranges_separate);
+    o.member("t", t->t).member("test", "welch_t").end(); // t is null when not finite
 }
 
-// One node of the differential tree as putIndented(tree-node DOM, 2) writes
-// it (members sorted, as nlohmann's objects are): 666k nodes for the
-// 100k-stack pair, each a map of nine members in the DOM.
-void putTreeNode(std::string& out, const DiffNode& n)
+void metric(JsonText& o, const MetricDelta& m)
 {
-    const std::pair<const char*, uint64_t> numbers[] = {
-        {"after_count", n.after_count},     {"after_hold_ns", n.after_hold_ns},
-        {"after_wait_ns", n.after_wait_ns}, {"before_count", n.before_count},
-        {"before_hold_ns", n.before_hold_ns}, {"before_wait_ns", n.before_wait_ns}};
-    constexpr std::string_view sep = ",\n      \"";
-    out += "{\n      \"";
-    for (const auto& [name, value] : numbers) {
-        out += name;
-        out += "\": ";
-        out += std::to_string(value);
-        out += sep;
+    o.object();
+    runSummary(o.key("after_runs"), m.after_runs);
+    runSummary(o.key("before_runs"), m.before_runs);
+    o.member("directed", m.directed).member("higher_is_better", m.higher_is_better);
+    judgement(o.key("judgement"), m.judgement);
+    o.member("kind", toString(m.kind)).member("name", m.name);
+    runsTest(o.key("runs_test"), m.runs_test);
+    if (m.tail_basis && !m.tail_basis->exact)
+        basis(o.key("tail_basis"), *m.tail_basis);
+    o.member("unit", m.unit);
+    delta(o.key("value"), m.value, m.isPercent());
+    o.member("verdict", toString(m.judgement.verdict)).end();
+}
+
+void metrics(JsonText& o, const std::vector<MetricDelta>& v)
+{
+    o.array();
+    for (const auto& m : v)
+        metric(o, m);
+    o.end();
+}
+
+void quality(JsonText& o, const DataQuality& q)
+{
+    o.object().member("events", q.events).member("lost", q.lost).member("lost_pct", q.lostPct());
+    o.member("stack_failure_pct", q.stackFailurePct()).member("stack_failures", q.stack_failures);
+    o.member("untimed_pct", q.untimedPct()).member("waits", q.waits).member("waits_untimed", q.waits_untimed).end();
+}
+
+void pathDelta(JsonText& o, const PathDelta& p)
+{
+    o.object();
+    delta(o.key("count"), p.count);
+    o.member("frames", p.frames);
+    delta(o.key("hold_ns"), p.hold_ns);
+    delta(o.key("wait_ns"), p.wait_ns);
+    o.end();
+}
+
+void latencyDeltas(JsonText& o, const std::vector<LatencyDelta>& v)
+{
+    o.array();
+    for (const auto& l : v) {
+        o.object();
+        hist(o.key("after"), l.after);
+        delta(o.key("avg_ns"), l.avg_ns);
+        metric(o.key("avg_runs"), l.avg_runs);
+        hist(o.key("before"), l.before);
+        delta(o.key("calls"), l.calls);
+        delta(o.key("errors"), l.errors);
+        judgement(o.key("judgement"), l.avg_runs.judgement);
+        o.member("name", l.name);
+        delta(o.key("p99_ns"), l.p99_ns);
+        o.member("presence", presence(l.presence));
+        o.key("sample_period").array().value(l.sample_before).value(l.sample_after).end();
+        sig(o.key("test"), l.test);
+        o.member("verdict", toString(l.avg_runs.judgement.verdict)).end();
     }
-    out += "function\": ";
-    putString(out, n.function);
-    out += sep;
-    out += "module\": ";
-    putString(out, n.module);
-    out += sep;
-    out += "parent\": ";
-    out += std::to_string(n.parent);
-    out += "\n    }";
+    o.end();
 }
 
-// The text doc.dump(2) would give with each member named in `big` replaced
-// (null in doc) by the array elements element(out, name, i) appends for i < count(name): the big arrays
-// are converted one element at a time, so their DOM (many times the
-// captures) never exists whole, and handed to sink about a MiB at a time,
-// so neither does the text. The member order stays nlohmann's (sorted).
-template <class Count, class Element>
-void dumpStreamingArrays(const json& doc, std::initializer_list<std::string_view> big, Count count,
-                         Element element, const TextSink& sink)
+void scaling(JsonText& o, const std::vector<ScalingChart>& charts)
 {
-    constexpr size_t kPiece = size_t{1} << 20;
-    std::string out = "{";
-    out.reserve(2 * kPiece);
-    auto handOver = [&] {
-        sink(out);
-        out.clear();
+    o.array();
+    for (const auto& c : charts) {
+        o.object().key("series").array();
+        for (const auto& s : c.series) {
+            o.object().member("name", s.name).key("points").array();
+            for (const auto& p : s.points)
+                o.array().value(p.x).value(p.y).end();
+            o.end().end();
+        }
+        o.end().member("title", c.title).member("x_label", c.x_label).member("y_label", c.y_label).end();
+    }
+    o.end();
+}
+
+// A document's big array (a member of the top-level object), its elements
+// made in batches, every other batch on a second thread (elements only
+// read the model), so both cores write it; the text goes to sink about a
+// MiB at a time, so it never exists whole.
+template <class Element>
+void streamArray(JsonText& o, std::string& out, size_t n, Element element, const TextSink& sink)
+{
+    constexpr size_t kPiece = size_t{1} << 20, kBatch = 256;
+    o.external();
+    if (n == 0) {
+        out += "[]";
+        return;
+    }
+    auto batch = [&](size_t from, size_t to) {
+        std::string text;
+        for (size_t i = from; i < to; ++i) {
+            text += i ? ",\n    " : "\n    ";
+            JsonText e(text, 2);
+            element(e, i);
+        }
+        return text;
     };
-    bool first = true;
-    for (const auto& [key, value] : doc.items()) {
-        out += first ? "\n  " : ",\n  ";
-        first = false;
-        out += json(key).dump(-1, ' ', false, json::error_handler_t::replace);
-        out += ": ";
-        const bool streamed = value.is_null() && std::find(big.begin(), big.end(), key) != big.end();
-        const size_t n = streamed ? count(key) : 0;
-        if (!streamed) {
-            putIndented(out, value, 1);
-            continue;
+    out += '[';
+    for (size_t from = 0; from < n; from += 2 * kBatch) {
+        const size_t mid = std::min(n, from + kBatch), to = std::min(n, from + 2 * kBatch);
+        std::future<std::string> second; // no thread for a small array's empty half
+        if (mid < to)
+            second = std::async(std::launch::async, batch, mid, to);
+        out += batch(from, mid);
+        if (second.valid())
+            out += second.get();
+        if (out.size() >= kPiece) {
+            sink(out);
+            out.clear();
         }
-        if (n == 0) {
-            out += "[]";
-            continue;
-        }
-        out += '[';
-        // Elements in batches, every other batch made on a second thread
-        // (elements only read the model), so both cores write the big arrays.
-        constexpr size_t kBatch = 256;
-        const std::string& name = key; // clang before 16 cannot capture a structured binding
-        auto batch = [&](size_t from, size_t to) {
-            std::string text;
-            for (size_t i = from; i < to; ++i) {
-                text += i ? ",\n    " : "\n    ";
-                element(text, name, i);
-            }
-            return text;
-        };
-        for (size_t from = 0; from < n; from += 2 * kBatch) {
-            const size_t mid = std::min(n, from + kBatch), to = std::min(n, from + 2 * kBatch);
-            std::future<std::string> second; // no thread for a small array's empty half
-            if (mid < to)
-                second = std::async(std::launch::async, batch, mid, to);
-            out += batch(from, mid);
-            if (second.valid())
-                out += second.get();
-            if (out.size() >= kPiece)
-                handOver();
-        }
-        out += "\n  ]";
     }
-    out += first ? "}\n" : "\n}\n";
-    handOver();
+    out += "\n  ]";
 }
 
-json lockDelta(const LockDelta& l)
+void lockDelta(JsonText& o, const LockDelta& l)
 {
-    json j = {{"key", l.key}, {"type", l.type}, {"presence", presence(l.presence)},
-            {"verdict", toString(l.judgement.verdict)}, {"judgement", judgement(l.judgement)},
-            {"runs", metrics(l.runs)}, {"has_wait", l.has_wait}, {"has_hold", l.has_hold},
-            {"hidden", l.hidden},
-            {"contentions", delta(l.contentions)}, {"total_wait_ns", delta(l.total_wait_ns)},
-            {"avg_wait_ns", delta(l.avg_wait_ns)}, {"p50_wait_ns", delta(l.p50_wait_ns)},
-            {"p99_wait_ns", delta(l.p99_wait_ns)}, {"max_wait_ns", delta(l.max_wait_ns)},
-            {"hold_count", delta(l.hold_count)}, {"total_hold_ns", delta(l.total_hold_ns)},
-            {"avg_hold_ns", delta(l.avg_hold_ns)}, {"p99_hold_ns", delta(l.p99_hold_ns)},
-            {"wait_test", sig(l.wait_test)}, {"hold_test", sig(l.hold_test)},
-            {"wait_before", hist(l.wait_before)}, {"wait_after", hist(l.wait_after)},
-            {"hold_before", hist(l.hold_before)}, {"hold_after", hist(l.hold_after)},
-            {"paths", paths(l.paths)}};
+    o.object();
     if (l.has_acquire) { // record --hold with slow acquisitions only
-        j["has_acquire"] = true;
-        j["acquire_count"] = delta(l.acquire_count);
-        j["total_acquire_ns"] = delta(l.total_acquire_ns);
-        j["p99_acquire_ns"] = delta(l.p99_acquire_ns);
-        j["acquire_before"] = hist(l.acquire_before);
-        j["acquire_after"] = hist(l.acquire_after);
+        hist(o.key("acquire_after"), l.acquire_after);
+        hist(o.key("acquire_before"), l.acquire_before);
+        delta(o.key("acquire_count"), l.acquire_count);
     }
-    return j;
+    delta(o.key("avg_hold_ns"), l.avg_hold_ns);
+    delta(o.key("avg_wait_ns"), l.avg_wait_ns);
+    delta(o.key("contentions"), l.contentions);
+    if (l.has_acquire)
+        o.member("has_acquire", true);
+    o.member("has_hold", l.has_hold).member("has_wait", l.has_wait).member("hidden", l.hidden);
+    hist(o.key("hold_after"), l.hold_after);
+    hist(o.key("hold_before"), l.hold_before);
+    delta(o.key("hold_count"), l.hold_count);
+    sig(o.key("hold_test"), l.hold_test);
+    judgement(o.key("judgement"), l.judgement);
+    o.member("key", l.key);
+    delta(o.key("max_wait_ns"), l.max_wait_ns);
+    delta(o.key("p50_wait_ns"), l.p50_wait_ns);
+    if (l.has_acquire)
+        delta(o.key("p99_acquire_ns"), l.p99_acquire_ns);
+    delta(o.key("p99_hold_ns"), l.p99_hold_ns);
+    delta(o.key("p99_wait_ns"), l.p99_wait_ns);
+    o.key("paths").array();
+    for (const auto& p : l.paths)
+        pathDelta(o, p);
+    o.end().member("presence", presence(l.presence));
+    metrics(o.key("runs"), l.runs);
+    if (l.has_acquire)
+        delta(o.key("total_acquire_ns"), l.total_acquire_ns);
+    delta(o.key("total_hold_ns"), l.total_hold_ns);
+    delta(o.key("total_wait_ns"), l.total_wait_ns);
+    o.member("type", l.type).member("verdict", toString(l.judgement.verdict));
+    hist(o.key("wait_after"), l.wait_after);
+    hist(o.key("wait_before"), l.wait_before);
+    sig(o.key("wait_test"), l.wait_test);
+    o.end();
+}
+
+// An object some of whose members are only known at run time (the lock
+// table's columns among the lock's own figures): sorted, then written.
+class SortedMembers {
+public:
+    template <class F> void add(std::string_view key, F write) { members_.emplace_back(key, std::move(write)); }
+    template <class T> void value(std::string_view key, T v)
+    {
+        add(key, [v = std::move(v)](JsonText& o) { o.value(v); });
+    }
+    void write(JsonText& o)
+    {
+        std::sort(members_.begin(), members_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        o.object();
+        for (const auto& [key, write] : members_)
+            write(o.key(key));
+        o.end();
+    }
+
+private:
+    std::vector<std::pair<std::string_view, std::function<void(JsonText&)>>> members_;
+};
+
+void walked(JsonText& o, const WalkedShare& w)
+{
+    o.object().member("all", w.all).member("walked", w.walked).end();
+}
+
+void reportLock(JsonText& o, const LockRow& l)
+{
+    SortedMembers m;
+    // The lock's fields that the lock table's columns also show, named by
+    // their descriptors: raw numbers for machines, never the formatted cells.
+    const LockFigures f = lockFigures(l);
+    for (const LockColumnSpec& c : lockColumns())
+        if (c.json) {
+            if (c.unit == ColumnUnit::Text)
+                m.value(c.json, c.cell(f, fmt::kPlain));
+            else
+                m.value(c.json, c.value(f));
+        }
+    m.value("instances", l.instances);
+    m.value("aborted", l.aborted);
+    m.add("wait", [&](JsonText& j) { hist(j, l.wait); });
+    m.add("hold", [&](JsonText& j) { hist(j, l.hold); });
+    m.value("p50_hold_ns", l.p50_hold_ns);
+    m.value("p99_hold_ns", l.p99_hold_ns);
+    m.value("wait_share", l.wait_share);
+    m.add("paths", [&](JsonText& j) {
+        j.array();
+        for (const auto& p : l.paths)
+            j.object().member("count", p.count).member("frames", p.frames).member("hold_ns", p.hold_ns)
+                .member("wait_ns", p.wait_ns).member("wait_share", p.wait_share).end();
+        j.end();
+    });
+    if (!l.max_wait_basis.exact || !l.p99_wait_basis.exact || !l.p999_wait_basis.exact) // sampled tails only
+        m.add("tail_basis", [&](JsonText& j) { tailBasis(j, l); });
+    if (!l.name.empty())
+        m.value("name", l.name);
+    if (!l.acquire.empty()) { // record --hold with slow acquisitions only
+        m.add("acquire", [&](JsonText& j) { hist(j, l.acquire); });
+        m.value("p50_acquire_ns", l.p50_acquire_ns);
+        m.value("p99_acquire_ns", l.p99_acquire_ns);
+    }
+    // Under stack sampling only: where the paths' shares come from.
+    if (l.walked_waits.sampled())
+        m.add("walked_waits", [&](JsonText& j) { walked(j, l.walked_waits); });
+    if (l.walked_holds.sampled())
+        m.add("walked_holds", [&](JsonText& j) { walked(j, l.walked_holds); });
+    if (!l.cgroup.empty())
+        m.value("cgroup", l.cgroup);
+    if (!l.holders.empty()) // holder-stack captures only: older report readers never see the key
+        m.add("holders", [&](JsonText& j) {
+            j.array();
+            for (const auto& h : l.holders) {
+                j.object().member("count", h.count).member("frames", h.frames);
+                if (h.owner_tid) // lock owners (record --lock-owner)
+                    j.member("owner_comm", h.owner_comm).member("owner_tid", *h.owner_tid);
+                j.member("wait_ns", h.wait_ns).member("wait_share", h.wait_share).end();
+            }
+            j.end();
+        });
+    m.write(o);
+}
+
+void cgroups(JsonText& o, const std::vector<CgroupRow>& rows)
+{
+    o.array();
+    for (const auto& c : rows)
+        o.object().member("cgroup", c.cgroup).member("contentions", c.contentions).member("hold_ns", c.hold_ns)
+            .member("holds", c.holds).member("locks", c.locks).member("wait_ns", c.wait_ns)
+            .member("wait_share", c.wait_share).end();
+    o.end();
+}
+
+void treeNode(JsonText& o, const DiffNode& n)
+{
+    o.object().member("after_count", n.after_count).member("after_hold_ns", n.after_hold_ns);
+    o.member("after_wait_ns", n.after_wait_ns).member("before_count", n.before_count);
+    o.member("before_hold_ns", n.before_hold_ns).member("before_wait_ns", n.before_wait_ns);
+    o.member("function", n.function.str()).member("module", n.module.str()).member("parent", n.parent).end();
+}
+
+void side(JsonText& o, const Side& s)
+{
+    o.object();
+    meta(o.key("meta"), s.meta);
+    probes(o.key("probes"), s.probes);
+    stats(o.key("stats"), s.stats);
+    workload(o.key("workload"), s.workload);
+    o.end();
+}
+
+void options(JsonText& o, const CompareOptions& c)
+{
+    o.object().member("alpha", c.alpha).member("floor_cpu_pct", c.floor_cpu_pct);
+    o.member("floor_events_per_op", c.floor_events_per_op).member("floor_events_per_s", c.floor_events_per_s);
+    o.member("floor_ns", c.floor_ns).member("max_loss_gap_pp", c.max_loss_gap_pp);
+    o.member("min_effect_pct", c.min_effect_pct).member("min_effect_pp", c.min_effect_pp);
+    o.member("min_events", c.min_events).member("threshold_pct", c.threshold_pct).end();
+}
+
+void finish(std::string& out, const TextSink& sink)
+{
+    out += '\n';
+    sink(out);
 }
 
 } // namespace
 
 void jsonReport(const Report& r, const RenderExtras& x, const TextSink& sink)
 {
-    json j;
-    j["format"] = "lockscope-report";
-    j["version"] = 1;
-    j["meta"] = metaWithVirtualization(r.meta);
-    j["stats"] = stats(r.stats);
-    j["workload"] = workload(r.workload);
-    j["warnings"] = r.warnings;
-    j["notes"] = r.notes;
-    j["totals"] = {{"locks", r.lock_count}, {"contentions", r.total_contentions}, {"wait_ns", r.total_wait_ns},
-                   {"hold_ns", r.total_hold_ns}};
-    j["cpu_lock_share"] = r.cpu_lock_share ? json(*r.cpu_lock_share) : json(nullptr);
-    // Each lock converted when it is written (dumpStreamingArrays); null marks the place.
-    auto lockJson = [](const auto& l) {
-        json paths = json::array();
-        for (const auto& p : l.paths)
-            paths.push_back({{"frames", p.frames}, {"count", p.count}, {"wait_ns", p.wait_ns}, {"hold_ns", p.hold_ns},
-                             {"wait_share", p.wait_share}});
-        json jl = {{"instances", l.instances}, {"aborted", l.aborted}, {"wait", hist(l.wait)},
-                   {"hold", hist(l.hold)}, {"p50_hold_ns", l.p50_hold_ns}, {"p99_hold_ns", l.p99_hold_ns},
-                   {"wait_share", l.wait_share}, {"paths", paths}};
-        putColumns(jl, lockFigures(l)); // key, type, caller, p50 and p99 wait
-        if (!l.max_wait_basis.exact || !l.p99_wait_basis.exact || !l.p999_wait_basis.exact) // sampled tails only
-            jl["tail_basis"] = tailBasisJson(l);
-        if (!l.name.empty())
-            jl["name"] = l.name;
-        if (!l.acquire.empty()) { // record --hold with slow acquisitions only
-            jl["acquire"] = hist(l.acquire);
-            jl["p50_acquire_ns"] = l.p50_acquire_ns;
-            jl["p99_acquire_ns"] = l.p99_acquire_ns;
-        }
-        // Under stack sampling only: where the paths' shares come from.
-        if (l.walked_waits.sampled())
-            jl["walked_waits"] = {{"walked", l.walked_waits.walked}, {"all", l.walked_waits.all}};
-        if (l.walked_holds.sampled())
-            jl["walked_holds"] = {{"walked", l.walked_holds.walked}, {"all", l.walked_holds.all}};
-        if (!l.cgroup.empty())
-            jl["cgroup"] = l.cgroup;
-        if (!l.holders.empty()) { // holder-stack captures only: older report readers never see the key
-            json holders = json::array();
-            for (const auto& h : l.holders) {
-                holders.push_back({{"frames", h.frames}, {"count", h.count}, {"wait_ns", h.wait_ns},
-                                   {"wait_share", h.wait_share}});
-                if (h.owner_tid) { // lock owners (record --lock-owner)
-                    holders.back()["owner_tid"] = *h.owner_tid;
-                    holders.back()["owner_comm"] = h.owner_comm;
-                }
-            }
-            jl["holders"] = std::move(holders);
-        }
-        return jl;
-    };
-    j["locks"] = nullptr;
-    if (!r.cgroups.empty()) { // per-cgroup captures only
-        json cgroups = json::array();
-        for (const auto& c : r.cgroups)
-            cgroups.push_back({{"cgroup", c.cgroup}, {"locks", c.locks}, {"contentions", c.contentions},
-                               {"wait_ns", c.wait_ns}, {"wait_share", c.wait_share}, {"holds", c.holds},
-                               {"hold_ns", c.hold_ns}});
-        j["cgroups"] = std::move(cgroups);
-    }
-    j["syscalls"] = latencyRows(r.syscalls);
-    j["functions"] = latencyRows(r.functions);
-    j["probes"] = probes(r.probes);
-    j["scaling"] = scaling(x.scaling);
-    dumpStreamingArrays(
-        j, {"locks"}, [&](const std::string&) { return r.locks.size(); },
-        [&](std::string& out, const std::string&, size_t i) { putIndented(out, lockJson(r.locks[i]), 2); }, sink);
+    std::string out;
+    JsonText o(out);
+    o.object();
+    if (!r.cgroups.empty()) // per-cgroup captures only
+        cgroups(o.key("cgroups"), r.cgroups);
+    o.member("cpu_lock_share", r.cpu_lock_share).member("format", "lockscope-report");
+    latencyRows(o.key("functions"), r.functions);
+    streamArray(o.key("locks"), out, r.locks.size(), [&](JsonText& e, size_t i) { reportLock(e, r.locks[i]); },
+                sink);
+    meta(o.key("meta"), r.meta);
+    o.member("notes", r.notes);
+    probes(o.key("probes"), r.probes);
+    scaling(o.key("scaling"), x.scaling);
+    stats(o.key("stats"), r.stats);
+    latencyRows(o.key("syscalls"), r.syscalls);
+    o.key("totals").object().member("contentions", r.total_contentions).member("hold_ns", r.total_hold_ns);
+    o.member("locks", r.lock_count).member("wait_ns", r.total_wait_ns).end();
+    o.member("version", 1).member("warnings", r.warnings);
+    workload(o.key("workload"), r.workload);
+    o.end();
+    finish(out, sink);
 }
 
 void jsonComparison(const Comparison& c, const RenderExtras& x, const TextSink& sink)
 {
-    json j;
-    j["format"] = "lockscope-comparison";
-    j["version"] = 1;
-    j["options"] = {{"alpha", c.options.alpha}, {"min_effect_pct", c.options.min_effect_pct},
-                    {"min_effect_pp", c.options.min_effect_pp}, {"max_loss_gap_pp", c.options.max_loss_gap_pp},
-                    {"threshold_pct", c.options.threshold_pct}, {"min_events", c.options.min_events},
-                    {"floor_cpu_pct", c.options.floor_cpu_pct}, {"floor_events_per_s", c.options.floor_events_per_s},
-                    {"floor_ns", c.options.floor_ns}, {"floor_events_per_op", c.options.floor_events_per_op}};
-    j["per_op"] = {{"available", c.per_op}, {"leads", c.per_op_leads}, {"ops_per_s", delta(c.ops_per_s)}};
-    j["runs"] = {{"before", c.runs_before}, {"after", c.runs_after}, {"variance_known", c.varianceKnown()},
-                 {"note", varianceNote(c)}};
-    j["quality"] = {{"before", quality(c.quality_before)}, {"after", quality(c.quality_after)}};
-    for (const auto& [name, side] : {std::pair{"before", &c.before}, std::pair{"after", &c.after}})
-        j[name] = {{"meta", metaWithVirtualization(side->meta)}, {"stats", stats(side->stats)}, {"workload", workload(side->workload)},
-                   {"probes", probes(side->probes)}};
-    j["warnings"] = c.warnings;
-    j["notes"] = c.notes;
-    j["headline"] = metrics(c.headline);
-    j["workload"] = metrics(c.workload);
-    j["cpu_leaves"] = metrics(c.cpu_leaves);
-    // The big three are streamed (dumpStreamingArrays); null marks their place.
-    j["locks"] = nullptr;
-    j["paths"] = nullptr;
-    j["syscalls"] = latencyDeltas(c.syscalls);
-    j["functions"] = latencyDeltas(c.functions);
-    j["tree"] = nullptr;
-    j["scaling"] = scaling(x.scaling);
-    auto count = [&](const std::string& key) {
-        return key == "locks" ? c.locks.size() : key == "paths" ? c.paths.size() : c.tree.nodes.size();
-    };
-    auto element = [&](std::string& out, const std::string& key, size_t i) {
-        if (key == "locks")
-            putIndented(out, lockDelta(c.locks[i]), 2);
-        else if (key == "paths")
-            putIndented(out, pathDelta(c.paths[i]), 2);
-        else
-            putTreeNode(out, c.tree.nodes[i]);
-    };
-    dumpStreamingArrays(j, {"locks", "paths", "tree"}, count, element, sink);
+    std::string out;
+    JsonText o(out);
+    o.object();
+    side(o.key("after"), c.after);
+    side(o.key("before"), c.before);
+    metrics(o.key("cpu_leaves"), c.cpu_leaves);
+    o.member("format", "lockscope-comparison");
+    latencyDeltas(o.key("functions"), c.functions);
+    metrics(o.key("headline"), c.headline);
+    streamArray(o.key("locks"), out, c.locks.size(), [&](JsonText& e, size_t i) { lockDelta(e, c.locks[i]); },
+                sink);
+    o.member("notes", c.notes);
+    options(o.key("options"), c.options);
+    streamArray(o.key("paths"), out, c.paths.size(), [&](JsonText& e, size_t i) { pathDelta(e, c.paths[i]); },
+                sink);
+    o.key("per_op").object().member("available", c.per_op).member("leads", c.per_op_leads);
+    delta(o.key("ops_per_s"), c.ops_per_s);
+    o.end().key("quality").object();
+    quality(o.key("after"), c.quality_after);
+    quality(o.key("before"), c.quality_before);
+    o.end().key("runs").object().member("after", c.runs_after).member("before", c.runs_before);
+    o.member("note", varianceNote(c)).member("variance_known", c.varianceKnown()).end();
+    scaling(o.key("scaling"), x.scaling);
+    latencyDeltas(o.key("syscalls"), c.syscalls);
+    streamArray(o.key("tree"), out, c.tree.nodes.size(),
+                [&](JsonText& e, size_t i) { treeNode(e, c.tree.nodes[i]); }, sink);
+    o.member("version", 1).member("warnings", c.warnings);
+    metrics(o.key("workload"), c.workload);
+    o.end();
+    finish(out, sink);
 }
 
 } // namespace lockscope::reports::detail

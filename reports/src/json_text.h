@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#pragma once
+
+#include <array>
+#include <concepts>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace lockscope::reports::detail {
+
+// Writes JSON straight into a string, byte for byte as nlohmann's dump(2)
+// writes the same document (the reports' JSON has always been that, and
+// tests compare the two). A DOM of a big comparison's 10k locks cost more
+// than everything else `compare --format json` does.
+//
+// Members must come in nlohmann's order, sorted by key (its objects are
+// std::maps); out of order throws std::logic_error. Numbers keep their C++ type's JSON
+// type: a double is written as nlohmann writes it ("1.0", "1e-05"), an
+// integer as an integer.
+class JsonText {
+public:
+    // Writes at `depth` levels of nesting (a document is 0), as putting the
+    // text into an enclosing document there would indent it.
+    explicit JsonText(std::string& out, unsigned depth = 0);
+
+    JsonText& object();
+    JsonText& array();
+    JsonText& end(); // of the innermost object or array
+    JsonText& key(std::string_view k); // the next value is this member's
+
+    JsonText& value(std::string_view s);
+    JsonText& value(const char* s) { return value(std::string_view(s)); }
+    JsonText& value(const std::string& s) { return value(std::string_view(s)); }
+    JsonText& value(bool b);
+    JsonText& value(double d); // non-finite: null, as nlohmann writes it
+    JsonText& value(std::nullptr_t);
+    JsonText& value(const nlohmann::json& v); // a document part that is free-form (a workload's results)
+    template <std::integral T>
+        requires(!std::same_as<T, bool>)
+    JsonText& value(T n)
+    {
+        if constexpr (std::is_signed_v<T>)
+            return integer(int64_t(n));
+        else
+            return unsignedInteger(uint64_t(n));
+    }
+    template <class T> JsonText& value(const std::optional<T>& v)
+    {
+        return v ? value(*v) : value(nullptr);
+    }
+    template <class T> JsonText& value(const std::vector<T>& v)
+    {
+        array();
+        for (const T& e : v)
+            value(e);
+        return end();
+    }
+    // key(k).value(v)
+    template <class T> JsonText& member(std::string_view k, const T& v) { return key(k).value(v); }
+
+    // The next value's text is appended to the output by the caller (a big
+    // array made elsewhere): the writer only counts it as written.
+    void external();
+
+private:
+    struct Level {
+        bool object = false;
+        bool empty = true;
+        std::string_view last_key; // keys are literals or outlive their object
+    };
+    void beforeValue();
+    void open(char bracket, bool object);
+    void newline(unsigned depth);
+    JsonText& integer(int64_t n);
+    JsonText& unsignedInteger(uint64_t n);
+
+    std::string& out_;
+    unsigned base_;
+    std::vector<Level> levels_;
+    bool after_key_ = false;
+};
+
+// A string as dump() writes it (invalid UTF-8 replaced by U+FFFD).
+void putJsonString(std::string& out, std::string_view s);
+
+} // namespace lockscope::reports::detail
