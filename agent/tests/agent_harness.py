@@ -63,6 +63,13 @@ class Agent:
         with urllib.request.urlopen(self.url(path), timeout=timeout) as r:
             return r.status, r.read()
 
+    def save_capture(self, seconds, path):
+        """GETs /capture?seconds=N into path (what a user does with curl)."""
+        status, body = self.get(f"/capture?seconds={seconds}")
+        with open(path, "wb") as f:
+            f.write(body)
+        return status
+
     def stop(self):
         if self.proc.poll() is not None:
             return 0.0

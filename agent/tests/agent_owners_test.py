@@ -106,9 +106,7 @@ try:
     print("PASS: the cumulative owners' profile (no ?seconds) holds at least the delta's")
 
     path = f"{tmp}/agent.lockscope.json"
-    status, body = agent.get("/capture?seconds=2")
-    with open(path, "wb") as f:
-        f.write(body)
+    agent.save_capture(2, path)
     ccount, _ = owner_totals(load_capture(lockscope, path), key)
     if ccount == 0:
         fail(f"/capture?seconds=2 charges no wait of {key} to an owner")

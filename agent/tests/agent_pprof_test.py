@@ -73,9 +73,7 @@ try:
     print("PASS: the cumulative profile (no ?seconds) holds at least the delta's delay")
 
     path = f"{tmp}/agent.lockscope.json"
-    status, body = agent.get("/capture?seconds=2")
-    with open(path, "wb") as f:
-        f.write(body)
+    agent.save_capture(2, path)
     for cmd in (["check", path], ["report", path]):
         r = subprocess.run([lockscope, *cmd], capture_output=True, text=True)
         if r.returncode != 0:
