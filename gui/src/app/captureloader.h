@@ -10,6 +10,7 @@
 #include "lockscope/capture/calltree.h"
 #include "lockscope/capture/capture.h"
 #include "lockscope/reports/report.h"
+#include "model/flamedata.h"
 
 namespace lockscope::gui {
 
@@ -22,6 +23,7 @@ struct PreparedCapture {
     std::shared_ptr<const reports::Report> report;  // all locks (top = 0)
     std::shared_ptr<const CallTree> topDown;        // all locks
     std::shared_ptr<const CallTree> bottomUp;
+    std::shared_ptr<const FlameData> flame;         // topDown, widths = wait (what the page opens on)
 };
 
 // Thread-safe; the heavy part of showing a capture.
