@@ -33,11 +33,18 @@ PreparedCapture prepareCapture(CapturePtr capture)
     });
     auto bottomUp = std::async(std::launch::async, tree, TreeDirection::BottomUp);
     reports::ReportOptions options;
-    options.top = 0;
+    options.lock_rows = false;
     p.report = std::make_shared<const reports::Report>(reports::buildReport(*p.capture, options));
     std::tie(p.topDown, p.flame) = topDown.get();
     p.bottomUp = bottomUp.get();
     return p;
+}
+
+reports::Report fullReport(const Capture& capture)
+{
+    reports::ReportOptions options;
+    options.top = 0;
+    return reports::buildReport(capture, options);
 }
 
 CaptureLoader::CaptureLoader(QObject* parent) : QObject(parent) {}
