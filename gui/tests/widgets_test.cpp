@@ -21,6 +21,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "app/captureloader.h"
 #include "app/capturepage.h"
 #include "app/comparepage.h"
 #include "app/flamegraphwidget.h"
@@ -186,6 +187,34 @@ private slots:
         QVERIFY(page.bottomUpModel()->index(0, 0).data().toString() == QStringLiteral("_raw_spin_lock"));
         page.selectLock(99); // out of range: back to all locks
         QCOMPARE(page.selectedLock(), -1);
+    }
+
+    // The all-locks flame graph made on the loader thread is what the page
+    // would have made itself, and the page shows it (not a copy) whenever all
+    // locks are selected with widths = wait.
+    void preparedFlameGraph()
+    {
+        auto c = std::make_shared<const Capture>(semCapture("baseline", 1.0));
+        const PreparedCapture prepared = prepareCapture(c);
+        QVERIFY(prepared.flame);
+        const FlameData eager = flameFromCallTree(CallTree::forCapture(*c, TreeDirection::TopDown), FlameWeight::Wait);
+        QCOMPARE(prepared.flame->nodes.size(), eager.nodes.size());
+        for (size_t i = 0; i < eager.nodes.size(); ++i) {
+            const FlameNode& a = prepared.flame->nodes[i];
+            const FlameNode& b = eager.nodes[i];
+            QCOMPARE(a.function, b.function);
+            QCOMPARE(a.module, b.module);
+            QCOMPARE(a.parent, b.parent);
+            QVERIFY(a.children == b.children);
+            QCOMPARE(a.value, b.value);
+        }
+        CapturePage page;
+        page.setPrepared(prepared);
+        QCOMPARE(&page.flameGraph()->data(), prepared.flame.get());
+        page.selectLock(1);
+        QVERIFY(&page.flameGraph()->data() != prepared.flame.get());
+        page.selectLock(-1);
+        QCOMPARE(&page.flameGraph()->data(), prepared.flame.get());
     }
 
     void latencyTabSelection()

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <span>
 #include <stdexcept>
 
 #include "lockscope/capture/calltree.h"
@@ -163,8 +164,9 @@ Report buildReport(const Capture& capture, const ReportOptions& options)
         r.total_wait_ns = saturatingAdd(r.total_wait_ns, lock.wait.total());
         r.total_hold_ns = saturatingAdd(r.total_hold_ns, lock.hold.total());
     }
-    bool found = options.lock_key.empty();
-    for (const auto& lock : capture.locks) {
+    bool found = options.lock_key.empty() || !options.lock_rows;
+    const std::span<const Lock> rowLocks = options.lock_rows ? std::span<const Lock>(capture.locks) : std::span<const Lock>();
+    for (const auto& lock : rowLocks) {
         if (!options.lock_key.empty() && lock.key != options.lock_key && lock.name != options.lock_key)
             continue;
         found = true;

@@ -38,6 +38,29 @@ TEST(Report, SortsCutsAndFiltersLocks)
     EXPECT_THROW(buildReport(c, o), std::invalid_argument);
 }
 
+// A summary (the GUI's): every capture-wide figure of the full report, no rows.
+TEST(Report, SummaryWithoutLockRows)
+{
+    const Capture c = readCapture(test::fixture("baseline.lockscope.json"));
+    ReportOptions o;
+    o.top = 0;
+    const Report full = buildReport(c, o);
+    o.lock_rows = false;
+    o.lock_key = "no_such_lock"; // not looked for without rows
+    const Report summary = buildReport(c, o);
+    EXPECT_TRUE(summary.locks.empty());
+    EXPECT_FALSE(full.locks.empty());
+    EXPECT_EQ(summary.lock_count, full.lock_count);
+    EXPECT_EQ(summary.total_contentions, full.total_contentions);
+    EXPECT_EQ(summary.total_wait_ns, full.total_wait_ns);
+    EXPECT_EQ(summary.total_hold_ns, full.total_hold_ns);
+    EXPECT_EQ(summary.warnings, full.warnings);
+    EXPECT_EQ(summary.notes, full.notes);
+    EXPECT_EQ(summary.syscalls.size(), full.syscalls.size());
+    EXPECT_EQ(summary.functions.size(), full.functions.size());
+    EXPECT_EQ(summary.cgroups.size(), full.cgroups.size());
+}
+
 // Under stack sampling most waits of a hot lock sit under the one-frame
 // "not sampled" stack: they count in every total and path list, but the
 // caller column names the hottest walked path.

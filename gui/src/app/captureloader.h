@@ -10,6 +10,7 @@
 #include "lockscope/capture/calltree.h"
 #include "lockscope/capture/capture.h"
 #include "lockscope/reports/report.h"
+#include "model/flamedata.h"
 
 namespace lockscope::gui {
 
@@ -19,13 +20,18 @@ using CapturePtr = std::shared_ptr<const Capture>;
 // thread so a big capture does not freeze the window while it is shown.
 struct PreparedCapture {
     CapturePtr capture;
-    std::shared_ptr<const reports::Report> report;  // all locks (top = 0)
+    std::shared_ptr<const reports::Report> report;  // the summary's: no lock rows (fullReport has them)
     std::shared_ptr<const CallTree> topDown;        // all locks
     std::shared_ptr<const CallTree> bottomUp;
+    std::shared_ptr<const FlameData> flame;         // topDown, widths = wait (what the page opens on)
 };
 
 // Thread-safe; the heavy part of showing a capture.
 PreparedCapture prepareCapture(CapturePtr capture);
+
+// The report with every lock's row, paths and holders (what Export writes):
+// made when asked for, as the page shows none of them.
+reports::Report fullReport(const Capture& capture);
 
 // Reads capture files on the thread pool (lockscope::readCapture) and
 // prepares them, all of a request in parallel, and reports back on the UI

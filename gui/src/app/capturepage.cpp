@@ -423,7 +423,11 @@ void CapturePage::refreshFlame()
 {
     if (!topDownTree_)
         return;
-    flame_->setData(flameFromCallTree(*topDownTree_, static_cast<FlameWeight>(flameWeight_->currentData().toInt())));
+    const auto weight = static_cast<FlameWeight>(flameWeight_->currentData().toInt());
+    if (topDownTree_ == prepared_.topDown && prepared_.flame && prepared_.flame->weight == weight)
+        flame_->setSharedData(prepared_.flame);
+    else
+        flame_->setData(flameFromCallTree(*topDownTree_, weight));
 }
 
 } // namespace lockscope::gui

@@ -41,7 +41,6 @@ public:
     void setCapture(CapturePtr capture);
     void setPrepared(PreparedCapture prepared);
     const Capture* capture() const noexcept { return capture_.get(); }
-    const reports::Report& report() const noexcept { return *prepared_.report; }
     // -1 = all locks
     void selectLock(int lockIndex);
     int selectedLock() const noexcept { return selected_; }

@@ -33,21 +33,26 @@ FlameGraphWidget::FlameGraphWidget(QWidget* parent) : QWidget(parent)
 
 void FlameGraphWidget::setData(FlameData data)
 {
-    data_ = std::move(data);
+    setSharedData(std::make_shared<const FlameData>(std::move(data)));
+}
+
+void FlameGraphWidget::setSharedData(std::shared_ptr<const FlameData> data)
+{
+    data_ = data ? std::move(data) : std::make_shared<const FlameData>();
     zoom_ = 0;
-    maxDelta_ = data_.maxAbsDelta();
-    depth_.assign(data_.nodes.size(), 0);
+    maxDelta_ = data_->maxAbsDelta();
+    depth_.assign(data_->nodes.size(), 0);
     // Breadth-first from the root: builders need not list parents first.
-    if (!data_.nodes.empty()) {
+    if (!data_->nodes.empty()) {
         std::vector<uint32_t> queue{0};
         for (size_t q = 0; q < queue.size(); ++q) {
-            for (uint32_t c : data_.nodes[queue[q]].children) {
+            for (uint32_t c : data_->nodes[queue[q]].children) {
                 depth_[c] = depth_[queue[q]] + 1;
                 queue.push_back(c);
             }
         }
     }
-    search_ = searchFlame(data_, searchText_);
+    search_ = searchFlame(*data_, searchText_);
     layout();
     updateGeometry();
     update();
@@ -56,13 +61,13 @@ void FlameGraphWidget::setData(FlameData data)
 void FlameGraphWidget::setSearch(const QString& text)
 {
     searchText_ = text;
-    search_ = searchFlame(data_, text);
+    search_ = searchFlame(*data_, text);
     update();
 }
 
 void FlameGraphWidget::zoomTo(uint32_t nodeId)
 {
-    if (nodeId >= data_.nodes.size() || nodeId == zoom_)
+    if (nodeId >= data_->nodes.size() || nodeId == zoom_)
         return;
     zoom_ = nodeId;
     layout();
@@ -88,12 +93,12 @@ QSize FlameGraphWidget::minimumSizeHint() const
 void FlameGraphWidget::layout()
 {
     boxes_.clear();
-    if (data_.empty())
+    if (data_->empty())
         return;
     const double w = width();
     // The zoomed node's ancestors span the full width above it.
     std::vector<uint32_t> path;
-    for (uint32_t id = zoom_; id != 0; id = data_.nodes[id].parent)
+    for (uint32_t id = zoom_; id != 0; id = data_->nodes[id].parent)
         path.push_back(id);
     path.push_back(0);
     std::reverse(path.begin(), path.end());
@@ -107,12 +112,12 @@ void FlameGraphWidget::layoutChildren(uint32_t id, double x, double width, int d
     if (width < kMinBoxWidth)
         return;
     boxes_.push_back({QRectF(x, static_cast<double>(depth) * kRowHeight, width, kRowHeight), id});
-    const FlameNode& n = data_.nodes[id];
+    const FlameNode& n = data_->nodes[id];
     if (n.value <= 0.0)
         return;
     double cx = x;
     for (uint32_t c : n.children) {
-        const double cw = width * data_.nodes[c].value / n.value;
+        const double cw = width * data_->nodes[c].value / n.value;
         layoutChildren(c, cx, cw, depth + 1);
         cx += cw;
     }
@@ -120,11 +125,11 @@ void FlameGraphWidget::layoutChildren(uint32_t id, double x, double width, int d
 
 QColor FlameGraphWidget::colorFor(uint32_t id) const
 {
-    const FlameNode& n = data_.nodes[id];
+    const FlameNode& n = data_->nodes[id];
     const bool searching = !searchText_.isEmpty();
     if (searching && search_.matched[id])
         return QColor(0xd0, 0x40, 0xe0);
-    if (data_.differential) {
+    if (data_->differential) {
         const double delta = n.after - n.before;
         const double t = maxDelta_ > 0.0 ? std::min(1.0, std::fabs(delta) / maxDelta_) : 0.0;
         // Fade from near-white to full red/blue; sqrt keeps small changes visible.
@@ -147,9 +152,9 @@ void FlameGraphWidget::paintEvent(QPaintEvent*)
 {
     QPainter p(this);
     p.fillRect(rect(), palette().base());
-    if (data_.empty()) {
+    if (data_->empty()) {
         p.setPen(palette().color(QPalette::PlaceholderText));
-        p.drawText(rect(), Qt::AlignCenter, tr("No stacks with %1 to show").arg(toDisplayString(data_.weight)));
+        p.drawText(rect(), Qt::AlignCenter, tr("No stacks with %1 to show").arg(toDisplayString(data_->weight)));
         return;
     }
     const QFontMetrics fm = p.fontMetrics();
@@ -163,7 +168,7 @@ void FlameGraphWidget::paintEvent(QPaintEvent*)
         const double luma = 0.299 * fill.red() + 0.587 * fill.green() + 0.114 * fill.blue();
         p.setPen(luma < 140.0 ? Qt::white : Qt::black);
         const QString text =
-            fm.elidedText(data_.nodes[b.id].function, Qt::ElideRight, static_cast<int>(r.width()) - 4);
+            fm.elidedText(data_->nodes[b.id].function, Qt::ElideRight, static_cast<int>(r.width()) - 4);
         p.drawText(r.adjusted(2, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft, text);
     }
 }
@@ -179,17 +184,17 @@ int FlameGraphWidget::nodeAt(QPointF pos) const
 
 QString FlameGraphWidget::describe(uint32_t id) const
 {
-    if (id >= data_.nodes.size())
+    if (id >= data_->nodes.size())
         return {};
-    const FlameNode& n = data_.nodes[id];
-    const FlameNode& root = data_.nodes.front();
+    const FlameNode& n = data_->nodes[id];
+    const FlameNode& root = data_->nodes.front();
     QString s = n.function;
     if (!n.module.isEmpty())
         s += QStringLiteral(" [") + n.module + QLatin1Char(']');
-    if (!data_.differential) {
+    if (!data_->differential) {
         const double share = root.value > 0 ? n.value / root.value : 0.0;
         return s + QStringLiteral("\n%1: %2 (%3 of all)")
-                       .arg(toDisplayString(data_.weight), formatValue(n.value, data_.weight), formatPercent(share));
+                       .arg(toDisplayString(data_->weight), formatValue(n.value, data_->weight), formatPercent(share));
     }
     const double delta = n.after - n.before;
     QString pct = n.before > 0 ? (delta >= 0 ? QStringLiteral("+") : QString()) + formatPercent(delta / n.before)
@@ -197,15 +202,15 @@ QString FlameGraphWidget::describe(uint32_t id) const
     if (n.after <= 0 && n.before > 0)
         pct = QStringLiteral("gone");
     return s + QStringLiteral("\n%1 before: %2\n%1 after: %3\nΔ %4%5 (%6)")
-                   .arg(toDisplayString(data_.weight), formatValue(n.before, data_.weight),
-                        formatValue(n.after, data_.weight), delta < 0 ? QStringLiteral("−") : QStringLiteral("+"),
-                        formatValue(std::fabs(delta), data_.weight), pct);
+                   .arg(toDisplayString(data_->weight), formatValue(n.before, data_->weight),
+                        formatValue(n.after, data_->weight), delta < 0 ? QStringLiteral("−") : QStringLiteral("+"),
+                        formatValue(std::fabs(delta), data_->weight), pct);
 }
 
 void FlameGraphWidget::mousePressEvent(QMouseEvent* event)
 {
     if (event->button() == Qt::RightButton) {
-        zoomTo(data_.nodes.empty() ? 0 : data_.nodes[zoom_].parent);
+        zoomTo(data_->nodes.empty() ? 0 : data_->nodes[zoom_].parent);
         return;
     }
     const int id = nodeAt(event->position());
@@ -232,8 +237,8 @@ void FlameGraphWidget::keyPressEvent(QKeyEvent* event)
         zoomTo(0);
         return;
     }
-    if (event->key() == Qt::Key_Backspace && !data_.nodes.empty()) {
-        zoomTo(data_.nodes[zoom_].parent);
+    if (event->key() == Qt::Key_Backspace && !data_->nodes.empty()) {
+        zoomTo(data_->nodes[zoom_].parent);
         return;
     }
     QWidget::keyPressEvent(event);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include <QRectF>
@@ -24,7 +25,9 @@ public:
     explicit FlameGraphWidget(QWidget* parent = nullptr);
 
     void setData(FlameData data);
-    const FlameData& data() const noexcept { return data_; }
+    // The same for data made elsewhere (off the UI thread) and kept there too.
+    void setSharedData(std::shared_ptr<const FlameData> data);
+    const FlameData& data() const noexcept { return *data_; }
     void setSearch(const QString& text);
     double searchCoveredShare() const noexcept { return search_.coveredShare; }
     void zoomTo(uint32_t nodeId);
@@ -60,7 +63,7 @@ private:
     QColor colorFor(uint32_t id) const;
     int maxDepth() const;
 
-    FlameData data_;
+    std::shared_ptr<const FlameData> data_ = std::make_shared<const FlameData>(); // never null
     FlameSearch search_;
     QString searchText_;
     uint32_t zoom_ = 0;

@@ -288,7 +288,7 @@ bool MainWindow::exportReport(const QString& path)
         if (compareMode_ && comparePage_->comparison())
             text = reports::render(*comparePage_->comparison(), format, extras);
         else if (!compareMode_ && capturePage_->capture())
-            text = reports::render(capturePage_->report(), format, extras);
+            text = reports::render(fullReport(*capturePage_->capture()), format, extras);
         else {
             showError(tr("Nothing to export: open or compare captures first"));
             return false;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
 
 #include "lockscope/reports/compare.h"
 #include "model/units.h"
@@ -44,6 +45,22 @@ double pick(const Weights& w, FlameWeight weight)
     return 0.0;
 }
 
+// A tree has a few thousand distinct frame names over its 300k nodes: one
+// shared QString per name, not an allocation (and a free) per node.
+class SharedNames {
+public:
+    const QString& operator()(InternedString name)
+    {
+        auto [it, inserted] = names_.try_emplace(name);
+        if (inserted)
+            it->second = fromStd(name);
+        return it->second;
+    }
+
+private:
+    std::unordered_map<InternedString, QString> names_;
+};
+
 void sortChildren(FlameData& data)
 {
     for (auto& n : data.nodes) {
@@ -59,11 +76,12 @@ FlameData flameFromCallTree(const CallTree& tree, FlameWeight weight)
     FlameData data;
     data.weight = weight;
     data.nodes.resize(tree.size());
+    SharedNames names;
     for (uint32_t id = 0; id < tree.size(); ++id) {
         const CallTree::Node& src = tree.node(id);
         FlameNode& n = data.nodes[id];
-        n.function = id == CallTree::kRoot ? QStringLiteral("all") : fromStd(src.function);
-        n.module = fromStd(src.module);
+        n.function = id == CallTree::kRoot ? QStringLiteral("all") : names(src.function);
+        n.module = names(src.module);
         n.parent = src.parent;
         n.children = src.children;
         n.value = pick(src.total, weight);
@@ -98,11 +116,12 @@ FlameData flameFromDiffTree(const reports::DiffTree& tree, FlameWeight weight, b
     data.weight = weight;
     data.differential = true;
     data.nodes.resize(tree.nodes.size());
+    SharedNames names;
     for (size_t id = 0; id < tree.nodes.size(); ++id) {
         const reports::DiffNode& src = tree.nodes[id];
         FlameNode& n = data.nodes[id];
-        n.function = id == 0 ? QStringLiteral("all") : fromStd(src.function);
-        n.module = fromStd(src.module);
+        n.function = id == 0 ? QStringLiteral("all") : names(src.function);
+        n.module = names(src.module);
         n.parent = src.parent;
         n.children = src.children;
         switch (weight) {

@@ -2,7 +2,6 @@
 #include "model/locktablemodel.h"
 
 #include "lockscope/capture/tail_basis.h"
-#include "lockscope/reports/lock_columns.h"
 
 #include "model/columnheader.h"
 #include "model/roles.h"
@@ -17,9 +16,13 @@ void LockTableModel::setCapture(std::shared_ptr<const Capture> capture)
     beginResetModel();
     capture_ = std::move(capture);
     totalWait_ = 0;
+    figures_.clear();
     if (capture_) {
-        for (const auto& lock : capture_->locks)
+        figures_.reserve(capture_->locks.size());
+        for (const auto& lock : capture_->locks) {
             totalWait_ = saturatingAdd(totalWait_, lock.wait.total());
+            figures_.push_back(reports::lockFigures(lock, &capture_->meta));
+        }
     }
     endResetModel();
 }
@@ -41,6 +44,7 @@ QVariant LockTableModel::data(const QModelIndex& index, int role) const
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
         return {};
     const Lock& lock = capture_->locks[static_cast<size_t>(index.row())];
+    const reports::LockFigures& figures = figures_[static_cast<size_t>(index.row())];
     const double waitShare =
         totalWait_ ? static_cast<double>(lock.wait.total()) / static_cast<double>(totalWait_) : 0.0;
 
@@ -62,13 +66,9 @@ QVariant LockTableModel::data(const QModelIndex& index, int role) const
             tip += QStringLiteral("\n%1 waits aborted").arg(lock.aborted);
         return plainToolTip(tip);
     }
-    const uint64_t exactNs = exactWaitNs(capture_->meta);
-    auto basis = [&](int column) {
-        return column == WaitP99 ? percentileBasis(lock.wait, lock.wait_untimed, exactNs, 99)
-                                 : maxBasis(lock.wait, lock.wait_untimed, exactNs);
-    };
     if (role == Qt::ToolTipRole && (index.column() == WaitP99 || index.column() == WaitMax)) {
-        const TailBasis b = basis(index.column());
+        const uint64_t exactNs = exactWaitNs(capture_->meta);
+        const TailBasis& b = index.column() == WaitP99 ? figures.p99_wait_basis : figures.max_wait_basis;
         QString tip = b.exact ? QStringLiteral("Exact") : QStringLiteral("Estimated: ") + fromStd(b.text())
                 + QStringLiteral(" waits (timing budget); the others were given their times");
         if (exactNs)
@@ -85,8 +85,8 @@ QVariant LockTableModel::data(const QModelIndex& index, int role) const
     // The lock figures' cells and sort keys, as the reports' tables have them (reports/lock_columns.h).
     auto shared = [&, display](reports::LockColumn c) -> QVariant {
         const reports::LockColumnSpec& spec = reports::lockColumn(c);
-        const reports::LockFigures f = reports::lockFigures(lock, &capture_->meta);
-        return display ? QVariant(fromStd(spec.cell(f, reports::fmt::kDisplay))) : QVariant(qulonglong(spec.value(f)));
+        return display ? QVariant(fromStd(spec.cell(figures, reports::fmt::kDisplay)))
+                       : QVariant(qulonglong(spec.value(figures)));
     };
     switch (index.column()) {
     case Key: // the name (record --lock-names) beside the key; the cgroup is in the key

@@ -26,6 +26,10 @@ struct ReportOptions {
     std::string lock_key;         // only this lock (exact key, or every lock of this name) when not empty
     SortKey sort = SortKey::Wait;
     size_t paths_per_lock = 5;    // top call paths kept per lock
+    // false: the capture-wide figures only (totals, warnings, probes, latency),
+    // no LockRow at all: the GUI's summary, which a 10k-lock capture's rows
+    // (their paths and holders) made five times dearer to open.
+    bool lock_rows = true;
 };
 
 // One call path of a lock; frames outermost first, as frameLabel() prints them.
