@@ -3,8 +3,10 @@
 
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "lockscope/capture/flat_index.h"
 #include "lockscope/capture/tail_basis.h"
 
 #include "lockscope/reports/compare.h"
@@ -22,9 +24,51 @@ inline double effectPct(const Delta& x)
 }
 
 // The runs of one side merged into one capture: histograms and counters
-// summed, durations summed, stack ids renumbered per run, meta, probes and
-// workload from the first run.
+// summed, durations summed, stack ids renumbered per run (a stack equal to
+// one of an earlier run shares its id), meta, probes and workload from the
+// first run. Runs are folded in one at a time, so a caller reading files
+// need not hold them all.
+class PoolBuilder {
+public:
+    // runs: how many will be folded in, to size each lock's sites once
+    // (a LockSite is three histograms: regrowing the vectors cost more than the rest of pooling).
+    explicit PoolBuilder(size_t runs) : expected_runs_(runs) {}
+    void add(const Capture& run);
+    // As add, but moves the run's stacks, lock sites and CPU stacks into the
+    // pool: the run keeps what per-run figures need (locks' histograms,
+    // latency rows, workload, meta, stats).
+    void take(Capture& run);
+    Capture finish();
+
+private:
+    template <class Run>
+    void fold(Run& run);
+    void firstRun(const Capture& run);
+    template <class S>
+    uint32_t poolStack(S&& s, uint32_t id);
+    uint32_t stackId(uint32_t runId) const;
+    void foldLock(const Lock& l, std::vector<LockSite> sites);
+    void foldCpu(const CpuProfile& cpu);
+
+    Capture pool_;
+    size_t expected_runs_;
+    size_t runs_ = 0;
+    uint32_t offset_ = 0;   // added to the current run's stack ids
+    FlatIndex ids_;         // the current run's stack id -> pool id
+    std::unordered_multimap<uint64_t, uint32_t> stacksByHash_;  // -> position in pool_.stacks
+    std::map<std::string, size_t> lockIndex_, syscallIndex_, functionIndex_;
+    std::map<std::pair<std::string, std::string>, uint64_t> leaves_;
+};
+
 Capture poolRuns(const std::vector<const Capture*>& runs);
+
+// Throws std::invalid_argument unless each side has a run.
+void requireBothSides(size_t base, size_t patched);
+
+// compareSets with each side's runs pooled: pb and pa are the pools (a side
+// of one run: that run); the runs need only what PoolBuilder::take leaves.
+Comparison comparePools(const Capture& pb, const std::vector<const Capture*>& base, const Capture& pa,
+                        const std::vector<const Capture*>& patched, const CompareOptions& options);
 
 // Matched locks, paths, tree and latency rows with their event tests; no
 // verdicts, headline or workload figures (those need the runs).

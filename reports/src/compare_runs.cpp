@@ -683,15 +683,25 @@ std::string varianceNote(const Comparison& c)
 Comparison compareSets(const std::vector<const Capture*>& base, const std::vector<const Capture*>& patched,
                        const CompareOptions& o)
 {
-    if (base.empty() || patched.empty())
-        throw std::invalid_argument("compare needs at least one capture on each side");
+    detail::requireBothSides(base.size(), patched.size());
     Capture poolB, poolA;
     if (base.size() > 1)
         poolB = detail::poolRuns(base);
     if (patched.size() > 1)
         poolA = detail::poolRuns(patched);
-    const Capture& pb = base.size() > 1 ? poolB : *base.front();
-    const Capture& pa = patched.size() > 1 ? poolA : *patched.front();
+    return detail::comparePools(base.size() > 1 ? poolB : *base.front(), base,
+                                patched.size() > 1 ? poolA : *patched.front(), patched, o);
+}
+
+void detail::requireBothSides(size_t base, size_t patched)
+{
+    if (base == 0 || patched == 0)
+        throw std::invalid_argument("compare needs at least one capture on each side");
+}
+
+Comparison detail::comparePools(const Capture& pb, const std::vector<const Capture*>& base, const Capture& pa,
+                                const std::vector<const Capture*>& patched, const CompareOptions& o)
+{
     Comparison c = detail::comparePooled(pb, pa, o);
     c.before.meta = base.front()->meta;
     c.after.meta = patched.front()->meta;

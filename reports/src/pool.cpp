@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <algorithm>
-#include <map>
+#include <functional>
+#include <type_traits>
 
 #include "compare_internal.h"
 
@@ -25,71 +26,152 @@ void addLatency(std::vector<LatencyEntry>& out, std::map<std::string, size_t>& i
         m.all_calls = m.sample_period > 1 ? calls : 0;
     }
 }
+
+// Over what makes two stacks the same (kind and frames), not the id.
+uint64_t hashStack(const Stack& s)
+{
+    uint64_t h = mix64(uint64_t(s.kind));
+    for (const Frame& f : s.frames)
+        h = mix64(h ^ std::hash<InternedString>()(f.function) ^ mix64(std::hash<InternedString>()(f.module)) ^
+                  mix64(f.offset) ^ mix64(f.address.value_or(0) + f.address.has_value()));
+    return h;
+}
+
+void mergeLock(Lock& m, const Lock& l)
+{
+    m.wait.merge(l.wait);
+    m.wait_untimed += l.wait_untimed;
+    m.hold.merge(l.hold);
+    m.acquire.merge(l.acquire);
+    m.aborted += l.aborted;
+    m.instances = std::max(m.instances, l.instances);
+}
 } // namespace
+
+// Run is Capture (take: stacks, sites and CPU stacks are moved out) or
+// const Capture (add: they are copied); std::move of a const member copies.
+template <class Run>
+void PoolBuilder::fold(Run& run)
+{
+    if (!runs_++)
+        firstRun(run);
+    pool_.meta.duration_s += run.meta.duration_s;
+    pool_.stats += run.stats;
+    ids_ = FlatIndex(run.stacks.size());
+    uint32_t next = offset_;
+    for (auto& s : run.stacks) {
+        const uint32_t runId = s.id;
+        next = std::max(next, runId + offset_ + 1);
+        ids_.tryEmplace(runId, poolStack(std::move(s), runId + offset_));
+    }
+    for (auto& l : run.locks) {
+        std::vector<LockSite> sites = std::move(l.sites);
+        if constexpr (!std::is_const_v<Run>)
+            l.sites = {};
+        foldLock(l, std::move(sites));
+    }
+    addLatency(pool_.syscalls, syscallIndex_, run.syscalls);
+    addLatency(pool_.functions, functionIndex_, run.functions);
+    foldCpu(run.cpu);
+    if constexpr (!std::is_const_v<Run>) {
+        run.stacks = {};
+        run.cpu.stacks = {};
+    }
+    offset_ = next;
+}
+
+void PoolBuilder::firstRun(const Capture& run)
+{
+    pool_.meta = run.meta;
+    pool_.meta.duration_s = 0.0;
+    pool_.probes = run.probes;
+    pool_.workload = run.workload;
+    pool_.cpu.frequency_hz = run.cpu.frequency_hz;
+}
+
+// A stack equal to one already pooled shares its id: runs of one workload
+// repeat most stacks, and the pool holds each once.
+template <class S>
+uint32_t PoolBuilder::poolStack(S&& s, uint32_t id)
+{
+    const uint64_t h = hashStack(s);
+    const auto [first, last] = stacksByHash_.equal_range(h);
+    for (auto it = first; it != last; ++it) {
+        const Stack& p = pool_.stacks[it->second];
+        if (p.kind == s.kind && p.frames == s.frames)
+            return p.id;
+    }
+    stacksByHash_.emplace(h, uint32_t(pool_.stacks.size()));
+    Stack& p = pool_.stacks.emplace_back(std::forward<S>(s));
+    p.id = id;
+    return id;
+}
+
+// Ids a run's sites name without a stack are shifted by the run's offset.
+uint32_t PoolBuilder::stackId(uint32_t runId) const
+{
+    return ids_.find(runId).value_or(runId + offset_);
+}
+
+void PoolBuilder::foldLock(const Lock& l, std::vector<LockSite> sites)
+{
+    const auto [it, inserted] = lockIndex_.try_emplace(l.key, pool_.locks.size());
+    if (inserted) {
+        pool_.locks.push_back(l);
+        pool_.locks.back().sites.clear();
+        pool_.locks.back().sites.reserve(sites.size() * std::max(expected_runs_, runs_));
+    } else {
+        mergeLock(pool_.locks[it->second], l);
+    }
+    Lock& m = pool_.locks[it->second];
+    for (LockSite& site : sites) {
+        site.stack_id = stackId(site.stack_id);
+        if (site.user_stack_id)
+            *site.user_stack_id = stackId(*site.user_stack_id);
+        for (auto& h : site.holders)
+            h.stack_id = stackId(h.stack_id);
+        m.sites.push_back(std::move(site));
+    }
+}
+
+void PoolBuilder::foldCpu(const CpuProfile& cpu)
+{
+    pool_.cpu.samples += cpu.samples;
+    pool_.cpu.lock_samples += cpu.lock_samples;
+    pool_.cpu.idle_samples += cpu.idle_samples;
+    for (const auto& l : cpu.top_leaves)
+        leaves_[{l.function, l.module}] += l.samples;
+    for (StackCount sc : cpu.stacks) {
+        sc.stack_id = stackId(sc.stack_id);
+        pool_.cpu.stacks.push_back(sc);
+    }
+}
+
+void PoolBuilder::add(const Capture& run)
+{
+    fold(run);
+}
+
+void PoolBuilder::take(Capture& run)
+{
+    fold(run);
+}
+
+Capture PoolBuilder::finish()
+{
+    for (const auto& [fm, n] : leaves_)
+        pool_.cpu.top_leaves.push_back(LeafShare{fm.first, fm.second, n});
+    std::stable_sort(pool_.cpu.top_leaves.begin(), pool_.cpu.top_leaves.end(),
+                     [](const LeafShare& a, const LeafShare& b) { return a.samples > b.samples; });
+    return std::move(pool_);
+}
 
 Capture poolRuns(const std::vector<const Capture*>& runs)
 {
-    Capture p;
-    p.meta = runs.front()->meta;
-    p.meta.duration_s = 0.0;
-    p.probes = runs.front()->probes;
-    p.workload = runs.front()->workload;
-    p.cpu.frequency_hz = runs.front()->cpu.frequency_hz;
-    std::map<std::string, size_t> lockIndex, syscallIndex, functionIndex;
-    std::map<std::pair<std::string, std::string>, uint64_t> leaves;
-    uint32_t offset = 0;
-    for (const Capture* run : runs) {
-        p.meta.duration_s += run->meta.duration_s;
-        p.stats += run->stats;
-        uint32_t next = offset;
-        for (const auto& s : run->stacks) {
-            Stack copy = s;
-            copy.id += offset;
-            next = std::max(next, copy.id + 1);
-            p.stacks.push_back(std::move(copy));
-        }
-        for (const auto& l : run->locks) {
-            const auto [it, inserted] = lockIndex.try_emplace(l.key, p.locks.size());
-            if (inserted) {
-                p.locks.push_back(l);
-                p.locks.back().sites.clear();
-            } else {
-                Lock& m = p.locks[it->second];
-                m.wait.merge(l.wait);
-                m.wait_untimed += l.wait_untimed;
-                m.hold.merge(l.hold);
-                m.acquire.merge(l.acquire);
-                m.aborted += l.aborted;
-                m.instances = std::max(m.instances, l.instances);
-            }
-            Lock& m = p.locks[it->second];
-            for (LockSite site : l.sites) {
-                site.stack_id += offset;
-                if (site.user_stack_id)
-                    *site.user_stack_id += offset;
-                for (auto& h : site.holders)
-                    h.stack_id += offset;
-                m.sites.push_back(std::move(site));
-            }
-        }
-        addLatency(p.syscalls, syscallIndex, run->syscalls);
-        addLatency(p.functions, functionIndex, run->functions);
-        p.cpu.samples += run->cpu.samples;
-        p.cpu.lock_samples += run->cpu.lock_samples;
-        p.cpu.idle_samples += run->cpu.idle_samples;
-        for (const auto& l : run->cpu.top_leaves)
-            leaves[{l.function, l.module}] += l.samples;
-        for (StackCount sc : run->cpu.stacks) {
-            sc.stack_id += offset;
-            p.cpu.stacks.push_back(sc);
-        }
-        offset = next;
-    }
-    for (const auto& [fm, n] : leaves)
-        p.cpu.top_leaves.push_back(LeafShare{fm.first, fm.second, n});
-    std::stable_sort(p.cpu.top_leaves.begin(), p.cpu.top_leaves.end(),
-                     [](const LeafShare& a, const LeafShare& b) { return a.samples > b.samples; });
-    return p;
+    PoolBuilder b(runs.size());
+    for (const Capture* run : runs)
+        b.add(*run);
+    return b.finish();
 }
 
 DataQuality dataQuality(const std::vector<const Capture*>& runs)
