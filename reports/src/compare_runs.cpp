@@ -684,13 +684,9 @@ Comparison compareSets(const std::vector<const Capture*>& base, const std::vecto
                        const CompareOptions& o)
 {
     detail::requireBothSides(base.size(), patched.size());
-    Capture poolB, poolA;
-    if (base.size() > 1)
-        poolB = detail::poolRuns(base);
-    if (patched.size() > 1)
-        poolA = detail::poolRuns(patched);
-    return detail::comparePools(base.size() > 1 ? poolB : *base.front(), base,
-                                patched.size() > 1 ? poolA : *patched.front(), patched, o);
+    const auto poolB = detail::poolRuns(base), poolA = detail::poolRuns(patched);
+    return detail::comparePools(detail::pooledSide(poolB, base), base, detail::pooledSide(poolA, patched), patched,
+                                o);
 }
 
 void detail::requireBothSides(size_t base, size_t patched)
@@ -699,10 +695,12 @@ void detail::requireBothSides(size_t base, size_t patched)
         throw std::invalid_argument("compare needs at least one capture on each side");
 }
 
-Comparison detail::comparePools(const Capture& pb, const std::vector<const Capture*>& base, const Capture& pa,
+Comparison detail::comparePools(const PooledSide& sb, const std::vector<const Capture*>& base, const PooledSide& sa,
                                 const std::vector<const Capture*>& patched, const CompareOptions& o)
 {
-    Comparison c = detail::comparePooled(pb, pa, o);
+    const Capture& pb = sb.capture;
+    const Capture& pa = sa.capture;
+    Comparison c = detail::comparePooled(sb, sa, o);
     c.before.meta = base.front()->meta;
     c.after.meta = patched.front()->meta;
     c.runs_before = base.size();

@@ -211,7 +211,6 @@ private:
 // go into the pool and the run keeps its per-run figures.
 class SideFold {
 public:
-    explicit SideFold(size_t runs) : pool_(runs) {}
     void add(Capture run)
     {
         runs_.push_back(std::move(run));
@@ -220,13 +219,17 @@ public:
         if (runs_.size() >= 2)
             pool_.take(runs_.back());
     }
-    // The pool and the runs, once every run was added.
-    std::pair<Capture, std::vector<const Capture*>> finish()
+    std::vector<const Capture*> runs() const
     {
-        std::vector<const Capture*> runs;
+        std::vector<const Capture*> out;
         for (const Capture& r : runs_)
-            runs.push_back(&r);
-        return {runs_.size() > 1 ? pool_.finish() : Capture{}, runs};
+            out.push_back(&r);
+        return out;
+    }
+    // The pool, once every run was added.
+    detail::PoolBuilder::Pool finish()
+    {
+        return runs_.size() > 1 ? pool_.finish() : detail::PoolBuilder::Pool::ofOneRun(runs_.front());
     }
 
 private:
@@ -255,16 +258,16 @@ Comparison compareSetFiles(const std::vector<std::string>& before, const std::ve
 {
     detail::requireBothSides(before.size(), after.size());
     const std::vector<std::string> paths = joined(before, after);
-    SideFold sides[2] = {SideFold(before.size()), SideFold(after.size())};
+    SideFold sides[2];
     InOrder inOrder(readerThreads(paths.size()), [&](size_t i, std::optional<Capture> c) {
         if (c)
             sides[i < before.size() ? 0 : 1].add(std::move(*c));
     });
     throwFirstError(paths, readAll(paths, [&](size_t i, std::optional<Capture> c) { inOrder.put(i, std::move(c)); }));
-    const auto [poolB, base] = sides[0].finish();
-    const auto [poolA, patched] = sides[1].finish();
-    return detail::comparePools(base.size() > 1 ? poolB : *base.front(), base,
-                                patched.size() > 1 ? poolA : *patched.front(), patched, options);
+    const auto base = sides[0].runs(), patched = sides[1].runs();
+    const auto poolB = sides[0].finish(), poolA = sides[1].finish();
+    return detail::comparePools(detail::pooledSide(poolB, base), base, detail::pooledSide(poolA, patched), patched,
+                                options);
 }
 
 } // namespace lockscope::reports

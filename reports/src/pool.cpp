@@ -48,15 +48,29 @@ void mergeLock(Lock& m, const Lock& l)
 }
 } // namespace
 
-// Run is Capture (take: stacks, sites and CPU stacks are moved out) or
-// const Capture (add: they are copied); std::move of a const member copies.
+PoolBuilder::Pool PoolBuilder::Pool::ofOneRun(const Capture& run)
+{
+    Pool p;
+    p.sites.reserve(run.locks.size());
+    for (const Lock& l : run.locks) {
+        auto& sites = p.sites.emplace_back();
+        sites.reserve(l.sites.size());
+        for (const LockSite& s : l.sites)
+            sites.push_back(ownShare(s));
+    }
+    return p;
+}
+
+// Run is Capture (take: stacks are moved out) or const Capture (add: they
+// are copied); std::move of a const member copies.
 template <class Run>
 void PoolBuilder::fold(Run& run)
 {
     if (!runs_++)
         firstRun(run);
-    pool_.meta.duration_s += run.meta.duration_s;
-    pool_.stats += run.stats;
+    Capture& pool = pool_.capture;
+    pool.meta.duration_s += run.meta.duration_s;
+    pool.stats += run.stats;
     ids_ = FlatIndex(run.stacks.size());
     uint32_t next = offset_;
     for (auto& s : run.stacks) {
@@ -64,17 +78,15 @@ void PoolBuilder::fold(Run& run)
         next = std::max(next, runId + offset_ + 1);
         ids_.tryEmplace(runId, poolStack(std::move(s), runId + offset_));
     }
-    for (auto& l : run.locks) {
-        std::vector<LockSite> sites = std::move(l.sites);
-        if constexpr (!std::is_const_v<Run>)
-            l.sites = {};
-        foldLock(l, std::move(sites));
-    }
-    addLatency(pool_.syscalls, syscallIndex_, run.syscalls);
-    addLatency(pool_.functions, functionIndex_, run.functions);
+    for (const Lock& l : run.locks)
+        foldLock(l);
+    addLatency(pool.syscalls, syscallIndex_, run.syscalls);
+    addLatency(pool.functions, functionIndex_, run.functions);
     foldCpu(run.cpu);
     if constexpr (!std::is_const_v<Run>) {
         run.stacks = {};
+        for (Lock& l : run.locks)
+            l.sites = {};
         run.cpu.stacks = {};
     }
     offset_ = next;
@@ -82,11 +94,12 @@ void PoolBuilder::fold(Run& run)
 
 void PoolBuilder::firstRun(const Capture& run)
 {
-    pool_.meta = run.meta;
-    pool_.meta.duration_s = 0.0;
-    pool_.probes = run.probes;
-    pool_.workload = run.workload;
-    pool_.cpu.frequency_hz = run.cpu.frequency_hz;
+    Capture& pool = pool_.capture;
+    pool.meta = run.meta;
+    pool.meta.duration_s = 0.0;
+    pool.probes = run.probes;
+    pool.workload = run.workload;
+    pool.cpu.frequency_hz = run.cpu.frequency_hz;
 }
 
 // A stack equal to one already pooled shares its id: runs of one workload
@@ -94,15 +107,16 @@ void PoolBuilder::firstRun(const Capture& run)
 template <class S>
 uint32_t PoolBuilder::poolStack(S&& s, uint32_t id)
 {
+    std::vector<Stack>& stacks = pool_.capture.stacks;
     const uint64_t h = hashStack(s);
     const auto [first, last] = stacksByHash_.equal_range(h);
     for (auto it = first; it != last; ++it) {
-        const Stack& p = pool_.stacks[it->second];
+        const Stack& p = stacks[it->second];
         if (p.kind == s.kind && p.frames == s.frames)
             return p.id;
     }
-    stacksByHash_.emplace(h, uint32_t(pool_.stacks.size()));
-    Stack& p = pool_.stacks.emplace_back(std::forward<S>(s));
+    stacksByHash_.emplace(h, uint32_t(stacks.size()));
+    Stack& p = stacks.emplace_back(std::forward<S>(s));
     p.id = id;
     return id;
 }
@@ -113,37 +127,37 @@ uint32_t PoolBuilder::stackId(uint32_t runId) const
     return ids_.find(runId).value_or(runId + offset_);
 }
 
-void PoolBuilder::foldLock(const Lock& l, std::vector<LockSite> sites)
+void PoolBuilder::foldLock(const Lock& l)
 {
-    const auto [it, inserted] = lockIndex_.try_emplace(l.key, pool_.locks.size());
+    std::vector<Lock>& locks = pool_.capture.locks;
+    const auto [it, inserted] = lockIndex_.try_emplace(l.key, locks.size());
     if (inserted) {
-        pool_.locks.push_back(l);
-        pool_.locks.back().sites.clear();
-        pool_.locks.back().sites.reserve(sites.size() * std::max(expected_runs_, runs_));
+        locks.push_back(l);
+        locks.back().sites = {};  // the pool keeps them as SiteShares
+        pool_.sites.emplace_back();
     } else {
-        mergeLock(pool_.locks[it->second], l);
+        mergeLock(locks[it->second], l);
     }
-    Lock& m = pool_.locks[it->second];
-    for (LockSite& site : sites) {
-        site.stack_id = stackId(site.stack_id);
-        if (site.user_stack_id)
-            *site.user_stack_id = stackId(*site.user_stack_id);
-        for (auto& h : site.holders)
-            h.stack_id = stackId(h.stack_id);
-        m.sites.push_back(std::move(site));
+    std::vector<SiteShare>& sites = pool_.sites[it->second];
+    for (const LockSite& s : l.sites) {
+        SiteShare share = ownShare(s);
+        share.site = nullptr;  // the run's site does not outlive the fold
+        share.stack_id = stackId(s.stack_id);
+        sites.push_back(share);
     }
 }
 
 void PoolBuilder::foldCpu(const CpuProfile& cpu)
 {
-    pool_.cpu.samples += cpu.samples;
-    pool_.cpu.lock_samples += cpu.lock_samples;
-    pool_.cpu.idle_samples += cpu.idle_samples;
+    CpuProfile& pool = pool_.capture.cpu;
+    pool.samples += cpu.samples;
+    pool.lock_samples += cpu.lock_samples;
+    pool.idle_samples += cpu.idle_samples;
     for (const auto& l : cpu.top_leaves)
         leaves_[{l.function, l.module}] += l.samples;
     for (StackCount sc : cpu.stacks) {
         sc.stack_id = stackId(sc.stack_id);
-        pool_.cpu.stacks.push_back(sc);
+        pool.stacks.push_back(sc);
     }
 }
 
@@ -157,21 +171,28 @@ void PoolBuilder::take(Capture& run)
     fold(run);
 }
 
-Capture PoolBuilder::finish()
+PoolBuilder::Pool PoolBuilder::finish()
 {
+    std::vector<LeafShare>& top = pool_.capture.cpu.top_leaves;
     for (const auto& [fm, n] : leaves_)
-        pool_.cpu.top_leaves.push_back(LeafShare{fm.first, fm.second, n});
-    std::stable_sort(pool_.cpu.top_leaves.begin(), pool_.cpu.top_leaves.end(),
-                     [](const LeafShare& a, const LeafShare& b) { return a.samples > b.samples; });
+        top.push_back(LeafShare{fm.first, fm.second, n});
+    std::stable_sort(top.begin(), top.end(), [](const LeafShare& a, const LeafShare& b) { return a.samples > b.samples; });
     return std::move(pool_);
 }
 
-Capture poolRuns(const std::vector<const Capture*>& runs)
+PoolBuilder::Pool poolRuns(const std::vector<const Capture*>& runs)
 {
-    PoolBuilder b(runs.size());
+    if (runs.size() == 1)
+        return PoolBuilder::Pool::ofOneRun(*runs.front());
+    PoolBuilder b;
     for (const Capture* run : runs)
         b.add(*run);
     return b.finish();
+}
+
+PooledSide pooledSide(const PoolBuilder::Pool& pool, const std::vector<const Capture*>& runs)
+{
+    return PooledSide{runs.size() > 1 ? pool.capture : *runs.front(), pool.sites};
 }
 
 DataQuality dataQuality(const std::vector<const Capture*>& runs)
