@@ -3,7 +3,6 @@
 
 #include <map>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "lockscope/capture/flat_index.h"
@@ -70,7 +69,10 @@ private:
     size_t runs_ = 0;
     uint32_t offset_ = 0;   // added to the current run's stack ids
     FlatIndex ids_;         // the current run's stack id -> pool id
-    std::unordered_multimap<uint64_t, uint32_t> stacksByHash_;  // -> position in pool_.capture.stacks
+    // Pooled stacks by hash: the first of a hash, then each one's next of the same hash.
+    static constexpr uint32_t kNoStack = UINT32_MAX;
+    FlatIndex byHash_;
+    std::vector<uint32_t> sameHash_;
     std::map<std::string, size_t> lockIndex_, syscallIndex_, functionIndex_;
     std::map<std::pair<std::string, std::string>, uint64_t> leaves_;
 };

@@ -27,13 +27,14 @@ void addLatency(std::vector<LatencyEntry>& out, std::map<std::string, size_t>& i
     }
 }
 
-// Over what makes two stacks the same (kind and frames), not the id.
+// Over what makes two stacks the same (kind and frames), not the id. One
+// mix per frame: every stack of every run is hashed.
 uint64_t hashStack(const Stack& s)
 {
-    uint64_t h = mix64(uint64_t(s.kind));
+    uint64_t h = uint64_t(s.kind);
     for (const Frame& f : s.frames)
-        h = mix64(h ^ std::hash<InternedString>()(f.function) ^ mix64(std::hash<InternedString>()(f.module)) ^
-                  mix64(f.offset) ^ mix64(f.address.value_or(0) + f.address.has_value()));
+        h = mix64(h ^ std::hash<InternedString>()(f.function) ^ (std::hash<InternedString>()(f.module) << 1) ^
+                  (f.offset << 20) ^ (f.address.value_or(0) * 3 + f.address.has_value()));
     return h;
 }
 
@@ -108,14 +109,20 @@ template <class S>
 uint32_t PoolBuilder::poolStack(S&& s, uint32_t id)
 {
     std::vector<Stack>& stacks = pool_.capture.stacks;
-    const uint64_t h = hashStack(s);
-    const auto [first, last] = stacksByHash_.equal_range(h);
-    for (auto it = first; it != last; ++it) {
-        const Stack& p = stacks[it->second];
-        if (p.kind == s.kind && p.frames == s.frames)
-            return p.id;
+    const auto pos = uint32_t(stacks.size());
+    const auto [first, inserted] = byHash_.tryEmplace(hashStack(s), pos);
+    if (!inserted) {
+        for (uint32_t i = first;; i = sameHash_[i]) {
+            const Stack& p = stacks[i];
+            if (p.kind == s.kind && p.frames == s.frames)
+                return p.id;
+            if (sameHash_[i] == kNoStack) {
+                sameHash_[i] = pos;
+                break;
+            }
+        }
     }
-    stacksByHash_.emplace(h, uint32_t(stacks.size()));
+    sameHash_.push_back(kNoStack);
     Stack& p = stacks.emplace_back(std::forward<S>(s));
     p.id = id;
     return id;
