@@ -120,8 +120,6 @@ void addCompareCommand(CLI::App& app, Result& result)
             after = {before[1]};
             before.resize(1);
         }
-        const auto [base, patched] =
-            reports::loadSets(reports::expandCaptureArgs(before), reports::expandCaptureArgs(after));
         reports::CompareOptions co = o->floors;
         co.threshold_pct = o->threshold;
         co.alpha = o->alpha;
@@ -135,7 +133,8 @@ void addCompareCommand(CLI::App& app, Result& result)
         for (const auto& path : o->scaling)
             for (auto& chart : reports::readScalingFile(path))
                 extras.scaling.push_back(std::move(chart));
-        const reports::Comparison c = reports::compareSets(base, patched, co);
+        const reports::Comparison c =
+            reports::compareSetFiles(reports::expandCaptureArgs(before), reports::expandCaptureArgs(after), co);
         emitPieces(o->output, [&](const reports::TextSink& sink) {
             reports::render(c, *reports::parseFormat(o->format), extras, sink);
         });

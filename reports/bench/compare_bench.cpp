@@ -178,8 +178,20 @@ static void BM_CompareRunSets(benchmark::State& state)
     }
 }
 
+// The same comparison as the CLI makes it: each run folded into its side's
+// pool as it is read (compareSetFiles), freeing included.
+static void BM_CompareRunSetFiles(benchmark::State& state)
+{
+    const RunSets& sets = runSets();
+    for (auto _ : state) {
+        const reports::Comparison cmp = reports::compareSetFiles(sets.before, sets.after);
+        benchmark::DoNotOptimize(cmp.locks.data());
+    }
+}
+
 BENCHMARK(BM_LoadRunSets)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
 BENCHMARK(BM_CompareRunSets)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
+BENCHMARK(BM_CompareRunSetFiles)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
 BENCHMARK(BM_ParseBothCaptures)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_Compare)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_CompareAndRenderJson)->Unit(benchmark::kMillisecond)->Iterations(2);

@@ -84,11 +84,11 @@ struct PathWeight {
 };
 
 // Sorted by path id. Sums are order independent (wrapping count, saturating times).
-std::vector<PathWeight> lockPathWeights(const Lock& lock, InternedCapture& side)
+std::vector<PathWeight> lockPathWeights(const std::vector<SiteShare>& sites, InternedCapture& side)
 {
     std::vector<PathWeight> w;
-    w.reserve(lock.sites.size());
-    for (const SiteShare& site : shareOutUnsampled(lock, side.index()).sites)
+    w.reserve(sites.size());
+    for (const SiteShare& site : shareOutUnsampled(sites, side.index()).sites)
         w.push_back(PathWeight{side.stack(site.stack_id).path, site.count(), site.wait_ns, site.hold_ns});
     std::sort(w.begin(), w.end(), [](const PathWeight& a, const PathWeight& b) { return a.path < b.path; });
     size_t out = 0;
@@ -296,11 +296,11 @@ private:
     FlatIndex index_;
 };
 
-SideTree sideTree(const Capture& capture, InternedCapture& side)
+SideTree sideTree(const detail::SiteLists& locks, InternedCapture& side)
 {
     SideTree t;
-    for (const auto& lock : capture.locks)
-        for (const SiteShare& site : shareOutUnsampled(lock, side.index()).sites) {
+    for (const auto& sites : locks)
+        for (const SiteShare& site : shareOutUnsampled(sites, side.index()).sites) {
             const InternedCapture::Entry& e = side.stack(site.stack_id);
             t.add(side.frames(e), e.size, Weights{site.count(), site.wait_ns, site.hold_ns});
         }
@@ -369,8 +369,10 @@ DiffTree diffTree(const SideTree& before, const SideTree& after, const FrameTabl
 
 } // namespace
 
-Comparison detail::comparePooled(const Capture& before, const Capture& after, const CompareOptions& o)
+Comparison detail::comparePooled(const PooledSide& sb, const PooledSide& sa, const CompareOptions& o)
 {
+    const Capture& before = sb.capture;
+    const Capture& after = sa.capture;
     Comparison c;
     c.options = o;
     c.before = Side{before.meta, before.stats, before.workload, before.probes};
@@ -388,10 +390,10 @@ Comparison detail::comparePooled(const Capture& before, const Capture& after, co
     std::vector<std::vector<PathWeight>> pathsB, pathsA;
     pathsB.reserve(before.locks.size());
     pathsA.reserve(after.locks.size());
-    for (const auto& l : before.locks)
-        pathsB.push_back(lockPathWeights(l, bi));
-    for (const auto& l : after.locks)
-        pathsA.push_back(lockPathWeights(l, ai));
+    for (const auto& sites : sb.sites)
+        pathsB.push_back(lockPathWeights(sites, bi));
+    for (const auto& sites : sa.sites)
+        pathsA.push_back(lockPathWeights(sites, ai));
     frames.finishLabels();
     c.locks.reserve(byKey.size());
     auto pathsOf = [](const Lock* l, const Capture& cap, const std::vector<std::vector<PathWeight>>& p) {
@@ -404,7 +406,7 @@ Comparison detail::comparePooled(const Capture& before, const Capture& after, co
     c.functions = latencyDeltas(before.functions, after.functions, o);
 
     c.paths = pathsOverAllLocks(pathsB, pathsA, frames, o.top_paths);
-    c.tree = diffTree(sideTree(before, bi), sideTree(after, ai), frames);
+    c.tree = diffTree(sideTree(sb.sites, bi), sideTree(sa.sites, ai), frames);
     return c;
 }
 

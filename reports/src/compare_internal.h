@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "lockscope/capture/flat_index.h"
+#include "lockscope/capture/site_shares.h"
 #include "lockscope/capture/tail_basis.h"
 
 #include "lockscope/reports/compare.h"
@@ -21,14 +23,76 @@ inline double effectPct(const Delta& x)
     return x.after == 0.0 ? 0.0 : 1e9;
 }
 
+// A side's locks' sites as their own figures (ownShare), by lock position:
+// all a comparison reads of the sites, 64 bytes where a LockSite is 1.7 KB.
+using SiteLists = std::vector<std::vector<SiteShare>>;
+
+// One side as the pooled comparison reads it: the pool (a side of one run:
+// that run) and its locks' sites.
+struct PooledSide {
+    const Capture& capture;
+    const SiteLists& sites;
+};
+
 // The runs of one side merged into one capture: histograms and counters
-// summed, durations summed, stack ids renumbered per run, meta, probes and
-// workload from the first run.
-Capture poolRuns(const std::vector<const Capture*>& runs);
+// summed, durations summed, stack ids renumbered per run (a stack equal to
+// one of an earlier run shares its id), each lock's sites in run order,
+// meta, probes and workload from the first run. Runs are folded in one at a
+// time, so a caller reading files need not hold them all.
+class PoolBuilder {
+public:
+    struct Pool {
+        Capture capture;  // its locks have no sites: they are in `sites`
+        SiteLists sites;
+        // A side of one run is not pooled: the run stands for it, with its own sites.
+        static Pool ofOneRun(const Capture& run);
+    };
+
+    // As add, but moves the run's stacks out and drops its sites and CPU
+    // stacks: the run keeps what per-run figures need (locks' histograms,
+    // latency rows, workload, meta, stats).
+    void take(Capture& run);
+    void add(const Capture& run);
+    Pool finish();
+
+private:
+    template <class Run>
+    void fold(Run& run);
+    void firstRun(const Capture& run);
+    template <class S>
+    uint32_t poolStack(S&& s, uint32_t id);
+    uint32_t stackId(uint32_t runId) const;
+    void foldLock(const Lock& l);
+    void foldCpu(const CpuProfile& cpu);
+
+    Pool pool_;
+    size_t runs_ = 0;
+    uint32_t offset_ = 0;   // added to the current run's stack ids
+    FlatIndex ids_;         // the current run's stack id -> pool id
+    // Pooled stacks by hash: the first of a hash, then each one's next of the same hash.
+    static constexpr uint32_t kNoStack = UINT32_MAX;
+    FlatIndex byHash_;
+    std::vector<uint32_t> sameHash_;
+    std::map<std::string, size_t> lockIndex_, syscallIndex_, functionIndex_;
+    std::map<std::pair<std::string, std::string>, uint64_t> leaves_;
+};
+
+// The pool of a side's runs (Pool::ofOneRun for one run), and the side
+// comparePooled reads from it.
+PoolBuilder::Pool poolRuns(const std::vector<const Capture*>& runs);
+PooledSide pooledSide(const PoolBuilder::Pool& pool, const std::vector<const Capture*>& runs);
+
+// Throws std::invalid_argument unless each side has a run.
+void requireBothSides(size_t base, size_t patched);
+
+// compareSets with each side's runs pooled; the runs need only what
+// PoolBuilder::take leaves of them.
+Comparison comparePools(const PooledSide& pb, const std::vector<const Capture*>& base, const PooledSide& pa,
+                        const std::vector<const Capture*>& patched, const CompareOptions& options);
 
 // Matched locks, paths, tree and latency rows with their event tests; no
 // verdicts, headline or workload figures (those need the runs).
-Comparison comparePooled(const Capture& before, const Capture& after, const CompareOptions& options);
+Comparison comparePooled(const PooledSide& before, const PooledSide& after, const CompareOptions& options);
 
 // One run's locks by key.
 using RunLocks = std::map<std::string, const Lock*>;

@@ -683,16 +683,24 @@ std::string varianceNote(const Comparison& c)
 Comparison compareSets(const std::vector<const Capture*>& base, const std::vector<const Capture*>& patched,
                        const CompareOptions& o)
 {
-    if (base.empty() || patched.empty())
+    detail::requireBothSides(base.size(), patched.size());
+    const auto poolB = detail::poolRuns(base), poolA = detail::poolRuns(patched);
+    return detail::comparePools(detail::pooledSide(poolB, base), base, detail::pooledSide(poolA, patched), patched,
+                                o);
+}
+
+void detail::requireBothSides(size_t base, size_t patched)
+{
+    if (base == 0 || patched == 0)
         throw std::invalid_argument("compare needs at least one capture on each side");
-    Capture poolB, poolA;
-    if (base.size() > 1)
-        poolB = detail::poolRuns(base);
-    if (patched.size() > 1)
-        poolA = detail::poolRuns(patched);
-    const Capture& pb = base.size() > 1 ? poolB : *base.front();
-    const Capture& pa = patched.size() > 1 ? poolA : *patched.front();
-    Comparison c = detail::comparePooled(pb, pa, o);
+}
+
+Comparison detail::comparePools(const PooledSide& sb, const std::vector<const Capture*>& base, const PooledSide& sa,
+                                const std::vector<const Capture*>& patched, const CompareOptions& o)
+{
+    const Capture& pb = sb.capture;
+    const Capture& pa = sa.capture;
+    Comparison c = detail::comparePooled(sb, sa, o);
     c.before.meta = base.front()->meta;
     c.after.meta = patched.front()->meta;
     c.runs_before = base.size();

@@ -3,12 +3,18 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <exception>
 #include <filesystem>
-#include <iterator>
+#include <functional>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <sys/stat.h>
 #include <thread>
+
+#include "compare_internal.h"
 
 #include "lockscope/capture/io.h"
 #include "lockscope/capture/lock_frames.h"
@@ -84,50 +90,53 @@ CaptureError versionMismatch(const FoundVersion& first, const FoundVersion& seco
                         readableVersions() + ")");
 }
 
-// One file of a run set: its capture, or why it could not be read.
-struct Loaded {
-    std::optional<Capture> capture;
-    std::exception_ptr error;
-};
+size_t readerThreads(size_t files)
+{
+    return std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), files);
+}
 
 // Reads every file, on as many threads as there are CPUs (at most one per
-// file). Each thread holds one file's text at a time, so memory is the
-// models plus a file per CPU, not the sum of the files.
-std::vector<Loaded> loadAll(const std::vector<std::string>& paths)
+// file), and hands each capture to `done` on the thread that read it, with
+// its index, or nullopt when it could not be read: the returned errors say
+// why (null for files read). Each thread holds one file's text at a time.
+using Done = std::function<void(size_t, std::optional<Capture>)>;
+std::vector<std::exception_ptr> readAll(const std::vector<std::string>& paths, const Done& done)
 {
-    std::vector<Loaded> out(paths.size());
+    std::vector<std::exception_ptr> errors(paths.size());
     std::atomic<size_t> next{0};
     const auto work = [&] {
         for (size_t i = next++; i < paths.size(); i = next++) {
+            std::optional<Capture> c;
             try {
-                out[i].capture = loadCapture(paths[i]);
+                c = loadCapture(paths[i]);
             } catch (...) {
-                out[i].error = std::current_exception();
+                errors[i] = std::current_exception();
             }
+            done(i, std::move(c));
         }
     };
-    const size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), paths.size());
     std::vector<std::jthread> pool;
-    for (size_t t = 1; t < threads; ++t)
+    for (size_t t = 1; t < readerThreads(paths.size()); ++t)
         pool.emplace_back(work);
     work();
-    return out;
+    return errors;
 }
 
 // After the file at index i (the first that failed) was refused for its
 // version: the first file of the comparison in another version. Files
 // before i hold this lockscope's version; later ones answer from what was read.
-std::optional<FoundVersion> otherVersion(const std::vector<std::string>& paths, const std::vector<Loaded>& loaded,
-                                         size_t i, const CaptureVersionError& failed)
+std::optional<FoundVersion> otherVersion(const std::vector<std::string>& paths,
+                                         const std::vector<std::exception_ptr>& errors, size_t i,
+                                         const CaptureVersionError& failed)
 {
     const std::string ours = readableVersions();
     if (i > 0)
         return FoundVersion{paths.front(), ours};
     for (size_t j = i + 1; j < paths.size(); ++j) {
-        if (loaded[j].capture)
+        if (!errors[j])
             return FoundVersion{paths[j], ours};
         try {
-            std::rethrow_exception(loaded[j].error);
+            std::rethrow_exception(errors[j]);
         } catch (const CaptureVersionError& e) {
             if (e.isCapture() && e.found_version != failed.found_version)
                 return FoundVersion{paths[j], e.found_version};
@@ -139,14 +148,15 @@ std::optional<FoundVersion> otherVersion(const std::vector<std::string>& paths, 
 }
 
 // The first failure in argument order, as reading them one by one would have thrown it.
-[[noreturn]] void throwFirstError(const std::vector<std::string>& paths, const std::vector<Loaded>& loaded, size_t i)
+[[noreturn]] void throwError(const std::vector<std::string>& paths, const std::vector<std::exception_ptr>& errors,
+                             size_t i)
 {
     try {
-        std::rethrow_exception(loaded[i].error);
+        std::rethrow_exception(errors[i]);
     } catch (const CaptureVersionError& e) {
         if (!e.isCapture())
             throw;
-        const auto other = otherVersion(paths, loaded, i, e);
+        const auto other = otherVersion(paths, errors, i, e);
         if (!other)
             throw;
         const FoundVersion self{paths[i], e.found_version};
@@ -154,26 +164,110 @@ std::optional<FoundVersion> otherVersion(const std::vector<std::string>& paths, 
     }
 }
 
+void throwFirstError(const std::vector<std::string>& paths, const std::vector<std::exception_ptr>& errors)
+{
+    for (size_t i = 0; i < errors.size(); ++i)
+        if (errors[i])
+            throwError(paths, errors, i);
+}
+
+std::vector<std::string> joined(const std::vector<std::string>& before, const std::vector<std::string>& after)
+{
+    std::vector<std::string> paths = before;
+    paths.insert(paths.end(), after.begin(), after.end());
+    return paths;
+}
+
+// Hands captures read out of order to `fold` in argument order (pools must
+// see runs in order). A reader ahead of the fold waits while `limit`
+// captures wait already, so memory holds a few captures, not the files.
+class InOrder {
+public:
+    InOrder(size_t limit, Done fold) : limit_(limit), fold_(std::move(fold)) {}
+
+    void put(size_t i, std::optional<Capture> c)
+    {
+        std::unique_lock lock(mutex_);
+        ready_.wait(lock, [&] { return i == next_ || waiting_.size() < limit_; });
+        waiting_.emplace(i, std::move(c));
+        while (!waiting_.empty() && waiting_.begin()->first == next_) {
+            auto node = waiting_.extract(waiting_.begin());
+            fold_(next_++, std::move(node.mapped()));
+        }
+        ready_.notify_all();
+    }
+
+private:
+    size_t limit_;
+    Done fold_;
+    std::mutex mutex_;
+    std::condition_variable ready_;
+    size_t next_ = 0;
+    std::map<size_t, std::optional<Capture>> waiting_;
+};
+
+// One side's runs as they arrive: a side of one run is that run, whole (as
+// compareSets uses it); from the second on, every run's stacks and sites
+// go into the pool and the run keeps its per-run figures.
+class SideFold {
+public:
+    void add(Capture run)
+    {
+        runs_.push_back(std::move(run));
+        if (runs_.size() == 2)
+            pool_.take(runs_.front());
+        if (runs_.size() >= 2)
+            pool_.take(runs_.back());
+    }
+    std::vector<const Capture*> runs() const
+    {
+        std::vector<const Capture*> out;
+        for (const Capture& r : runs_)
+            out.push_back(&r);
+        return out;
+    }
+    // The pool, once every run was added.
+    detail::PoolBuilder::Pool finish()
+    {
+        return runs_.size() > 1 ? pool_.finish() : detail::PoolBuilder::Pool::ofOneRun(runs_.front());
+    }
+
+private:
+    std::deque<Capture> runs_;
+    detail::PoolBuilder pool_;
+};
+
 } // namespace
 
 std::pair<std::vector<Capture>, std::vector<Capture>> loadSets(const std::vector<std::string>& before,
                                                                const std::vector<std::string>& after)
 {
-    std::vector<std::string> paths = before;
-    paths.insert(paths.end(), after.begin(), after.end());
-    std::vector<Loaded> all = loadAll(paths);
-    std::vector<Capture> loaded;
-    loaded.reserve(paths.size());
+    const std::vector<std::string> paths = joined(before, after);
+    std::vector<std::optional<Capture>> all(paths.size());
+    throwFirstError(paths, readAll(paths, [&](size_t i, std::optional<Capture> c) { all[i] = std::move(c); }));
+    std::pair<std::vector<Capture>, std::vector<Capture>> sets;
     for (size_t i = 0; i < paths.size(); ++i) {
-        if (!all[i].capture)
-            throwFirstError(paths, all, i);
-        loaded.push_back(std::move(*all[i].capture));
-        all[i].capture.reset();
+        (i < before.size() ? sets.first : sets.second).push_back(std::move(*all[i]));
+        all[i].reset();
     }
-    std::vector<Capture> a(std::make_move_iterator(loaded.begin() + std::ptrdiff_t(before.size())),
-                           std::make_move_iterator(loaded.end()));
-    loaded.resize(before.size());
-    return {std::move(loaded), std::move(a)};
+    return sets;
+}
+
+Comparison compareSetFiles(const std::vector<std::string>& before, const std::vector<std::string>& after,
+                           const CompareOptions& options)
+{
+    detail::requireBothSides(before.size(), after.size());
+    const std::vector<std::string> paths = joined(before, after);
+    SideFold sides[2];
+    InOrder inOrder(readerThreads(paths.size()), [&](size_t i, std::optional<Capture> c) {
+        if (c)
+            sides[i < before.size() ? 0 : 1].add(std::move(*c));
+    });
+    throwFirstError(paths, readAll(paths, [&](size_t i, std::optional<Capture> c) { inOrder.put(i, std::move(c)); }));
+    const auto base = sides[0].runs(), patched = sides[1].runs();
+    const auto poolB = sides[0].finish(), poolA = sides[1].finish();
+    return detail::comparePools(detail::pooledSide(poolB, base), base, detail::pooledSide(poolA, patched), patched,
+                                options);
 }
 
 } // namespace lockscope::reports

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <algorithm>
-#include <map>
+#include <functional>
+#include <type_traits>
 
 #include "compare_internal.h"
 
@@ -25,71 +26,180 @@ void addLatency(std::vector<LatencyEntry>& out, std::map<std::string, size_t>& i
         m.all_calls = m.sample_period > 1 ? calls : 0;
     }
 }
+
+// Over what makes two stacks the same (kind and frames), not the id. One
+// mix per frame: every stack of every run is hashed.
+uint64_t hashStack(const Stack& s)
+{
+    uint64_t h = uint64_t(s.kind);
+    for (const Frame& f : s.frames)
+        h = mix64(h ^ std::hash<InternedString>()(f.function) ^ (std::hash<InternedString>()(f.module) << 1) ^
+                  (f.offset << 20) ^ (f.address.value_or(0) * 3 + f.address.has_value()));
+    return h;
+}
+
+void mergeLock(Lock& m, const Lock& l)
+{
+    m.wait.merge(l.wait);
+    m.wait_untimed += l.wait_untimed;
+    m.hold.merge(l.hold);
+    m.acquire.merge(l.acquire);
+    m.aborted += l.aborted;
+    m.instances = std::max(m.instances, l.instances);
+}
 } // namespace
 
-Capture poolRuns(const std::vector<const Capture*>& runs)
+PoolBuilder::Pool PoolBuilder::Pool::ofOneRun(const Capture& run)
 {
-    Capture p;
-    p.meta = runs.front()->meta;
-    p.meta.duration_s = 0.0;
-    p.probes = runs.front()->probes;
-    p.workload = runs.front()->workload;
-    p.cpu.frequency_hz = runs.front()->cpu.frequency_hz;
-    std::map<std::string, size_t> lockIndex, syscallIndex, functionIndex;
-    std::map<std::pair<std::string, std::string>, uint64_t> leaves;
-    uint32_t offset = 0;
-    for (const Capture* run : runs) {
-        p.meta.duration_s += run->meta.duration_s;
-        p.stats += run->stats;
-        uint32_t next = offset;
-        for (const auto& s : run->stacks) {
-            Stack copy = s;
-            copy.id += offset;
-            next = std::max(next, copy.id + 1);
-            p.stacks.push_back(std::move(copy));
-        }
-        for (const auto& l : run->locks) {
-            const auto [it, inserted] = lockIndex.try_emplace(l.key, p.locks.size());
-            if (inserted) {
-                p.locks.push_back(l);
-                p.locks.back().sites.clear();
-            } else {
-                Lock& m = p.locks[it->second];
-                m.wait.merge(l.wait);
-                m.wait_untimed += l.wait_untimed;
-                m.hold.merge(l.hold);
-                m.acquire.merge(l.acquire);
-                m.aborted += l.aborted;
-                m.instances = std::max(m.instances, l.instances);
-            }
-            Lock& m = p.locks[it->second];
-            for (LockSite site : l.sites) {
-                site.stack_id += offset;
-                if (site.user_stack_id)
-                    *site.user_stack_id += offset;
-                for (auto& h : site.holders)
-                    h.stack_id += offset;
-                m.sites.push_back(std::move(site));
-            }
-        }
-        addLatency(p.syscalls, syscallIndex, run->syscalls);
-        addLatency(p.functions, functionIndex, run->functions);
-        p.cpu.samples += run->cpu.samples;
-        p.cpu.lock_samples += run->cpu.lock_samples;
-        p.cpu.idle_samples += run->cpu.idle_samples;
-        for (const auto& l : run->cpu.top_leaves)
-            leaves[{l.function, l.module}] += l.samples;
-        for (StackCount sc : run->cpu.stacks) {
-            sc.stack_id += offset;
-            p.cpu.stacks.push_back(sc);
-        }
-        offset = next;
+    Pool p;
+    p.sites.reserve(run.locks.size());
+    for (const Lock& l : run.locks) {
+        auto& sites = p.sites.emplace_back();
+        sites.reserve(l.sites.size());
+        for (const LockSite& s : l.sites)
+            sites.push_back(ownShare(s));
     }
-    for (const auto& [fm, n] : leaves)
-        p.cpu.top_leaves.push_back(LeafShare{fm.first, fm.second, n});
-    std::stable_sort(p.cpu.top_leaves.begin(), p.cpu.top_leaves.end(),
-                     [](const LeafShare& a, const LeafShare& b) { return a.samples > b.samples; });
     return p;
+}
+
+// Run is Capture (take: stacks are moved out) or const Capture (add: they
+// are copied); std::move of a const member copies.
+template <class Run>
+void PoolBuilder::fold(Run& run)
+{
+    if (!runs_++)
+        firstRun(run);
+    Capture& pool = pool_.capture;
+    pool.meta.duration_s += run.meta.duration_s;
+    pool.stats += run.stats;
+    ids_ = FlatIndex(run.stacks.size());
+    uint32_t next = offset_;
+    for (auto& s : run.stacks) {
+        const uint32_t runId = s.id;
+        next = std::max(next, runId + offset_ + 1);
+        ids_.tryEmplace(runId, poolStack(std::move(s), runId + offset_));
+    }
+    for (const Lock& l : run.locks)
+        foldLock(l);
+    addLatency(pool.syscalls, syscallIndex_, run.syscalls);
+    addLatency(pool.functions, functionIndex_, run.functions);
+    foldCpu(run.cpu);
+    if constexpr (!std::is_const_v<Run>) {
+        run.stacks = {};
+        for (Lock& l : run.locks)
+            l.sites = {};
+        run.cpu.stacks = {};
+    }
+    offset_ = next;
+}
+
+void PoolBuilder::firstRun(const Capture& run)
+{
+    Capture& pool = pool_.capture;
+    pool.meta = run.meta;
+    pool.meta.duration_s = 0.0;
+    pool.probes = run.probes;
+    pool.workload = run.workload;
+    pool.cpu.frequency_hz = run.cpu.frequency_hz;
+}
+
+// A stack equal to one already pooled shares its id: runs of one workload
+// repeat most stacks, and the pool holds each once.
+template <class S>
+uint32_t PoolBuilder::poolStack(S&& s, uint32_t id)
+{
+    std::vector<Stack>& stacks = pool_.capture.stacks;
+    const auto pos = uint32_t(stacks.size());
+    const auto [first, inserted] = byHash_.tryEmplace(hashStack(s), pos);
+    if (!inserted) {
+        for (uint32_t i = first;; i = sameHash_[i]) {
+            const Stack& p = stacks[i];
+            if (p.kind == s.kind && p.frames == s.frames)
+                return p.id;
+            if (sameHash_[i] == kNoStack) {
+                sameHash_[i] = pos;
+                break;
+            }
+        }
+    }
+    sameHash_.push_back(kNoStack);
+    Stack& p = stacks.emplace_back(std::forward<S>(s));
+    p.id = id;
+    return id;
+}
+
+// Ids a run's sites name without a stack are shifted by the run's offset.
+uint32_t PoolBuilder::stackId(uint32_t runId) const
+{
+    return ids_.find(runId).value_or(runId + offset_);
+}
+
+void PoolBuilder::foldLock(const Lock& l)
+{
+    std::vector<Lock>& locks = pool_.capture.locks;
+    const auto [it, inserted] = lockIndex_.try_emplace(l.key, locks.size());
+    if (inserted) {
+        locks.push_back(l);
+        locks.back().sites = {};  // the pool keeps them as SiteShares
+        pool_.sites.emplace_back();
+    } else {
+        mergeLock(locks[it->second], l);
+    }
+    std::vector<SiteShare>& sites = pool_.sites[it->second];
+    for (const LockSite& s : l.sites) {
+        SiteShare share = ownShare(s);
+        share.site = nullptr;  // the run's site does not outlive the fold
+        share.stack_id = stackId(s.stack_id);
+        sites.push_back(share);
+    }
+}
+
+void PoolBuilder::foldCpu(const CpuProfile& cpu)
+{
+    CpuProfile& pool = pool_.capture.cpu;
+    pool.samples += cpu.samples;
+    pool.lock_samples += cpu.lock_samples;
+    pool.idle_samples += cpu.idle_samples;
+    for (const auto& l : cpu.top_leaves)
+        leaves_[{l.function, l.module}] += l.samples;
+    for (StackCount sc : cpu.stacks) {
+        sc.stack_id = stackId(sc.stack_id);
+        pool.stacks.push_back(sc);
+    }
+}
+
+void PoolBuilder::add(const Capture& run)
+{
+    fold(run);
+}
+
+void PoolBuilder::take(Capture& run)
+{
+    fold(run);
+}
+
+PoolBuilder::Pool PoolBuilder::finish()
+{
+    std::vector<LeafShare>& top = pool_.capture.cpu.top_leaves;
+    for (const auto& [fm, n] : leaves_)
+        top.push_back(LeafShare{fm.first, fm.second, n});
+    std::stable_sort(top.begin(), top.end(), [](const LeafShare& a, const LeafShare& b) { return a.samples > b.samples; });
+    return std::move(pool_);
+}
+
+PoolBuilder::Pool poolRuns(const std::vector<const Capture*>& runs)
+{
+    if (runs.size() == 1)
+        return PoolBuilder::Pool::ofOneRun(*runs.front());
+    PoolBuilder b;
+    for (const Capture* run : runs)
+        b.add(*run);
+    return b.finish();
+}
+
+PooledSide pooledSide(const PoolBuilder::Pool& pool, const std::vector<const Capture*>& runs)
+{
+    return PooledSide{runs.size() > 1 ? pool.capture : *runs.front(), pool.sites};
 }
 
 DataQuality dataQuality(const std::vector<const Capture*>& runs)

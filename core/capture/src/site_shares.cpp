@@ -83,20 +83,33 @@ double WalkedShare::shareUncertainty() const noexcept
     return 1.96 * std::sqrt(0.25 / n * fpc);
 }
 
+SiteShare ownShare(const LockSite& site)
+{
+    return SiteShare{&site,           site.stack_id,          site.wait.count(),     site.wait.total(),
+                     site.hold.count(), site.hold.total(), site.acquire.count(), site.acquire.total()};
+}
+
 LockShares shareOutUnsampled(const Lock& lock, const StackIndex& index)
 {
+    std::vector<SiteShare> sites;
+    sites.reserve(lock.sites.size());
+    for (const auto& site : lock.sites)
+        sites.push_back(ownShare(site));
+    return shareOutUnsampled(std::move(sites), index);
+}
+
+LockShares shareOutUnsampled(std::vector<SiteShare> sites, const StackIndex& index)
+{
     LockShares out;
+    out.sites = std::move(sites);
     std::vector<size_t> receivers;
     std::vector<size_t> unsampled;
-    for (const auto& site : lock.sites) {
-        const Stack* stack = index.find(site.stack_id);
-        SiteShare s{&site,           site.stack_id,          site.wait.count(),     site.wait.total(),
-                    site.hold.count(), site.hold.total(), site.acquire.count(), site.acquire.total()};
+    for (size_t i = 0; i < out.sites.size(); ++i) {
+        const Stack* stack = index.find(out.sites[i].stack_id);
         if (isNotSampledStack(stack))
-            unsampled.push_back(out.sites.size());
+            unsampled.push_back(i);
         else if (stack && !stack->frames.empty() && !isPseudoStack(stack, kNoStackFrame))
-            receivers.push_back(out.sites.size());
-        out.sites.push_back(s);
+            receivers.push_back(i);
     }
     for (size_t i : receivers) {
         out.waits.walked += out.sites[i].waits;

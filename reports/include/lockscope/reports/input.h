@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "lockscope/capture/capture.h"
+#include "lockscope/reports/compare.h"
 
 // Capture loading for the report/compare front ends, with the one-line
 // errors users need (empty file, mismatched format versions).
@@ -28,5 +29,12 @@ std::vector<std::string> expandCaptureArgs(const std::vector<std::string>& args)
 // a file of the comparison in another version, as in loadPair.
 std::pair<std::vector<Capture>, std::vector<Capture>> loadSets(const std::vector<std::string>& before,
                                                                const std::vector<std::string>& after);
+
+// compareSets of two run sets read from files, each run folded into its
+// side's pool as it is read (on loadSets' threads, in argument order): memory
+// holds the pools and each run's per-run figures, not every file's capture.
+// Errors as loadSets.
+Comparison compareSetFiles(const std::vector<std::string>& before, const std::vector<std::string>& after,
+                           const CompareOptions& options = {});
 
 } // namespace lockscope::reports

@@ -54,6 +54,13 @@ struct LockShares {
 
 LockShares shareOutUnsampled(const Lock& lock, const StackIndex& index);
 
+// A site's own figures, before any share (what shareOutUnsampled starts from).
+SiteShare ownShare(const LockSite& site);
+// The same on a lock's sites given as their own figures, in the lock's site
+// order: a comparison pools the sites of many runs so, without their
+// histograms (SiteShare::site may then be null).
+LockShares shareOutUnsampled(std::vector<SiteShare> sites, const StackIndex& index);
+
 // The owner kind: a lock's holders (record --lock-owner, --holder-stacks)
 // over all its sites. An owner of a wait that was not walked is named
 // without its stack (Stats::owner_stacks_unsampled); those are shared out
