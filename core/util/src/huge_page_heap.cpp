@@ -6,7 +6,6 @@
 #include <fstream>
 #include <string>
 
-#include <malloc.h>
 #include <unistd.h>
 
 namespace lockscope {
@@ -33,32 +32,20 @@ void restoreTunables(const char* saved)
     unsetenv(kSaved);
 }
 
-// One heap for every thread: only the main heap grows on huge pages. A
-// thread's own arena grows a few pages at a time (an mprotect each, 22k for
-// one big capture) on 4-KiB pages: reading a capture on a loader thread took
-// 0.7 s there, 0.2 s on the main heap.
-void mainHeapOnly()
-{
-    mallopt(M_ARENA_MAX, 1); // NOLINT(concurrency-mt-unsafe): called first in main, before any thread
-}
-
 } // namespace
 
 void useHugePageHeap(char** argv)
 {
     if (const char* saved = std::getenv(kSaved)) { // the re-executed process
         restoreTunables(saved);
-        mainHeapOnly();
         return;
     }
     const char* off = std::getenv("LOCKSCOPE_HUGE_HEAP");
     if ((off && std::strcmp(off, "off") == 0) || !hugePagesOnRequestOnly())
         return;
     const char* before = std::getenv(kTunables);
-    if (before && std::strstr(before, "glibc.malloc.hugetlb")) { // the user chose
-        mainHeapOnly();
-        return;
-    }
+    if (before && std::strstr(before, "glibc.malloc.hugetlb"))
+        return; // the user chose
     const std::string saved = before ? std::string("=") + before : std::string("-");
     const std::string tunables = before && *before ? std::string(before) + ":" + kHugeTlb : std::string(kHugeTlb);
     setenv(kSaved, saved.c_str(), 1);

@@ -10,9 +10,7 @@ namespace lockscope {
 // pages a third of a compare's time went to page faults (dearer still
 // under a hypervisor). glibc reads the tunable only at start-up, hence the
 // exec; the variable is put back as it was right after it, so nothing this
-// process starts inherits it. With the huge-page heap every thread
-// allocates from the main heap (glibc's other arenas never get huge pages).
-// LOCKSCOPE_HUGE_HEAP=off keeps 4-KiB pages and glibc's arenas.
+// process starts inherits it. LOCKSCOPE_HUGE_HEAP=off keeps 4-KiB pages.
 // Call it first in main, before any thread exists: it reads and sets the
 // environment. Returns when no exec is needed or the exec fails.
 void useHugePageHeap(char** argv);
