@@ -33,6 +33,8 @@
 #include "app/summaryview.h"
 #include "lockscope/capture/io.h"
 #include "lockscope/reports/change_order.h"
+#include "lockscope/reports/input.h"
+#include "lockscope/reports/render.h"
 #include "lockscope/scaling_format/scaling_io.h"
 #include "model/calltreemodel.h"
 #include "model/deltatablemodel.h"
@@ -611,7 +613,9 @@ private slots:
     }
 
     // Two directories of runs are compared as run sets: the comparison has
-    // every run of each side, so its verdicts rest on run statistics.
+    // every run of each side, so its verdicts rest on run statistics. Only
+    // each side's first run is loaded whole; the comparison folds every run
+    // in as it reads it, and is the one all runs loaded at once give.
     void compareRunSetDirectories()
     {
         const QString base = dir_.filePath(QStringLiteral("base-runs")), patched = dir_.filePath(QStringLiteral("patched-runs"));
@@ -629,10 +633,22 @@ private slots:
         QCOMPARE(c->runs_before, size_t(3));
         QCOMPARE(c->runs_after, size_t(3));
         QVERIFY(w.windowTitle().contains(QStringLiteral("base-runs (3 runs)")));
+        const auto [b, a] = reports::loadSets(reports::expandCaptureArgs({base.toStdString()}),
+                                              reports::expandCaptureArgs({patched.toStdString()}));
+        QCOMPARE(reports::render(*c, reports::Format::Json),
+                 reports::render(reports::compareSets(b, a), reports::Format::Json));
 
         QSignalSpy errors(&w, &MainWindow::errorShown);
         w.compareCaptures(dir_.filePath(QStringLiteral("no-such-dir")), patched);
         QTRY_COMPARE_WITH_TIMEOUT(errors.count(), 1, 10000);
+        // A damaged run that is not a side's first is named too.
+        QFile cut(QDir(patched).filePath(QStringLiteral("run-2.lockscope.json")));
+        QVERIFY(cut.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        cut.write("{\"format\": \"lockscope-capture\"");
+        cut.close();
+        w.compareCaptures(base, patched);
+        QTRY_COMPARE_WITH_TIMEOUT(errors.count(), 2, 10000);
+        QVERIFY2(w.lastError().contains(QStringLiteral("run-2.lockscope.json")), qPrintable(w.lastError()));
     }
 
     void compareAndExport()

@@ -146,20 +146,13 @@ void MainWindow::showError(const QString& message)
 
 void MainWindow::openCapture(const QString& path)
 {
-    baselineRuns_ = 0;
+    baselineFiles_.clear();
+    patchedFiles_.clear();
     setBusy(tr("Loading %1…").arg(path));
     loader_->load({path});
 }
 
 namespace {
-
-QStringList captureFilesOf(const QString& arg)
-{
-    QStringList files;
-    for (const auto& f : reports::expandCaptureArgs({arg.toStdString()}))
-        files << QString::fromStdString(f);
-    return files;
-}
 
 QString sideName(const QString& arg, int runs)
 {
@@ -171,23 +164,25 @@ QString sideName(const QString& arg, int runs)
 
 void MainWindow::compareCaptures(const QString& before, const QString& after)
 {
-    QStringList baseline, patched;
+    std::vector<std::string> baseline, patched;
     try {
-        baseline = captureFilesOf(before);
-        patched = captureFilesOf(after);
+        baseline = reports::expandCaptureArgs({before.toStdString()});
+        patched = reports::expandCaptureArgs({after.toStdString()});
     } catch (const std::exception& e) {
         showError(QString::fromStdString(e.what()));
         return;
     }
     compareArgs_ = {before, after};
-    baselineRuns_ = static_cast<int>(baseline.size());
+    baselineFiles_ = std::move(baseline);
+    patchedFiles_ = std::move(patched);
     setBusy(tr("Loading %1 and %2…").arg(before, after));
-    loader_->load(baseline + patched);
+    // The first run of each side stands for it in the flame graphs and histograms.
+    loader_->load({QString::fromStdString(baselineFiles_.front()), QString::fromStdString(patchedFiles_.front())});
 }
 
 void MainWindow::onLoaded(const QStringList& paths, const std::vector<PreparedCapture>& captures)
 {
-    if (baselineRuns_ == 0) {
+    if (baselineFiles_.empty()) {
         capturePage_->setPrepared(captures.front());
         stack_->setCurrentWidget(capturePage_);
         compareMode_ = false;
@@ -204,14 +199,11 @@ void MainWindow::onLoaded(const QStringList& paths, const std::vector<PreparedCa
     comparing_ = true;
     setBusy(tr("Comparing…"));
     progress_->setRange(0, 0);
-    // The first run of each side stands for it in the flame graphs and histograms.
-    const auto split = captures.begin() + baselineRuns_;
-    const std::vector<PreparedCapture> baseRuns(captures.begin(), split), patchedRuns(split, captures.end());
-    const PreparedCapture& before = baseRuns.front();
-    const PreparedCapture& after = patchedRuns.front();
+    const PreparedCapture& before = captures.at(0);
+    const PreparedCapture& after = captures.at(1);
     const QStringList args = compareArgs_;
-    const QString names = sideName(args[0], int(baseRuns.size())) + QStringLiteral(" ↔ ") +
-                          sideName(args[1], int(patchedRuns.size()));
+    const QString names = sideName(args[0], int(baselineFiles_.size())) + QStringLiteral(" ↔ ") +
+                          sideName(args[1], int(patchedFiles_.size()));
     auto* watcher = new QFutureWatcher<CompareResult>(this);
     connect(watcher, &QFutureWatcher<CompareResult>::finished, this, [this, watcher, before, after, args, names] {
         watcher->deleteLater();
@@ -232,17 +224,17 @@ void MainWindow::onLoaded(const QStringList& paths, const std::vector<PreparedCa
                     .arg(r.comparison->locks.size()));
         emit comparisonShown();
     });
-    watcher->setFuture(QtConcurrent::run([baseRuns, patchedRuns, args]() -> CompareResult {
-        const auto pointers = [](const std::vector<PreparedCapture>& runs) {
-            std::vector<const Capture*> out;
-            out.reserve(runs.size());
-            for (const auto& r : runs)
-                out.push_back(r.capture.get());
-            return out;
-        };
+    // Run sets are read again, each run folded into its side's pool as it
+    // comes: memory holds the pools, not every run's capture. A pair is
+    // compared from the captures already loaded.
+    watcher->setFuture(QtConcurrent::run([base = baselineFiles_, patched = patchedFiles_, before, after,
+                                          args]() -> CompareResult {
         try {
+            const bool pair = base.size() == 1 && patched.size() == 1;
             return {std::make_shared<const reports::Comparison>(
-                        reports::compareSets(pointers(baseRuns), pointers(patchedRuns))),
+                        pair ? reports::compareSets(std::vector<const Capture*>{before.capture.get()},
+                                                    std::vector<const Capture*>{after.capture.get()})
+                             : reports::compareSetFiles(base, patched)),
                     {}};
         } catch (const std::exception& e) {
             return {nullptr, tr("cannot compare %1 with %2: %3").arg(args[0], args[1], QString::fromStdString(e.what()))};

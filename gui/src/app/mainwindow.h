@@ -74,7 +74,10 @@ private:
     // The comparison the loader is reading for: its two arguments and how many
     // of the loaded captures are the baseline's runs (0: a single capture).
     QStringList compareArgs_;
-    int baselineRuns_ = 0;
+    // The run sets being compared (empty when one capture is opened): only
+    // each side's first run is prepared for the pages, every run is folded
+    // into the comparison as it is read (reports::compareSetFiles).
+    std::vector<std::string> baselineFiles_, patchedFiles_;
     QString lastError_;
     QStringList scalingFiles_;
 };
