@@ -286,6 +286,25 @@ static __always_inline void hist_add_time_cpu(struct ls_hist *h, __u64 v)
         h->max = v;
 }
 
+/* Adds a timed event standing for w events to a weighted histogram (this
+ * CPU's copy): its bucket and time w times, count the sum of the weights;
+ * min and max the events' own (min unset while max is 0). */
+static __always_inline void weighted_add(struct ls_hist *h, __u64 v, __u32 w)
+{
+    __u32 b = log2_bucket(v);
+
+    /* Opaque to the verifier so the mask bounds the finished index (6.1). */
+    asm volatile("" : "+r"(b));
+    b &= LS_HIST_SLOTS - 1;
+    h->slots[b] += w;
+    h->total += v * w;
+    h->count += w;
+    if (!h->max || v < h->min)
+        h->min = v;
+    if (v > h->max)
+        h->max = v;
+}
+
 /* Finds or creates the histogram of key in a hash map; NULL when it cannot
  * (full or busy), with the n events that carried it counted as lost. */
 static __always_inline struct ls_hist *hist_of_n(void *map, const void *key, __u64 n)

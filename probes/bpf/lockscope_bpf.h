@@ -57,10 +57,17 @@ enum ls_stack_map {
 #define LS_LCB_F_MUTEX (1U << 5)
 
 /* In ls_wait_key.flags and ls_wait_done.flags, beside the LCB_F_* ones: a
- * wait of at least exact_wait_ns (wait.bpf.c). Every such wait is timed, so
- * they have a key of their own, out of the sample the untimed waits of the
- * same key are given the times of; userspace folds them back in. */
-#define LS_WAIT_F_LONG (1U << 31)
+ * wait a tick went by in, timed whatever the budget (wait.bpf.c, so every
+ * wait of at least exact_wait_ns). They have a key of their own, out of the
+ * sample the untimed waits of the same key are given the times of (which
+ * only ever saw no tick); userspace folds them back in. */
+#define LS_WAIT_F_TICKED (1U << 31)
+
+/* In ls_wait_key.flags: the timed waits of an untimed wait's key (lock,
+ * flags, tgid, cgroup) weighted by the untimed waits each stands for, the
+ * distribution userspace gives the untimed ones (wait.bpf.c, weigh_timed).
+ * count is the sum of the weights (weighted_add). */
+#define LS_WAIT_F_WEIGHTED (1U << 30)
 
 /* Hold-probe variants, stored in the flags of a hold record. */
 enum ls_hold_variant {
@@ -106,8 +113,10 @@ struct ls_pending {
     __u32 counted;     /* 1: an untimed wait (ls_wait_counts), counted at its begin if it spins
                           (its end only pops it), else at its end. Only lock, tid, flags and
                           (when long waits are timed: exact_wait_ns) ts are set then. */
-    __u64 owner_stack; /* key of its stack in owner_stacks; 0: not taken. An untimed
-                          (counted) wait: the tick count at its begin (exact_wait_ns) */
+    __u64 owner_stack; /* key of its stack in owner_stacks; 0: not taken */
+    __u32 weight;      /* an unwalked spin timed under the timing budget: the untimed
+                          waits of its lock it stands for (wait.bpf.c, weigh_timed); 0: none */
+    __u32 begin_tick;  /* the tick count at its begin (exact_wait_ns; low 32 bits) */
 };
 
 enum ls_holder_state {
@@ -213,7 +222,7 @@ struct ls_wait_done {
     __u64 cgroup;  /* as in ls_wait_key */
     __u32 counted; /* 1: an untimed wait found long at its end, already counted at its
                       begin (a spinning one): its histogram takes its time, not its count */
-    __u32 pad;
+    __u32 weight;  /* as in ls_pending */
 };
 
 /*
@@ -279,7 +288,7 @@ struct ls_lat_val {
     __u64 calls; /* syscalls: every traced call, timed or sampled out */
     /* Syscalls under a timing budget: each timed call's bucket and time
      * weighted by the calls it stands for (itself and the untimed ones after
-     * it); count is the sum of the weights, min and max are unused. */
+     * it); count is the sum of the weights (weighted_add). */
     struct ls_hist weighted;
 };
 

@@ -138,19 +138,6 @@ static __always_inline int sc_enter(__u32 idx)
     return 0;
 }
 
-/* Adds a timed call standing for w calls to the weighted histogram. */
-static __always_inline void weighted_add(struct ls_hist *h, __u64 v, __u32 w)
-{
-    __u32 b = log2_bucket(v);
-
-    /* Opaque to the verifier so the mask bounds the finished index (6.1). */
-    asm volatile("" : "+r"(b));
-    b &= LS_HIST_SLOTS - 1;
-    h->slots[b] += w;
-    h->total += v * w;
-    h->count += w;
-}
-
 /* The exit of the thread's traced call idx, if one is in progress. */
 static __always_inline int sc_finish(struct sc_task *t, __u32 idx, long ret)
 {

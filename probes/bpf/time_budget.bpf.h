@@ -7,7 +7,8 @@
  * (events / budget) events of each key (a lock, a syscall) is timed; every
  * event is still counted, and an untimed one adds only to its histogram's
  * count. Userspace gives the untimed ones the times of the timed ones of the
- * same key (untimed_hist.cpp). The decision reads no clock: the clock reads
+ * same key, weighted by the untimed ones each stands for (untimed_hist.cpp;
+ * wait.bpf.c and syscalls.bpf.c say how). The decision reads no clock: the clock reads
  * are what an untimed event saves, with whatever else its probe skips. The
  * per-key countdown keeps a key that occurs now and then timed next to a hot
  * one.

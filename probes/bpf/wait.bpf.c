@@ -76,15 +76,16 @@ static __always_inline __u64 now_ns(void)
 }
 
 /*
- * Long waits are timed whatever the budget. An untimed wait reads the clock
- * at its begin, where its lock is held by another task anyway, and the tick
- * count (jiffies); its end, with the lock just taken, reads only the tick
- * count (a load, no clock source read; bpf_ktime_get_coarse_ns is not
- * allowed in tracing programs) and reads the clock only when a tick has gone
- * by since the begin. No wait of a tick and the tick's own lateness escapes
- * that, so userspace makes this a power of two of at least 1.5 ticks
- * (probes::exactWaitNs): every wait that long is timed and lands in its own
- * bucket, and the buckets from there up are exact. 0: no budget, nothing to do.
+ * Waits a tick went by in are timed whatever the budget (tick_went_by). An
+ * untimed wait reads the clock at its begin, where its lock is held by
+ * another task anyway, and the tick count (jiffies); its end, with the lock
+ * just taken, reads only the tick count (a load, no clock source read;
+ * bpf_ktime_get_coarse_ns is not allowed in tracing programs) and reads the
+ * clock, and is filed timed, only when a tick has gone by since the begin.
+ * No wait of a tick and the tick's own lateness escapes that, so userspace
+ * makes this a power of two of at least 1.5 ticks (probes::exactWaitNs):
+ * every wait that long is timed and lands in its own bucket, and the buckets
+ * from there up are exact. 0: no budget, nothing to do.
  */
 const volatile __u64 exact_wait_ns = 0;
 
@@ -246,6 +247,35 @@ struct {
     __uint(max_entries, 1);
 } done SEC(".maps");
 
+/*
+ * The budget's period follows the contention rate, so a quiet stretch (a
+ * long hold: few waits, longer ones) has more of its waits timed than a busy
+ * one, and its untimed waits given the timed ones' plain distribution come
+ * out too long (seen: a 200-a-second budget on f_pos_lock estimated 1.7x the
+ * total perf measured). So an unwalked timed spin also goes, weighted by the
+ * untimed waits of its lock it stands for (weigh_begin), into a histogram
+ * under the key its untimed waits are counted under (count_untimed), flagged
+ * LS_WAIT_F_WEIGHTED; userspace gives the untimed waits that distribution
+ * (wait_hist.cpp). Waits a tick went by in are left out, as from the
+ * untimed ones (tick_went_by).
+ */
+static __always_inline void weigh_timed(const struct ls_wait_done *w)
+{
+    struct ls_wait_key key = {
+        .lock = w->lock,
+        .kstack = stacks_on ? LS_STACK_UNSAMPLED : -1,
+        .flags = w->flags | LS_WAIT_F_WEIGHTED,
+        .tgid = per_tgid ? w->tgid : 0,
+        .ustack = -1,
+        .cgroup = w->cgroup,
+    };
+    /* Not an event: a miss only leaves the estimate fewer samples. */
+    struct ls_hist *h = hist_of_n(&waits, &key, 0);
+
+    if (h)
+        weighted_add(h, w->delta, w->weight);
+}
+
 static __always_inline void record_wait(const struct ls_wait_done *w)
 {
     struct ls_wait_key key = {
@@ -266,6 +296,8 @@ static __always_inline void record_wait(const struct ls_wait_done *w)
     }
     hist_add_cpu(h, w->delta);
     count(LS_C_WAIT_EVENTS);
+    if (w->weight && !(w->flags & LS_WAIT_F_TICKED))
+        weigh_timed(w);
     if (holder_scan && w->holder_state == LS_HOLDER_FOUND)
         holder_add(w);
     if (owner_scan && w->owner_tid)
@@ -302,10 +334,11 @@ static __always_inline void drain_done(void)
  * lengthens the critical section the other waiters queue behind, which makes
  * the next acquisition contend too (bench/record/README.md, "Timing
  * budget", has the cost of timing every wait). An untimed wait reads no clock at
- * its end unless it was long (exact_wait_ns), is never walked, and is counted
- * without a ring slot (begin_counted). Userspace spreads its count like the timed waits of the
- * same key, or of the same lock and flags, or of the same lock, when the key
- * has none (wait_hist.cpp). A mutex's optimistic spin takes the budget
+ * its end unless a tick went by (exact_wait_ns), is never walked, and is
+ * counted without a ring slot (begin_counted). Userspace spreads its count
+ * like the unwalked timed waits of its key weighted by the untimed ones each
+ * stands for (weigh_timed), else like other timed waits of its lock
+ * (wait_hist.cpp). A mutex's optimistic spin takes the budget
  * too, but every sleep is timed: a wait that begins asleep, and an untimed
  * mutex wait from the moment it stops spinning to sleep (time_from_sleep).
  */
@@ -399,9 +432,10 @@ static __always_inline int begin_counted(struct ls_wait_stack *s, __u64 lock, __
     s->e[d].lock = 0;
     s->depth = d + 1;
     s->e[d].counted = 1;
+    s->e[d].weight = 0;
     if (exact_wait_ns) {
         s->e[d].ts = now_ns();
-        s->e[d].owner_stack = ticks();
+        s->e[d].begin_tick = (__u32)ticks();
     }
     s->e[d].flags = flags;
     s->e[d].tid = (__u32)id;
@@ -409,19 +443,62 @@ static __always_inline int begin_counted(struct ls_wait_stack *s, __u64 lock, __
     return 0;
 }
 
-/* The wait's stacks, within the stack budget. */
-static __always_inline void take_stacks(void *ctx, struct ls_pending *e, __u64 now, __u64 lock, __u64 skip)
+/* The wait's stacks, within the stack budget, unless may_walk is false;
+ * true when they were walked. */
+static __always_inline bool take_stacks(void *ctx, struct ls_pending *e, __u64 now, __u64 lock, __u64 skip,
+                                        bool may_walk)
 {
     /* Without stacks (--stack-depth 0) every wait is "no stack" (-1): none
      * is left unwalked, so no budget and no [stack not sampled] site. */
-    if (!stacks_on || walk_this_stack(now, lock)) {
+    if (!stacks_on) {
+        e->kstack = -1;
+        e->ustack = -1;
+        return false;
+    }
+    if (may_walk && walk_this_stack(now, lock)) {
         e->kstack = stack_id(ctx, skip & BPF_F_SKIP_FIELD_MASK);
         e->ustack = user_stack_id(ctx);
-    } else {
-        e->kstack = LS_STACK_UNSAMPLED;
-        e->ustack = -1;
-        count(LS_C_STACK_UNSAMPLED);
+        return true;
     }
+    e->kstack = LS_STACK_UNSAMPLED;
+    e->ustack = -1;
+    count(LS_C_STACK_UNSAMPLED);
+    return false;
+}
+
+/*
+ * The untimed waits are given the times of the timed ones that were not
+ * walked (weigh_timed): a walk at the begin is inside the wait's time (1-2
+ * us, as long as a hot mutex's waits), and a walked wait never reads
+ * shorter than its walk. Under a binding budget the walks would take every
+ * timed wait of a busy window (2 timed, 10 walks a window at
+ * --timing-budget 200), so there a timed wait is walked only on a coin
+ * toss: random, so the walked ones stay a fair sample of call paths and the
+ * unwalked ones of times. A lock's first timed wait in its countdown slot is
+ * walked whatever the coin: a rare lock next to a hot one still gets its
+ * call path.
+ */
+static __always_inline bool walk_coin(const struct ls_time_tick *t, __u64 lock, __u32 slot)
+{
+    if (!t || t->period <= 1 || t->key[slot & (LS_TIME_SLOTS - 1)] != lock)
+        return true;
+    return bpf_get_prandom_u32() & 1;
+}
+
+/*
+ * A timed wait's weight: the untimed waits of its lock its countdown lets
+ * pass next; 0 when it was walked. The walked ones' untimed waits are left
+ * to the others' times rather than carried to the next unwalked wait: that
+ * may come in another stretch (after a quiet window every wait is timed and
+ * walked while the stack budget lasts), and a busy stretch's weight put on a
+ * quiet stretch's long waits made the estimate 3 buckets too slow in 1 run
+ * of 5 at --timing-budget 200 (record_bpf_tests, SmallBudget...).
+ */
+static __always_inline __u32 weigh_begin(const struct ls_time_tick *t, __u32 slot, bool walked)
+{
+    if (!t || walked)
+        return 0;
+    return t->skip[slot & (LS_TIME_SLOTS - 1)];
 }
 
 /* An untimed mutex wait that stops spinning to sleep is timed: sleeps are a
@@ -434,12 +511,13 @@ static __always_inline void time_from_sleep(void *ctx, struct ls_pending *e, __u
 
     if (!exact_wait_ns)
         e->ts = now;
-    take_stacks(ctx, e, now, lock, skip);
+    take_stacks(ctx, e, now, lock, skip, true);
     e->holder = -1;
     e->holder_state = LS_HOLDER_NONE;
     e->owner_tid = 0;
     e->owner_stack = 0;
     e->counted = 0;
+    e->weight = 0;
 }
 
 /* skip: frames of the BPF machinery above the lock code (the program and
@@ -452,6 +530,7 @@ static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags, __u64 sk
     struct ls_wait_stack *s;
     __u32 zero = 0, d, slot = 0;
     __u64 ts;
+    bool walk;
 
     drain_done();
     if (filter_flags_mask && !(flags & filter_flags_mask))
@@ -484,6 +563,7 @@ static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags, __u64 sk
                 if (top->lock == lock) {
                     if ((top->flags & LS_LCB_F_SPIN) && !(flags & LS_LCB_F_SPIN)) {
                         top->flags = flags;
+                        top->weight = 0; /* a sleep now: its lock's untimed waits are spins */
                         if (top->counted)
                             time_from_sleep(ctx, top, lock, skip);
                         if (owner_scan)
@@ -522,13 +602,15 @@ static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags, __u64 sk
     s->e[d].lock = 0;
     s->depth = d + 1;
     ts = now_ns();
+    walk = walk_coin(tick, lock, slot); /* before timed_event takes the slot */
     if (tick)
         timed_event(tick, lock, slot, ts, false);
     s->e[d].counted = 0;
     s->e[d].ts = ts;
+    s->e[d].begin_tick = exact_wait_ns ? (__u32)ticks() : 0;
     s->e[d].flags = flags;
     s->e[d].tid = (__u32)bpf_get_current_pid_tgid();
-    take_stacks(ctx, &s->e[d], ts, lock, skip);
+    s->e[d].weight = weigh_begin(tick, slot, take_stacks(ctx, &s->e[d], ts, lock, skip, walk));
     s->e[d].holder = -1;
     s->e[d].holder_state = LS_HOLDER_NONE;
     if (holder_scan && plain_spinlock(flags) && runtime_on(LS_RT_HOLDER_SCAN)) {
@@ -575,16 +657,16 @@ static __always_inline void resolve_pending_holder(struct ls_pending *p)
     count(LS_C_HOLDER_MISSING);
 }
 
-/* An untimed wait that turned out long (exact_wait_ns): true with *now read. */
-static __always_inline bool long_untimed(const struct ls_pending *p, __u64 *now)
+/* A tick went by in the wait (exact_wait_ns): such a wait is timed whatever
+ * the budget (LS_WAIT_F_TICKED), every one, so the untimed waits and the sample
+ * they are given the times of both saw no tick. An untimed one reads the
+ * clock only then; at most a wait per CPU per tick. */
+static __always_inline bool tick_went_by(const struct ls_pending *p)
 {
-    if (!exact_wait_ns || ticks() == p->owner_stack)
-        return false;
-    *now = now_ns();
-    return *now - p->ts >= exact_wait_ns;
+    return exact_wait_ns && (__u32)ticks() != p->begin_tick;
 }
 
-/* A long untimed wait is filed like a timed one, under the key its count
+/* An untimed wait a tick went by in is filed like a timed one, under the key its count
  * goes to (count_untimed): nothing but its lock, flags and begin was kept. */
 static __always_inline void as_unwalked(struct ls_pending *p, bool counted_at_begin)
 {
@@ -651,20 +733,19 @@ static __always_inline int on_end(void *ctx, __u64 lock, int ret)
         count(LS_C_ABORTED);
         return 0;
     }
-    bool counted_at_begin = false;
-    __u64 now = 0;
+    bool counted_at_begin = false, ticked = tick_went_by(&p);
+    __u64 now;
 
     if (p.counted) {
-        if (!long_untimed(&p, &now)) {
+        if (!ticked) {
             if (!per_cpu_wait(p.flags)) /* a spinning one was counted at its begin */
                 count_untimed(lock, p.flags, time_slot(lock), id, LS_COUNTS_BY_END);
             return 0;
         }
         counted_at_begin = per_cpu_wait(p.flags);
         as_unwalked(&p, counted_at_begin);
-    } else {
-        now = now_ns();
     }
+    now = now_ns();
 
     if (holder_scan && p.holder_state == LS_HOLDER_PENDING)
         resolve_pending_holder(&p); /* now, while the holder's recent releases still hold it */
@@ -683,7 +764,7 @@ static __always_inline int on_end(void *ctx, __u64 lock, int ret)
     w->lock = lock;
     w->delta = now - p.ts;
     w->kstack = p.kstack;
-    w->flags = p.flags | (exact_wait_ns && w->delta >= exact_wait_ns ? LS_WAIT_F_LONG : 0);
+    w->flags = p.flags | (ticked ? LS_WAIT_F_TICKED : 0);
     w->holder = p.holder;
     w->holder_state = p.holder_state;
     w->ustack = p.ustack;
@@ -694,6 +775,7 @@ static __always_inline int on_end(void *ctx, __u64 lock, int ret)
     /* The waiter is current here too: read once per wait, at its end. */
     w->cgroup = per_cgroup ? bpf_get_current_cgroup_id() : 0;
     w->counted = counted_at_begin;
+    w->weight = p.weight;
     if (!deferred) {
         record_wait(w);
         return 0;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include <bpf/bpf.h>
 
@@ -33,6 +34,30 @@ template <class Key> RawWait& entryOf(std::vector<RawWait>& waits, const Key& k)
     if (it != waits.end())
         return *it;
     return waits.emplace_back(RawWait { waitRecordOf(k), {} });
+}
+
+// As wait.bpf.c's weighted_add.
+void addWeighted(ls_hist& h, uint64_t delta, uint32_t weight)
+{
+    h.slots[Log2Hist::bucketOf(delta)] += weight;
+    h.total += delta * weight;
+    h.count += weight;
+    h.min = h.max == 0 ? delta : std::min<uint64_t>(h.min, delta);
+    h.max = std::max<uint64_t>(h.max, delta);
+}
+
+// The weighted entry (LS_WAIT_F_WEIGHTED) a timed wait d still in a ring
+// would have gone to; finishWaits matches them by lock, flags, tgid and cgroup.
+RawWait& weightedEntryOf(std::vector<RawWait>& waits, const ls_wait_done& d)
+{
+    ls_wait_key k {};
+    k.lock = d.lock;
+    k.kstack = LS_STACK_UNSAMPLED;
+    k.flags = d.flags | LS_WAIT_F_WEIGHTED;
+    k.tgid = d.tgid;
+    k.ustack = -1;
+    k.cgroup = d.cgroup;
+    return entryOf(waits, k);
 }
 
 // Adds h's timed part (slots, total, min, max) to into, which starts all zero.
@@ -109,6 +134,8 @@ uint64_t addUndrained(const std::vector<ls_wait_done>& done, std::vector<RawWait
         RawWait& w = entryOf(waits, d);
         w.hist.count += d.counted ? 0 : 1; // else counted at its begin
         addTimed(w.hist, d.delta);
+        if (d.weight && !(d.flags & LS_WAIT_F_TICKED))
+            addWeighted(weightedEntryOf(waits, d).hist, d.delta, d.weight);
         if (d.holder_state != LS_HOLDER_FOUND)
             continue;
         auto h = std::find_if(holders.begin(), holders.end(), [&](const HolderRecord& x) {
@@ -154,51 +181,92 @@ PendingCounts addPendingCounts(const std::vector<ls_wait_count>& counts, std::ve
 
 namespace {
 
-bool sameKey(const LockRecord& a, const LockRecord& b)
+// A wait histogram's key fields, for looking records up by them.
+using WaitKey = std::tuple<uint64_t, int64_t, int64_t, uint32_t, uint32_t, uint64_t>;
+
+WaitKey keyOf(const LockRecord& r)
 {
-    return a.lock_addr == b.lock_addr && a.kstack_id == b.kstack_id && a.ustack_id == b.ustack_id
-        && a.flags == b.flags && a.tgid == b.tgid && a.cgroup == b.cgroup;
+    return { r.lock_addr, r.kstack_id, r.ustack_id, r.flags, r.tgid, r.cgroup };
 }
 
-// Takes the long waits out of raw, keyed as the waits they belong with. A
-// long wait whose begin counted it (untimed and spinning) is in its
-// histogram's slots only: its count is taken back from its short key.
-std::vector<RawWait> takeLongWaits(std::vector<RawWait>& raw)
+// Takes the waits a tick went by in out of raw, keyed as the waits they
+// belong with. One whose begin counted it (untimed and spinning) is in its
+// histogram's slots only: its count is taken back from its own key's.
+std::vector<RawWait> takeTickedWaits(std::vector<RawWait>& raw)
 {
-    std::vector<RawWait> longs;
-    for (auto it = raw.begin(); it != raw.end();) {
-        if (!(it->record.flags & LS_WAIT_F_LONG)) {
-            ++it;
-            continue;
-        }
-        RawWait l = std::move(*it);
-        it = raw.erase(it);
-        l.record.flags &= ~LS_WAIT_F_LONG;
-        l.record.type = lockTypeName(l.record.flags);
-        const uint64_t timed = timedCount(l.hist);
-        const uint64_t lent = timed > l.hist.count ? timed - l.hist.count : 0;
-        l.hist.count = timed;
-        auto shortKey = std::find_if(raw.begin(), raw.end(), [&](const RawWait& w) { return sameKey(w.record, l.record); });
-        if (shortKey != raw.end())
-            shortKey->hist.count -= std::min<uint64_t>(lent, shortKey->hist.count);
-        longs.push_back(std::move(l));
+    const auto firstTicked = std::stable_partition(
+        raw.begin(), raw.end(), [](const RawWait& w) { return !(w.record.flags & LS_WAIT_F_TICKED); });
+    std::vector<RawWait> ticked(std::make_move_iterator(firstTicked), std::make_move_iterator(raw.end()));
+    raw.erase(firstTicked, raw.end());
+    std::map<WaitKey, RawWait*> byKey;
+    for (auto& w : raw)
+        byKey.emplace(keyOf(w.record), &w);
+    for (auto& t : ticked) {
+        t.record.flags &= ~LS_WAIT_F_TICKED;
+        t.record.type = lockTypeName(t.record.flags);
+        const uint64_t timed = timedCount(t.hist);
+        const uint64_t lent = timed > t.hist.count ? timed - t.hist.count : 0;
+        t.hist.count = timed;
+        const auto own = byKey.find(keyOf(t.record));
+        if (own != byKey.end())
+            own->second->hist.count -= std::min<uint64_t>(lent, own->second->hist.count);
     }
-    return longs;
+    return ticked;
 }
 
-// Adds the long waits to the records of their keys, or as records of their own.
-void addLongWaits(const std::vector<RawWait>& longs, std::vector<LockRecord>& out)
+// The weighted samples (LS_WAIT_F_WEIGHTED) by the key of the untimed waits
+// they stand for, and by lock and flags (for untimed waits whose own key has
+// none: another tgid or cgroup of the lock was timed).
+struct Weighted {
+    std::map<std::tuple<uint64_t, uint32_t, uint32_t, uint64_t>, ls_hist> byKey;
+    std::map<std::pair<uint64_t, uint32_t>, ls_hist> byFlags;
+};
+
+void addWeightedPart(ls_hist& into, const ls_hist& h)
 {
-    for (const auto& l : longs) {
-        const Log2Hist h = histFromKernel(l.hist);
+    const bool first = into.max == 0;
+    for (size_t b = 0; b < LS_HIST_SLOTS; ++b)
+        into.slots[b] += h.slots[b];
+    into.total += h.total;
+    into.count += h.count;
+    into.min = first ? h.min : std::min<uint64_t>(into.min, h.min);
+    into.max = std::max<uint64_t>(into.max, h.max);
+}
+
+Weighted takeWeighted(std::vector<RawWait>& raw)
+{
+    Weighted out;
+    const auto weighted = std::stable_partition(
+        raw.begin(), raw.end(), [](const RawWait& w) { return !(w.record.flags & LS_WAIT_F_WEIGHTED); });
+    for (auto it = weighted; it != raw.end(); ++it) {
+        const LockRecord& r = it->record;
+        const uint32_t flags = r.flags & ~LS_WAIT_F_WEIGHTED;
+        if (timedCount(it->hist) == 0)
+            continue;
+        addWeightedPart(out.byKey[{ r.lock_addr, flags, r.tgid, r.cgroup }], it->hist);
+        addWeightedPart(out.byFlags[{ r.lock_addr, flags }], it->hist);
+    }
+    raw.erase(weighted, raw.end());
+    return out;
+}
+
+// Adds the waits a tick went by in to the records of their keys, or as
+// records of their own.
+void addTickedWaits(const std::vector<RawWait>& ticked, std::vector<LockRecord>& out)
+{
+    std::map<WaitKey, size_t> byKey;
+    for (size_t i = 0; i < out.size(); ++i)
+        byKey.emplace(keyOf(out[i]), i);
+    for (const auto& t : ticked) {
+        const Log2Hist h = histFromKernel(t.hist);
         if (h.empty())
             continue;
-        auto r = std::find_if(out.begin(), out.end(), [&](const LockRecord& x) { return sameKey(x, l.record); });
-        if (r != out.end()) {
-            r->hist.merge(h);
+        const auto [at, added] = byKey.emplace(keyOf(t.record), out.size());
+        if (!added) {
+            out[at->second].hist.merge(h);
             continue;
         }
-        LockRecord rec = l.record;
+        LockRecord rec = t.record;
         rec.hist = h;
         out.push_back(std::move(rec));
     }
@@ -208,7 +276,8 @@ void addLongWaits(const std::vector<RawWait>& longs, std::vector<LockRecord>& ou
 
 UntimedWaits finishWaits(std::vector<RawWait>& raw, std::vector<LockRecord>& out)
 {
-    const std::vector<RawWait> longs = takeLongWaits(raw);
+    const std::vector<RawWait> ticked = takeTickedWaits(raw);
+    const Weighted weighted = takeWeighted(raw);
     // Timed waits only: by lock and flags, and by lock.
     std::map<std::pair<uint64_t, uint32_t>, ls_hist> byFlags;
     std::map<uint64_t, ls_hist> byLock;
@@ -223,15 +292,22 @@ UntimedWaits finishWaits(std::vector<RawWait>& raw, std::vector<LockRecord>& out
         const uint64_t timed = timedCount(w.hist);
         const uint64_t untimed = w.hist.count > timed ? w.hist.count - timed : 0;
         if (untimed) {
-            const auto flags = byFlags.find({ w.record.lock_addr, w.record.flags });
-            const auto lock = byLock.find(w.record.lock_addr);
-            if (timed)
+            const LockRecord& r = w.record;
+            const auto exact = weighted.byKey.find({ r.lock_addr, r.flags, r.tgid, r.cgroup });
+            const auto weightedFlags = weighted.byFlags.find({ r.lock_addr, r.flags });
+            const auto flags = byFlags.find({ r.lock_addr, r.flags });
+            const auto lock = byLock.find(r.lock_addr);
+            if (exact != weighted.byKey.end())
+                spreadUntimed(w.hist, untimed, exact->second);
+            else if (weightedFlags != weighted.byFlags.end())
+                spreadUntimed(w.hist, untimed, weightedFlags->second);
+            else if (timed)
                 spreadUntimed(w.hist, untimed, ls_hist(w.hist));
             else if (flags != byFlags.end())
                 spreadUntimed(w.hist, untimed, flags->second);
             else if (lock != byLock.end())
                 spreadUntimed(w.hist, untimed, lock->second);
-            const bool placed = timed || lock != byLock.end();
+            const bool placed = timed || lock != byLock.end() || weightedFlags != weighted.byFlags.end();
             (placed ? u.spread : u.unplaced) += untimed;
             w.record.untimed = placed ? untimed : 0;
         }
@@ -239,7 +315,7 @@ UntimedWaits finishWaits(std::vector<RawWait>& raw, std::vector<LockRecord>& out
         if (!w.record.hist.empty())
             out.push_back(std::move(w.record));
     }
-    addLongWaits(longs, out);
+    addTickedWaits(ticked, out);
     return u;
 }
 

@@ -75,16 +75,18 @@ struct UntimedWaits {
     uint64_t unplaced = 0; // no timed wait on their lock to take times from: left out
 };
 
-// Folds the long waits (LS_WAIT_F_LONG: every one timed, kept apart from
-// the sample) back into their keys' histograms: the ones an untimed wait's
-// begin counted already lend their count back. Then spreads each key's
-// untimed waits over its histogram like its timed ones
-// (when the key has none: like the timed waits of the same lock and flags,
-// else of the same lock; untimed waits are never walked, so they sit under
-// the unsampled stack while the timed ones of their lock may all have been
-// walked, and a mutex's sleeps and spins differ by orders of magnitude),
-// then moves every histogram into its record. Records left without any wait
-// are dropped.
+// Folds the waits a tick went by in (LS_WAIT_F_TICKED: every one timed,
+// kept apart from the sample) back into their keys' histograms: the ones an
+// untimed wait's begin counted already lend their count back. Then spreads each key's
+// untimed waits over its histogram like the timed waits weighted by the
+// untimed ones each stands for (LS_WAIT_F_WEIGHTED, of the same key, else of
+// the same lock and flags); without those (a window drained between a
+// timed wait and the untimed ones after it), like the key's own timed waits, else those of the same lock and
+// flags, else of the same lock (untimed waits are never walked, so they sit
+// under the unsampled stack while the timed ones of their lock may all have
+// been walked, and a mutex's sleeps and spins differ by orders of
+// magnitude). Then moves every histogram into its record. Records left
+// without any wait are dropped.
 UntimedWaits finishWaits(std::vector<RawWait>& raw, std::vector<LockRecord>& out);
 
 } // namespace lockscope::probes::detail

@@ -117,6 +117,67 @@ TEST(WaitHist, SpreadingKeepsTheCountExactWhateverTheRounding)
     EXPECT_EQ(sum, 13u);
 }
 
+// The weighted samples (LS_WAIT_F_WEIGHTED): each unwalked timed wait once
+// per untimed wait it stands for. A quiet stretch timed every one of its
+// short waits (weight 0), a busy one 1 in 6 of its 4-us waits (weight 5):
+// the untimed waits, all from the busy stretch, take 4 us, where the timed
+// waits' plain distribution would give them mostly 100 ns.
+RawWait weighted(uint64_t lock, uint32_t tgid, std::initializer_list<std::pair<uint64_t, uint64_t>> nsTimesWeight)
+{
+    RawWait w;
+    w.record.lock_addr = lock;
+    w.record.kstack_id = LS_STACK_UNSAMPLED;
+    w.record.flags = LS_LCB_F_SPIN | LS_WAIT_F_WEIGHTED;
+    w.record.tgid = tgid;
+    w.hist.min = ~0ULL;
+    for (const auto& [ns, weight] : nsTimesWeight) {
+        w.hist.slots[Log2Hist::bucketOf(ns)] += weight;
+        w.hist.total += ns * weight;
+        w.hist.count += weight;
+        w.hist.min = std::min<uint64_t>(w.hist.min, ns);
+        w.hist.max = std::max<uint64_t>(w.hist.max, ns);
+    }
+    return w;
+}
+
+TEST(WaitHist, UntimedWaitsTakeTheTimedOnesWeightedByTheWaitsEachStandsFor)
+{
+    std::vector<RawWait> in { raw(A, 7, { 100, 100, 100, 100, 100, 100, 100, 100, 4000, 4000 }, 0),
+        raw(A, LS_STACK_UNSAMPLED, {}, 10), weighted(A, 0, { { 4000, 5 }, { 4000, 5 } }) };
+    std::vector<LockRecord> out;
+    const auto u = lockscope::probes::detail::finishWaits(in, out);
+    EXPECT_EQ(u.spread, 10u);
+    ASSERT_EQ(out.size(), 2u) << "the weighted samples are no record of their own";
+    const LockRecord& untimed = out[1];
+    EXPECT_EQ(untimed.kstack_id, LS_STACK_UNSAMPLED);
+    EXPECT_EQ(untimed.untimed, 10u);
+    EXPECT_EQ(untimed.hist.count(), 10u);
+    EXPECT_EQ(untimed.hist.buckets()[Log2Hist::bucketOf(4000)], 10u);
+    EXPECT_EQ(untimed.hist.total(), 40000u);
+    EXPECT_EQ(untimed.hist.min(), 4000u);
+    EXPECT_EQ(untimed.hist.max(), 4000u);
+}
+
+// A key's own weighted samples first; else those of its lock and flags
+// (another process's waits on the lock were timed), never another lock's.
+TEST(WaitHist, WeightedSamplesOfTheSameLockAndFlagsServeAKeyWithoutItsOwn)
+{
+    RawWait other = raw(A, LS_STACK_UNSAMPLED, {}, 4);
+    other.record.tgid = 42;
+    std::vector<RawWait> in { raw(A, LS_STACK_UNSAMPLED, {}, 3), other, weighted(A, 0, { { 2000, 6 } }),
+        weighted(B, 0, { { 900000, 6 } }), raw(B, 8, { 100 }, 0) };
+    std::vector<LockRecord> out;
+    const auto u = lockscope::probes::detail::finishWaits(in, out);
+    EXPECT_EQ(u.spread, 7u);
+    EXPECT_EQ(u.unplaced, 0u);
+    for (const LockRecord& r : out) {
+        if (r.lock_addr != A)
+            continue;
+        EXPECT_EQ(r.hist.max(), 2000u) << "tgid " << r.tgid;
+        EXPECT_EQ(r.hist.total(), 2000u * r.hist.count()) << "tgid " << r.tgid;
+    }
+}
+
 // Ring leftovers (timed) and untimed waits still in the per-CPU count caches.
 TEST(WaitHist, RingLeftoversAndPendingCountsJoinTheirKey)
 {

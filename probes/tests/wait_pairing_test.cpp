@@ -385,6 +385,7 @@ protected:
     void configure(ls_wait& w) override { w.rodata->test_clock = true; }
     // Sets the program's clock to ms after an arbitrary start.
     void at(uint64_t ms) { skel_->bss->test_now_ns = kStart + ms * 1000000ULL; }
+    void later(uint64_t ns) { skel_->bss->test_now_ns += ns; }
 
     static constexpr uint64_t kStart = 1000000000000ULL;
 };
@@ -505,19 +506,23 @@ protected:
     {
         uint64_t n = 0;
         for (const auto& w : lockscope::probes::detail::readWaits(bpf_map__fd(skel_->maps.waits)))
-            n += lockscope::probes::detail::timedCount(w.hist);
+            if (!(w.record.flags & LS_WAIT_F_WEIGHTED))
+                n += lockscope::probes::detail::timedCount(w.hist);
         return n + undrained().size(); // ended waits in the rings are all timed
     }
 
     // Every wait as userspace reads them: the histogram map, the rings and
-    // the counts not yet flushed, by key.
-    std::vector<lockscope::probes::detail::RawWait> allWaits() const
+    // the counts not yet flushed, by key; with the weighted samples
+    // (LS_WAIT_F_WEIGHTED) only when asked.
+    std::vector<lockscope::probes::detail::RawWait> allWaits(bool with_weighted = false) const
     {
         namespace d = lockscope::probes::detail;
         std::vector<d::RawWait> raw = d::readWaits(bpf_map__fd(skel_->maps.waits));
         std::vector<lockscope::probes::HolderRecord> holders;
         d::addUndrained(undrained(), raw, holders);
         d::addPendingCounts(pending(), raw);
+        if (!with_weighted)
+            std::erase_if(raw, [](const d::RawWait& w) { return (w.record.flags & LS_WAIT_F_WEIGHTED) != 0; });
         return raw;
     }
 
@@ -528,6 +533,22 @@ protected:
         for (const auto& w : allWaits())
             out[{ w.record.lock_addr, w.record.flags }] += w.hist.count;
         return out;
+    }
+
+    // The records userspace makes of every wait so far, by (lock, flags)
+    // over all stacks.
+    std::map<std::pair<uint64_t, uint32_t>, lockscope::probes::LockRecord> records() const
+    {
+        std::vector<lockscope::probes::detail::RawWait> raw = allWaits(true);
+        std::vector<lockscope::probes::LockRecord> out;
+        lockscope::probes::detail::finishWaits(raw, out);
+        std::map<std::pair<uint64_t, uint32_t>, lockscope::probes::LockRecord> byKey;
+        for (const auto& r : out) {
+            auto& into = byKey[{ r.lock_addr, r.flags }];
+            into.hist.merge(r.hist);
+            into.untimed += r.untimed;
+        }
+        return byKey;
     }
 
     // A window busy enough that the next one times 1 in 6 waits per lock.
@@ -695,7 +716,7 @@ TEST_F(TimingBudget, ACountedWaitLeavesNoRingSlotAndNestsWithATimedOne)
 // Long waits are timed whatever the budget (exact_wait_ns, here 2 ms): an
 // untimed wait keeps its begin's clock, and its end times it when the
 // coarse clock (the test clock here) shows it lasted. Such waits get a key
-// of their own (LS_WAIT_F_LONG) that userspace folds back in.
+// of their own (LS_WAIT_F_TICKED) that userspace folds back in.
 class ExactTail : public TimingBudget {
 protected:
     void configure(ls_wait& w) override
@@ -704,50 +725,40 @@ protected:
         w.rodata->exact_wait_ns = kExact;
     }
 
-    // The records userspace makes of every wait so far, by (lock, flags)
-    // over all stacks.
-    std::map<std::pair<uint64_t, uint32_t>, lockscope::probes::LockRecord> records() const
-    {
-        std::vector<lockscope::probes::detail::RawWait> raw = allWaits();
-        std::vector<lockscope::probes::LockRecord> out;
-        lockscope::probes::detail::finishWaits(raw, out);
-        std::map<std::pair<uint64_t, uint32_t>, lockscope::probes::LockRecord> byKey;
-        for (const auto& r : out) {
-            auto& into = byKey[{ r.lock_addr, r.flags }];
-            into.hist.merge(r.hist);
-            into.untimed += r.untimed;
-        }
-        return byKey;
-    }
-
     static constexpr uint64_t kExact = 2000000;
 };
 
-TEST_F(ExactTail, AnUntimedSpinThatLastedIsTimedInItsBucket)
+TEST_F(ExactTail, AnUntimedSpinATickWentByInIsTimedInItsBucket)
 {
     busyWindow();
     begin(A, LS_LCB_F_SPIN); // timed: A's first; the next 5 on A are not
     end(A, 0);
     const uint64_t timedBefore = timedSoFar();
     at(30);
+    later(100000);
     begin(A, LS_LCB_F_SPIN); // untimed, counted at its begin
-    at(31);
-    end(A, 0); // 1 ms: a tick went by, but it is no long wait
-    EXPECT_EQ(timedSoFar(), timedBefore) << "a short wait stays untimed";
+    later(800000);
+    end(A, 0); // 0.8 ms within one tick
+    EXPECT_EQ(timedSoFar(), timedBefore) << "a wait no tick went by in stays untimed";
+    begin(A, LS_LCB_F_SPIN); // at 30.9 ms
+    later(300000);
+    end(A, 0); // 0.3 ms, over the tick at 31 ms
+    EXPECT_EQ(timedSoFar(), timedBefore + 1) << "a wait a tick went by in is timed, however short";
     at(40);
     begin(A, LS_LCB_F_SPIN);
     at(45);
     end(A, 0); // 5 ms
-    EXPECT_EQ(timedSoFar(), timedBefore + 1) << "a long wait is timed";
+    EXPECT_EQ(timedSoFar(), timedBefore + 2) << "a long wait is timed";
     const auto r = records();
     ASSERT_TRUE(r.count({ A, LS_LCB_F_SPIN }));
     const auto& a = r.at({ A, LS_LCB_F_SPIN });
     EXPECT_EQ(a.hist.count(), (countsByKey()[{ A, LS_LCB_F_SPIN }])) << "counted once, at its begin";
     EXPECT_EQ(a.hist.max(), 5000000u) << "the max is the long wait's own time";
     EXPECT_EQ(a.hist.buckets()[lockscope::Log2Hist::bucketOf(5000000)], 1u) << "in its own bucket";
+    EXPECT_EQ(a.hist.buckets()[lockscope::Log2Hist::bucketOf(300000)], 1u) << "in its own bucket";
     EXPECT_TRUE(a.hist.consistent());
     EXPECT_GT(a.untimed, 0u);
-    EXPECT_FALSE(r.count({ A, LS_LCB_F_SPIN | LS_WAIT_F_LONG })) << "folded back into its key";
+    EXPECT_FALSE(r.count({ A, LS_LCB_F_SPIN | LS_WAIT_F_TICKED })) << "folded back into its key";
     EXPECT_EQ(cpuDepth(), 0u);
     EXPECT_EQ(counter(LS_C_UNMATCHED) + counter(LS_C_STALE), 0u);
 }
@@ -778,4 +789,132 @@ TEST_F(ExactTail, AnUntimedMutexWaitIsTimedFromItsBegin)
     EXPECT_EQ(spin.hist.max(), 3000000u);
     EXPECT_FALSE(taskPending());
     EXPECT_EQ(counter(LS_C_UNMATCHED) + counter(LS_C_STALE), 0u);
+}
+
+// The weighted samples the untimed waits are given the times of
+// (LS_WAIT_F_WEIGHTED): every unwalked timed wait weighted by the untimed
+// waits of its lock it stands for. Without stacks nothing is walked.
+class Weighting : public TimingBudget {
+protected:
+    void configure(ls_wait& w) override
+    {
+        TimingBudget::configure(w);
+        w.rodata->stacks_on = false;
+    }
+
+    // n spin waits on A, each ns long.
+    void waitsOf(unsigned n, uint64_t ns)
+    {
+        for (unsigned i = 0; i < n; ++i) {
+            begin(A, LS_LCB_F_SPIN);
+            later(ns);
+            end(A, 0);
+        }
+    }
+
+    // A's weighted samples as userspace reads them.
+    ls_hist weightedOfA() const
+    {
+        ls_hist h {};
+        for (const auto& w : allWaits(true))
+            if (w.record.lock_addr == A && (w.record.flags & LS_WAIT_F_WEIGHTED))
+                h = w.hist;
+        return h;
+    }
+};
+
+// A quiet window times every wait (1 us each), so the next, busy one times 1
+// in 6 of its waits (4 us each): only those stand for untimed waits, and the
+// untimed ones are given 4 us, as they were, not the timed waits' mostly 1 us.
+TEST_F(Weighting, UntimedWaitsTakeTheTimesOfTheTimedOnesOfTheirStretch)
+{
+    at(0);
+    waitsOf(1, 1000);
+    at(12);
+    waitsOf(20, 1000); // all timed: the window before had 1 wait
+    at(24);
+    waitsOf(12, 4000); // 1 in 6 timed from the first on
+    const ls_hist w = weightedOfA();
+    EXPECT_EQ(w.count, 10u) << "2 timed waits standing for 5 each";
+    EXPECT_EQ(w.slots[lockscope::Log2Hist::bucketOf(4000)], 10u);
+    EXPECT_EQ(w.total, 40000u);
+    const auto r = records();
+    ASSERT_TRUE(r.count({ A, LS_LCB_F_SPIN }));
+    const auto& a = r.at({ A, LS_LCB_F_SPIN });
+    EXPECT_EQ(a.untimed, 10u);
+    EXPECT_EQ(a.hist.count(), 33u);
+    EXPECT_EQ(a.hist.buckets()[lockscope::Log2Hist::bucketOf(4000)], 12u);
+    EXPECT_EQ(a.hist.total(), 21u * 1000 + 12u * 4000) << "every wait at its own length";
+}
+
+// Waits a tick went by in are timed apart (LS_WAIT_F_TICKED) and stay out of
+// the sample as out of the untimed waits.
+class WeightingExact : public Weighting {
+protected:
+    void configure(ls_wait& w) override
+    {
+        Weighting::configure(w);
+        w.rodata->exact_wait_ns = 2000000;
+    }
+};
+
+TEST_F(WeightingExact, TimedWaitsATickWentByInAreNoSample)
+{
+    busyWindow();
+    waitsOf(1, 1000); // A's first after the window: timed, stands for the next 5
+    const ls_hist before = weightedOfA();
+    waitsOf(5, 1000);
+    at(40);
+    later(900000);
+    waitsOf(1, 200000); // timed, over the tick at 41 ms
+    waitsOf(5, 1000);
+    const ls_hist after = weightedOfA();
+    EXPECT_EQ(after.count, before.count) << "the wait over a tick stands for nothing";
+    EXPECT_EQ(after.max, 1000u);
+    const auto r = records();
+    ASSERT_TRUE(r.count({ A, LS_LCB_F_SPIN }));
+    EXPECT_EQ(r.at({ A, LS_LCB_F_SPIN }).hist.max(), 200000u) << "but is a wait of its key";
+}
+
+// With stacks, a timed wait under a binding budget is walked on a coin toss;
+// a walked one is no sample (its walk is inside its time) and its weight is
+// dropped, not passed on: the weighted samples are exactly the unwalked
+// timed waits, 5 each.
+class WeightingWalked : public TimingBudget { };
+
+TEST_F(WeightingWalked, WalkedTimedWaitsAreNoSampleAndStandForNothing)
+{
+    busyWindow();
+    const uint64_t stackUnsampledBefore = counter(LS_C_STACK_UNSAMPLED);
+    uint64_t untimedBefore = 0;
+    for (const auto& w : allWaits())
+        untimedBefore += w.hist.count - lockscope::probes::detail::timedCount(w.hist);
+    for (unsigned i = 0; i < 600; ++i) { // 100 timed, each followed by 5 untimed
+        begin(A, LS_LCB_F_SPIN);
+        later(1000 + i);
+        end(A, 0);
+    }
+    uint64_t untimed = 0, unwalkedTimedMin = ~0ULL, unwalkedTimedMax = 0, unwalkedTimed = 0;
+    ls_hist w {};
+    for (const auto& x : allWaits(true)) {
+        if (x.record.flags & LS_WAIT_F_WEIGHTED) {
+            w = x.hist;
+            continue;
+        }
+        const uint64_t timed = lockscope::probes::detail::timedCount(x.hist);
+        untimed += x.hist.count - timed;
+        if (x.record.kstack_id == lockscope::probes::kStackUnsampled && timed) {
+            unwalkedTimed += timed;
+            unwalkedTimedMin = x.hist.min;
+            unwalkedTimedMax = x.hist.max;
+        }
+    }
+    untimed -= untimedBefore;
+    EXPECT_EQ(untimed, 500u);
+    EXPECT_GT(unwalkedTimed, 20u) << "about half of the 100 timed waits are left unwalked";
+    EXPECT_LT(unwalkedTimed, 80u) << "about half of the 100 timed waits are walked";
+    EXPECT_EQ(counter(LS_C_STACK_UNSAMPLED) - stackUnsampledBefore, unwalkedTimed);
+    EXPECT_EQ(w.count, 5 * unwalkedTimed) << "each unwalked timed wait stands for the 5 untimed after it";
+    EXPECT_EQ(w.min, unwalkedTimedMin) << "only unwalked waits are samples";
+    EXPECT_EQ(w.max, unwalkedTimedMax) << "only unwalked waits are samples";
 }
