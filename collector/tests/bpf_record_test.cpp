@@ -646,6 +646,7 @@ std::map<uint64_t, std::vector<uint64_t>> perfWaitsByLock(const std::string& dir
 // The contention_begin/end pairs of a lock as both tools saw them.
 struct TailFigures {
     uint64_t n = 0, total = 0, max = 0, p99 = 0;
+    std::vector<uint64_t> sorted;
 };
 
 TailFigures perfTail(std::vector<uint64_t> w)
@@ -657,7 +658,40 @@ TailFigures perfTail(std::vector<uint64_t> w)
         f.total += x;
     f.max = w.empty() ? 0 : w.back();
     f.p99 = w.empty() ? 0 : w[size_t(std::ceil(0.99 * double(w.size()))) - 1];
+    f.sorted = std::move(w);
     return f;
+}
+
+// The share of waits from a bucket's low edge up: perf's exact, ours an estimate.
+double shareFrom(const std::vector<uint64_t>& sorted, unsigned bucket)
+{
+    const auto from = std::lower_bound(sorted.begin(), sorted.end(), lockscope::Log2Hist::bucketLow(bucket));
+    return sorted.empty() ? 0.0 : double(sorted.end() - from) / double(sorted.size());
+}
+
+double shareFrom(const lockscope::Log2Hist& h, unsigned bucket)
+{
+    uint64_t n = 0;
+    for (unsigned b = bucket; b < lockscope::Log2Hist::kBuckets; ++b)
+        n += h.buckets()[b];
+    return h.empty() ? 0.0 : double(n) / double(h.count());
+}
+
+// A log2 histogram knows a p99 to its bucket, and the hot lock's p99 lies
+// near a bucket edge (2-4 us): a share of waits just past it that the
+// sample over- or underestimates moves the estimate a bucket. maxGap: the
+// buckets it may lie from perf's.
+void expectP99Agrees(const lockscope::Log2Hist& ours, const TailFigures& perf, int maxGap)
+{
+    using lockscope::Log2Hist;
+    const unsigned bucket = Log2Hist::bucketOf(perf.p99);
+    const int gap = int(Log2Hist::bucketOf(ours.percentile(99))) - int(bucket);
+    std::ostringstream shares;
+    for (unsigned edge : {bucket, bucket + 1})
+        shares << "; waits from " << Log2Hist::bucketLow(edge) << " ns up: lockscope " << 100 * shareFrom(ours, edge)
+               << "%, perf " << 100 * shareFrom(perf.sorted, edge) << "%";
+    EXPECT_LE(std::abs(gap), maxGap) << "p99 wait: lockscope " << ours.percentile(99) << " ns, perf " << perf.p99
+                                     << shares.str();
 }
 
 // Rare long waits among many short ones (filepos-bulk: one thread holds the
@@ -666,11 +700,10 @@ TailFigures perfTail(std::vector<uint64_t> w)
 // lock record. The hot lock's figures against the waits perf recorded:
 // contentions as in the other agreement tests (2% + 10), the total within
 // bound (the sample's estimate), the max within one log2 bucket (the long
-// waits are timed whatever the budget), the p99 within a factor of 2 (a
-// log2 bucket's width; it may rest on the sample).
+// waits are timed whatever the budget), the p99 as expectP99Agrees says.
 // untimedShare: the share of waits the budget must have left untimed.
 void expectTailAgreesWithPerf(const std::string& dir, const std::vector<std::string>& args, double totalBound,
-                              double untimedShare)
+                              double untimedShare, int p99Gap)
 {
     PerfRun pr;
     recordUnderPerf(dir, args, pr, {CONTEND_BIN, "filepos-bulk", "3", "2"}, "contend-workload");
@@ -717,19 +750,20 @@ void expectTailAgreesWithPerf(const std::string& dir, const std::vector<std::str
     if (perf.max >= exactNs * 2) { // then lockscope's max is among the waits always timed
         EXPECT_TRUE(maxBasis.exact) << "max " << ours->wait.max() << " ns, exact from " << exactNs;
     }
-    const double p99Ratio = double(ours->wait.percentile(99)) / double(std::max<uint64_t>(perf.p99, 1));
-    EXPECT_GT(p99Ratio, 0.5) << "p99 wait: lockscope " << ours->wait.percentile(99) << " ns, perf " << perf.p99;
-    EXPECT_LT(p99Ratio, 2.0) << "p99 wait: lockscope " << ours->wait.percentile(99) << " ns, perf " << perf.p99;
+    expectP99Agrees(ours->wait, perf, p99Gap);
 }
 
 TEST_F(RecordBpf, DefaultBudgetKeepsTheLongWaitsPerfSees)
 {
-    expectTailAgreesWithPerf(dir, {}, 1.6, 0.05); // 19% untimed seen at ~10^4 waits/s
+    expectTailAgreesWithPerf(dir, {}, 1.6, 0.05, 1); // 19% untimed seen at ~10^4 waits/s
 }
 
 TEST_F(RecordBpf, SmallBudgetKeepsTheLongWaitsPerfSees)
 {
-    expectTailAgreesWithPerf(dir, {"--timing-budget", "200"}, 1.6, 0.25);
+    // ~400 timed waits, of which the unwalked spins are the sample: their
+    // share from 2 us up has come out 2.5x perf's (43% vs 17%) in 1 run of
+    // 30, so the p99 a bucket further off.
+    expectTailAgreesWithPerf(dir, {"--timing-budget", "200"}, 1.6, 0.25, 2);
 }
 
 // --stack-budget N: each CPU walks at most N stacks a second (N / 100 per
