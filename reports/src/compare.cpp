@@ -323,8 +323,7 @@ void addTree(DiffTree& t, FlatIndex& index, const FrameTable& table, const SideT
             nn.function = table.frame(frame).name;
             nn.module = table.frame(frame).module;
             nn.parent = dst;
-            t.nodes.push_back(std::move(nn));
-            t.nodes[dst].children.push_back(id);
+            t.nodes.push_back(nn);
         }
         addTree(t, index, table, src, c, id, isAfter);
     }
@@ -359,15 +358,31 @@ std::vector<PathDelta> pathsOverAllLocks(const std::vector<std::vector<PathWeigh
 DiffTree diffTree(const SideTree& before, const SideTree& after, const FrameTable& frames)
 {
     DiffTree tree;
-    tree.nodes.reserve(std::max(before.size(), after.size()));
+    // Room for both sides' nodes: pages never filled cost no memory, and a
+    // tree that outgrew the larger side was copied at twice its size.
+    tree.nodes.reserve(before.size() + after.size());
     tree.nodes.emplace_back();
     FlatIndex index(std::max(before.size(), after.size()));
     addTree(tree, index, frames, before, 0, 0, false);
     addTree(tree, index, frames, after, 0, 0, true);
+    tree.linkChildren();
     return tree;
 }
 
 } // namespace
+
+void DiffTree::linkChildren()
+{
+    child_begin.assign(nodes.size() + 1, 0);
+    for (size_t i = 1; i < nodes.size(); ++i)
+        ++child_begin[nodes[i].parent + 1];
+    for (size_t i = 0; i < nodes.size(); ++i)
+        child_begin[i + 1] += child_begin[i];
+    child_ids.assign(nodes.empty() ? 0 : nodes.size() - 1, 0);
+    std::vector<uint32_t> next(child_begin.begin(), child_begin.end() - 1);
+    for (size_t i = 1; i < nodes.size(); ++i) // ids ascend, so each node's children stay in the order added
+        child_ids[next[nodes[i].parent]++] = uint32_t(i);
+}
 
 Comparison detail::comparePooled(const PooledSide& sb, const PooledSide& sa, const CompareOptions& o)
 {

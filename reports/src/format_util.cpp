@@ -276,20 +276,4 @@ std::string textHistogramPair(const Log2Hist& before, const Log2Hist& after, con
     return out;
 }
 
-std::string pathText(const std::vector<std::string>& frames, size_t maxFrames)
-{
-    std::string s;
-    size_t n = 0;
-    for (auto it = frames.rbegin(); it != frames.rend(); ++it, ++n) {
-        if (n == maxFrames) {
-            s += " <- ...";
-            break;
-        }
-        if (n)
-            s += " <- ";
-        s += printable(*it);
-    }
-    return s;
-}
-
 } // namespace lockscope::reports::fmt

@@ -59,8 +59,23 @@ std::string textHistogram(const Log2Hist& h, const std::string& indent, const ch
 // Before and after side by side, each bar normalized to its own side.
 std::string textHistogramPair(const Log2Hist& before, const Log2Hist& after, const std::string& indent);
 
-// Joins a path innermost first with " <- ", at most maxFrames frames, each printable().
-std::string pathText(const std::vector<std::string>& outermostFirst, size_t maxFrames = 8);
+// Joins a path innermost first with " <- ", at most maxFrames frames, each
+// printable(). Frame: std::string or InternedString.
+template <class Frame> std::string pathText(const std::vector<Frame>& outermostFirst, size_t maxFrames = 8)
+{
+    std::string s;
+    size_t n = 0;
+    for (auto it = outermostFirst.rbegin(); it != outermostFirst.rend(); ++it, ++n) {
+        if (n == maxFrames) {
+            s += " <- ...";
+            break;
+        }
+        if (n)
+            s += " <- ";
+        s += printable(static_cast<const std::string&>(*it));
+    }
+    return s;
+}
 
 // Where a lock's path shares come from under stack sampling: "shares from
 // 5,087 walked of 775,912 waits (±1.4 points at 95%)", holds likewise; ""

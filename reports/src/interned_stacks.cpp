@@ -87,9 +87,9 @@ uint32_t FrameTable::intern(const Stack* stack, std::vector<uint32_t>& out)
     return pathId(labels);
 }
 
-std::vector<std::string> FrameTable::pathLabels(uint32_t path) const
+std::vector<InternedString> FrameTable::pathLabels(uint32_t path) const
 {
-    std::vector<std::string> out;
+    std::vector<InternedString> out;
     out.reserve(pathSize_[path]);
     for (uint32_t i = 0; i < pathSize_[path]; ++i)
         out.push_back(labels_[pathPool_[pathBegin_[path] + i]]);

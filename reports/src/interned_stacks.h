@@ -35,7 +35,7 @@ public:
     uint32_t intern(const Stack* stack, std::vector<uint32_t>& out);
 
     const TreeFrame& frame(uint32_t id) const { return frames_[id]; }
-    std::vector<std::string> pathLabels(uint32_t path) const;
+    std::vector<InternedString> pathLabels(uint32_t path) const;
     // Strict total order of paths equal to comparing their label vectors.
     bool pathLess(uint32_t a, uint32_t b) const;
     // Must be called after the last intern() and before pathLess().
@@ -55,7 +55,7 @@ private:
     std::unordered_map<FrameName, FrameIds, FrameNameHash> byName_;
     std::vector<TreeFrame> frames_;
     std::unordered_map<std::string, uint32_t> labelIndex_;
-    std::vector<std::string> labels_;
+    std::vector<InternedString> labels_;
     std::vector<uint32_t> labelRank_;
     // Paths as label-id sequences in one pool; pathSlots_ is an open-addressing
     // set of path ids keyed by the sequence's hash.

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "lockscope/util/interned_string.h"
+
 namespace lockscope::reports::detail {
 
 // Writes JSON straight into a string, byte for byte as nlohmann's dump(2)
@@ -36,6 +38,7 @@ public:
     JsonText& value(std::string_view s);
     JsonText& value(const char* s) { return value(std::string_view(s)); }
     JsonText& value(const std::string& s) { return value(std::string_view(s)); }
+    JsonText& value(const InternedString& s) { return value(std::string_view(s.str())); }
     JsonText& value(bool b);
     JsonText& value(double d); // non-finite: null, as nlohmann writes it
     JsonText& value(std::nullptr_t);

@@ -170,7 +170,7 @@ std::string figureRow(const std::string& label, const MetricDelta& m)
     return row({label, sideCell(m, false), sideCell(m, true), fmt::change(m), verdictSpan(m.judgement)});
 }
 
-std::string pathCell(const std::vector<std::string>& frames)
+template <class Frame> std::string pathCell(const std::vector<Frame>& frames)
 {
     return "<td class=\"l\"><code>" + htmlEscape(fmt::pathText(frames, 10)) + "</code></td>";
 }
@@ -282,7 +282,8 @@ std::vector<svg::FlameNode> flameNodes(const DiffTree& t)
         out[i].label = n.module.empty() ? n.function.str() : n.function.str() + " [" + n.module.str() + "]";
         out[i].before = double(useWait ? n.before_wait_ns : n.before_hold_ns);
         out[i].after = double(useWait ? n.after_wait_ns : n.after_hold_ns);
-        out[i].children = n.children;
+        const auto kids = t.children(uint32_t(i));
+        out[i].children.assign(kids.begin(), kids.end());
     }
     return out;
 }

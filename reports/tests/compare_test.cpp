@@ -86,6 +86,36 @@ TEST(Compare, MatchesByKeyAndFramesWithoutOffsets)
     EXPECT_EQ(c.tree.nodes.size(), 5u);
     EXPECT_EQ(c.tree.nodes[0].before_wait_ns, uint64_t(b.locks[0].wait.total() + b.locks[1].wait.total() +
                                                          b.locks[2].wait.total()));
+    for (uint32_t id = 0; id + 1 < 5; ++id) {
+        ASSERT_EQ(c.tree.children(id).size(), 1u) << "node " << id;
+        EXPECT_EQ(c.tree.nodes[c.tree.children(id)[0]].parent, id);
+    }
+    EXPECT_TRUE(c.tree.children(4).empty());
+}
+
+// Each node's children are the nodes whose parent it is, in the order they
+// were added, wherever they lie in the array.
+TEST(DiffTree, ChildrenAreLaidOutFromTheParentsInTheOrderAdded)
+{
+    DiffTree t;
+    for (uint32_t parent : {0u, 0u, 1u, 0u, 2u, 1u, 3u}) { // nodes 1..7 after the root
+        DiffNode n;
+        n.parent = parent;
+        t.nodes.push_back(n);
+    }
+    t.nodes.insert(t.nodes.begin(), DiffNode{});
+    t.linkChildren();
+    auto kids = [&t](uint32_t id) { return std::vector<uint32_t>(t.children(id).begin(), t.children(id).end()); };
+    EXPECT_EQ(kids(0), (std::vector<uint32_t>{1, 2, 4}));
+    EXPECT_EQ(kids(1), (std::vector<uint32_t>{3, 6}));
+    EXPECT_EQ(kids(2), (std::vector<uint32_t>{5}));
+    EXPECT_EQ(kids(3), (std::vector<uint32_t>{7}));
+    for (uint32_t leaf : {4u, 5u, 6u, 7u})
+        EXPECT_TRUE(kids(leaf).empty()) << leaf;
+    DiffTree root;
+    root.nodes.emplace_back();
+    root.linkChildren();
+    EXPECT_TRUE(root.children(0).empty());
 }
 
 TEST(Compare, ThresholdHidesSmallChangesOnly)

@@ -123,7 +123,8 @@ FlameData flameFromDiffTree(const reports::DiffTree& tree, FlameWeight weight, b
         n.function = id == 0 ? QStringLiteral("all") : names(src.function);
         n.module = names(src.module);
         n.parent = src.parent;
-        n.children = src.children;
+        const auto kids = tree.children(static_cast<uint32_t>(id));
+        n.children.assign(kids.begin(), kids.end());
         switch (weight) {
         case FlameWeight::Wait:
             n.before = static_cast<double>(src.before_wait_ns);
