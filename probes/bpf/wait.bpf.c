@@ -251,12 +251,11 @@ struct {
  * The budget's period follows the contention rate, so a quiet stretch (a
  * long hold: few waits, longer ones) has more of its waits timed than a busy
  * one, and its untimed waits given the timed ones' plain distribution come
- * out too long (seen: a 200-a-second budget on f_pos_lock estimated 1.7x the
- * total perf measured). So an unwalked timed spin also goes, weighted by the
- * untimed waits of its lock it stands for (weigh_begin), into a histogram
- * under the key its untimed waits are counted under (count_untimed), flagged
- * LS_WAIT_F_WEIGHTED; userspace gives the untimed waits that distribution
- * (wait_hist.cpp). Waits a tick went by in are left out, as from the
+ * out too long (probes/README.md, "Timing budget"). So an unwalked timed
+ * spin also goes, weighted by the untimed waits of its lock it stands for
+ * (weigh_begin), into a histogram under the key its untimed waits are
+ * counted under (count_untimed), flagged LS_WAIT_F_WEIGHTED; userspace gives
+ * the untimed waits that distribution (wait_hist.cpp). Waits a tick went by in are left out, as from the
  * untimed ones (tick_went_by).
  */
 static __always_inline void weigh_timed(const struct ls_wait_done *w)
@@ -491,8 +490,7 @@ static __always_inline bool walk_coin(const struct ls_time_tick *t, __u64 lock, 
  * to the others' times rather than carried to the next unwalked wait: that
  * may come in another stretch (after a quiet window every wait is timed and
  * walked while the stack budget lasts), and a busy stretch's weight put on a
- * quiet stretch's long waits made the estimate 3 buckets too slow in 1 run
- * of 5 at --timing-budget 200 (record_bpf_tests, SmallBudget...).
+ * quiet stretch's long waits pushed the estimated tail buckets too long.
  */
 static __always_inline __u32 weigh_begin(const struct ls_time_tick *t, __u32 slot, bool walked)
 {

@@ -222,15 +222,11 @@ struct Weighted {
     std::map<std::pair<uint64_t, uint32_t>, ls_hist> byFlags;
 };
 
+// A weighted histogram's count is the sum of its slots: its timed part and that count.
 void addWeightedPart(ls_hist& into, const ls_hist& h)
 {
-    const bool first = into.max == 0;
-    for (size_t b = 0; b < LS_HIST_SLOTS; ++b)
-        into.slots[b] += h.slots[b];
-    into.total += h.total;
+    addTimedPart(into, h);
     into.count += h.count;
-    into.min = first ? h.min : std::min<uint64_t>(into.min, h.min);
-    into.max = std::max<uint64_t>(into.max, h.max);
 }
 
 Weighted takeWeighted(std::vector<RawWait>& raw)
