@@ -69,6 +69,11 @@ enum ls_stack_map {
  * count is the sum of the weights (weighted_add). */
 #define LS_WAIT_F_WEIGHTED (1U << 30)
 
+/* In ls_wait_key.flags of the waits map only: the drain generation (the low
+ * bit of wait.bpf.c's wait_gen) the entry is filed in. lockscope agent's
+ * drains alternate between the two; userspace strips it (waitRecordOf). */
+#define LS_WAIT_F_GEN (1U << 29)
+
 /* Hold-probe variants, stored in the flags of a hold record. */
 enum ls_hold_variant {
     LS_HOLD_SPIN = 1,

@@ -55,6 +55,28 @@ struct {
 } waits SEC(".maps");
 
 /*
+ * The generation waits are filed in (LS_WAIT_F_GEN). A drain (lockscope
+ * agent, wait_hist.cpp drainWaits) moves it on, waits until no program that
+ * read the old one still runs, takes the old generation's entries and empties
+ * them in place. The entries stay, so the next window's first waits on a
+ * busy lock find theirs: deleted, they were created again in a burst that the
+ * map's per-CPU element cache refused (-ENOMEM, lost waits). Never moves in a
+ * recording that is not drained.
+ */
+volatile __u32 wait_gen;
+
+static __always_inline struct ls_hist *wait_hist_of(const struct ls_wait_key *key, __u64 n)
+{
+    struct ls_wait_key k;
+
+    if (!(wait_gen & 1))
+        return hist_of_n(&waits, key, n);
+    k = *key;
+    k.flags |= LS_WAIT_F_GEN;
+    return hist_of_n(&waits, &k, n);
+}
+
+/*
  * Holder stacks. held is the hold probe's per-CPU stack of spinlocks held
  * (hold_common.bpf.h); userspace creates it once and hands it to both objects
  * (SharedMaps), so this declaration only fixes the type. holder_scan prunes
@@ -269,7 +291,7 @@ static __always_inline void weigh_timed(const struct ls_wait_done *w)
         .cgroup = w->cgroup,
     };
     /* Not an event: a miss only leaves the estimate fewer samples. */
-    struct ls_hist *h = hist_of_n(&waits, &key, 0);
+    struct ls_hist *h = wait_hist_of(&key, 0);
 
     if (h)
         weighted_add(h, w->delta, w->weight);
@@ -285,7 +307,7 @@ static __always_inline void record_wait(const struct ls_wait_done *w)
         .ustack = w->ustack,
         .cgroup = w->cgroup,
     };
-    struct ls_hist *h = hist_of(&waits, &key);
+    struct ls_hist *h = wait_hist_of(&key, 1);
 
     if (!h)
         return;
@@ -379,7 +401,7 @@ static __always_inline void flush_count(struct ls_wait_count *e)
     if (!n)
         return;
     e->count = 0;
-    h = hist_of_n(&waits, &e->key, n);
+    h = wait_hist_of(&e->key, n);
     if (!h)
         return;
     h->count += n;

@@ -71,27 +71,10 @@ void addTimedPart(ls_hist& into, const ls_hist& h)
     into.max = first ? h.max : std::max<uint64_t>(into.max, h.max);
 }
 
-} // namespace
-
-std::vector<RawWait> readWaits(int waits_map_fd)
+// The map's keys, read before any is deleted (deleting while walking with
+// get_next_key restarts the walk).
+std::vector<ls_wait_key> waitKeys(int waits_map_fd)
 {
-    ls_wait_key key {}, next {};
-    std::vector<ls_hist> cpus(static_cast<size_t>(possibleCpus()));
-    std::vector<RawWait> raw;
-    const void* prev = nullptr;
-    while (bpf_map_get_next_key(waits_map_fd, prev, &next) == 0) {
-        key = next;
-        prev = &key;
-        if (bpf_map_lookup_elem(waits_map_fd, &key, cpus.data()) != 0)
-            continue; // deleted meanwhile
-        raw.push_back(RawWait { waitRecordOf(key), sumCpuHists(cpus) });
-    }
-    return raw;
-}
-
-std::vector<RawWait> drainWaits(int waits_map_fd)
-{
-    // Keys first: deleting while walking with get_next_key restarts the walk.
     std::vector<ls_wait_key> keys;
     ls_wait_key key {}, next {};
     const void* prev = nullptr;
@@ -100,13 +83,76 @@ std::vector<RawWait> drainWaits(int waits_map_fd)
         prev = &key;
         keys.push_back(key);
     }
+    return keys;
+}
+
+// wait.bpf.c's hist_template: what a CPU's copy of a key holds before its first wait.
+ls_hist emptyHist()
+{
+    ls_hist h {};
+    h.min = ~0ULL;
+    return h;
+}
+
+// Entries keyed by their record: a key filed in both generations is one.
+class WaitEntries {
+public:
+    void add(const ls_wait_key& key, const ls_hist& hist)
+    {
+        ls_wait_key k = key;
+        k.flags &= ~LS_WAIT_F_GEN;
+        const auto [it, added] = index_.try_emplace(
+            std::make_tuple(k.lock, k.kstack, k.flags, k.tgid, k.ustack, k.cgroup), raw_.size());
+        if (added)
+            raw_.push_back(RawWait { waitRecordOf(k), hist });
+        else
+            raw_[it->second].hist = sumCpuHists({ raw_[it->second].hist, hist });
+    }
+    std::vector<RawWait> take() { return std::move(raw_); }
+
+private:
+    std::map<std::tuple<uint64_t, int32_t, uint32_t, uint32_t, int32_t, uint64_t>, size_t> index_;
+    std::vector<RawWait> raw_;
+};
+
+} // namespace
+
+std::vector<RawWait> readWaits(int waits_map_fd)
+{
     std::vector<ls_hist> cpus(static_cast<size_t>(possibleCpus()));
-    std::vector<RawWait> raw;
-    raw.reserve(keys.size());
-    for (const ls_wait_key& k : keys)
-        if (bpf_map_lookup_and_delete_elem(waits_map_fd, &k, cpus.data()) == 0)
-            raw.push_back(RawWait { waitRecordOf(k), sumCpuHists(cpus) });
-    return raw;
+    WaitEntries entries;
+    for (const ls_wait_key& key : waitKeys(waits_map_fd))
+        if (bpf_map_lookup_elem(waits_map_fd, &key, cpus.data()) == 0) // else deleted meanwhile
+            entries.add(key, sumCpuHists(cpus));
+    return entries.take();
+}
+
+std::vector<RawWait> drainWaits(int waits_map_fd, volatile uint32_t* gen)
+{
+    const uint32_t closed = __atomic_fetch_add(gen, 1, __ATOMIC_SEQ_CST) & 1;
+    const bool settled = waitForRunningPrograms();
+    std::vector<ls_hist> cpus(static_cast<size_t>(possibleCpus()));
+    const std::vector<ls_hist> empty(cpus.size(), emptyHist());
+    WaitEntries entries;
+    for (const ls_wait_key& key : waitKeys(waits_map_fd)) {
+        if (settled && ((key.flags & LS_WAIT_F_GEN) != 0) != (closed != 0))
+            continue; // the open generation's, filed into now
+        if (!settled) {
+            if (bpf_map_lookup_and_delete_elem(waits_map_fd, &key, cpus.data()) == 0)
+                entries.add(key, sumCpuHists(cpus));
+            continue;
+        }
+        if (bpf_map_lookup_elem(waits_map_fd, &key, cpus.data()) != 0)
+            continue;
+        const ls_hist sum = sumCpuHists(cpus);
+        if (sum.count == 0 && sum.max == 0) {
+            bpf_map_delete_elem(waits_map_fd, &key);
+            continue;
+        }
+        entries.add(key, sum);
+        bpf_map_update_elem(waits_map_fd, &key, empty.data(), BPF_EXIST);
+    }
+    return entries.take();
 }
 
 std::vector<ls_wait_done> undrainedWaits(int ring_map_fd)

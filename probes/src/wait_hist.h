@@ -25,9 +25,9 @@ template <class Key> LockRecord waitRecordOf(const Key& k)
     r.lock_addr = k.lock;
     r.kstack_id = k.kstack;
     r.ustack_id = k.ustack;
-    r.flags = k.flags;
+    r.flags = k.flags & ~LS_WAIT_F_GEN;
     r.tgid = k.tgid;
-    r.type = lockTypeName(k.flags);
+    r.type = lockTypeName(r.flags);
     r.cgroup = k.cgroup;
     return r;
 }
@@ -39,14 +39,17 @@ struct RawWait {
     ls_hist hist {};
 };
 
-// The histogram map (waits), summed over CPUs.
+// The histogram map (waits), summed over CPUs and over both drain
+// generations (LS_WAIT_F_GEN).
 std::vector<RawWait> readWaits(int waits_map_fd);
 
-// Like readWaits, but each key is read and deleted in one step
-// (BPF_MAP_LOOKUP_AND_DELETE_ELEM): what the programs add after a key's
-// deletion starts a new entry for the next drain. Every key present when
-// the drain began is taken, even with new keys arriving meanwhile.
-std::vector<RawWait> drainWaits(int waits_map_fd);
+// What the programs filed since the last drain: moves *gen (wait.bpf.c's
+// wait_gen) on, waits until no program still files into the generation just
+// closed, then takes its entries and empties them in place (the busy keys
+// stay for the next window; keys with nothing in it are deleted). Without
+// that grace period (membarrier refused) each key is read and deleted in one
+// step instead, which loses what a program adds between the two.
+std::vector<RawWait> drainWaits(int waits_map_fd, volatile uint32_t* gen);
 
 // Every CPU's pending entries, oldest first; a ring whose indices make no
 // sense (read mid-update) contributes nothing.

@@ -74,7 +74,7 @@ public:
     {
         if (!drainable())
             return;
-        std::vector<RawWait> raw = drainWaits(bpf_map__fd(skel_->maps.waits));
+        std::vector<RawWait> raw = drainWaits(bpf_map__fd(skel_->maps.waits), &skel_->bss->wait_gen);
         if (skel_->rodata->lock_names)
             drainNames(out, raw);
         const UntimedWaits u = finishWaits(raw, out.waits);

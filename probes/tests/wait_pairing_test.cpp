@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The begin/end pairing of wait.bpf.c, exercised on the real (unattached)
 // raw_tp programs with BPF_PROG_TEST_RUN and synthetic event sequences.
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -360,6 +361,64 @@ TEST_F(Pairing, NestingDeeperThanTheStackIsCountedNotCorrupted)
         end(locks[i], 0);
     EXPECT_EQ(waitEvents(), uint64_t { LS_NEST });
     EXPECT_EQ(cpuDepth(), 0u);
+}
+
+// lockscope agent's drains (drainWaits): each takes what was filed since the
+// one before, no wait lost or taken twice, and leaves a busy key in the map
+// emptied, for the next window's waits to find: deleted, the keys of a busy
+// machine were created again in a burst the map's per-CPU element cache
+// refused (-ENOMEM, counted as map_busy). A key with nothing in a whole
+// generation is deleted.
+TEST_F(Pairing, DrainsTakeEveryWaitOnceAndKeepTheBusyKeys)
+{
+    namespace d = lockscope::probes::detail;
+    const int fd = bpf_map__fd(skel_->maps.waits);
+    auto keysInMap = [&] {
+        std::map<std::pair<uint64_t, uint32_t>, bool> keys; // -> emptied
+        std::vector<ls_hist> cpus(static_cast<size_t>(libbpf_num_possible_cpus()));
+        ls_wait_key key {}, next {};
+        const void* prev = nullptr;
+        while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+            key = next;
+            prev = &key;
+            EXPECT_EQ(bpf_map_lookup_elem(fd, &key, cpus.data()), 0);
+            keys[{ key.lock, key.flags }] = std::all_of(
+                cpus.begin(), cpus.end(), [](const ls_hist& h) { return h.count == 0 && h.min == ~0ULL; });
+        }
+        return keys;
+    };
+    uint64_t waited = 0, drained = 0;
+    // The last end of a window waits in the ring for the next begin, which
+    // files it into the next generation: B's wait comes first.
+    auto window = [&](bool withB) {
+        if (withB) {
+            begin(B, LS_LCB_F_SPIN);
+            end(B, 0);
+            ++waited;
+        }
+        for (int i = 0; i < 50; ++i, ++waited) {
+            begin(A, LS_LCB_F_SPIN);
+            end(A, 0);
+        }
+        for (const d::RawWait& w : d::drainWaits(fd, &skel_->bss->wait_gen)) {
+            EXPECT_EQ(w.record.flags, LS_LCB_F_SPIN) << "the generation bit is the map's, not the record's";
+            drained += w.hist.count;
+        }
+    };
+    const uint32_t gen = LS_LCB_F_SPIN | LS_WAIT_F_GEN;
+    window(true); // generation 0: A and B
+    EXPECT_EQ(keysInMap(), (std::map<std::pair<uint64_t, uint32_t>, bool> {
+                               { { A, LS_LCB_F_SPIN }, true }, { { B, LS_LCB_F_SPIN }, true } }));
+    window(false); // generation 1: A
+    EXPECT_EQ(keysInMap().size(), 3u);
+    EXPECT_TRUE((keysInMap()[{ A, gen }]));
+    window(false); // generation 0 again: A finds its key; B had nothing and goes
+    EXPECT_EQ(keysInMap(), (std::map<std::pair<uint64_t, uint32_t>, bool> {
+                               { { A, LS_LCB_F_SPIN }, true }, { { A, gen }, true } }));
+    window(false);
+    EXPECT_EQ(drained + undrained().size(), waited);
+    EXPECT_EQ(waitEvents(), waited);
+    EXPECT_EQ(counter(LS_C_MAP_NOMEM) + counter(LS_C_MAP_FULL) + counter(LS_C_MAP_BUSY), 0u);
 }
 
 TEST_F(Pairing, BucketsMatchLog2Hist)
