@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "capture_reader.h"
+#include "json_pieces.h"
 #include "stats_json.h"
 #include "zstd_text.h"
 
@@ -341,7 +342,9 @@ void header(size_t i, od::value& x, State& st)
     }
 }
 
-Capture document(od::object root, unsigned maxLevel)
+// The root object's members one piece at a time, and the symbols, stacks
+// and locks a batch of elements at a time (json_pieces.h).
+Capture document(od::parser& parser, Span text, const char* text_end, unsigned maxLevel)
 {
     static constexpr std::array<std::string_view, 12> keys { "format", "version", "meta", "probes", "stats",
         "stacks", "locks", "syscalls", "functions", "cpu", "workload", "symbols" };
@@ -349,29 +352,45 @@ Capture document(od::object root, unsigned maxLevel)
     Capture c;
     State st;
     uint64_t got = 0;
-    const uint64_t seen = members(root, keys, [&](size_t i, od::value& x) {
-        need(i <= kVersion || (got & bitsBelow(2)) == bitsBelow(2));
-        // Symbols before the stacks that use them, stacks before what refers to them.
-        need(i != kSymbols || st.compact);
-        need(i != kStacks || !st.compact || (got & bit(kSymbols)));
-        need((i != kLocks && i != kCpu) || (got & bit(kStacks)));
-        got |= bit(i);
+    auto member = [&](size_t i, od::value& x) {
         switch (i) {
         case kFormat:
         case kVersion: header(i, x, st); break;
         case kMeta: c.meta = meta(x); break;
         case kProbes: c.probes = probes(x); break;
         case kStats: c.stats = stats(x); break;
-        case kStacks: c.stacks = stacks(x, st); break;
-        case kLocks: c.locks = locks(x, st); break;
         case kSyscalls: c.syscalls = latencies(x, st); break;
         case kFunctions: c.functions = latencies(x, st); break;
         case kCpu: c.cpu = cpu(x, st); break;
-        case kWorkload: c.workload = workload(x, maxLevel); break;
-        default: st.symbols = symbols(x); break;
+        default: c.workload = workload(x, maxLevel); break;
         }
-    });
-    need((seen & bitsBelow(11)) == bitsBelow(11) && (!st.compact || (seen & bit(kSymbols))));
+    };
+    JsonCursor root(text.begin, text.end);
+    need(root.take('{') && !root.take('}'));
+    do {
+        const std::string_view k = root.key();
+        size_t i = 0;
+        while (i < keys.size() && keys[i] != k)
+            ++i;
+        need(i < keys.size() && !(got & bit(i)));
+        need(i <= kVersion || (got & bitsBelow(2)) == bitsBelow(2));
+        // Symbols before the stacks that use them, stacks before what refers to them.
+        need(i != kSymbols || st.compact);
+        need(i != kStacks || !st.compact || (got & bit(kSymbols)));
+        need((i != kLocks && i != kCpu) || (got & bit(kStacks)));
+        got |= bit(i);
+        const Span v = root.value();
+        if (i == kStacks)
+            eachElement(parser, v, text_end, [&](od::value& x) { addStack(x, st, c.stacks); });
+        else if (i == kLocks)
+            eachElement(parser, v, text_end, [&](od::value& x) { addLock(x, st, c.locks); });
+        else if (i == kSymbols)
+            eachElement(parser, v, text_end, [&](od::value& x) { st.symbols.push_back(symbol(x)); });
+        else
+            eachInPiece(parser, v, text_end, [&](od::value& x) { member(i, x); });
+    } while (root.take(','));
+    need(root.take('}') && root.atEnd());
+    need((got & bitsBelow(11)) == bitsBelow(11) && (!st.compact || (got & bit(kSymbols))));
     return c;
 }
 
@@ -382,17 +401,14 @@ constexpr unsigned kResultsDepth = 32;
 
 } // namespace
 
-std::optional<Capture> parse(const char* text, size_t size, const ReadLimits& limits)
+std::optional<Capture> parse(char* text, size_t size, const ReadLimits& limits)
 {
     if (limits.max_depth <= kFormatDepth || size > limits.max_file_bytes)
         return std::nullopt;
     const unsigned maxLevel = std::min(limits.max_depth, kResultsDepth);
     try {
         od::parser parser;
-        od::document doc = parser.iterate(simdjson::padded_string_view(text, size, size + kPadding));
-        Capture c = document(doc.get_object(), maxLevel);
-        need(doc.current_location().error() != simdjson::SUCCESS); // nothing after the root object
-        return c;
+        return document(parser, Span { text, text + size }, text + size + kPadding, maxLevel);
     } catch (const simdjson::simdjson_error&) {
     } catch (const Decline&) {
     }

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <simdjson.h>
@@ -141,6 +142,7 @@ struct State {
     bool compact = false;
     std::vector<Symbol> symbols;
     StackKinds kinds;           // every stack read so far
+    std::unordered_set<std::string> lockKeys;
     std::vector<Frame> scratch; // one stack's frames, before they are sized
 
     void checkRef(uint32_t id, std::optional<StackKind> want = std::nullopt) const
@@ -151,12 +153,14 @@ struct State {
 };
 
 Log2Hist hist(od::value& v, const State& st);
-std::vector<Symbol> symbols(od::value& v);
-std::vector<Stack> stacks(od::value& v, State& st);
-std::vector<Lock> locks(od::value& v, State& st);
+// One element of the symbols, stacks or locks array (with the checks across elements).
+Symbol symbol(od::value& v);
+void addStack(od::value& v, State& st, std::vector<Stack>& out);
+void addLock(od::value& v, State& st, std::vector<Lock>& out);
 
 // The capture in text[0, size), with kPadding readable bytes after it;
-// nullopt when declined.
-std::optional<Capture> parse(const char* text, size_t size, const ReadLimits& limits);
+// nullopt when declined. The text is written to while it is read (json_pieces.h)
+// and is as it was when this returns.
+std::optional<Capture> parse(char* text, size_t size, const ReadLimits& limits);
 
 } // namespace lockscope::detail::fast

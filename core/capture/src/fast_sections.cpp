@@ -230,48 +230,32 @@ Log2Hist hist(od::value& v, const State& st)
     return h;
 }
 
-std::vector<Symbol> symbols(od::value& v)
+Symbol symbol(od::value& v)
 {
     static constexpr std::array<std::string_view, 3> keys { "function", "module", "address" };
-    std::vector<Symbol> out;
-    for (auto e : v.get_array()) {
-        od::value x = e.value();
-        Symbol s;
-        const uint64_t seen = members(x.get_object(), keys, [&](size_t i, od::value& m) {
-            if (i == 0)
-                s.function = str(m);
-            else if (i == 1)
-                s.module = str(m);
-            else
-                s.base = address(m);
-        });
-        need((seen & bitsBelow(2)) == bitsBelow(2));
-        out.push_back(std::move(s));
-    }
-    return out;
+    Symbol s;
+    const uint64_t seen = members(v.get_object(), keys, [&](size_t i, od::value& m) {
+        if (i == 0)
+            s.function = str(m);
+        else if (i == 1)
+            s.module = str(m);
+        else
+            s.base = address(m);
+    });
+    need((seen & bitsBelow(2)) == bitsBelow(2));
+    return s;
 }
 
-std::vector<Stack> stacks(od::value& v, State& st)
+void addStack(od::value& v, State& st, std::vector<Stack>& out)
 {
-    std::vector<Stack> out;
-    for (auto e : v.get_array()) {
-        od::value x = e.value();
-        out.push_back(stack(x, st));
-        need(st.kinds.add(out.back().id, out.back().kind)); // else a duplicate id
-    }
-    return out;
+    out.push_back(stack(v, st));
+    need(st.kinds.add(out.back().id, out.back().kind)); // else a duplicate id
 }
 
-std::vector<Lock> locks(od::value& v, State& st)
+void addLock(od::value& v, State& st, std::vector<Lock>& out)
 {
-    std::vector<Lock> out;
-    std::unordered_set<std::string> keys;
-    for (auto e : v.get_array()) {
-        od::value x = e.value();
-        out.push_back(lock(x, st));
-        need(keys.insert(out.back().key).second); // a duplicate key
-    }
-    return out;
+    out.push_back(lock(v, st));
+    need(st.lockKeys.insert(out.back().key).second); // a duplicate key
 }
 
 } // namespace lockscope::detail::fast

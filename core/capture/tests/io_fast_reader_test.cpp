@@ -13,6 +13,7 @@
 
 #include "capture_writer.h"
 #include "fast_reader.h"
+#include "json_pieces.h"
 #include "lockscope/capture/io.h"
 #include "sample_capture.h"
 
@@ -157,6 +158,41 @@ TEST(FastReader, TruncatedAndMutatedTextGivesTheReferenceOutcome)
             std::string t = text;
             t[i] = swaps[i % std::size(swaps)];
             expectSame(t, "byte " + std::to_string(i));
+        }
+    }
+}
+
+// A capture of several MB is read in pieces (json_pieces.h): the stacks and
+// locks a batch at a time. It reads as the reference reads it, and the text,
+// which the pieces are bracketed in while they are read, is as it was after,
+// read or declined mid-piece.
+TEST(FastReader, ABigCaptureReadInPiecesIsTheReferencesAndTheTextIsLeftAsItWas)
+{
+    const Capture c = testing::makeSyntheticCapture(6000, 600);
+    for (const auto layout : { CaptureLayout::Full, CaptureLayout::Compact }) {
+        const std::string text = written(c, layout);
+        ASSERT_GT(text.size(), 2 * detail::fast::kPieceBytes);
+        expectSame(text, "whole");
+        std::string padded = text + std::string(detail::fast::kPadding, ' ');
+        const std::string before = padded;
+        const auto fast = detail::fast::parse(padded.data(), text.size(), ReadLimits {});
+        ASSERT_TRUE(fast.has_value()) << "declined";
+        EXPECT_TRUE(*fast == c);
+        EXPECT_TRUE(padded == before) << "text changed by a read";
+        // Broken past the first pieces of the stacks, then of the locks.
+        for (const char* what : { "\"stacks\"", "\"locks\"" }) {
+            const size_t at = text.find(what);
+            ASSERT_NE(at, std::string::npos);
+            const size_t broken = text.find("},{", at + detail::fast::kPieceBytes + 1000) + 1;
+            ASSERT_LT(broken, text.size()) << what;
+            std::string t = text;
+            t[broken] = '}'; // "}}{": not JSON
+            expectSame(t, std::string("a brace in ") + what);
+            expectSame(text.substr(0, broken), std::string("cut in ") + what);
+            std::string p = t + std::string(detail::fast::kPadding, ' ');
+            const std::string pb = p;
+            EXPECT_FALSE(detail::fast::parse(p.data(), t.size(), ReadLimits {}).has_value());
+            EXPECT_TRUE(p == pb) << "text changed by a declined read";
         }
     }
 }
