@@ -4,6 +4,7 @@
 #include "lockscope/capture/site_shares.h"
 
 #include <cstdio>
+#include <string>
 #include <stdexcept>
 
 namespace lockscope {
@@ -41,10 +42,27 @@ size_t FrameNameHash::operator()(const FrameName& name) const noexcept
 
 uint32_t CallTree::findChild(uint32_t parent, InternedString function, InternedString module) const
 {
-    const auto frame = frameIds_.find(FrameName(function, module));
-    if (frame == frameIds_.end())
-        return kRoot;
-    return childIndex_.find(childKey(parent, frame->second)).value_or(kRoot);
+    for (const uint32_t c : children(parent))
+        if (nodes_[c].function == function && nodes_[c].module == module)
+            return c;
+    return kRoot;
+}
+
+void CallTree::finishBuilding()
+{
+    frameIds_ = {};
+    childIndex_ = FlatIndex();
+}
+
+void CallTree::indexNodes()
+{
+    if (!frameIds_.empty() || nodes_.size() == 1)
+        return;
+    for (size_t i = 1; i < nodes_.size(); ++i) {
+        const Node& n = nodes_[i];
+        const auto frame = frameIds_.try_emplace(FrameName(n.function, n.module), uint32_t(frameIds_.size())).first;
+        childIndex_.tryEmplace(childKey(n.parent, frame->second), static_cast<uint32_t>(i));
+    }
 }
 
 uint32_t CallTree::childFor(uint32_t parent, InternedString function, InternedString module)
@@ -58,13 +76,41 @@ uint32_t CallTree::childFor(uint32_t parent, InternedString function, InternedSt
     n.function = frame->first.first;
     n.module = frame->first.second;
     n.parent = parent;
-    nodes_.push_back(std::move(n));
-    nodes_[parent].children.push_back(id);
+    nodes_.push_back(n);
     return id;
+}
+
+std::span<const uint32_t> CallTree::children(uint32_t id) const
+{
+    if (id >= nodes_.size())
+        throw std::out_of_range("CallTree::children: no node " + std::to_string(id));
+    if (children_.laidOutFor.load(std::memory_order_acquire) != nodes_.size()) {
+        const std::lock_guard lock(children_.mutex);
+        if (children_.laidOutFor.load(std::memory_order_relaxed) != nodes_.size())
+            layOutChildren();
+    }
+    const uint32_t first = children_.begin[id];
+    return { children_.ids.data() + first, children_.begin[id + 1] - first };
+}
+
+void CallTree::layOutChildren() const
+{
+    std::vector<uint32_t>& begin = children_.begin;
+    begin.assign(nodes_.size() + 1, 0);
+    for (size_t i = 1; i < nodes_.size(); ++i)
+        ++begin[nodes_[i].parent + 1];
+    for (size_t i = 0; i < nodes_.size(); ++i)
+        begin[i + 1] += begin[i];
+    children_.ids.assign(nodes_.size() - 1, 0);
+    std::vector<uint32_t> next(begin.begin(), begin.end() - 1);
+    for (size_t i = 1; i < nodes_.size(); ++i) // ids ascend, so children stay in the order added
+        children_.ids[next[nodes_[i].parent]++] = static_cast<uint32_t>(i);
+    children_.laidOutFor.store(nodes_.size(), std::memory_order_release);
 }
 
 void CallTree::addStack(const std::vector<Frame>& frames, const Weights& w)
 {
+    indexNodes();
     uint32_t cur = kRoot;
     nodes_[kRoot].total += w;
     auto step = [&](const Frame& f) {
@@ -90,7 +136,7 @@ void CallTree::mergeNode(const CallTree& other, uint32_t otherId, uint32_t mine)
     const Node& src = other.nodes_[otherId];
     nodes_[mine].self += src.self;
     nodes_[mine].total += src.total;
-    for (uint32_t c : src.children) {
+    for (uint32_t c : other.children(otherId)) {
         const Node& child = other.nodes_[c];
         const uint32_t target = childFor(mine, child.function, child.module);
         mergeNode(other, c, target);
@@ -101,6 +147,7 @@ void CallTree::merge(const CallTree& other)
 {
     if (other.direction_ != direction_)
         throw std::invalid_argument("CallTree::merge: trees of different directions");
+    indexNodes();
     mergeNode(other, kRoot, kRoot);
 }
 
@@ -108,6 +155,7 @@ CallTree CallTree::forLock(const Capture& capture, const Lock& lock, TreeDirecti
 {
     CallTree tree(direction);
     addLock(tree, StackIndex(capture), lock);
+    tree.finishBuilding();
     return tree;
 }
 
@@ -117,6 +165,7 @@ CallTree CallTree::forCapture(const Capture& capture, TreeDirection direction)
     const StackIndex index(capture);
     for (const auto& lock : capture.locks)
         addLock(tree, index, lock);
+    tree.finishBuilding();
     return tree;
 }
 

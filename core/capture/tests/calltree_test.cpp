@@ -47,7 +47,7 @@ TEST(CallTree, TopDownSelfAndTotal)
     EXPECT_EQ(t.node(sys).self, Weights {});
     const uint32_t sem = path(t, { "do_syscall_64", "do_semtimedop" });
     EXPECT_EQ(t.node(sem).total, (Weights { 14, 1000, 70 }));
-    EXPECT_EQ(t.node(sem).children.size(), 2u);
+    EXPECT_EQ(t.children(sem).size(), 2u);
     const uint32_t slow
         = path(t, { "do_syscall_64", "do_semtimedop", "_raw_spin_lock", "queued_spin_lock_slowpath" });
     ASSERT_NE(slow, CallTree::kRoot);
@@ -63,7 +63,7 @@ TEST(CallTree, BottomUpStartsAtLeaves)
 {
     CallTree t(TreeDirection::BottomUp);
     addSample(t);
-    EXPECT_EQ(t.root().children.size(), 3u); // three distinct leaf functions
+    EXPECT_EQ(t.children(CallTree::kRoot).size(), 3u); // three distinct leaf functions
     const uint32_t slow = path(t, { "queued_spin_lock_slowpath" });
     EXPECT_EQ(t.node(slow).total, (Weights { 10, 1000, 50 }));
     const uint32_t spin = path(t, { "_raw_spin_lock" });
@@ -74,7 +74,7 @@ TEST(CallTree, BottomUpStartsAtLeaves)
     EXPECT_EQ(t.node(caller).self, (Weights { 1, 30, 5 }));
     // Totals at the first level add up to the root's.
     Weights sum;
-    for (uint32_t c : t.root().children)
+    for (uint32_t c : t.children(CallTree::kRoot))
         sum += t.node(c).total;
     EXPECT_EQ(sum, t.root().total);
 }
@@ -107,7 +107,7 @@ TEST(CallTree, UnresolvedFramesStayApartByAddress)
     CallTree t(TreeDirection::TopDown);
     t.addStack({ Frame { "", 0, "", 0xffffffff81001000ull } }, Weights { 1, 1, 0 });
     t.addStack({ Frame { "", 0, "", 0xffffffff81002000ull } }, Weights { 1, 1, 0 });
-    EXPECT_EQ(t.root().children.size(), 2u);
+    EXPECT_EQ(t.children(CallTree::kRoot).size(), 2u);
     EXPECT_NE(t.findChild(CallTree::kRoot, "0xffffffff81001000", ""), CallTree::kRoot);
 }
 
@@ -127,6 +127,40 @@ TEST(CallTree, ForLockUsesSiteStacks)
         for (const auto& s : l.sites)
             waits += s.wait.total();
     EXPECT_EQ(all.root().total.wait_ns, waits);
+}
+
+// A finished tree (forCapture, forLock) drops the indexes it was built with;
+// adding to it after, or merging into it, finds the nodes it has, and the
+// children laid out before it grew are laid out again.
+TEST(CallTree, AFinishedTreeAddedToAgainReusesItsNodes)
+{
+    const Capture c = testing::makeSemopCapture(testing::SemopScenario::Baseline);
+    CallTree t = CallTree::forCapture(c, TreeDirection::TopDown);
+    const CallTree built = CallTree::forCapture(c, TreeDirection::TopDown);
+    const size_t rootKids = t.children(CallTree::kRoot).size();
+    const size_t size = t.size();
+    uint64_t added = 0;
+    for (const auto& l : c.locks)
+        for (const auto& site : l.sites)
+            for (const auto& s : c.stacks)
+                if (s.id == site.stack_id) {
+                    t.addStack(s.frames, Weights { 1, 1, 0 });
+                    ++added;
+                }
+    ASSERT_GT(added, 0u);
+    EXPECT_EQ(t.size(), size) << "every site's path is in the tree already";
+    EXPECT_EQ(t.root().total.count, built.root().total.count + added);
+    t.addStack(frames({ "a_new_leaf", "a_new_caller" }), Weights { 1, 1, 0 });
+    EXPECT_EQ(t.size(), size + 2);
+    EXPECT_EQ(t.children(CallTree::kRoot).size(), rootKids + 1);
+    const uint32_t caller = t.findChild(CallTree::kRoot, "a_new_caller", "");
+    ASSERT_NE(caller, CallTree::kRoot);
+    ASSERT_EQ(t.children(caller).size(), 1u);
+    EXPECT_EQ(t.node(t.children(caller)[0]).function, InternedString("a_new_leaf"));
+    CallTree merged = CallTree::forCapture(c, TreeDirection::TopDown);
+    merged.merge(built);
+    EXPECT_EQ(merged.size(), size) << "a merge of the same paths adds no node";
+    EXPECT_EQ(merged.root().total.count, 2 * built.root().total.count);
 }
 
 TEST(CallTree, FrameLabel)

@@ -13,7 +13,7 @@ struct CallTreeTraits {
     enum Column { Function, Module, Count, Wait, WaitPercent, Hold, HoldPercent, SelfWait, ColumnCount };
 
     static size_t size(const Tree& t) { return t.size(); }
-    static const std::vector<uint32_t>& children(const Tree& t, uint32_t id) { return t.node(id).children; }
+    static std::span<const uint32_t> children(const Tree& t, uint32_t id) { return t.children(id); }
     static uint32_t parent(const Tree& t, uint32_t id) { return t.node(id).parent; }
     static int columnCount() { return ColumnCount; }
     static QVariant header(int column, int role);

@@ -83,7 +83,8 @@ FlameData flameFromCallTree(const CallTree& tree, FlameWeight weight)
         n.function = id == CallTree::kRoot ? QStringLiteral("all") : names(src.function);
         n.module = names(src.module);
         n.parent = src.parent;
-        n.children = src.children;
+        const auto kids = tree.children(id);
+        n.children.assign(kids.begin(), kids.end());
         n.value = pick(src.total, weight);
         n.after = n.value;
     }

@@ -13,7 +13,7 @@ namespace lockscope::gui {
 // what the tree is and what a cell shows:
 //   using Tree;                         node ids are uint32_t, 0 is the hidden root
 //   static size_t size(const Tree&);
-//   static const std::vector<uint32_t>& children(const Tree&, uint32_t id);
+//   static std::span<const uint32_t> children(const Tree&, uint32_t id);
 //   static uint32_t parent(const Tree&, uint32_t id);
 //   static int columnCount();
 //   static QVariant header(int column, int role);

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <deque>
+#include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -45,7 +49,6 @@ public:
         InternedString function;
         InternedString module;
         uint32_t parent = kRoot;
-        std::vector<uint32_t> children;
         Weights self;
         Weights total;
     };
@@ -59,6 +62,10 @@ public:
     void merge(const CallTree& other);
 
     const Node& node(uint32_t id) const { return nodes_.at(id); }
+    // The children of id in the order they were added. Laid out for every
+    // node at the first call after the tree grew; threads may read one tree
+    // at once, as long as none is adding to it.
+    std::span<const uint32_t> children(uint32_t id) const;
     size_t size() const noexcept { return nodes_.size(); }
     const Node& root() const { return nodes_.front(); }
     // Child of parent with that function/module, or kRoot when none.
@@ -73,12 +80,39 @@ public:
 private:
 
     uint32_t childFor(uint32_t parent, InternedString function, InternedString module);
+    // The trees of whole captures are built once and kept (the GUI keeps
+    // two): the indexes that find a child while building go, and come back
+    // (indexNodes) if the tree is added to again.
+    void finishBuilding();
+    void indexNodes();
     void mergeNode(const CallTree& other, uint32_t otherId, uint32_t mine);
 
+    // Every node's children in one array, laid out from the parents: a
+    // vector per node cost 24 bytes and a heap block each, a third of the
+    // memory of a big capture's trees (core/capture/bench/README.md).
+    struct ChildLists {
+        std::vector<uint32_t> begin; // node -> its first child's place in ids; one more at the end
+        std::vector<uint32_t> ids;
+        std::atomic<size_t> laidOutFor { 0 }; // nodes_.size() when laid out
+        std::mutex mutex;
+        ChildLists() = default;
+        ChildLists(const ChildLists&) { } // a copy lays its own out
+        ChildLists& operator=(const ChildLists&)
+        {
+            laidOutFor = 0;
+            return *this;
+        }
+    };
+    void layOutChildren() const;
+
     TreeDirection direction_;
-    std::vector<Node> nodes_;
+    // A deque: a vector grown by doubling held its old and new arrays at once
+    // and up to twice the nodes it needs.
+    std::deque<Node> nodes_;
+    mutable ChildLists children_;
     // Each distinct (function, module) gets an id; children are then found by
-    // (parent << 32 | frame id), so building is linear in frames.
+    // (parent << 32 | frame id), so building is linear in frames. Empty
+    // after finishBuilding.
     std::unordered_map<FrameName, uint32_t, FrameNameHash> frameIds_;
     FlatIndex childIndex_;
 };
