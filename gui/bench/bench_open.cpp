@@ -19,6 +19,7 @@
 
 #include "app/capturepage.h"
 #include "app/mainwindow.h"
+#include "app/processheap.h"
 #include "lockscope/capture/io.h"
 
 using namespace lockscope;
@@ -168,6 +169,7 @@ BENCHMARK(BM_OpenToFirstPaint)->UseManualTime()->Unit(benchmark::kMillisecond)->
 
 int main(int argc, char** argv)
 {
+    gui::useGuiHeap(argv); // the heap lockscope-gui opens captures on
     qputenv("QT_QPA_PLATFORM", qgetenv("QT_QPA_PLATFORM").isEmpty() ? QByteArray("offscreen") : qgetenv("QT_QPA_PLATFORM"));
     QApplication app(argc, argv);
     QStandardPaths::setTestModeEnabled(true);

@@ -2,8 +2,6 @@
 #include <cstdio>
 #include <functional>
 
-#include <malloc.h>
-
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QTabWidget>
@@ -11,7 +9,7 @@
 
 #include "app/comparepage.h"
 #include "app/mainwindow.h"
-#include "lockscope/util/huge_page_heap.h"
+#include "app/processheap.h"
 
 using lockscope::gui::MainWindow;
 
@@ -74,22 +72,11 @@ void saveWhenShown(MainWindow& window, const QString& file, const QString& lock,
     });
 }
 
-// One heap for every thread. glibc gives each thread that allocates its own
-// arena, and a thread's arena grows a few pages at a time (an mprotect each,
-// 22k for one capture) on 4-KiB pages; the main heap grows by brk on huge
-// pages (huge_page_heap.h). The loader threads fill almost all of a big
-// capture's 400 MB: on their own arenas reading one took 0.7 s, 0.2 s here.
-void useMainHeapOnly()
-{
-    mallopt(M_ARENA_MAX, 1); // NOLINT(concurrency-mt-unsafe): main calls it before any thread exists
-}
-
 } // namespace
 
 int main(int argc, char** argv)
 {
-    lockscope::useHugePageHeap(argv); // opening a big capture is mostly filling fresh heap
-    useMainHeapOnly();                // before any thread exists
+    lockscope::gui::useGuiHeap(argv); // opening a big capture is mostly filling fresh heap
     QApplication app(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("lockscope"));
     QApplication::setApplicationName(QStringLiteral("lockscope-gui"));

@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "app/processheap.h"
+
+#include <malloc.h>
+
+#include "lockscope/util/huge_page_heap.h"
+
+namespace lockscope::gui {
+
+void useGuiHeap(char** argv)
+{
+    useHugePageHeap(argv);
+    mallopt(M_ARENA_MAX, 1); // NOLINT(concurrency-mt-unsafe): called before any thread exists
+}
+
+} // namespace lockscope::gui
