@@ -25,7 +25,7 @@ int runJudge(const std::vector<std::string>& good, const std::vector<std::string
         auto [g, c] = reports::loadSets(reports::expandCaptureArgs(good), reports::expandCaptureArgs(candidate));
         std::vector<Capture> b;
         if (!bad.empty())
-            b = reports::loadSets(reports::expandCaptureArgs(good), reports::expandCaptureArgs(bad)).second;
+            b = reports::loadSets({}, reports::expandCaptureArgs(bad)).second; // the good runs are read once
         reports::CompareOptions co;
         co.alpha = alpha;
         co.min_effect_pct = min_effect;
