@@ -189,9 +189,16 @@ const LockDelta* lockRow(const Comparison& c, const std::string& key)
 }
 
 // The lock's judged figure in a comparison, as judgeFigures() names it.
+// The figure the compare judged the lock on (compare_runs.cpp: its lead
+// figure over runs, or hold/s where one run's waits are too few), so that a
+// bisect step and `compare` of the same runs read the same row.
 std::string defaultFigure(const Comparison& c, const std::string& key)
 {
     const LockDelta* l = lockRow(c, key);
+    if (l)
+        for (const auto& f : judgeFigures())
+            if (l->judgement.basis == f.row)
+                return f.name;
     return l && !l->has_wait && l->has_hold ? "total_hold" : "total_wait";
 }
 

@@ -140,10 +140,30 @@ TEST(Judge, WithoutBadRunsARiseIsBad)
     EXPECT_EQ(judge(good(), aaRuns({4, 5, 6}), {}, {kLock, kFigure}).call, Call::Good);
 }
 
+// The same runs with holds on the lock: about 1000 a run of ~1 us, times
+// 2^shift.
+std::vector<Capture> withHolds(std::vector<Capture> runs, unsigned shift)
+{
+    for (size_t i = 0; i < runs.size(); ++i)
+        for (auto& l : runs[i].locks)
+            if (l.key == kLock) {
+                Log2Hist h;
+                h.add((uint64_t{1000} + 37 * i) << shift, 1000 + 10 * i);
+                l.hold = h;
+            }
+    return runs;
+}
+
 TEST(Judge, TheDefaultFigureIsTheOneTheCompareJudges)
 {
     // The scheduler lock has waits: total wait/s.
     EXPECT_EQ(judge(good(), aaRuns({4, 5, 6}), bad(), {kLock, ""}).figure, "total_wait");
+    // Its holds four times longer and its waits as they were: the compare
+    // judges the lock on its total hold/s, and so does the judge.
+    const auto holdsGood = withHolds(good(), 0), holdsBad = withHolds(aaRuns({3, 4, 5}), 2);
+    const JudgeResult r = judge(holdsGood, withHolds(aaRuns({4, 5, 6}), 2), holdsBad, {kLock, ""});
+    EXPECT_EQ(r.figure, "total_hold");
+    EXPECT_EQ(r.call, Call::Bad) << r.why;
 }
 
 TEST(Judge, ALockWhoseKeyMovedIsMatchedByName)
