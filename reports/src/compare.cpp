@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "lockscope/capture/calltree.h"
+#include "lockscope/capture/child_lists.h"
 #include "lockscope/capture/site_shares.h"
 #include "lockscope/reports/report.h"
 #include "lockscope/reports/significance.h"
@@ -373,15 +374,7 @@ DiffTree diffTree(const SideTree& before, const SideTree& after, const FrameTabl
 
 void DiffTree::linkChildren()
 {
-    child_begin.assign(nodes.size() + 1, 0);
-    for (size_t i = 1; i < nodes.size(); ++i)
-        ++child_begin[nodes[i].parent + 1];
-    for (size_t i = 0; i < nodes.size(); ++i)
-        child_begin[i + 1] += child_begin[i];
-    child_ids.assign(nodes.empty() ? 0 : nodes.size() - 1, 0);
-    std::vector<uint32_t> next(child_begin.begin(), child_begin.end() - 1);
-    for (size_t i = 1; i < nodes.size(); ++i) // ids ascend, so each node's children stay in the order added
-        child_ids[next[nodes[i].parent]++] = uint32_t(i);
+    layOutChildren(nodes, child_begin, child_ids);
 }
 
 Comparison detail::comparePooled(const PooledSide& sb, const PooledSide& sa, const CompareOptions& o)

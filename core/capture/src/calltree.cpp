@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "lockscope/capture/calltree.h"
 
+#include "lockscope/capture/child_lists.h"
 #include "lockscope/capture/site_shares.h"
 
 #include <cstdio>
@@ -95,16 +96,7 @@ std::span<const uint32_t> CallTree::children(uint32_t id) const
 
 void CallTree::layOutChildren() const
 {
-    std::vector<uint32_t>& begin = children_.begin;
-    begin.assign(nodes_.size() + 1, 0);
-    for (size_t i = 1; i < nodes_.size(); ++i)
-        ++begin[nodes_[i].parent + 1];
-    for (size_t i = 0; i < nodes_.size(); ++i)
-        begin[i + 1] += begin[i];
-    children_.ids.assign(nodes_.size() - 1, 0);
-    std::vector<uint32_t> next(begin.begin(), begin.end() - 1);
-    for (size_t i = 1; i < nodes_.size(); ++i) // ids ascend, so children stay in the order added
-        children_.ids[next[nodes_[i].parent]++] = static_cast<uint32_t>(i);
+    lockscope::layOutChildren(nodes_, children_.begin, children_.ids);
     children_.laidOutFor.store(nodes_.size(), std::memory_order_release);
 }
 
