@@ -81,7 +81,12 @@ template <class F> void eachInPiece(od::parser& parser, Span piece, const char* 
 // The elements of the array whose text is span, in pieces of about
 // kPieceBytes (whole elements; one element may be bigger), each handed on
 // like eachInPiece.
-inline constexpr size_t kPieceBytes = size_t { 1 } << 20;
+#ifndef LOCKSCOPE_CAPTURE_PIECE_BYTES
+#define LOCKSCOPE_CAPTURE_PIECE_BYTES (size_t { 1 } << 20)
+#endif
+// The fuzz build cuts pieces of a few hundred bytes (core/capture/fuzz), so
+// that its short inputs cross the pieces' edges.
+inline constexpr size_t kPieceBytes = LOCKSCOPE_CAPTURE_PIECE_BYTES;
 
 template <class F> void eachElement(od::parser& parser, Span array, const char* text_end, F&& onElement)
 {
