@@ -78,9 +78,6 @@ template <class F> void eachInPiece(od::parser& parser, Span piece, const char* 
     need(doc.current_location().error() != simdjson::SUCCESS); // nothing after the array
 }
 
-// The elements of the array whose text is span, in pieces of about
-// kPieceBytes (whole elements; one element may be bigger), each handed on
-// like eachInPiece.
 #ifndef LOCKSCOPE_CAPTURE_PIECE_BYTES
 #define LOCKSCOPE_CAPTURE_PIECE_BYTES (size_t { 1 } << 20)
 #endif
@@ -88,6 +85,9 @@ template <class F> void eachInPiece(od::parser& parser, Span piece, const char* 
 // that its short inputs cross the pieces' edges.
 inline constexpr size_t kPieceBytes = LOCKSCOPE_CAPTURE_PIECE_BYTES;
 
+// The elements of the array whose text is array, in pieces of about
+// kPieceBytes (whole elements; one element may be bigger), each handed on
+// like eachInPiece.
 template <class F> void eachElement(od::parser& parser, Span array, const char* text_end, F&& onElement)
 {
     JsonCursor c(array.begin, array.end);
