@@ -249,10 +249,16 @@ uint64_t recursionMisses(const bpf_program* prog)
     return recursionMisses(bpf_program__fd(prog));
 }
 
+ls_hist emptyHist()
+{
+    ls_hist h {};
+    h.min = ~0ULL;
+    return h;
+}
+
 ls_hist sumCpuHists(const std::vector<ls_hist>& cpus)
 {
-    ls_hist sum {};
-    sum.min = ~0ULL;
+    ls_hist sum = emptyHist();
     for (const ls_hist& c : cpus) {
         // A copy with times but no count holds long waits counted elsewhere (wait.bpf.c).
         if (c.count == 0 && c.max == 0)

@@ -54,6 +54,10 @@ uint64_t recursionMisses(int prog_fd);
 // result is always consistent().
 Log2Hist histFromKernel(const ls_hist& h);
 
+// common.bpf.h's hist_template: a histogram with nothing in it yet (a CPU's
+// copy of a key before its first wait, or a sum before its first copy).
+ls_hist emptyHist();
+
 // The per-CPU copies of one histogram (hist_add_cpu) summed; a copy whose
 // count is 0 has no min.
 ls_hist sumCpuHists(const std::vector<ls_hist>& cpus);

@@ -86,14 +86,6 @@ std::vector<ls_wait_key> waitKeys(int waits_map_fd)
     return keys;
 }
 
-// wait.bpf.c's hist_template: what a CPU's copy of a key holds before its first wait.
-ls_hist emptyHist()
-{
-    ls_hist h {};
-    h.min = ~0ULL;
-    return h;
-}
-
 // Entries keyed by their record: a key filed in both generations is one.
 class WaitEntries {
 public:
