@@ -382,8 +382,12 @@ Capture document(od::parser& parser, Span text, const char* text_end, unsigned m
         const Span v = root.value();
         if (i == kStacks)
             eachElement(parser, v, text_end, [&](od::value& x) { addStack(x, st, c.stacks); });
-        else if (i == kLocks)
+        else if (i == kLocks) {
             eachElement(parser, v, text_end, [&](od::value& x) { addLock(x, st, c.locks); });
+            // A lock is ~1.8 KB (its three histograms): what doubling left
+            // unused is up to half the locks' memory, kept as long as the model.
+            c.locks.shrink_to_fit();
+        }
         else if (i == kSymbols)
             eachElement(parser, v, text_end, [&](od::value& x) { st.symbols.push_back(symbol(x)); });
         else
