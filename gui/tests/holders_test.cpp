@@ -49,7 +49,7 @@ const Holder& onlyHolder(const Lock& l)
 int findNode(const FlameData& d, const QString& name)
 {
     for (size_t i = 1; i < d.nodes.size(); ++i)
-        if (d.nodes[i].function == name)
+        if (d.function(static_cast<uint32_t>(i)) == name)
             return static_cast<int>(i);
     return -1;
 }
@@ -100,7 +100,7 @@ private slots:
         QCOMPARE(d.nodes.front().value, double(owner.wait_ns));
         const int leaf = findNode(d, QStringLiteral("handle_userfault"));
         QVERIFY(leaf > 0);
-        QVERIFY2(d.nodes[static_cast<size_t>(leaf)].children.empty(), "the innermost frame is at the bottom");
+        QVERIFY2(d.children(static_cast<uint32_t>(leaf)).empty(), "the innermost frame is at the bottom");
         QCOMPARE(d.nodes[static_cast<size_t>(leaf)].value, double(owner.wait_ns));
         QVERIFY(findNode(d, QStringLiteral("anon_pipe_write")) > 0);
         QVERIFY2(findNode(d, QStringLiteral("shmem_file_write_iter")) < 0, "the other lock's owner is not in it");
@@ -133,11 +133,11 @@ private slots:
                     .holder;
             const uint32_t zoom = view->flameGraph()->zoomNode();
             QVERIFY2(zoom > 0, "selecting a holder did not zoom");
-            QCOMPARE(d.nodes[zoom].function, QStringLiteral("handle_userfault")); // the path's innermost frame
+            QCOMPARE(d.function(zoom), QStringLiteral("handle_userfault")); // the path's innermost frame
             // Walk up: the zoomed node's ancestors are the row's path, outermost first.
             std::vector<std::string> up;
             for (uint32_t n = zoom; n != 0; n = d.nodes[n].parent)
-                up.push_back(d.nodes[n].function.toStdString());
+                up.push_back(d.function(n).toStdString());
             QCOMPARE(up.size(), holder.frames.size());
             QVERIFY(holder.frames.back().rfind("handle_userfault", 0) == 0);
         }

@@ -507,11 +507,12 @@ private slots:
         const CallTree tree = CallTree::forCapture(c, TreeDirection::TopDown);
         const FlameData f = flameFromCallTree(tree, FlameWeight::Count);
         QCOMPARE(f.nodes.front().value, 10.0);
-        const FlameNode& a = f.nodes[f.nodes.front().children.at(0)];
-        QCOMPARE(a.function, QStringLiteral("A"));
+        const uint32_t aId = f.children(0)[0];
+        const FlameNode& a = f.nodes[aId];
+        QCOMPARE(f.function(aId), QStringLiteral("A"));
         // Children are ordered by name, and their widths add up to the parent's.
-        QCOMPARE(f.nodes[a.children.at(0)].function, QStringLiteral("B"));
-        QCOMPARE(f.nodes[a.children.at(0)].value + f.nodes[a.children.at(1)].value, a.value);
+        QCOMPARE(f.function(f.children(aId)[0]), QStringLiteral("B"));
+        QCOMPARE(f.nodes[f.children(aId)[0]].value + f.nodes[f.children(aId)[1]].value, a.value);
         const FlameData w = flameFromCallTree(tree, FlameWeight::Wait);
         QCOMPARE(w.nodes.front().value, 1000.0);
         QVERIFY(!w.differential);

@@ -2,6 +2,8 @@
 // The widgets and the main window on the offscreen platform: flame graph
 // interaction, histogram modes, lock selection driving the views, loading
 // (good and bad files), recent files and export.
+#include <algorithm>
+
 #include <QApplication>
 #include <QDir>
 #include <QFile>
@@ -91,7 +93,7 @@ private slots:
         // Row 0 is the root, row 1 entry_SYSCALL_64 across the whole width.
         const int entry = w.nodeAt(QPointF(400, row(1)));
         QVERIFY(entry > 0);
-        QCOMPARE(w.data().nodes[static_cast<size_t>(entry)].function, QStringLiteral("entry_SYSCALL_64"));
+        QCOMPARE(w.data().function(static_cast<uint32_t>(entry)), QStringLiteral("entry_SYSCALL_64"));
         QVERIFY(w.describe(static_cast<uint32_t>(entry)).contains(QStringLiteral("100.0 %")));
 
         // Clicking a deep frame zooms to it; it then spans the full width.
@@ -99,7 +101,7 @@ private slots:
         QPoint deepPos;
         for (int x = 5; x < 800 && deep < 0; x += 10) {
             const int id = w.nodeAt(QPointF(x, row(4)));
-            if (id > 0 && w.data().nodes[static_cast<size_t>(id)].function == QStringLiteral("do_semtimedop")) {
+            if (id > 0 && w.data().function(static_cast<uint32_t>(id)) == QStringLiteral("do_semtimedop")) {
                 deep = id;
                 deepPos = QPoint(x, row(4));
             }
@@ -204,10 +206,12 @@ private slots:
         for (size_t i = 0; i < eager.nodes.size(); ++i) {
             const FlameNode& a = prepared.flame->nodes[i];
             const FlameNode& b = eager.nodes[i];
-            QCOMPARE(a.function, b.function);
-            QCOMPARE(a.module, b.module);
+            QCOMPARE(prepared.flame->function(static_cast<uint32_t>(i)), eager.function(static_cast<uint32_t>(i)));
+            QCOMPARE(prepared.flame->module(static_cast<uint32_t>(i)), eager.module(static_cast<uint32_t>(i)));
             QCOMPARE(a.parent, b.parent);
-            QVERIFY(a.children == b.children);
+            const auto ak = prepared.flame->children(static_cast<uint32_t>(i));
+            const auto bk = eager.children(static_cast<uint32_t>(i));
+            QVERIFY(std::equal(ak.begin(), ak.end(), bk.begin(), bk.end()));
             QCOMPARE(a.value, b.value);
         }
         CapturePage page;

@@ -42,16 +42,9 @@ void FlameGraphWidget::setSharedData(std::shared_ptr<const FlameData> data)
     zoom_ = 0;
     maxDelta_ = data_->maxAbsDelta();
     depth_.assign(data_->nodes.size(), 0);
-    // Breadth-first from the root: builders need not list parents first.
-    if (!data_->nodes.empty()) {
-        std::vector<uint32_t> queue{0};
-        for (size_t q = 0; q < queue.size(); ++q) {
-            for (uint32_t c : data_->nodes[queue[q]].children) {
-                depth_[c] = depth_[queue[q]] + 1;
-                queue.push_back(c);
-            }
-        }
-    }
+    // A parent comes before its children (FlameData::nodes).
+    for (size_t i = 1; i < data_->nodes.size(); ++i)
+        depth_[i] = depth_[data_->nodes[i].parent] + 1;
     search_ = searchFlame(*data_, searchText_);
     layout();
     updateGeometry();
@@ -116,7 +109,7 @@ void FlameGraphWidget::layoutChildren(uint32_t id, double x, double width, int d
     if (n.value <= 0.0)
         return;
     double cx = x;
-    for (uint32_t c : n.children) {
+    for (uint32_t c : data_->children(id)) {
         const double cw = width * data_->nodes[c].value / n.value;
         layoutChildren(c, cx, cw, depth + 1);
         cx += cw;
@@ -138,7 +131,7 @@ QColor FlameGraphWidget::colorFor(uint32_t id) const
         return searching ? c.lighter(115) : c;
     }
     // Stable warm colour per function name, as classic flame graphs do.
-    const size_t h = qHash(n.function);
+    const size_t h = qHash(data_->function(id));
     const int r = 205 + static_cast<int>(h % 50);
     const int g = 80 + static_cast<int>((h / 50) % 130);
     const int b = 40 + static_cast<int>((h / 6500) % 40);
@@ -168,7 +161,7 @@ void FlameGraphWidget::paintEvent(QPaintEvent*)
         const double luma = 0.299 * fill.red() + 0.587 * fill.green() + 0.114 * fill.blue();
         p.setPen(luma < 140.0 ? Qt::white : Qt::black);
         const QString text =
-            fm.elidedText(data_->nodes[b.id].function, Qt::ElideRight, static_cast<int>(r.width()) - 4);
+            fm.elidedText(data_->function(b.id), Qt::ElideRight, static_cast<int>(r.width()) - 4);
         p.drawText(r.adjusted(2, 0, -2, 0), Qt::AlignVCenter | Qt::AlignLeft, text);
     }
 }
@@ -188,9 +181,9 @@ QString FlameGraphWidget::describe(uint32_t id) const
         return {};
     const FlameNode& n = data_->nodes[id];
     const FlameNode& root = data_->nodes.front();
-    QString s = n.function;
-    if (!n.module.isEmpty())
-        s += QStringLiteral(" [") + n.module + QLatin1Char(']');
+    QString s = data_->function(id);
+    if (!data_->module(id).isEmpty())
+        s += QStringLiteral(" [") + data_->module(id) + QLatin1Char(']');
     if (!data_->differential) {
         const double share = root.value > 0 ? n.value / root.value : 0.0;
         return s + QStringLiteral("\n%1: %2 (%3 of all)")

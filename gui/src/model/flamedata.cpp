@@ -5,6 +5,7 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "lockscope/capture/child_lists.h"
 #include "lockscope/reports/compare.h"
 #include "model/units.h"
 
@@ -45,28 +46,39 @@ double pick(const Weights& w, FlameWeight weight)
     return 0.0;
 }
 
-// A tree has a few thousand distinct frame names over its 300k nodes: one
-// shared QString per name, not an allocation (and a free) per node.
-class SharedNames {
+// A tree has a few thousand distinct frame names over its 300k nodes: each
+// name once in FlameData::names, a node holding its index.
+class NameIds {
 public:
-    const QString& operator()(InternedString name)
+    explicit NameIds(std::vector<QString>& names) : names_(names)
     {
-        auto [it, inserted] = names_.try_emplace(name);
+        names_.assign(1, QString());
+        ids_.emplace(InternedString(), 0);
+    }
+    uint32_t operator()(InternedString name)
+    {
+        auto [it, inserted] = ids_.try_emplace(name, static_cast<uint32_t>(names_.size()));
         if (inserted)
-            it->second = fromStd(name);
+            names_.push_back(fromStd(name));
         return it->second;
+    }
+    uint32_t operator()(const QString& name)
+    {
+        names_.push_back(name);
+        return static_cast<uint32_t>(names_.size() - 1);
     }
 
 private:
-    std::unordered_map<InternedString, QString> names_;
+    std::vector<QString>& names_;
+    std::unordered_map<InternedString, uint32_t> ids_;
 };
 
-void sortChildren(FlameData& data)
+void layOutSortedChildren(FlameData& data)
 {
-    for (auto& n : data.nodes) {
-        std::sort(n.children.begin(), n.children.end(), [&data](uint32_t a, uint32_t b) {
-            return data.nodes[a].function < data.nodes[b].function;
-        });
+    layOutChildren(data.nodes, data.childBegin, data.childIds);
+    for (size_t id = 0; id < data.nodes.size(); ++id) {
+        std::sort(data.childIds.begin() + data.childBegin[id], data.childIds.begin() + data.childBegin[id + 1],
+                  [&data](uint32_t a, uint32_t b) { return data.function(a) < data.function(b); });
     }
 }
 } // namespace
@@ -76,19 +88,17 @@ FlameData flameFromCallTree(const CallTree& tree, FlameWeight weight)
     FlameData data;
     data.weight = weight;
     data.nodes.resize(tree.size());
-    SharedNames names;
+    NameIds names(data.names);
     for (uint32_t id = 0; id < tree.size(); ++id) {
         const CallTree::Node& src = tree.node(id);
         FlameNode& n = data.nodes[id];
-        n.function = id == CallTree::kRoot ? QStringLiteral("all") : names(src.function);
+        n.function = id == CallTree::kRoot ? names(QStringLiteral("all")) : names(src.function);
         n.module = names(src.module);
         n.parent = src.parent;
-        const auto kids = tree.children(id);
-        n.children.assign(kids.begin(), kids.end());
         n.value = pick(src.total, weight);
         n.after = n.value;
     }
-    sortChildren(data);
+    layOutSortedChildren(data);
     return data;
 }
 
@@ -97,13 +107,14 @@ uint32_t flameNodeOnPath(const FlameData& data, const std::vector<std::string>& 
     uint32_t at = 0;
     if (data.nodes.empty())
         return at;
-    auto label = [](const FlameNode& n) {
-        return n.module.isEmpty() ? n.function : n.function + QStringLiteral(" [") + n.module + QLatin1Char(']');
+    auto label = [&data](uint32_t id) {
+        const QString& module = data.module(id);
+        return module.isEmpty() ? data.function(id) : data.function(id) + QStringLiteral(" [") + module + QLatin1Char(']');
     };
     for (const auto& frame : frameLabels) {
         const QString want = QString::fromStdString(frame);
-        const auto& kids = data.nodes[at].children;
-        const auto next = std::find_if(kids.begin(), kids.end(), [&](uint32_t c) { return label(data.nodes[c]) == want; });
+        const auto kids = data.children(at);
+        const auto next = std::find_if(kids.begin(), kids.end(), [&](uint32_t c) { return label(c) == want; });
         if (next == kids.end())
             break;
         at = *next;
@@ -117,15 +128,13 @@ FlameData flameFromDiffTree(const reports::DiffTree& tree, FlameWeight weight, b
     data.weight = weight;
     data.differential = true;
     data.nodes.resize(tree.nodes.size());
-    SharedNames names;
+    NameIds names(data.names);
     for (size_t id = 0; id < tree.nodes.size(); ++id) {
         const reports::DiffNode& src = tree.nodes[id];
         FlameNode& n = data.nodes[id];
-        n.function = id == 0 ? QStringLiteral("all") : names(src.function);
+        n.function = id == 0 ? names(QStringLiteral("all")) : names(src.function);
         n.module = names(src.module);
         n.parent = src.parent;
-        const auto kids = tree.children(static_cast<uint32_t>(id));
-        n.children.assign(kids.begin(), kids.end());
         switch (weight) {
         case FlameWeight::Wait:
             n.before = static_cast<double>(src.before_wait_ns);
@@ -142,7 +151,7 @@ FlameData flameFromDiffTree(const reports::DiffTree& tree, FlameWeight weight, b
         }
         n.value = widthsFromBefore ? n.before : n.after;
     }
-    sortChildren(data);
+    layOutSortedChildren(data);
     return data;
 }
 
@@ -152,6 +161,10 @@ FlameSearch searchFlame(const FlameData& data, const QString& text)
     result.matched.assign(data.nodes.size(), false);
     if (text.isEmpty() || data.nodes.empty())
         return result;
+    // Each distinct name is matched once, not once per node.
+    std::vector<bool> nameHit(data.names.size());
+    for (size_t i = 0; i < data.names.size(); ++i)
+        nameHit[i] = data.names[i].contains(text, Qt::CaseInsensitive);
     double covered = 0.0;
     // Depth-first from the root; a match covers its whole subtree, so nested
     // matches below it are marked but not counted again.
@@ -160,11 +173,11 @@ FlameSearch searchFlame(const FlameData& data, const QString& text)
         auto [id, underMatch] = todo.back();
         todo.pop_back();
         const FlameNode& n = data.nodes[id];
-        const bool hit = id != 0 && n.function.contains(text, Qt::CaseInsensitive);
+        const bool hit = id != 0 && nameHit[n.function];
         result.matched[id] = hit;
         if (hit && !underMatch)
             covered += n.value;
-        for (uint32_t c : n.children)
+        for (uint32_t c : data.children(id))
             todo.emplace_back(c, underMatch || hit);
     }
     const double total = data.nodes.front().value;

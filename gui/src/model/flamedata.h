@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -22,19 +23,31 @@ QString toDisplayString(FlameWeight w);
 // and for differential graphs the figure on both sides. Kept apart from the
 // widget so layout and colouring are testable without painting.
 struct FlameNode {
-    QString function;
-    QString module;
+    uint32_t function = 0; // FlameData::names: a tree has a few thousand names over 300k nodes
+    uint32_t module = 0;
     uint32_t parent = 0;
-    std::vector<uint32_t> children; // sorted by function name, as flame graphs are
     double value = 0.0;             // width weight
     double before = 0.0;            // differential only
     double after = 0.0;
 };
 
 struct FlameData {
-    std::vector<FlameNode> nodes;   // nodes[0] is the root
+    std::vector<FlameNode> nodes;   // nodes[0] is the root; a parent before its children
     FlameWeight weight = FlameWeight::Wait;
     bool differential = false;
+    // A node's children, sorted by function name as flame graphs are; in one
+    // array for the whole tree (lockscope/capture/child_lists.h says why).
+    std::span<const uint32_t> children(uint32_t id) const noexcept
+    {
+        if (id + 1 >= childBegin.size())
+            return {};
+        return {childIds.data() + childBegin[id], childIds.data() + childBegin[id + 1]};
+    }
+    std::vector<uint32_t> childBegin; // nodes.size() + 1 entries once laid out
+    std::vector<uint32_t> childIds;
+    std::vector<QString> names;       // of functions and modules; names[0] is ""
+    const QString& function(uint32_t id) const noexcept { return names[nodes[id].function]; }
+    const QString& module(uint32_t id) const noexcept { return names[nodes[id].module]; }
     bool empty() const noexcept { return nodes.size() <= 1 || nodes.front().value <= 0.0; }
     // Largest |after - before| over all non-root nodes, the full-saturation point.
     double maxAbsDelta() const noexcept;
