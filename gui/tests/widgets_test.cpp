@@ -188,9 +188,19 @@ private slots:
         QVERIFY(page.topDownModel()->tree()->root().total.wait_ns < allWait);
         QCOMPARE(page.flameGraph()->data().nodes.front().value, static_cast<double>(c->locks[1].wait.total()));
         QCOMPARE(page.waitChart()->bucketRange().first, Log2Hist::bucketOf(2500));
+        // The bottom-up tree is made when its tab is shown, for the lock selected then.
+        QVERIFY(!page.bottomUpModel()->tree());
+        page.callTreeTabs()->setCurrentIndex(1);
         QVERIFY(page.bottomUpModel()->index(0, 0).data().toString() == QStringLiteral("_raw_spin_lock"));
+        QCOMPARE(page.bottomUpModel()->tree()->root().total.wait_ns, c->locks[1].wait.total());
+        page.selectLock(0); // while shown: follows the selection
+        QCOMPARE(page.bottomUpModel()->tree()->root().total.wait_ns, c->locks[0].wait.total());
+        page.callTreeTabs()->setCurrentIndex(0);
         page.selectLock(99); // out of range: back to all locks
         QCOMPARE(page.selectedLock(), -1);
+        QVERIFY2(!page.bottomUpModel()->tree(), "a hidden bottom-up tab keeps no tree of an old selection");
+        page.callTreeTabs()->setCurrentIndex(1);
+        QCOMPARE(page.bottomUpModel()->tree()->root().total.wait_ns, allWait);
     }
 
     // The all-locks flame graph made on the loader thread is what the page

@@ -21,8 +21,7 @@ using CapturePtr = std::shared_ptr<const Capture>;
 struct PreparedCapture {
     CapturePtr capture;
     std::shared_ptr<const reports::Report> report;  // the summary's: no lock rows (fullReport has them)
-    std::shared_ptr<const CallTree> topDown;        // all locks
-    std::shared_ptr<const CallTree> bottomUp;
+    std::shared_ptr<const CallTree> topDown;        // all locks (bottom-up: CapturePage makes it when shown)
     std::shared_ptr<const FlameData> flame;         // topDown, widths = wait (what the page opens on)
 };
 

@@ -208,11 +208,12 @@ QWidget* CapturePage::buildCallGraphTab()
     connect(filter, &QLineEdit::textChanged, bottomUpProxy_, &QSortFilterProxyModel::setFilterFixedString);
     topDownView_ = makeTreeView(topDownProxy_);
     bottomUpView_ = makeTreeView(bottomUpProxy_);
-    auto* sub = new QTabWidget;
-    sub->addTab(topDownView_, tr("Top-down (callers first)"));
-    sub->addTab(bottomUpView_, tr("Bottom-up (lock functions first)"));
+    callTreeTabs_ = new QTabWidget;
+    callTreeTabs_->addTab(topDownView_, tr("Top-down (callers first)"));
+    callTreeTabs_->addTab(bottomUpView_, tr("Bottom-up (lock functions first)"));
+    connect(callTreeTabs_, &QTabWidget::currentChanged, this, [this] { refreshBottomUp(); });
     layout->addWidget(filter);
-    layout->addWidget(sub, 1);
+    layout->addWidget(callTreeTabs_, 1);
     return w;
 }
 
@@ -341,6 +342,7 @@ void CapturePage::setPrepared(PreparedCapture prepared)
     if (!prepared_.report)
         prepared_.report = std::make_shared<const reports::Report>();
     capture_ = prepared_.capture;
+    allBottomUp_.reset();
     summary_->setHtml(capture_ ? summaryHtml(*prepared_.report) : QString());
     lockModel_->setCapture(capture_);
     // Acquire times exist only where the hold probe timed slow acquisitions.
@@ -379,6 +381,7 @@ void CapturePage::refreshSelection()
     if (!capture_) {
         topDownTree_.reset();
         topDown_->setTree(nullptr);
+        allBottomUp_.reset();
         bottomUp_->setTree(nullptr);
         flame_->setData({});
         holders_->show(nullptr, -1);
@@ -387,17 +390,13 @@ void CapturePage::refreshSelection()
     const Lock* lock = selected_ >= 0 ? &capture_->locks[static_cast<size_t>(selected_)] : nullptr;
     selectionLabel_->setText(lock ? tr("Lock: <b>%1</b> (%2)").arg(fromStd(lock->key).toHtmlEscaped(), fromStd(lock->type).toHtmlEscaped())
                                   : tr("All %1 locks").arg(capture_->locks.size()));
-    if (lock) {
-        topDownTree_ = std::make_shared<const CallTree>(CallTree::forLock(*capture_, *lock, TreeDirection::TopDown));
-        bottomUp_->setTree(
-            std::make_shared<const CallTree>(CallTree::forLock(*capture_, *lock, TreeDirection::BottomUp)));
-    } else {
-        topDownTree_ = prepared_.topDown;
-        bottomUp_->setTree(prepared_.bottomUp);
-    }
+    topDownTree_ = lock ? std::make_shared<const CallTree>(CallTree::forLock(*capture_, *lock, TreeDirection::TopDown))
+                        : prepared_.topDown;
     topDown_->setTree(topDownTree_);
     expandHottest(topDownView_, 6);
-    expandHottest(bottomUpView_, 3);
+    bottomUp_->setTree(nullptr);
+    bottomUpStale_ = true;
+    refreshBottomUp();
     refreshFlame();
     holders_->show(capture_, selected_);
 
@@ -417,6 +416,25 @@ void CapturePage::refreshSelection()
     waitChart_->setSeries({{name, wait, QColor(0xd9, 0x5f, 0x0e)}});
     holdChart_->setSeries({{name, hold, QColor(0x31, 0x82, 0xbd)}});
     acquireChart_->setSeries({{name, acquire, QColor(0x75, 0x6b, 0xb1)}});
+}
+
+// The bottom-up tree is made when its tab is shown: of a whole 100k-stack
+// capture it is as big as the top-down one (24 MB), and most looks at a
+// capture never turn to it.
+void CapturePage::refreshBottomUp()
+{
+    if (!bottomUpStale_ || !capture_ || callTreeTabs_->currentWidget() != bottomUpView_)
+        return;
+    bottomUpStale_ = false;
+    if (selected_ >= 0) {
+        const Lock& lock = capture_->locks[static_cast<size_t>(selected_)];
+        bottomUp_->setTree(std::make_shared<const CallTree>(CallTree::forLock(*capture_, lock, TreeDirection::BottomUp)));
+    } else {
+        if (!allBottomUp_)
+            allBottomUp_ = std::make_shared<const CallTree>(CallTree::forCapture(*capture_, TreeDirection::BottomUp));
+        bottomUp_->setTree(allBottomUp_);
+    }
+    expandHottest(bottomUpView_, 3);
 }
 
 void CapturePage::refreshFlame()

@@ -48,7 +48,9 @@ public:
     QTabWidget* tabs() const noexcept { return tabs_; }
     LockTableModel* lockModel() const noexcept { return lockModel_; }
     CallTreeModel* topDownModel() const noexcept { return topDown_; }
+    // Empty until the bottom-up tab is shown (callTreeTabs()' second page).
     CallTreeModel* bottomUpModel() const noexcept { return bottomUp_; }
+    QTabWidget* callTreeTabs() const noexcept { return callTreeTabs_; }
     FlameGraphWidget* flameGraph() const noexcept { return flame_; }
     HistogramChart* waitChart() const noexcept { return waitChart_; }
     // Holders tab: the owners (comm/tid) of the selected lock and where they were.
@@ -71,12 +73,15 @@ private:
     QWidget* buildLatencyTab();
     void refreshLatency();
     void refreshSelection();
+    void refreshBottomUp();
     void refreshFlame();
 
     CapturePtr capture_;
     PreparedCapture prepared_;
     int selected_ = -1;
     std::shared_ptr<const CallTree> topDownTree_;
+    std::shared_ptr<const CallTree> allBottomUp_; // all locks' bottom-up tree, once shown
+    bool bottomUpStale_ = true;                   // the bottom-up model is not the selection's
 
     QLabel* selectionLabel_ = nullptr;
     QTabWidget* tabs_ = nullptr;
@@ -90,6 +95,7 @@ private:
     QSortFilterProxyModel* bottomUpProxy_ = nullptr;
     QTreeView* topDownView_ = nullptr;
     QTreeView* bottomUpView_ = nullptr;
+    QTabWidget* callTreeTabs_ = nullptr;
     FlameGraphWidget* flame_ = nullptr;
     QComboBox* flameWeight_ = nullptr;
     QLabel* flameStatus_ = nullptr;
