@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include "lockscope/capture/calltree.h"
@@ -394,14 +395,14 @@ Comparison detail::comparePooled(const PooledSide& sb, const PooledSide& sa, con
     for (const auto& l : after.locks)
         byKey[l.key].second = &l;
     FrameTable frames;
-    InternedCapture bi(before, frames), ai(after, frames);
+    std::optional<InternedCapture> bi(std::in_place, before, frames), ai(std::in_place, after, frames);
     std::vector<std::vector<PathWeight>> pathsB, pathsA;
     pathsB.reserve(before.locks.size());
     pathsA.reserve(after.locks.size());
     for (const auto& sites : sb.sites)
-        pathsB.push_back(lockPathWeights(sites, bi));
+        pathsB.push_back(lockPathWeights(sites, *bi));
     for (const auto& sites : sa.sites)
-        pathsA.push_back(lockPathWeights(sites, ai));
+        pathsA.push_back(lockPathWeights(sites, *ai));
     frames.finishLabels();
     c.locks.reserve(byKey.size());
     auto pathsOf = [](const Lock* l, const Capture& cap, const std::vector<std::vector<PathWeight>>& p) {
@@ -414,7 +415,15 @@ Comparison detail::comparePooled(const PooledSide& sb, const PooledSide& sa, con
     c.functions = latencyDeltas(before.functions, after.functions, o);
 
     c.paths = pathsOverAllLocks(pathsB, pathsA, frames, o.top_paths);
-    c.tree = diffTree(sideTree(sb.sites, bi), sideTree(sa.sites, ai), frames);
+    // What only the rows and paths needed goes before the trees, the
+    // comparison's largest step: it lowers compare's peak.
+    pathsB = {};
+    pathsA = {};
+    SideTree treeB = sideTree(sb.sites, *bi);
+    SideTree treeA = sideTree(sa.sites, *ai);
+    bi.reset();
+    ai.reset();
+    c.tree = diffTree(treeB, treeA, frames);
     return c;
 }
 
