@@ -27,7 +27,8 @@
 # (lockscope-wait plus --lock-owner --lock-names --per-cgroup), lockscope-agent (the workload
 # while `lockscope agent` records the whole system in 10-s windows; use -d 30 or more); default
 # alone,lockscope,lockscope-wait,perf-lock; 'lockscope:FLAGS' records with
-# FLAGS (space-separated), e.g. -m 'alone,lockscope,lockscope:--freq 199'. -x: the -s pass records once per
+# FLAGS (space-separated), e.g. -m 'alone,lockscope,lockscope:--freq 199', and
+# 'lockscope-agent:FLAGS' runs the agent with FLAGS. -x: the -s pass records once per
 # ';'-separated set of record flags instead of once with the defaults (an
 # empty set is the defaults), e.g. -x ';--lock-owner;--lock-names;--per-cgroup'.
 # Needs root (BPF, perf).
@@ -57,7 +58,7 @@ for w in "${wls[@]}"; do
 done
 for m in "${modes[@]}"; do
     case $m in alone | lockscope | lockscope-wait | perf-lock | lockscope-exact | lockscope-sc | lockscope-nocpu | \
-        lockscope-labels | lockscope-agent | lockscope:-*) ;;
+        lockscope-labels | lockscope-agent | lockscope-agent:-* | lockscope:-*) ;;
         *) echo "$0: unknown mode '$m'" >&2; exit 2 ;;
     esac
 done
@@ -102,9 +103,12 @@ workload_cmd() {
 # Runs the workload while `lockscope agent` (whole system, 10-s windows,
 # attached before the workload starts: its steady state) records; appends
 # the agent's CPU seconds per read-out to $tmp/agent-readouts.
+# $1: the agent's further flags, one word each ("" for none).
 under_agent() {
-    local apid out
-    "$lockscope" agent --listen 127.0.0.1:0 --window 10 2>"$tmp/agent.log" &
+    local apid out flags
+    read -r -a flags <<<"$1"
+    shift
+    "$lockscope" agent --listen 127.0.0.1:0 --window 10 "${flags[@]}" 2>"$tmp/agent.log" &
     apid=$!
     until grep -q serving "$tmp/agent.log" 2>/dev/null; do
         kill -0 "$apid" 2>/dev/null || { cat "$tmp/agent.log" >&2; return 1; }
@@ -136,7 +140,8 @@ run_mode() {
         lockscope-labels) out=$("$lockscope" record --no-cpu --no-hold --no-syscalls --lock-owner --lock-names \
                                   --per-cgroup -o "$tmp/f.json" -- "${wl[@]}" 2>/dev/null) ;;
         perf-lock) out=$(perf lock record -o "$tmp/perf.data" -- "${wl[@]}" 2>/dev/null) ;;
-        lockscope-agent) out=$(under_agent "${wl[@]}") ;;
+        lockscope-agent) out=$(under_agent "" "${wl[@]}") ;;
+        lockscope-agent:*) out=$(under_agent "${1#lockscope-agent:}" "${wl[@]}") ;;
         lockscope:*) read -r -a flags <<<"${1#lockscope:}"
                      out=$("$lockscope" record "${flags[@]}" -o "$tmp/g.json" -- "${wl[@]}" 2>/dev/null) ;;
     esac
