@@ -152,6 +152,15 @@ try:
         fail(f"lockscope_agent_windows_total = {windows}")
     lost = query(pport, 'lockscope_agent_events_lost_total{job="lockscope"}', now)
     print("agent health: windows", windows, "lost", {r["metric"]["reason"]: r["value"][1] for r in lost})
+
+    # CPU sampling at the agent's own default rate (docs/agent.md), each CPU.
+    hz = scalar(pport, 'lockscope_cpu_sampling_hertz{job="lockscope"}', now)
+    samples = scalar(pport, 'rate(lockscope_cpu_samples_total{job="lockscope",state="all"}[20s])', t1)
+    print(f"CPU sampling: {hz:g} Hz per CPU, {samples:.1f} samples/s on {os.cpu_count()} CPUs")
+    if hz != 19:
+        fail(f"lockscope_cpu_sampling_hertz = {hz}, not the agent's default 19")
+    if not 0 < samples <= 1.2 * hz * os.cpu_count():
+        fail(f"{samples:.1f} CPU samples/s: not within {hz:g} Hz on each of {os.cpu_count()} CPUs")
 finally:
     if work:
         work.kill()

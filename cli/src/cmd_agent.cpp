@@ -32,7 +32,10 @@ struct AgentArgs {
     unsigned stack_depth = 16;
     unsigned stack_budget = 1000;    // as record's defaults (cmd_record.cpp says why)
     unsigned timing_budget = 20000;
-    unsigned freq = probes::Options{}.cpu_frequency_hz;
+    // Parca Agent's rate: always on, a fleet's profiles sum windows and
+    // machines, so a tenth of record's rate (and of its timer interrupts,
+    // ~50 us each in a VM) still gives a share within a few percent per window.
+    unsigned freq = 19;
     int max_profile_requests = 4;
     bool per_cgroup = false;
     bool lock_names = true;
@@ -196,7 +199,7 @@ void addAgentCommand(CLI::App& app, Result& result)
     cmd->add_option("--timing-budget", args->timing_budget, "timed waits per second per CPU (as record; default 20000)")
         ->check(CLI::Range(0u, 100000000u));
     cmd->add_flag("--no-cpu", args->no_cpu, "do not sample on-CPU stacks");
-    cmd->add_option("--freq", args->freq, "CPU sampling frequency in Hz per CPU (as record)")
+    cmd->add_option("--freq", args->freq, "CPU sampling frequency in Hz per CPU")
         ->check(CLI::Range(1u, 100000u));
     cmd->add_option("--wait-backend", args->wait_backend, "force the wait hook (as record)");
     cmd->callback([args, &result] { runAgent(*args, result); });
