@@ -275,6 +275,13 @@ public:
     }
     const Node& node(uint32_t id) const { return nodes_[id]; }
     size_t size() const noexcept { return nodes_.size(); }
+    // Drops what only adding needed: both sides' trees are held while the
+    // differential tree is built, compare's peak.
+    void finishBuilding()
+    {
+        index_ = FlatIndex();
+        nodes_.shrink_to_fit();
+    }
 
 private:
     uint32_t child(uint32_t parent, uint32_t frame)
@@ -306,6 +313,7 @@ SideTree sideTree(const detail::SiteLists& locks, InternedCapture& side)
             const InternedCapture::Entry& e = side.stack(site.stack_id);
             t.add(side.frames(e), e.size, Weights{site.count(), site.wait_ns, site.hold_ns});
         }
+    t.finishBuilding();
     return t;
 }
 
@@ -356,8 +364,9 @@ std::vector<PathDelta> pathsOverAllLocks(const std::vector<std::vector<PathWeigh
     return topPaths(all, keep, frames);
 }
 
-// The differential tree of both sides' call trees.
-DiffTree diffTree(const SideTree& before, const SideTree& after, const FrameTable& frames)
+// The differential tree of both sides' call trees; each side's tree is
+// freed once added (compare's peak is the end of this step).
+DiffTree diffTree(SideTree before, SideTree after, const FrameTable& frames)
 {
     DiffTree tree;
     // Room for both sides' nodes: pages never filled cost no memory, and a
@@ -366,7 +375,10 @@ DiffTree diffTree(const SideTree& before, const SideTree& after, const FrameTabl
     tree.nodes.emplace_back();
     FlatIndex index(std::max(before.size(), after.size()));
     addTree(tree, index, frames, before, 0, 0, false);
+    before = SideTree();
     addTree(tree, index, frames, after, 0, 0, true);
+    after = SideTree();
+    index = FlatIndex();
     tree.linkChildren();
     return tree;
 }
@@ -423,7 +435,7 @@ Comparison detail::comparePooled(const PooledSide& sb, const PooledSide& sa, con
     SideTree treeA = sideTree(sa.sites, *ai);
     bi.reset();
     ai.reset();
-    c.tree = diffTree(treeB, treeA, frames);
+    c.tree = diffTree(std::move(treeB), std::move(treeA), frames);
     return c;
 }
 
