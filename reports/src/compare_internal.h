@@ -44,8 +44,12 @@ public:
     struct Pool {
         Capture capture;  // its locks have no sites: they are in `sites`
         SiteLists sites;
-        // A side of one run is not pooled: the run stands for it, with its own sites.
+        // A side of one run is not pooled: the run stands for it, its sites
+        // copied here as shares.
         static Pool ofOneRun(const Capture& run);
+        // The same, and the run's own sites freed: the shares are all the
+        // comparison reads of them (a site is ~1.7 KB of histograms).
+        static Pool ofOneRun(Capture& run);
     };
 
     // As add, but moves the run's stacks out and drops its sites and CPU

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <functional>
 #include <type_traits>
+#include <utility>
 
 #include "compare_internal.h"
 
@@ -66,6 +67,14 @@ PoolBuilder::Pool PoolBuilder::Pool::ofOneRun(const Capture& run)
         for (const LockSite& s : l.sites)
             sites.push_back(ownShare(s));
     }
+    return p;
+}
+
+PoolBuilder::Pool PoolBuilder::Pool::ofOneRun(Capture& run)
+{
+    Pool p = ofOneRun(std::as_const(run));
+    for (Lock& l : run.locks)
+        release(l.sites);
     return p;
 }
 

@@ -61,6 +61,8 @@ TEST(CompareSetFiles, RealRunSetsCompareAsInMemory)
     o.sort = CompareSort::Change;
     o.threshold_pct = 2.0;
     EXPECT_EQ(folded(base, p4, o), inMemory(base, p4, o));
+    // One run a side: compareSetFiles frees the runs' own sites once shared out.
+    EXPECT_EQ(folded({base[0]}, {p4[1]}, o), inMemory({base[0]}, {p4[1]}, o));
 }
 
 TEST(CompareSetFiles, OneRunSidesAndRepeatedRunsCompareAsInMemory)
