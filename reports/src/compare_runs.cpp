@@ -293,8 +293,10 @@ void judgeLocks(Comparison& c, const Runs& base, const Runs& patched, const Comp
     const std::string gapHold = lossGap(c.quality_before, c.quality_after, o, false);
     const auto opsB = opsPerRun(base), opsA = opsPerRun(patched);
     for (LockDelta& l : c.locks) {
-        auto shown = [&](const LockFigureDef& def) { return (def.hold ? l.has_hold : l.has_wait) && (!def.per_op || c.per_op); };
-        // Sized exactly: a figure is ~0.5 KB and 10k locks' figures are the comparison's largest part.
+        auto shown = [&](const LockFigureDef& def) {
+            return (def.hold ? l.has_hold : l.has_wait) && (!def.per_op || c.per_op);
+        };
+        // Sized exactly: a figure is ~0.5 KB, and the locks' figures are the comparison's largest part.
         l.runs.reserve(static_cast<size_t>(std::count_if(lockFigures().begin(), lockFigures().end(), shown)));
         for (const auto& def : lockFigures()) {
             if (!shown(def))

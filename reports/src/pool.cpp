@@ -55,6 +55,12 @@ void mergeLock(Lock& m, const Lock& l)
     m.aborted += l.aborted;
     m.instances = std::max(m.instances, l.instances);
 }
+// The run's lock sites, once the pool holds them as SiteShares.
+void releaseSites(Capture& run)
+{
+    for (Lock& l : run.locks)
+        release(l.sites);
+}
 } // namespace
 
 PoolBuilder::Pool PoolBuilder::Pool::ofOneRun(const Capture& run)
@@ -73,8 +79,7 @@ PoolBuilder::Pool PoolBuilder::Pool::ofOneRun(const Capture& run)
 PoolBuilder::Pool PoolBuilder::Pool::ofOneRun(Capture& run)
 {
     Pool p = ofOneRun(std::as_const(run));
-    for (Lock& l : run.locks)
-        release(l.sites);
+    releaseSites(run);
     return p;
 }
 
@@ -102,8 +107,7 @@ void PoolBuilder::fold(Run& run)
     foldCpu(run.cpu);
     if constexpr (!std::is_const_v<Run>) {
         release(run.stacks);
-        for (Lock& l : run.locks)
-            release(l.sites);
+        releaseSites(run);
         release(run.cpu.stacks);
         run.locks.shrink_to_fit(); // kept for the per-run figures: a vector grown by doubling
     }
