@@ -381,7 +381,6 @@ void CapturePage::refreshSelection()
     if (!capture_) {
         topDownTree_.reset();
         topDown_->setTree(nullptr);
-        allBottomUp_.reset();
         bottomUp_->setTree(nullptr);
         flame_->setData({});
         holders_->show(nullptr, -1);
