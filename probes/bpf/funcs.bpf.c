@@ -25,13 +25,19 @@ struct {
     __type(value, struct fn_task);
 } fn_tasks SEC(".maps");
 
-/* Per CPU, summed by userspace; a slot's min is unset while its count is 0. */
+/*
+ * Per CPU, summed by userspace; a slot's min is unset while its count is 0.
+ * Two halves of LS_MAX_FUNCS slots, filed in half fn_gen & 1 and read out
+ * per window as syscalls.bpf.c's sc_lat is.
+ */
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
     __type(key, __u32);
     __type(value, struct ls_lat_val);
-    __uint(max_entries, LS_MAX_FUNCS);
+    __uint(max_entries, 2 * LS_MAX_FUNCS);
 } fn_lat SEC(".maps");
+
+volatile __u32 fn_gen;
 
 static __always_inline int fn_enter(__u32 slot)
 {
@@ -58,7 +64,8 @@ static __always_inline int fn_exit(__u32 slot)
     __u64 delta = bpf_ktime_get_ns() - t->ts[i];
 
     t->ts[i] = 0;
-    struct ls_lat_val *v = bpf_map_lookup_elem(&fn_lat, &i);
+    __u32 key = i + (fn_gen & 1) * LS_MAX_FUNCS;
+    struct ls_lat_val *v = bpf_map_lookup_elem(&fn_lat, &key);
 
     if (!v)
         return 0;

@@ -302,7 +302,7 @@ struct ls_ulock_key {
     __s32 ustack;
     __u32 spec;    /* index into Options::user_locks */
     __u32 tgid;    /* always set: a user stack is symbolized in its process */
-    __u32 pad;
+    __u32 gen;     /* ulock.bpf.c's ul_gen & 1 when filed (drained per window) */
     __u64 cgroup;  /* as in ls_wait_key */
 };
 

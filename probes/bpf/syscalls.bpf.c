@@ -57,13 +57,28 @@ struct {
     __type(value, struct sc_task);
 } sc_tasks SEC(".maps");
 
-/* Per CPU, summed by userspace; a slot's min is unset while its count is 0. */
+/*
+ * Per CPU, summed by userspace; a slot's min is unset while its count is 0.
+ * Two halves of LS_MAX_SYSCALLS slots: calls are filed in half sc_gen & 1.
+ * lockscope agent reads a window out by moving sc_gen on, waiting until no
+ * program that read the old value still runs, then reading and zeroing the
+ * old half; a recording that is not drained never moves it.
+ */
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
     __type(key, __u32);
     __type(value, struct ls_lat_val);
-    __uint(max_entries, LS_MAX_SYSCALLS);
+    __uint(max_entries, 2 * LS_MAX_SYSCALLS);
 } sc_lat SEC(".maps");
+
+volatile __u32 sc_gen;
+
+static __always_inline struct ls_lat_val *sc_slot(__u32 idx)
+{
+    __u32 key = idx + (sc_gen & 1) * LS_MAX_SYSCALLS;
+
+    return bpf_map_lookup_elem(&sc_lat, &key);
+}
 
 /*
  * The thread's slot, or NULL when the thread is filtered out. With the tgid
@@ -115,7 +130,7 @@ static __always_inline int sc_enter(__u32 idx)
     t->call = idx + 1;
     if (sc_sample > 1) {
         /* Exact call counts cost one per-CPU array slot; the clock is what sampling saves. */
-        struct ls_lat_val *v = bpf_map_lookup_elem(&sc_lat, &idx);
+        struct ls_lat_val *v = sc_slot(idx);
 
         if (v)
             v->calls += 1;
@@ -147,7 +162,7 @@ static __always_inline int sc_finish(struct sc_task *t, __u32 idx, long ret)
     t->call = 0;
     if (call != idx + 1)
         return 0;
-    struct ls_lat_val *v = bpf_map_lookup_elem(&sc_lat, &idx);
+    struct ls_lat_val *v = sc_slot(idx);
 
     if (!v)
         return 0;

@@ -28,6 +28,14 @@ struct {
     __uint(max_entries, 65536);
 } ul_holding SEC(".maps");
 
+/*
+ * Filed under generation ul_gen & 1 (the key's gen): lockscope agent reads a
+ * window out by moving ul_gen on, waiting until no program that read the old
+ * value still runs, then taking the old generation's entries and emptying
+ * them in place (as wait.bpf.c's waits). Never moves unless drained.
+ */
+volatile __u32 ul_gen;
+
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
     __type(key, struct ls_ulock_key);
@@ -74,7 +82,7 @@ int BPF_KRETPROBE(ulock_return, long ret)
     __s32 ustack = stack_id(ctx, BPF_F_USER_STACK);
     struct ls_ulock_key key = {
         .lock = pend.lock, .ustack = ustack, .spec = spec,
-        .tgid = (__u32)(id >> 32),
+        .tgid = (__u32)(id >> 32), .gen = ul_gen & 1,
         .cgroup = per_cgroup ? bpf_get_current_cgroup_id() : 0,
     };
     struct ls_hist *h = hist_of(&ul_waits, &key);
@@ -104,7 +112,7 @@ int BPF_KPROBE(uunlock_enter, void *lock)
     }
     struct ls_ulock_key key = {
         .lock = (__u64)lock, .ustack = hv->ustack, .spec = hv->spec,
-        .tgid = (__u32)(id >> 32),
+        .tgid = (__u32)(id >> 32), .gen = ul_gen & 1,
         .cgroup = per_cgroup ? bpf_get_current_cgroup_id() : 0,
     };
     __u64 ts = hv->ts;

@@ -371,4 +371,15 @@ bool waitForRunningPrograms()
     return syscall(__NR_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0;
 }
 
+uint32_t closeGeneration(volatile uint32_t* gen)
+{
+    return __atomic_fetch_add(gen, 1, __ATOMIC_SEQ_CST) & 1;
+}
+
+void settleGenerations()
+{
+    if (!waitForRunningPrograms())
+        usleep(20000);
+}
+
 } // namespace lockscope::probes::detail

@@ -80,4 +80,12 @@ std::string attachError();
 // write. False when the kernel cannot say (nohz_full).
 bool waitForRunningPrograms();
 
+// Moves a drained table's generation on (its programs file into the new
+// parity from now on); returns the parity closed, to read once settled.
+uint32_t closeGeneration(volatile uint32_t* gen);
+// Waits until no program that read a generation before it was closed still
+// runs; where the kernel cannot say (nohz_full), sleeps 20 ms, well past the
+// microseconds a program runs.
+void settleGenerations();
+
 } // namespace lockscope::probes::detail

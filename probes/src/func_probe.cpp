@@ -2,11 +2,13 @@
 // Latency of the kernel functions that look up and lock IPC and timer objects,
 // where they exist in the running kernel: fentry/fexit, else kprobe/kretprobe.
 #include <cerrno>
+#include <map>
 
 #include <bpf/bpf.h>
 
 #include "bpf_util.h"
 #include "family.h"
+#include "latency_halves.h"
 #include "funcs.skel.h"
 
 namespace lockscope::probes::detail {
@@ -47,6 +49,7 @@ public:
         std::string name;
         int lat_fd;
         uint32_t slot;
+        volatile uint32_t* gen; // its skeleton's fn_gen
         std::vector<bpf_program*> progs;
     };
 
@@ -60,17 +63,25 @@ public:
 
     void read(Snapshot& out) const override
     {
-        std::vector<ls_lat_val> cpus(static_cast<size_t>(possibleCpus()));
-        for (const Attached& a : attached_) {
-            if (bpf_map_lookup_elem(a.lat_fd, &a.slot, cpus.data()) != 0)
-                continue;
-            LatencyRecord r;
-            r.name = a.name;
-            r.is_syscall = false;
-            r.hist = histFromKernel(mergeCpus(cpus).hist);
-            out.latencies.push_back(std::move(r));
-        }
+        for (const Attached& a : attached_)
+            if (auto sum = readLatencySlot(a.lat_fd, a.slot, LS_MAX_FUNCS))
+                addRecord(a, *sum, out);
     }
+
+    bool drainable() const override { return true; }
+    // Every skeleton's generation is closed before one wait for them all.
+    void drain(Snapshot& out) override
+    {
+        std::map<volatile uint32_t*, uint32_t> closed;
+        for (const Attached& a : attached_)
+            if (!closed.count(a.gen))
+                closed[a.gen] = closeGeneration(a.gen);
+        settleGenerations();
+        for (const Attached& a : attached_)
+            if (auto sum = takeLatencySlot(a.lat_fd, a.slot, LS_MAX_FUNCS, closed[a.gen]))
+                addRecord(a, *sum, out);
+    }
+
     uint64_t recursionMisses() const override
     {
         uint64_t n = 0;
@@ -94,6 +105,15 @@ public:
     }
 
 private:
+    static void addRecord(const Attached& a, const ls_lat_val& sum, Snapshot& out)
+    {
+        LatencyRecord r;
+        r.name = a.name;
+        r.is_syscall = false;
+        r.hist = histFromKernel(sum.hist);
+        out.latencies.push_back(std::move(r));
+    }
+
     std::vector<FuncSkel> skels_;
     std::vector<std::unique_ptr<Links>> links_;
     std::vector<Attached> attached_;
@@ -183,7 +203,7 @@ void tryBackend(FamilyContext& ctx, FuncFamily& family, std::vector<Slot>& slots
         links->add(b);
         s->done = true;
         s->hook = kprobe ? "kprobe" : "fentry";
-        family.add({ s->name, lat_fd, static_cast<uint32_t>(s->slot), { entry, exit } });
+        family.add({ s->name, lat_fd, static_cast<uint32_t>(s->slot), &skel->bss->fn_gen, { entry, exit } });
         kept = true;
     }
     if (kept)

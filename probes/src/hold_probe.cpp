@@ -64,13 +64,11 @@ public:
     {
         if (!gen_)
             return;
-        const uint32_t closed = *gen_ & 1;
         const bool forget = !forget_.empty();
         if (forget)
             __atomic_store_n(paused_, 1u, __ATOMIC_SEQ_CST);
-        __atomic_store_n(gen_, *gen_ + 1, __ATOMIC_SEQ_CST);
-        if (!waitForRunningPrograms())
-            usleep(20000); // nohz_full: no grace period to wait for; the programs run for microseconds
+        const uint32_t closed = closeGeneration(gen_);
+        settleGenerations();
         for (int64_t id : forget_)
             maps_->forgetStack(id);
         forget_.clear();

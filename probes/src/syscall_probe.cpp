@@ -11,6 +11,7 @@
 
 #include "bpf_util.h"
 #include "family.h"
+#include "latency_halves.h"
 #include "syscalls.skel.h"
 #include "untimed_hist.h"
 
@@ -80,9 +81,8 @@ std::string syscallFunction(const char* name)
 
 class SyscallFamily final : public Family {
 public:
-    SyscallFamily(SyscallSkel skel, int ncpus, uint32_t sample, bool budgeted)
+    SyscallFamily(SyscallSkel skel, uint32_t sample, bool budgeted)
         : skel_(std::move(skel))
-        , ncpus_(ncpus)
         , sample_(sample)
         , budgeted_(budgeted)
     {
@@ -143,28 +143,20 @@ public:
     void read(Snapshot& out) const override
     {
         const int fd = bpf_map__fd(skel_->maps.sc_lat);
-        std::vector<ls_lat_val> cpus(static_cast<size_t>(ncpus_));
-        for (size_t idx : attached_) {
-            const uint32_t key = static_cast<uint32_t>(idx);
-            if (bpf_map_lookup_elem(fd, &key, cpus.data()) != 0)
-                continue;
-            LatencyRecord r;
-            r.name = kSyscalls[idx];
-            r.is_syscall = true;
-            ls_lat_val sum = mergeCpus(cpus);
-            if (budgeted_) {
-                const bool placed = timedCount(sum.hist) > 0;
-                // None timed yet to take times from (read mid-call): left out.
-                (placed ? out.stats.syscalls_untimed : out.stats.lost) += estimateUntimed(sum);
-            }
-            r.hist = histFromKernel(sum.hist);
-            r.errors = sum.errors;
-            r.sample_period = sample_;
-            // A read while attached can see a call timed on one CPU before its
-            // count on another: never fewer calls than timed ones.
-            r.all_calls = sample_ > 1 ? std::max<uint64_t>(sum.calls, r.hist.count()) : 0;
-            out.latencies.push_back(std::move(r));
-        }
+        for (size_t idx : attached_)
+            if (auto sum = readLatencySlot(fd, static_cast<uint32_t>(idx), LS_MAX_SYSCALLS))
+                addRecord(idx, *sum, out);
+    }
+
+    bool drainable() const override { return true; }
+    void drain(Snapshot& out) override
+    {
+        const uint32_t closed = closeGeneration(&skel_->bss->sc_gen);
+        settleGenerations();
+        const int fd = bpf_map__fd(skel_->maps.sc_lat);
+        for (size_t idx : attached_)
+            if (auto sum = takeLatencySlot(fd, static_cast<uint32_t>(idx), LS_MAX_SYSCALLS, closed))
+                addRecord(idx, *sum, out);
     }
 
     uint64_t recursionMisses() const override { return 0; } // runs at most once per syscall per thread
@@ -181,8 +173,27 @@ public:
     bool any() const { return !attached_.empty(); }
 
 private:
+    // Syscall idx's calls, CPUs and halves summed, as a record.
+    void addRecord(size_t idx, ls_lat_val sum, Snapshot& out) const
+    {
+        LatencyRecord r;
+        r.name = kSyscalls[idx];
+        r.is_syscall = true;
+        if (budgeted_) {
+            const bool placed = timedCount(sum.hist) > 0;
+            // None timed yet to take times from (read mid-call): left out.
+            (placed ? out.stats.syscalls_untimed : out.stats.lost) += estimateUntimed(sum);
+        }
+        r.hist = histFromKernel(sum.hist);
+        r.errors = sum.errors;
+        r.sample_period = sample_;
+        // A read while attached can see a call timed on one CPU before its
+        // count on another: never fewer calls than timed ones.
+        r.all_calls = sample_ > 1 ? std::max<uint64_t>(sum.calls, r.hist.count()) : 0;
+        out.latencies.push_back(std::move(r));
+    }
+
     SyscallSkel skel_;
-    int ncpus_;
     uint32_t sample_;
     bool budgeted_; // timing budget on: count has untimed calls beside the timed ones
     Links links_;
@@ -237,7 +248,7 @@ std::unique_ptr<SyscallFamily> loadHook(
     }
     const uint32_t sample = skel->rodata->sc_sample;
     const bool budgeted = skel->rodata->time_window_events != 0;
-    return std::make_unique<SyscallFamily>(std::move(skel), ctx.maps.ncpus(), sample, budgeted);
+    return std::make_unique<SyscallFamily>(std::move(skel), sample, budgeted);
 }
 
 std::string target(Hook hook, size_t idx, const std::vector<std::string>& functions)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Userspace lock wait and hold via uprobes on the functions of each UserLockSpec.
 #include <cerrno>
+#include <optional>
 
 #include <bpf/bpf.h>
 
@@ -63,6 +64,15 @@ public:
         readMap(bpf_map__fd(skel_->maps.ul_waits), out.user_waits);
         readMap(bpf_map__fd(skel_->maps.ul_holds), out.user_holds);
     }
+
+    bool drainable() const override { return true; }
+    void drain(Snapshot& out) override
+    {
+        const uint32_t closed = closeGeneration(&skel_->bss->ul_gen);
+        settleGenerations();
+        readMap(bpf_map__fd(skel_->maps.ul_waits), out.user_waits, closed);
+        readMap(bpf_map__fd(skel_->maps.ul_holds), out.user_holds, closed);
+    }
     uint64_t recursionMisses() const override { return 0; }
     void detach() override { links_.clear(); }
     std::vector<int> progFds() const override
@@ -73,16 +83,30 @@ public:
     bool empty() const { return links_.empty(); }
 
 private:
-    void readMap(int fd, std::vector<LockRecord>& out) const
+    // Every entry, or with `closed` only that generation's, emptied in place
+    // once read: deleted, a busy lock's entries would be created again each
+    // window in bursts the map's element cache refuses (wait.bpf.c's waits).
+    // An entry still empty from the drain before is deleted.
+    void readMap(int fd, std::vector<LockRecord>& out, std::optional<uint32_t> closed = std::nullopt) const
     {
-        ls_ulock_key key {}, next {};
-        const void* prev = nullptr;
-        while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-            key = next;
-            prev = &key;
+        const ls_hist empty = emptyHist();
+        // Keys first: a delete while walking would restart the walk.
+        std::vector<ls_ulock_key> keys;
+        ls_ulock_key next {};
+        while (bpf_map_get_next_key(fd, keys.empty() ? nullptr : &keys.back(), &next) == 0)
+            keys.push_back(next);
+        for (const ls_ulock_key& key : keys) {
+            if (closed && key.gen != *closed)
+                continue;
             ls_hist h {};
             if (bpf_map_lookup_elem(fd, &key, &h) != 0)
                 continue;
+            if (closed && h.count == 0) { // idle for a whole window: its process may be gone
+                bpf_map_delete_elem(fd, &key);
+                continue;
+            }
+            if (closed)
+                bpf_map_update_elem(fd, &key, &empty, BPF_EXIST);
             LockRecord r;
             r.lock_addr = key.lock;
             r.ustack_id = key.ustack;

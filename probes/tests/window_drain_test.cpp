@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The syscall, function and user-lock probes read out per window
+// (Session::drain, as lockscope agent does) while calls run: every call is in
+// exactly one window, and a key idle for a window leaves its map.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <pthread.h>
+#include <sys/sem.h>
+#include <time.h>
+
+#include <gtest/gtest.h>
+
+#include "contention_gen.h"
+#include "lockscope/probes/probes.h"
+#include "test_support.h"
+
+namespace lockscope::probes {
+namespace {
+
+Options quiet()
+{
+    Options o;
+    o.wait = Backend::Off;
+    o.hold = Backend::Off;
+    o.functions = Backend::Off;
+    o.syscalls = false;
+    o.cpu_frequency_hz = 0;
+    o.drain = true;
+    o.tgids = { static_cast<uint32_t>(getpid()) };
+    return o;
+}
+
+const ProbeStatus* findStatus(const Session& s, const std::string& prefix)
+{
+    for (const ProbeStatus& st : s.status())
+        if (st.name.rfind(prefix, 0) == 0 && st.attached)
+            return &st;
+    return nullptr;
+}
+
+// What the windows add up to, per latency name.
+struct Tally {
+    std::map<std::string, uint64_t> calls, errors;
+    uint64_t user_waits = 0, user_holds = 0;
+    unsigned windows_with_calls = 0;
+
+    void add(const Snapshot& s, uint64_t user_lock)
+    {
+        bool any = false;
+        for (const LatencyRecord& r : s.latencies) {
+            EXPECT_TRUE(r.hist.consistent()) << r.name;
+            calls[r.name] += r.hist.count();
+            errors[r.name] += r.errors;
+            any = any || r.hist.count() > 0;
+        }
+        for (const LockRecord& r : s.user_waits)
+            if (r.lock_addr == user_lock)
+                user_waits += r.hist.count();
+        for (const LockRecord& r : s.user_holds)
+            if (r.lock_addr == user_lock)
+                user_holds += r.hist.count();
+        windows_with_calls += any ? 1 : 0;
+    }
+};
+
+// Drains every few milliseconds while `work` runs, then once more.
+Tally drainWhile(Session& s, uint64_t user_lock, const std::function<void()>& work)
+{
+    Tally t;
+    std::atomic<bool> done { false };
+    std::mutex mu;
+    std::thread drainer([&] {
+        while (!done.load()) {
+            const Snapshot snap = s.drain();
+            std::lock_guard<std::mutex> g(mu);
+            t.add(snap, user_lock);
+            std::this_thread::sleep_for(std::chrono::milliseconds(3));
+        }
+    });
+    work();
+    done = true;
+    drainer.join();
+    t.add(s.drain(), user_lock);
+    return t;
+}
+
+TEST(WindowDrain, EverySyscallIsInExactlyOneWindow)
+{
+    LOCKSCOPE_REQUIRE_ROOT();
+    Options o = quiet();
+    o.syscalls = true;
+    o.syscall_budget = 20000; // as record and the agent: untimed calls are counted too
+    auto s = Session::open(o);
+    ASSERT_TRUE(findStatus(*s, "syscall:timer_gettime")) << "no syscall hook attached";
+    ASSERT_TRUE(s->drainable());
+    constexpr int kFailing = 30000, kTimers = 30000;
+    const Tally t = drainWhile(*s, 0, [&] {
+        std::thread timers([] { test::timerCalls(kTimers); });
+        sembuf op { 0, 1, 0 };
+        for (int i = 0; i < kFailing; ++i)
+            semop(-1, &op, 1); // EINVAL: one call, one error
+        timers.join();
+    });
+    // glibc implements semop() with the semtimedop syscall on some architectures.
+    const uint64_t semCalls = t.calls.count("semop") ? t.calls.at("semop") : 0;
+    const uint64_t semtimedopCalls = t.calls.count("semtimedop") ? t.calls.at("semtimedop") : 0;
+    const uint64_t semErrors = (t.errors.count("semop") ? t.errors.at("semop") : 0) +
+        (t.errors.count("semtimedop") ? t.errors.at("semtimedop") : 0);
+    EXPECT_EQ(semCalls + semtimedopCalls, uint64_t { kFailing });
+    EXPECT_EQ(semErrors, uint64_t { kFailing });
+    EXPECT_EQ(t.calls.count("timer_gettime") ? t.calls.at("timer_gettime") : 0, uint64_t { kTimers });
+    EXPECT_GE(t.windows_with_calls, 3u) << "the calls were spread over windows, not read at the end";
+    for (const LatencyRecord& r : s->drain().latencies)
+        EXPECT_EQ(r.hist.count(), 0u) << r.name << ": a window without calls has none";
+}
+
+TEST(WindowDrain, EveryFunctionCallIsInExactlyOneWindow)
+{
+    LOCKSCOPE_REQUIRE_ROOT();
+    Options o = quiet();
+    o.functions = Backend::Auto;
+    o.syscalls = true; // open() needs one attachable probe
+    auto s = Session::open(o);
+    const ProbeStatus* st = findStatus(*s, "function:__lock_timer");
+    if (!st)
+        st = findStatus(*s, "function:lock_timer");
+    if (!st) {
+        std::string why;
+        for (const ProbeStatus& p : s->status())
+            if (p.name == "function:__lock_timer")
+                why = p.reason;
+        GTEST_SKIP() << "skipped: no hook on __lock_timer or lock_timer here (" << why << ")";
+    }
+    constexpr int kTimers = 20000;
+    const Tally t = drainWhile(*s, 0, [&] { test::timerCalls(kTimers); });
+    const std::string name = st->name.substr(std::string("function:").size());
+    // timer_gettime calls lock_timer once per call; other tasks of this
+    // process may add a few.
+    EXPECT_GE(t.calls.count(name) ? t.calls.at(name) : 0, uint64_t { kTimers });
+    EXPECT_GE(t.windows_with_calls, 3u);
+}
+
+TEST(WindowDrain, EveryUserLockWaitAndHoldIsInExactlyOneWindow)
+{
+    LOCKSCOPE_REQUIRE_ROOT();
+    Options o = quiet();
+    o.user_locks = defaultUserLocks();
+    auto s = Session::open(o);
+    ASSERT_TRUE(findStatus(*s, "user_lock:pthread_mutex_lock")) << "pthread_mutex_lock uprobes did not attach";
+    pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+    constexpr int kThreads = 3, kIters = 4000;
+    const Tally t = drainWhile(*s, reinterpret_cast<uint64_t>(&m), [&] {
+        std::vector<std::thread> pool;
+        for (int i = 0; i < kThreads; ++i)
+            pool.emplace_back([&] {
+                for (int k = 0; k < kIters; ++k) {
+                    pthread_mutex_lock(&m);
+                    pthread_mutex_unlock(&m);
+                }
+            });
+        for (auto& th : pool)
+            th.join();
+    });
+    EXPECT_EQ(t.user_waits, uint64_t { kThreads * kIters });
+    EXPECT_EQ(t.user_holds, uint64_t { kThreads * kIters });
+}
+
+// Each round locks locks no round locked before (as processes that come and
+// go would); more rounds than the map has room for, unless a key idle for a
+// window is deleted.
+TEST(WindowDrain, IdleUserLockKeysLeaveTheirMaps)
+{
+    LOCKSCOPE_REQUIRE_ROOT();
+    Options o = quiet();
+    o.user_locks = defaultUserLocks();
+    auto s = Session::open(o);
+    ASSERT_TRUE(findStatus(*s, "user_lock:pthread_mutex_lock")) << "pthread_mutex_lock uprobes did not attach";
+    constexpr size_t kPerRound = 6000, kRounds = 4; // ulock.bpf.c's maps hold 16384 keys
+    uint64_t waits = 0, mapFull = 0;
+    std::vector<std::vector<pthread_mutex_t>> rounds; // kept: a freed round's addresses would come back
+    for (size_t round = 0; round < kRounds; ++round) {
+        std::vector<pthread_mutex_t>& locks = rounds.emplace_back(kPerRound);
+        for (pthread_mutex_t& m : locks) {
+            pthread_mutex_init(&m, nullptr);
+            pthread_mutex_lock(&m);
+            pthread_mutex_unlock(&m);
+        }
+        const auto first = uint64_t(uintptr_t(locks.data())), end = uint64_t(uintptr_t(locks.data() + kPerRound));
+        for (int window = 0; window < 2; ++window) {
+            const Snapshot snap = s->drain();
+            mapFull += snap.stats.map_full;
+            for (const LockRecord& r : snap.user_waits)
+                if (r.lock_addr >= first && r.lock_addr < end)
+                    waits += r.hist.count();
+        }
+    }
+    EXPECT_EQ(mapFull, 0u) << "keys of locks gone idle stayed in the maps";
+    EXPECT_EQ(waits, uint64_t { kPerRound * kRounds });
+}
+
+} // namespace
+} // namespace lockscope::probes
