@@ -34,8 +34,7 @@ LiveRecording::LiveRecording(RecordOptions options, std::FILE* log) : opt_(std::
     Capture attached;
     state_->session = attachProbes(state_->popt, attached, false, log);
     if (!state_->session->drainable())
-        throw RecordError("the hold, syscall, function and user-lock probes and holder stacks "
-                          "cannot be read out per window yet: record them with lockscope record");
+        throw RecordError("holder stacks cannot be read out per window: record them with lockscope record");
     probes_ = attached.probes;
     fillSystemMeta(meta_);
     meta_.command = opt_.command_line;
@@ -72,10 +71,11 @@ std::vector<probes::ProgramStats> LiveRecording::programStats() const
 
 void LiveRecording::forgetIdleStacks(const probes::Snapshot& snap)
 {
-    for (const auto* records : {&snap.waits, &snap.holds})
+    for (const auto* records : {&snap.waits, &snap.holds, &snap.user_waits, &snap.user_holds})
         for (const auto& r : *records)
-            if (r.kstack_id >= 0)
-                stackLastSeen_[r.kstack_id] = readOuts_;
+            for (int64_t id : {r.kstack_id, r.ustack_id})
+                if (id >= 0)
+                    stackLastSeen_[id] = readOuts_;
     for (const auto& c : snap.cpu)
         if (c.kstack_id >= 0)
             stackLastSeen_[c.kstack_id] = readOuts_;
