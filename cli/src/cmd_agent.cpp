@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // `lockscope agent`: record the whole system (or a cgroup) without end and
 // serve the figures over HTTP (docs/agent.md).
-#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <malloc.h>
@@ -13,6 +12,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "probe_args.h"
 #include "lockscope/agent/agent.h"
 #include "lockscope/agent/http_server.h"
 #include "lockscope/agent/web_config.h"
@@ -40,8 +40,8 @@ struct AgentArgs {
     bool per_cgroup = false;
     bool lock_names = true;
     bool lock_owner = false;
-    bool hold = false;
     bool no_cpu = false;
+    OptInArgs optin;
 };
 
 record::RecordOptions recordOptions(const AgentArgs& a)
@@ -58,13 +58,9 @@ record::RecordOptions recordOptions(const AgentArgs& a)
     p.per_cgroup = a.per_cgroup;
     p.lock_names = a.lock_names;
     p.lock_owner = a.lock_owner;
-    p.hold = a.hold ? probes::Backend::Auto : probes::Backend::Off;
     p.drain = true; // read out every window: the hold tables in halves
-    const auto wait = probes::backendFromName(a.wait_backend);
-    const auto allowed = probes::familyBackends(probes::HookFamily::Wait);
-    if (!wait || std::find(allowed.begin(), allowed.end(), *wait) == allowed.end())
-        throw CLI::ValidationError("--wait-backend", "must be " + probes::backendNames(allowed, " or "));
-    p.wait = *wait;
+    p.wait = parseBackend("--wait-backend", a.wait_backend, probes::HookFamily::Wait);
+    applyOptIn(a.optin, false, p);
     try {
         if (a.per_cgroup)
             record::cgroup2Mount();
@@ -189,9 +185,6 @@ void addAgentCommand(CLI::App& app, Result& result)
     cmd->add_flag("--lock-owner", args->lock_owner,
                   "name the owner task (and its stack) of contended mutexes and writer-owned rwsems (as record; "
                   "served at /debug/pprof/lock_owners)");
-    cmd->add_flag("--hold", args->hold,
-                  "spin-lock hold times (as record --hold: fentry, else kprobes; on every spin-lock acquisition "
-                  "of the system): lockscope_lock_hold_* metrics and /debug/pprof/lock_hold");
     cmd->add_option("--stack-depth", args->stack_depth, "frames kept after the lock internals (as record)")
         ->check(CLI::Range(0u, 127u));
     cmd->add_option("--stack-budget", args->stack_budget, "stack walks per second per CPU (as record; default 1000)")
@@ -201,8 +194,14 @@ void addAgentCommand(CLI::App& app, Result& result)
     cmd->add_flag("--no-cpu", args->no_cpu, "do not sample on-CPU stacks");
     cmd->add_option("--freq", args->freq, "CPU sampling frequency in Hz per CPU")
         ->check(CLI::Range(1u, 100000u));
-    cmd->add_option("--wait-backend", args->wait_backend, "force the wait hook (as record)");
-    cmd->callback([args, &result] { runAgent(*args, result); });
+    cmd->add_option("--wait-backend", args->wait_backend, backendHelp("wait", probes::HookFamily::Wait));
+    // As record's: --hold serves lockscope_lock_hold_* and /debug/pprof/lock_hold,
+    // --syscalls and --functions lockscope_syscall_* and lockscope_function_*.
+    const OptInOptions optin = addOptInOptions(*cmd, args->optin, false);
+    cmd->callback([args, &result, optin] {
+        foldSyscallAskers(optin, args->optin);
+        runAgent(*args, result);
+    });
 }
 
 } // namespace lockscope::cli

@@ -1,18 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // `lockscope record`: attach the probes, run or watch a target, write a capture.
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
-#include <filesystem>
 #include <fstream>
 #include <memory>
-#include <optional>
 #include <string>
 #include <unistd.h>
 #include <vector>
 
 #include "commands.h"
+#include "probe_args.h"
 #include "lockscope/capture/io.h"
 #include "lockscope/record/cgroup_paths.h"
 #include "lockscope/record/recorder.h"
@@ -29,25 +27,18 @@ struct RecordArgs {
     std::string output;
     std::string comm;
     std::string cgroup;
-    std::string syscall_backend = "auto";
     std::string wait_backend = "auto";
-    std::string hold_backend = "auto";
     std::string label;
     std::vector<int> pids;
     std::vector<std::string> lock_types;
     std::vector<std::string> locks;
     std::vector<std::string> stack_contains;
-    std::vector<std::string> user_lock_specs;
     std::vector<std::string> command;
+    OptInArgs optin;
 
     double duration = 0;
     double grace = 5;
     unsigned stack_depth = 16;
-    unsigned hold_sample = 1;
-    // Above the probe's own time under emulation (a few hundred ns), below a
-    // contended spin's (microseconds).
-    uint64_t acquire_min_ns = 1000;
-    unsigned syscall_sample = 1;
     unsigned stack_sample = 1;
     // ~2 us per walk: at most ~0.2% of each CPU goes to stack walks, and a
     // few thousand call paths a second per CPU is plenty to rank callers.
@@ -57,59 +48,19 @@ struct RecordArgs {
     // keep histograms dense while a lock contending at 10^5-10^6/s is timed
     // 1 in N (bench/record/README.md).
     unsigned timing_budget = 20000;
-    // Each timed call costs two clock reads and a histogram update on top of
-    // the hook; 20000 a second per CPU keeps p99 estimates dense while a
-    // syscall-bound workload (10^6 calls/s per CPU) is timed 1 in ~50.
-    unsigned syscall_budget = 20000;
     unsigned freq = probes::Options {}.cpu_frequency_hz;
 
     bool all = false;
     bool per_tgid = false;
     bool per_cgroup = false;
     bool lock_names = true;
-    bool hold = false;
-    bool no_hold = false;
-    bool holder_stacks = false;
     bool lock_owner = false;
     bool no_cpu = false;
-    bool syscalls = false; // --syscalls, or an option that implies it (the callback folds them in)
-    bool no_syscalls = false;
-    bool functions = false;
-    bool no_functions = false;
     bool exact = false; // every wait and every syscall timed
-    bool user_locks = false;
     bool user_stacks = false;
     bool as_root = false;
     bool stop_on_stdin_close = false;
 };
-
-// A backend the family can be forced to; any other is a usage error.
-probes::Backend parseBackend(const std::string& flag, const std::string& v, probes::HookFamily family)
-{
-    const std::optional<probes::Backend> b = probes::backendFromName(v);
-    if (!b)
-        throw CLI::ValidationError(flag, "unknown backend '" + v + "' (" + probes::backendNames() + ")");
-    const std::vector<probes::Backend> allowed = probes::familyBackends(family);
-    if (std::find(allowed.begin(), allowed.end(), *b) == allowed.end())
-        throw CLI::ValidationError(flag, "must be " + probes::backendNames(allowed, " or "));
-    return *b;
-}
-
-// "force the wait hook: auto, tp_btf, raw_tp, tracepoint"
-std::string backendHelp(const char* what, probes::HookFamily family)
-{
-    return std::string("force the ") + what + " hook: " + probes::backendNames(probes::familyBackends(family));
-}
-
-// --NAME and --no-NAME for a probe off unless asked for; returns --NAME
-// (other options may imply it).
-CLI::Option* addOptInProbe(CLI::App& cmd, const std::string& name, bool& on, bool& off, const std::string& help,
-                           const std::string& offHelp)
-{
-    CLI::Option* yes = cmd.add_flag("--" + name, on, help);
-    cmd.add_flag("--no-" + name, off, offHelp)->excludes(yes);
-    return yes;
-}
 
 std::string defaultOutput()
 {
@@ -130,36 +81,6 @@ std::vector<std::string> ownCommandLine()
     while (std::getline(in, arg, '\0'))
         argv.push_back(arg);
     return argv;
-}
-
-std::string libcPath()
-{
-    for (const char* p : {"/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6",
-                          "/lib/aarch64-linux-gnu/libc.so.6", "/usr/lib64/libc.so.6", "/lib64/libc.so.6"})
-        if (std::filesystem::exists(p))
-            return p;
-    return "libc.so.6";
-}
-
-// --user-lock BINARY:LOCK_FN:UNLOCK_FN[:TYPE]
-probes::UserLockSpec parseUserLock(const std::string& spec)
-{
-    enum Field : size_t { kBinary, kLockFn, kUnlockFn, kType, kFields };
-    std::vector<std::string> parts;
-    size_t start = 0;
-    for (size_t c; (c = spec.find(':', start)) != std::string::npos; start = c + 1)
-        parts.push_back(spec.substr(start, c - start));
-    parts.push_back(spec.substr(start));
-    const bool typed = parts.size() == kFields;
-    if ((parts.size() != kType && !typed) ||
-        std::any_of(parts.begin(), parts.begin() + kType, [](const auto& p) { return p.empty(); }))
-        throw CLI::ValidationError("--user-lock", "'" + spec + "': expected BINARY:LOCK_FN:UNLOCK_FN[:TYPE]");
-    probes::UserLockSpec u;
-    u.binary = parts[kBinary];
-    u.lock_fn = parts[kLockFn];
-    u.unlock_fn = parts[kUnlockFn];
-    u.type = typed ? parts[kType] : "user-lock";
-    return u;
 }
 
 // What to run or watch, and how to stop it.
@@ -213,26 +134,7 @@ void setSelection(const RecordArgs& a, record::RecordOptions& o)
     o.assemble.stack_contains = a.stack_contains;
 }
 
-// Holds, holder stacks and lock owners.
-void setHoldOptions(const RecordArgs& a, probes::Options& p)
-{
-    p.hold_sample = a.hold_sample;
-    p.acquire_min_ns = a.acquire_min_ns;
-    p.holder_stacks = a.holder_stacks;
-    p.lock_owner = a.lock_owner;
-    // The wait probe names a holder by finding the lock among the hold probe's held locks.
-    if (a.holder_stacks && a.no_hold)
-        throw CLI::ValidationError("--holder-stacks", "needs the hold probe: drop --no-hold");
-    if (a.holder_stacks && a.hold_sample > 1)
-        throw CLI::ValidationError("--holder-stacks",
-                                   "needs every spin-lock acquisition seen: drop --hold-sample");
-    // Off unless asked for (probes::Options::hold); a hold option asks for it.
-    const bool wanted = a.hold || a.holder_stacks || a.hold_sample > 1 || a.hold_backend != "auto";
-    if (wanted && !a.no_hold)
-        p.hold = parseBackend("--hold-backend", a.hold_backend, probes::HookFamily::Hold);
-}
-
-// Stack walks, timing budgets, syscalls, CPU sampling, hooks and user space.
+// Stack walks, timing budgets, CPU sampling, hooks, user space and the opt-in probes.
 void setCostOptions(const RecordArgs& a, record::RecordOptions& o)
 {
     auto& p = o.probe;
@@ -240,19 +142,11 @@ void setCostOptions(const RecordArgs& a, record::RecordOptions& o)
     p.stack_sample = a.stack_sample;
     p.stack_budget = a.stack_sample > 1 ? 0 : a.stack_budget;
     p.timing_budget = a.exact ? 0 : a.timing_budget;
-    p.syscalls = a.syscalls && !a.no_syscalls; // off unless asked for (probes::Options::syscalls)
-    if (a.functions)
-        p.functions = probes::Backend::Auto; // off unless asked for (probes::Options::functions)
-    p.syscall_sample = a.syscall_sample;
-    p.syscall_budget = a.exact || a.syscall_sample > 1 ? 0 : a.syscall_budget;
-    p.syscall_backend = parseBackend("--syscall-backend", a.syscall_backend, probes::HookFamily::Syscalls);
     p.cpu_frequency_hz = a.no_cpu ? 0 : a.freq;
     p.wait = parseBackend("--wait-backend", a.wait_backend, probes::HookFamily::Wait);
     p.user_stacks = a.user_stacks;
-    if (a.user_locks)
-        p.user_locks.push_back({libcPath(), "pthread_mutex_lock", "pthread_mutex_unlock", "pthread-mutex"});
-    for (const auto& spec : a.user_lock_specs)
-        p.user_locks.push_back(parseUserLock(spec));
+    p.lock_owner = a.lock_owner;
+    applyOptIn(a.optin, a.exact, p);
 }
 
 record::RecordOptions buildOptions(const RecordArgs& a, const std::vector<std::string>& argv)
@@ -260,7 +154,6 @@ record::RecordOptions buildOptions(const RecordArgs& a, const std::vector<std::s
     record::RecordOptions o;
     setTargets(a, argv, o);
     setSelection(a, o);
-    setHoldOptions(a, o.probe);
     setCostOptions(a, o);
     return o;
 }
@@ -313,8 +206,8 @@ void addSelectionOptions(CLI::App& cmd, RecordArgs& a)
                  "when the wait began (where the holder was)");
 }
 
-// The options that bound what recording costs; returns {--exact, --syscall-budget}.
-std::pair<CLI::Option*, CLI::Option*> addCostOptions(CLI::App& cmd, RecordArgs& a)
+// The options that bound what recording costs; returns --exact.
+CLI::Option* addCostOptions(CLI::App& cmd, RecordArgs& a)
 {
     helpGroup(cmd, "Cost and precision");
     cmd.add_option("--stack-depth", a.stack_depth,
@@ -336,71 +229,22 @@ std::pair<CLI::Option*, CLI::Option*> addCostOptions(CLI::App& cmd, RecordArgs& 
                    "that, 1 in N waits on each lock is timed, every one is counted, and the untimed ones are "
                    "given the times of the timed ones. 0: time every wait (--holder-stacks does)")
         ->check(CLI::Range(0u, 100000000u));
-    auto* scBudget = cmd.add_option("--syscall-budget", a.syscall_budget,
-                   "time at most about N IPC/timer syscalls per second per CPU (default 20000); above that, 1 in "
-                   "N calls of each syscall is timed, every call (and error) is counted, and the untimed ones are "
-                   "given the times of the timed ones. 0: time every call (implies --syscalls)")
-        ->check(CLI::Range(0u, 100000000u));
     auto* exact = cmd.add_flag("--exact", a.exact,
                    "time every contended wait and every IPC/timer syscall (--timing-budget 0 --syscalls "
                    "--syscall-budget 0): exact histograms, at a higher cost on busy workloads")
-        ->excludes(timingBudget)
-        ->excludes(scBudget);
+        ->excludes(timingBudget);
     cmd.add_flag("--no-cpu", a.no_cpu, "do not sample on-CPU stacks");
     cmd.add_option("--freq", a.freq,
                    "CPU sampling frequency in Hz per CPU (default " + std::to_string(a.freq) +
                        "; each sample is a timer interrupt, which a VM makes dear)")
         ->check(CLI::Range(1u, 100000u));
-    return {exact, scBudget};
-}
-
-// The probes off unless asked for (kOptInProbes) and their options; returns
-// every option that asks for syscall timing.
-std::vector<const CLI::Option*> addOptInOptions(CLI::App& cmd, RecordArgs& a, CLI::Option* exact,
-                                                CLI::Option* scBudget)
-{
-    helpGroup(cmd, "Probes off unless asked for (each hooks every call of what it times)");
-    addOptInProbe(cmd, "hold", a.hold, a.no_hold,
-                  "time spin-lock holds (fentry/kprobe on every spin-lock acquisition in the system: dear on "
-                  "lock-heavy loads; implied by the other hold options)",
-                  "do not probe hold times (the default without --hold)");
-    cmd.add_option("--hold-sample", a.hold_sample, "time 1 in N spin-lock holds (implies --hold)")
-        ->check(CLI::Range(1u, 1000000u));
-    cmd.add_option("--acquire-min-ns", a.acquire_min_ns,
-                   "with --hold: time spin-lock acquisitions whose lock call took at least this long (the spin "
-                   "the contention tracepoint may not report)")
-        ->check(CLI::Range(uint64_t{1}, uint64_t{1000000000}))
-        ->capture_default_str();
-    cmd.add_flag("--holder-stacks", a.holder_stacks,
-                 "name the stack holding a spinlock while others waited (turns the hold probe on)");
-    auto* syscalls = addOptInProbe(cmd, "syscalls", a.syscalls, a.no_syscalls,
-                  "time IPC/timer syscalls (semtimedop, timer_gettime, ...; fentry, else raw_tp, which slows every "
-                  "syscall on the machine): a hook on every call, dear on syscall-bound loads; implied by --exact "
-                  "and the --syscall-* options",
-                  "do not time IPC/timer syscalls (the default without --syscalls)");
-    auto* scSample = cmd.add_option("--syscall-sample", a.syscall_sample,
-                   "time exactly 1 in N IPC/timer syscalls per thread instead of a budget (implies --syscalls)")
-        ->check(CLI::Range(1u, 1000000u))
-        ->excludes(scBudget)
-        ->excludes(exact);
-    auto* scBackend = cmd.add_option("--syscall-backend", a.syscall_backend,
-                   backendHelp("syscall", probes::HookFamily::Syscalls) + " (implies --syscalls)");
-    addOptInProbe(cmd, "functions", a.functions, a.no_functions,
-                  "time the kernel functions that look up and lock IPC and timer objects (__lock_timer, "
-                  "ipc_obtain_object_check, ...): every call, through fentry or kprobes",
-                  "do not time those functions (the default)");
-    cmd.add_flag("--user-locks", a.user_locks, "also probe pthread_mutex_lock/unlock (uprobes)");
-    cmd.add_option("--user-lock", a.user_lock_specs,
-                   "probe a user lock: BINARY:LOCK_FN:UNLOCK_FN[:TYPE] (a wait counts when LOCK_FN returns 0)")
-        ->allow_extra_args(false);
-    return {syscalls, exact, scBudget, scSample, scBackend};
+    return exact;
 }
 
 void addMiscOptions(CLI::App& cmd, RecordArgs& a)
 {
     helpGroup(cmd, "Hooks, stacks and the workload");
     cmd.add_option("--wait-backend", a.wait_backend, backendHelp("wait", probes::HookFamily::Wait));
-    cmd.add_option("--hold-backend", a.hold_backend, backendHelp("hold", probes::HookFamily::Hold));
     cmd.add_flag("--user-stacks", a.user_stacks,
                  "take the waiter's user stack too (walked by frame pointers: a binary built without them "
                  "shows its innermost frame only)");
@@ -476,12 +320,12 @@ void addRecordCommand(CLI::App& app, Result& result)
                 "  sudo lockscope record --syscalls --hold -- semop-multi --multi --threads 8");
     addTargetOptions(*cmd, *args);
     addSelectionOptions(*cmd, *args);
-    auto [exact, scBudget] = addCostOptions(*cmd, *args);
-    const auto syscallAskers = addOptInOptions(*cmd, *args, exact, scBudget);
+    CLI::Option* exact = addCostOptions(*cmd, *args);
+    const OptInOptions optin = addOptInOptions(*cmd, args->optin, true);
+    exact->excludes(optin.syscall_budget)->excludes(optin.syscall_sample);
     addMiscOptions(*cmd, *args);
-    cmd->callback([args, &result, syscallAskers]() {
-        for (const CLI::Option* asked : syscallAskers)
-            args->syscalls = args->syscalls || asked->count() > 0;
+    cmd->callback([args, &result, optin]() {
+        foldSyscallAskers(optin, args->optin);
         recordAndSummarize(*args, result);
     });
 }
