@@ -48,7 +48,7 @@ std::string number(uint64_t v)
 
 class Exposition {
 public:
-    void family(const char* name, const char* type, const char* help)
+    void family(const std::string& name, const char* type, const std::string& help)
     {
         text_ += std::string("# HELP ") + name + ' ' + help + '\n';
         text_ += std::string("# TYPE ") + name + ' ' + type + '\n';
@@ -83,24 +83,29 @@ std::vector<LockRow> lockRows(const LockSeries& series)
     return rows;
 }
 
+// One histogram series: log2 buckets of nanoseconds as cumulative buckets in seconds.
+void histogramSeries(Exposition& x, const std::string& name, const std::string& labels,
+                     const std::array<uint64_t, Log2Hist::kBuckets>& buckets, uint64_t count, uint64_t ns)
+{
+    uint64_t cumulative = 0;
+    for (unsigned b = 0; b < kFirstBucket; ++b)
+        cumulative += buckets[b];
+    for (unsigned b = kFirstBucket; b <= kLastBucket; ++b) {
+        cumulative += buckets[b];
+        const double le = double(uint64_t(1) << (b + 1)) * 1e-9;
+        x.sample(name + "_bucket", labels + ",le=\"" + bound(le) + '"', number(cumulative));
+    }
+    x.sample(name + "_bucket", labels + ",le=\"+Inf\"", number(count));
+    x.sample(name + "_sum", labels, number(double(ns) * 1e-9));
+    x.sample(name + "_count", labels, number(count));
+}
+
 void histogram(Exposition& x, const std::string& name, const std::vector<LockRow>& rows,
                std::array<uint64_t, Log2Hist::kBuckets> LockFigures::*buckets, uint64_t LockFigures::*count,
                uint64_t LockFigures::*ns)
 {
-    for (const LockRow& r : rows) {
-        const LockFigures& f = *r.figures;
-        uint64_t cumulative = 0;
-        for (unsigned b = 0; b < kFirstBucket; ++b)
-            cumulative += (f.*buckets)[b];
-        for (unsigned b = kFirstBucket; b <= kLastBucket; ++b) {
-            cumulative += (f.*buckets)[b];
-            const double le = double(uint64_t(1) << (b + 1)) * 1e-9;
-            x.sample(name + "_bucket", r.labels + ",le=\"" + bound(le) + '"', number(cumulative));
-        }
-        x.sample(name + "_bucket", r.labels + ",le=\"+Inf\"", number(f.*count));
-        x.sample(name + "_sum", r.labels, number(double(f.*ns) * 1e-9));
-        x.sample(name + "_count", r.labels, number(f.*count));
-    }
+    for (const LockRow& r : rows)
+        histogramSeries(x, name, r.labels, r.figures->*buckets, r.figures->*count, r.figures->*ns);
 }
 
 void lockMetrics(Exposition& x, const LockSeries& series, bool holds)
@@ -129,6 +134,33 @@ void lockMetrics(Exposition& x, const LockSeries& series, bool holds)
     x.family("lockscope_lock_hold_duration_seconds", "histogram", "Duration of each timed hold, in seconds.");
     histogram(x, "lockscope_lock_hold_duration_seconds", rows, &LockFigures::hold_buckets, &LockFigures::holds,
               &LockFigures::hold_ns);
+}
+
+// The opt-in latency probes (--syscalls: label syscall; --functions: label
+// function): calls, errors and the duration histogram. Under a timing budget
+// the untimed calls have the timed ones' times (LatencyEntry); sampled 1 in N
+// (--syscall-sample), the histogram and errors hold the timed calls only.
+void latencyMetrics(Exposition& x, const std::vector<LatencyEntry>& entries, const char* what, const char* label,
+                    const std::string& whose)
+{
+    if (entries.empty())
+        return;
+    const std::string prefix = std::string("lockscope_") + what;
+    std::vector<std::string> labels;
+    for (const LatencyEntry& e : entries)
+        labels.push_back(std::string(label) + "=\"" + escapeLabel(e.name) + '"');
+    x.family(prefix + "_calls_total", "counter", "Calls of each " + whose + ", counted on return.");
+    for (size_t i = 0; i < entries.size(); ++i)
+        x.sample(prefix + "_calls_total", labels[i], number(entries[i].calls()));
+    x.family(prefix + "_errors_total", "counter", "Calls of each " + whose + " that returned an error.");
+    for (size_t i = 0; i < entries.size(); ++i)
+        x.sample(prefix + "_errors_total", labels[i], number(entries[i].errors));
+    x.family(prefix + "_duration_seconds", "histogram",
+             "Duration of each call of each " + whose + ", entry to return, in seconds (log2 buckets).");
+    for (size_t i = 0; i < entries.size(); ++i) {
+        const Log2Hist& h = entries[i].latency;
+        histogramSeries(x, prefix + "_duration_seconds", labels[i], h.buckets(), h.count(), h.total());
+    }
 }
 
 void cpuMetrics(Exposition& x, const CpuProfile& cpu)
@@ -227,6 +259,8 @@ std::string renderMetrics(const LockSeries& series, const Capture& cumulative, c
     for (const Lock& l : cumulative.locks)
         holds = holds || !l.hold.empty();
     lockMetrics(x, series, holds);
+    latencyMetrics(x, cumulative.syscalls, "syscall", "syscall", "IPC/timer syscall (--syscalls)");
+    latencyMetrics(x, cumulative.functions, "function", "function", "IPC/timer lookup function (--functions)");
     cpuMetrics(x, cumulative.cpu);
     statsMetrics(x, cumulative.stats, health);
     healthMetrics(x, health);

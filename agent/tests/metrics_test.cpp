@@ -29,6 +29,16 @@ Capture slice()
     c.cpu.lock_samples = 7;
     c.cpu.frequency_hz = 199;
     c.stats.events = 15;
+    LatencyEntry sem{"semtimedop", {}, 2};
+    for (uint64_t ns : {300ull, 5000ull, 5000ull})
+        sem.latency.add(ns);
+    c.syscalls.push_back(sem);
+    LatencyEntry sampled{"timer_gettime", {}, 0, 4, 40}; // 1 in 4 timed, 40 calls counted
+    sampled.latency.add(1000);
+    c.syscalls.push_back(sampled);
+    LatencyEntry fn{"__lock_timer", {}, 0};
+    fn.latency.add(700);
+    c.functions.push_back(fn);
     return c;
 }
 
@@ -82,6 +92,35 @@ TEST(Metrics, HistogramBucketsAreCumulativeAndEndAtTheCount)
               std::string::npos);
     EXPECT_NE(text.find("lock=\"rwsem@weird \\\"quoted\\\\name\\\"\\n\""), std::string::npos) << "escaped label";
     EXPECT_NE(text.find("lockscope_cpu_samples_total{state=\"spin\"} 7"), std::string::npos);
+}
+
+TEST(Metrics, SyscallsAndFunctionsHaveCallsErrorsAndDurations)
+{
+    const std::string text = sampleText();
+    EXPECT_NE(text.find("lockscope_syscall_calls_total{syscall=\"semtimedop\"} 3\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("lockscope_syscall_errors_total{syscall=\"semtimedop\"} 2\n"), std::string::npos);
+    EXPECT_NE(text.find("lockscope_syscall_duration_seconds_bucket{syscall=\"semtimedop\",le=\"5.12e-07\"} 1\n"),
+              std::string::npos);
+    EXPECT_NE(text.find("lockscope_syscall_duration_seconds_bucket{syscall=\"semtimedop\",le=\"8.192e-06\"} 3\n"),
+              std::string::npos);
+    EXPECT_NE(text.find("lockscope_syscall_duration_seconds_sum{syscall=\"semtimedop\"} 1.03"),
+              std::string::npos);
+    // Sampled: every call counted, the histogram has the timed one.
+    EXPECT_NE(text.find("lockscope_syscall_calls_total{syscall=\"timer_gettime\"} 40\n"), std::string::npos);
+    EXPECT_NE(text.find("lockscope_syscall_duration_seconds_count{syscall=\"timer_gettime\"} 1\n"),
+              std::string::npos);
+    EXPECT_NE(text.find("lockscope_function_calls_total{function=\"__lock_timer\"} 1\n"), std::string::npos);
+    EXPECT_NE(text.find("# TYPE lockscope_function_duration_seconds histogram\n"), std::string::npos);
+}
+
+TEST(Metrics, NoLatencyFamiliesWithoutTheProbes)
+{
+    Capture c = slice();
+    c.syscalls.clear();
+    c.functions.clear();
+    const std::string text = renderMetrics(LockSeries(2), c, AgentHealth{});
+    EXPECT_EQ(text.find("lockscope_syscall_"), std::string::npos);
+    EXPECT_EQ(text.find("lockscope_function_"), std::string::npos);
 }
 
 } // namespace

@@ -230,6 +230,27 @@ TEST(KernelGuest, AgentDrainsHoldsAndServesThem)
     EXPECT_EQ(profile.substr(0, 2), std::string("\x1f\x8b")) << "not gzip";
 }
 
+// The agent's syscall and function halves, drained every window while the
+// timers workload ran: the same exact counts as rec_timers (the guest runs
+// nothing else that calls them).
+TEST(KernelGuest, AgentDrainsSyscallsAndFunctionsExactly)
+{
+    REQUIRE_RECORD();
+    const std::string log = slurp(kSession / "agent_hold.log");
+    ASSERT_TRUE(fs::exists(kSession / "agent_hold_capture.json")) << "the agent said:\n" << tailLines(log, 15);
+    const auto agent = lockscope::readCapture((kSession / "agent_hold_capture.json").string());
+    const auto* lt = probe(agent, "function:__lock_timer");
+    ASSERT_NE(lt, nullptr);
+    EXPECT_TRUE(lt->attached) << lt->reason;
+    EXPECT_EQ(latencyCount(agent.functions, "__lock_timer"), 4001u);
+    EXPECT_EQ(latencyCount(agent.syscalls, "timer_gettime"), 4000u);
+    EXPECT_EQ(latencyCount(agent.syscalls, "timer_delete"), 1u);
+    const std::string metrics = slurp(kSession / "agent_hold_metrics.txt");
+    for (const char* series : {"lockscope_syscall_calls_total{syscall=\"timer_gettime\"} 4000\n",
+                               "lockscope_function_calls_total{function=\"__lock_timer\"} 4001\n"})
+        EXPECT_NE(metrics.find(series), std::string::npos) << "no " << series << " in /metrics";
+}
+
 // --per-cgroup on the kernel hold probe: the semaphore workload ran in two
 // cgroups the guest step made; each group's spinlock holds from the
 // semaphore code are filed under it, and no hold is left without a group.
