@@ -52,6 +52,9 @@ def main():
     ap.add_argument("--check", action="store_true", help="a test: exit 1 on growth, a full map or loss")
     ap.add_argument("--lock-owner", action="store_true",
                     help="the agent with --lock-owner, its owners' profile requested as the waits' is")
+    ap.add_argument("--opt-in", action="store_true",
+                    help="the agent with --syscalls --user-locks, and a process a second that locks a pthread "
+                         "mutex from 2 threads: user stacks of processes that come and go")
     a = ap.parse_args()
     if os.geteuid() != 0:
         if a.check:
@@ -72,10 +75,14 @@ def main():
              f"{timer} --procs 1 --threads 2 --duration {secs} >/dev/null"]
     if a.lock_owner:  # a mutex with owners: the f_pos_lock of one file read by 2 threads
         loads.append(f"{os.path.join(b, 'collector', 'tests', 'contend-workload')} filepos 2 {secs}")
+    if a.opt_in:
+        contend = os.path.join(b, "collector", "tests", "contend-workload")
+        loads.append(f"while :; do {contend} mutex 2 1 >/dev/null; done")
     tmp = tempfile.mkdtemp(prefix="lockscope-agent-soak-")
     log = open(os.path.join(tmp, "agent.log"), "w+")
     agent = subprocess.Popen([lockscope, "agent", "--listen", "127.0.0.1:0", "--window", str(a.w),
-                              *(["--lock-owner"] if a.lock_owner else [])],
+                              *(["--lock-owner"] if a.lock_owner else []),
+                              *(["--syscalls", "--user-locks"] if a.opt_in else [])],
                              stdout=log, stderr=log)
     port = None
     for _ in range(600):
