@@ -99,6 +99,7 @@ AgentHealth Agent::healthLocked()
     AgentHealth h = health_;
     h.stack_ids_forgotten = recording_->stacksForgotten();
     h.stacks_not_kept = cumulative_.stacksNotKept();
+    h.user_stacks_of_exited = recording_->userStacksOfExited();
     h.locks_forgotten = series_.locksForgotten();
     h.locks_folded = cumulative_.locksFolded();
     h.owners_folded = cumulative_.ownersFolded();

@@ -192,10 +192,12 @@ void statsMetrics(Exposition& x, const Stats& st, const AgentHealth& h)
     x.sample("lockscope_agent_recursion_misses_total", "", number(st.recursion_misses));
     x.family("lockscope_agent_stacks_not_taken_total", "counter",
              "Events kept without their stack, by why: failed (the walk failed), budget (stack budget), "
-             "table_full (the agent's stack table was full).");
+             "table_full (the agent's stack table was full), process_exited (a user lock's process was gone "
+             "before the read-out could name its stack).");
     x.sample("lockscope_agent_stacks_not_taken_total", "reason=\"failed\"", number(st.stack_failures));
     x.sample("lockscope_agent_stacks_not_taken_total", "reason=\"budget\"", number(st.stacks_unsampled));
     x.sample("lockscope_agent_stacks_not_taken_total", "reason=\"table_full\"", number(h.stacks_not_kept));
+    x.sample("lockscope_agent_stacks_not_taken_total", "reason=\"process_exited\"", number(h.user_stacks_of_exited));
     x.family("lockscope_agent_waits_untimed_total", "counter",
              "Contended waits counted but not timed (timing budget): their times follow the timed ones.");
     x.sample("lockscope_agent_waits_untimed_total", "", number(st.waits_untimed));

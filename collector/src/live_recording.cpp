@@ -3,6 +3,7 @@
 
 #include "lockscope/record/record_filters.h"
 #include "lockscope/record/system_info.h"
+#include "lockscope/record/workload.h"
 #include "record_steps.h"
 
 namespace lockscope::record {
@@ -57,10 +58,13 @@ Capture LiveRecording::readOut()
     slice.probes = probes_;
     last_ = now;
     lastWall_ = std::chrono::system_clock::now();
+    noteStacks(snap);
+    dropUnnamableUserStacks(snap);
     detail::assembleSnapshot(snap, opt_, state_->popt, *state_->session, state_->symbols, state_->userSymbols, 0,
                              slice);
     ++readOuts_;
-    forgetIdleStacks(snap);
+    forgetIdleStacks();
+    state_->userSymbols.forgetExited(); // their later events are unnamable (dropUnnamableUserStacks)
     return slice;
 }
 
@@ -69,7 +73,7 @@ std::vector<probes::ProgramStats> LiveRecording::programStats() const
     return state_->session->programStats();
 }
 
-void LiveRecording::forgetIdleStacks(const probes::Snapshot& snap)
+void LiveRecording::noteStacks(const probes::Snapshot& snap)
 {
     for (const auto* records : {&snap.waits, &snap.holds, &snap.user_waits, &snap.user_holds})
         for (const auto& r : *records)
@@ -82,6 +86,33 @@ void LiveRecording::forgetIdleStacks(const probes::Snapshot& snap)
     for (const auto& o : snap.owners) // a wait's stack, drained with its owner
         if (o.wait_kstack_id >= 0)
             stackLastSeen_[o.wait_kstack_id] = readOuts_;
+}
+
+// A process that exited within the window took its memory map along: its
+// user stacks cannot be named, and their raw addresses differ from process
+// to process (ASLR), so each short-lived process would make a lock key and
+// a stack of its own (a shell loop: hundreds a second, crowding every real
+// lock out of the bounded tables). Such events count under their lock's
+// unknown caller, without a stack.
+void LiveRecording::dropUnnamableUserStacks(probes::Snapshot& snap)
+{
+    std::map<uint32_t, bool> gone;
+    for (auto* records : {&snap.user_waits, &snap.user_holds})
+        for (auto& r : *records) {
+            if (r.ustack_id < 0)
+                continue;
+            auto [it, added] = gone.try_emplace(r.tgid, false);
+            if (added)
+                it->second = !state_->userSymbols.knows(pid_t(r.tgid)) && !processExists(pid_t(r.tgid));
+            if (it->second) {
+                r.ustack_id = -1;
+                userStacksOfExited_ += r.hist.count();
+            }
+        }
+}
+
+void LiveRecording::forgetIdleStacks()
+{
     for (auto it = stackLastSeen_.begin(); it != stackLastSeen_.end();) {
         if (readOuts_ - it->second < kStackIdleReadOuts) {
             ++it;

@@ -181,4 +181,18 @@ void UserSymbols::retire(pid_t pid, const std::vector<uint64_t>& addresses)
     caches_.erase(it);
 }
 
+void UserSymbols::forgetExited()
+{
+    for (auto it = caches_.begin(); it != caches_.end();) {
+        if (processExists(it->first)) {
+            ++it;
+            continue;
+        }
+        if (it->second.syms)
+            bcc().free_symcache(it->second.syms, it->first);
+        it = caches_.erase(it);
+    }
+    retired_.clear();
+}
+
 } // namespace lockscope::record

@@ -24,6 +24,7 @@ struct AgentHealth {
     double last_readout_seconds = 0;
     uint64_t stack_ids_forgotten = 0;  // kernel stack ids deleted after going idle
     uint64_t stacks_not_kept = 0;      // sites filed under the full stack table
+    uint64_t user_stacks_of_exited = 0;// user-lock events of processes gone before the read-out
     uint64_t locks_forgotten = 0;      // locks dropped from the metrics' ranking memory
     uint64_t locks_folded = 0;         // lock records folded into "[other locks]" of the cumulative profile
     uint64_t owners_folded = 0;        // lock owners folded into "[owners not kept]" of the cumulative profile

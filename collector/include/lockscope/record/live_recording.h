@@ -37,11 +37,16 @@ public:
     // Kernel stack ids deleted from the stack maps after not being seen for
     // a few read-outs (the maps would fill up otherwise).
     uint64_t stacksForgotten() const { return stacksForgotten_; }
+    // User-lock events whose process was gone before the read-out, kept
+    // without their user stack (see dropUnnamableUserStacks).
+    uint64_t userStacksOfExited() const { return userStacksOfExited_; }
     // The loaded BPF programs' run statistics (probes::Session::programStats).
     std::vector<probes::ProgramStats> programStats() const;
 
 private:
-    void forgetIdleStacks(const probes::Snapshot& snap);
+    void noteStacks(const probes::Snapshot& snap);
+    void dropUnnamableUserStacks(probes::Snapshot& snap);
+    void forgetIdleStacks();
 
     struct State;
     std::unique_ptr<State> state_;
@@ -51,8 +56,9 @@ private:
     std::chrono::steady_clock::time_point last_;
     std::chrono::system_clock::time_point lastWall_;
     uint64_t readOuts_ = 0;
-    std::map<int64_t, uint64_t> stackLastSeen_; // kernel stack id -> read-out that last saw it
+    std::map<int64_t, uint64_t> stackLastSeen_; // stack id -> read-out that last saw it
     uint64_t stacksForgotten_ = 0;
+    uint64_t userStacksOfExited_ = 0;
 };
 
 } // namespace lockscope::record

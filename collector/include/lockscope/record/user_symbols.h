@@ -42,12 +42,23 @@ public:
     // frames and frees its cache. Later resolves of other addresses of it
     // give unresolved frames.
     void retire(pid_t pid, const std::vector<uint64_t>& addresses);
+    // Frees everything kept for processes that have exited, caches and
+    // retired frames alike: for a reader that names stacks while their
+    // process lives (lockscope agent), not after (record's retire).
+    void forgetExited();
 
     // Why user stacks cannot be symbolized (libbcc missing), "" when they can.
     // Loads libbcc on first call.
     static const std::string& unavailable();
 
     size_t cachedProcesses() const noexcept { return caches_.size(); }
+    // Whether addresses of pid can still be named once it exits: its cache
+    // or frames retired with it are kept.
+    bool knows(pid_t pid) const
+    {
+        const auto r = retired_.find(pid);
+        return caches_.count(pid) || (r != retired_.end() && !r->second.empty());
+    }
     // Caches dropped at the limit whose process had already exited.
     uint64_t lostExited() const noexcept { return lostExited_; }
 
