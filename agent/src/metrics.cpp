@@ -147,6 +147,7 @@ void latencyMetrics(Exposition& x, const std::vector<LatencyEntry>& entries, con
         return;
     const std::string prefix = std::string("lockscope_") + what;
     std::vector<std::string> labels;
+    labels.reserve(entries.size());
     for (const LatencyEntry& e : entries)
         labels.push_back(std::string(label) + "=\"" + escapeLabel(e.name) + '"');
     x.family(prefix + "_calls_total", "counter", "Calls of each " + whose + ", counted on return.");

@@ -27,18 +27,6 @@
 namespace lockscope::probes {
 namespace {
 
-Options quiet()
-{
-    Options o;
-    o.wait = Backend::Off;
-    o.hold = Backend::Off;
-    o.functions = Backend::Off;
-    o.syscalls = false;
-    o.cpu_frequency_hz = 0;
-    o.tgids = { static_cast<uint32_t>(getpid()) };
-    return o;
-}
-
 const ProbeStatus* findStatus(const Session& s, const std::string& name)
 {
     for (const ProbeStatus& st : s.status())
@@ -82,7 +70,7 @@ TEST(Session, EveryRequestedProbeHasAStatusAndSkipsSayWhy)
 TEST(Session, ProgramCodeMatchesKallsyms)
 {
     LOCKSCOPE_REQUIRE_ROOT();
-    Options o = quiet();
+    Options o = quietOptions();
     o.wait = Backend::Auto;
     o.syscalls = true;
     auto s = Session::open(o);
@@ -117,7 +105,7 @@ TEST(Session, ProgramCodeMatchesKallsyms)
 TEST(Session, HoldAutoExplainsEachRefusedBackend)
 {
     LOCKSCOPE_REQUIRE_ROOT();
-    Options o = quiet();
+    Options o = quietOptions();
     o.wait = Backend::Auto; // open() needs one attachable probe
     o.hold = Backend::Auto;
     auto s = Session::open(o);
@@ -136,7 +124,7 @@ TEST(Session, HoldAutoExplainsEachRefusedBackend)
 TEST(Session, HoldProbesRecordRealHolds)
 {
     LOCKSCOPE_REQUIRE_ROOT();
-    Options o = quiet();
+    Options o = quietOptions();
     o.wait = Backend::Auto; // open() needs one attachable probe
     o.hold = Backend::Auto;
     auto s = Session::open(o);
@@ -155,7 +143,7 @@ TEST(Session, HoldProbesRecordRealHolds)
 TEST(Session, FunctionProbesAreLookedUpAndAttachedOrExplained)
 {
     LOCKSCOPE_REQUIRE_ROOT();
-    Options o = quiet();
+    Options o = quietOptions();
     o.wait = Backend::Auto; // open() needs one attachable probe
     o.functions = Backend::Auto;
     Snapshot snap;
@@ -175,7 +163,7 @@ TEST(Session, FunctionProbesAreLookedUpAndAttachedOrExplained)
 TEST(Session, AbsentKernelFunctionsAreSkippedWithTheReason)
 {
     LOCKSCOPE_REQUIRE_ROOT();
-    Options o = quiet();
+    Options o = quietOptions();
     o.wait = Backend::Auto; // keep one probe attachable so open() succeeds
     o.functions = Backend::Auto;
     auto s = Session::open(o);
@@ -194,7 +182,7 @@ TEST(Session, AbsentKernelFunctionsAreSkippedWithTheReason)
 TEST(Session, SyscallLatencyCountsEveryCall)
 {
     LOCKSCOPE_REQUIRE_ROOT();
-    Options o = quiet();
+    Options o = quietOptions();
     o.syscalls = true;
     auto s = Session::open(o);
     const uint64_t semops = test::semopContention(2, 3000);
@@ -255,7 +243,7 @@ void failingSemops(int n)
 TEST(Session, SyscallLatencyPairsExactlyAndFollowsTheTgidFilter)
 {
     LOCKSCOPE_REQUIRE_ROOT();
-    Options o = quiet();
+    Options o = quietOptions();
     o.syscalls = true;
     o.follow_forks = false;
     auto s = Session::open(o);
@@ -284,7 +272,7 @@ TEST(Session, SyscallLatencyPairsExactlyAndFollowsTheTgidFilter)
 TEST(Session, SyscallSamplingTimesOneInNAndCountsEveryCall)
 {
     LOCKSCOPE_REQUIRE_ROOT();
-    Options o = quiet();
+    Options o = quietOptions();
     o.syscalls = true;
     o.syscall_sample = 4;
     auto s = Session::open(o);
@@ -311,7 +299,7 @@ TEST(Session, SyscallSamplingTimesOneInNAndCountsEveryCall)
 TEST(Session, SyscallBackendFallsBackFromFentryWithTheReason)
 {
     LOCKSCOPE_REQUIRE_ROOT();
-    Options o = quiet();
+    Options o = quietOptions();
     o.syscalls = true;
     o.syscall_backend = Backend::Fentry;
     std::string fentry_refused;
@@ -366,7 +354,7 @@ TEST(Session, SyscallLatencyFollowsTheCommFilter)
     LOCKSCOPE_REQUIRE_ROOT();
     char comm[16] = {};
     ASSERT_EQ(pthread_getname_np(pthread_self(), comm, sizeof(comm)), 0);
-    Options o = quiet();
+    Options o = quietOptions();
     o.syscalls = true;
     o.comm = comm;
     auto s = Session::open(o);
@@ -386,7 +374,7 @@ TEST(Session, SyscallLatencyFollowsTheCommFilter)
 TEST(Session, CpuSamplingSeesKernelStacks)
 {
     LOCKSCOPE_REQUIRE_ROOT();
-    Options o = quiet();
+    Options o = quietOptions();
     o.cpu_frequency_hz = 997;
     auto s = Session::open(o);
     Snapshot snap;
@@ -418,7 +406,7 @@ TEST(Session, CpuSamplingSeesKernelStacks)
 TEST(Session, CpuSamplesInUserModeAreNotStackFailures)
 {
     LOCKSCOPE_REQUIRE_ROOT();
-    Options o = quiet();
+    Options o = quietOptions();
     o.cpu_frequency_hz = 997;
     auto s = Session::open(o);
     volatile uint64_t sink = 0;
@@ -442,7 +430,7 @@ TEST(Session, CpuSamplesInUserModeAreNotStackFailures)
 TEST(Session, UserLocksMeasureWaitAndHoldOfPthreadMutexes)
 {
     LOCKSCOPE_REQUIRE_ROOT();
-    Options o = quiet();
+    Options o = quietOptions();
     o.user_locks = defaultUserLocks();
     auto s = Session::open(o);
     const ProbeStatus* st = findStatus(*s, "user_lock:pthread_mutex_lock");
@@ -486,7 +474,7 @@ TEST(Session, UserLocksMeasureWaitAndHoldOfPthreadMutexes)
 TEST(Session, ForkedChildrenJoinTheFilter)
 {
     LOCKSCOPE_REQUIRE_ROOT();
-    Options o = quiet();
+    Options o = quietOptions();
     o.syscalls = true;
     o.per_tgid = true;
     auto s = Session::open(o);

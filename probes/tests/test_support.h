@@ -10,6 +10,8 @@
 #include <bpf/libbpf.h>
 #include <gtest/gtest.h>
 
+#include "lockscope/probes/probes.h"
+
 // BPF tests need root; without it they skip and say why.
 #define LOCKSCOPE_REQUIRE_ROOT()                                                                             \
     do {                                                                                                     \
@@ -27,4 +29,17 @@ inline uint64_t sumCounter(int counters_fd, uint32_t key)
     for (uint64_t x : v)
         s += x;
     return s;
+}
+
+// Every probe off and only this process followed: a test turns on what it checks.
+inline lockscope::probes::Options quietOptions()
+{
+    lockscope::probes::Options o;
+    o.wait = lockscope::probes::Backend::Off;
+    o.hold = lockscope::probes::Backend::Off;
+    o.functions = lockscope::probes::Backend::Off;
+    o.syscalls = false;
+    o.cpu_frequency_hz = 0;
+    o.tgids = { static_cast<uint32_t>(getpid()) };
+    return o;
 }

@@ -25,16 +25,11 @@
 namespace lockscope::probes {
 namespace {
 
+// As quietOptions(), read out per window (Options::drain) as the agent does.
 Options quiet()
 {
-    Options o;
-    o.wait = Backend::Off;
-    o.hold = Backend::Off;
-    o.functions = Backend::Off;
-    o.syscalls = false;
-    o.cpu_frequency_hz = 0;
+    Options o = quietOptions();
     o.drain = true;
-    o.tgids = { static_cast<uint32_t>(getpid()) };
     return o;
 }
 
