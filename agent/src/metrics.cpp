@@ -137,11 +137,11 @@ void lockMetrics(Exposition& x, const LockSeries& series, bool holds)
 }
 
 // The opt-in latency probes (--syscalls: label syscall; --functions: label
-// function): calls, errors and the duration histogram. Under a timing budget
+// function): calls, errors (syscalls) and the duration histogram. Under a timing budget
 // the untimed calls have the timed ones' times (LatencyEntry); sampled 1 in N
 // (--syscall-sample), the histogram and errors hold the timed calls only.
 void latencyMetrics(Exposition& x, const std::vector<LatencyEntry>& entries, const char* what, const char* label,
-                    const std::string& whose)
+                    const std::string& whose, bool errors)
 {
     if (entries.empty())
         return;
@@ -153,9 +153,11 @@ void latencyMetrics(Exposition& x, const std::vector<LatencyEntry>& entries, con
     x.family(prefix + "_calls_total", "counter", "Calls of each " + whose + ", counted on return.");
     for (size_t i = 0; i < entries.size(); ++i)
         x.sample(prefix + "_calls_total", labels[i], number(entries[i].calls()));
-    x.family(prefix + "_errors_total", "counter", "Calls of each " + whose + " that returned an error.");
-    for (size_t i = 0; i < entries.size(); ++i)
-        x.sample(prefix + "_errors_total", labels[i], number(entries[i].errors));
+    if (errors) {
+        x.family(prefix + "_errors_total", "counter", "Calls of each " + whose + " that returned an error.");
+        for (size_t i = 0; i < entries.size(); ++i)
+            x.sample(prefix + "_errors_total", labels[i], number(entries[i].errors));
+    }
     x.family(prefix + "_duration_seconds", "histogram",
              "Duration of each call of each " + whose + ", entry to return, in seconds (log2 buckets).");
     for (size_t i = 0; i < entries.size(); ++i) {
@@ -262,8 +264,9 @@ std::string renderMetrics(const LockSeries& series, const Capture& cumulative, c
     for (const Lock& l : cumulative.locks)
         holds = holds || !l.hold.empty();
     lockMetrics(x, series, holds);
-    latencyMetrics(x, cumulative.syscalls, "syscall", "syscall", "IPC/timer syscall (--syscalls)");
-    latencyMetrics(x, cumulative.functions, "function", "function", "IPC/timer lookup function (--functions)");
+    latencyMetrics(x, cumulative.syscalls, "syscall", "syscall", "IPC/timer syscall (--syscalls)", true);
+    // The function probe times calls but does not read what they return.
+    latencyMetrics(x, cumulative.functions, "function", "function", "IPC/timer lookup function (--functions)", false);
     cpuMetrics(x, cumulative.cpu);
     statsMetrics(x, cumulative.stats, health);
     healthMetrics(x, health);

@@ -111,6 +111,7 @@ TEST(Metrics, SyscallsAndFunctionsHaveCallsErrorsAndDurations)
               std::string::npos);
     EXPECT_NE(text.find("lockscope_function_calls_total{function=\"__lock_timer\"} 1\n"), std::string::npos);
     EXPECT_NE(text.find("# TYPE lockscope_function_duration_seconds histogram\n"), std::string::npos);
+    EXPECT_EQ(text.find("lockscope_function_errors_total"), std::string::npos) << "functions' returns are not read";
 }
 
 TEST(Metrics, NoLatencyFamiliesWithoutTheProbes)
