@@ -27,8 +27,8 @@ struct {
 
 /*
  * Per CPU, summed by userspace; a slot's min is unset while its count is 0.
- * Two halves of LS_MAX_FUNCS slots, filed in half fn_gen & 1 and read out
- * per window as syscalls.bpf.c's sc_lat is.
+ * Drained per window (fn_halves): two halves of LS_MAX_FUNCS slots, filed
+ * in half fn_gen & 1 and read out as syscalls.bpf.c's sc_lat is.
  */
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -37,6 +37,7 @@ struct {
     __uint(max_entries, 2 * LS_MAX_FUNCS);
 } fn_lat SEC(".maps");
 
+const volatile bool fn_halves = false;
 volatile __u32 fn_gen;
 
 static __always_inline int fn_enter(__u32 slot)
@@ -64,7 +65,7 @@ static __always_inline int fn_exit(__u32 slot)
     __u64 delta = bpf_ktime_get_ns() - t->ts[i];
 
     t->ts[i] = 0;
-    __u32 key = i + (fn_gen & 1) * LS_MAX_FUNCS;
+    __u32 key = fn_halves ? i + (fn_gen & 1) * LS_MAX_FUNCS : i;
     struct ls_lat_val *v = bpf_map_lookup_elem(&fn_lat, &key);
 
     if (!v)

@@ -59,10 +59,12 @@ struct {
 
 /*
  * Per CPU, summed by userspace; a slot's min is unset while its count is 0.
- * Two halves of LS_MAX_SYSCALLS slots: calls are filed in half sc_gen & 1.
- * lockscope agent reads a window out by moving sc_gen on, waiting until no
- * program that read the old value still runs, then reading and zeroing the
- * old half; a recording that is not drained never moves it.
+ * Drained per window (lockscope agent, sc_halves): two halves of
+ * LS_MAX_SYSCALLS slots, calls filed in half sc_gen & 1. A read-out moves
+ * sc_gen on, waits until no program that read the old value still runs,
+ * then reads and zeroes the old half. Reading sc_gen costs a call ~15 ns
+ * (bench/record/README.md), so a recording that is not drained compiles
+ * it out and uses the first half only.
  */
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -71,11 +73,12 @@ struct {
     __uint(max_entries, 2 * LS_MAX_SYSCALLS);
 } sc_lat SEC(".maps");
 
+const volatile bool sc_halves = false;
 volatile __u32 sc_gen;
 
 static __always_inline struct ls_lat_val *sc_slot(__u32 idx)
 {
-    __u32 key = idx + (sc_gen & 1) * LS_MAX_SYSCALLS;
+    __u32 key = sc_halves ? idx + (sc_gen & 1) * LS_MAX_SYSCALLS : idx;
 
     return bpf_map_lookup_elem(&sc_lat, &key);
 }

@@ -53,6 +53,8 @@ public:
         std::vector<bpf_program*> progs;
     };
 
+    explicit FuncFamily(bool drain) : drain_(drain) {}
+
     void keep(FuncSkel skel, std::unique_ptr<Links> links)
     {
         skels_.push_back(std::move(skel));
@@ -68,10 +70,12 @@ public:
                 addRecord(a, *sum, out);
     }
 
-    bool drainable() const override { return true; }
+    bool drainable() const override { return drain_; }
     // Every skeleton's generation is closed before one wait for them all.
     void drain(Snapshot& out) override
     {
+        if (!drain_)
+            return;
         std::map<volatile uint32_t*, uint32_t> closed;
         for (const Attached& a : attached_)
             if (!closed.count(a.gen))
@@ -117,6 +121,7 @@ private:
     std::vector<FuncSkel> skels_;
     std::vector<std::unique_ptr<Links>> links_;
     std::vector<Attached> attached_;
+    bool drain_; // fn_halves set: read out per window
 };
 
 void note(Slot& s, const std::string& hook, const std::string& why)
@@ -157,6 +162,7 @@ void tryBackend(FamilyContext& ctx, FuncFamily& family, std::vector<Slot>& slots
         return;
     }
     configureRodata(skel->rodata, ctx.options);
+    skel->rodata->fn_halves = ctx.options.drain;
     bpf_program* prog = nullptr;
     while ((prog = bpf_object__next_program(skel->obj, prog)))
         bpf_program__set_autoload(prog, false);
@@ -227,7 +233,7 @@ std::unique_ptr<Family> openFunctions(FamilyContext& ctx)
         else
             ctx.status.push_back({ std::string("function:") + kFunctions[i], kFunctions[i], "", false, why });
     }
-    auto family = std::make_unique<FuncFamily>();
+    auto family = std::make_unique<FuncFamily>(ctx.options.drain);
     if (b == Backend::Auto || b == Backend::Fentry)
         tryBackend(ctx, *family, slots, false);
     if (b == Backend::Auto || b == Backend::Kprobe)

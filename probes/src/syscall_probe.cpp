@@ -148,9 +148,11 @@ public:
                 addRecord(idx, *sum, out);
     }
 
-    bool drainable() const override { return true; }
+    bool drainable() const override { return skel_->rodata->sc_halves; }
     void drain(Snapshot& out) override
     {
+        if (!drainable())
+            return;
         const uint32_t closed = closeGeneration(&skel_->bss->sc_gen);
         settleGenerations();
         const int fd = bpf_map__fd(skel_->maps.sc_lat);
@@ -214,6 +216,7 @@ std::unique_ptr<SyscallFamily> loadHook(
         return nullptr;
     }
     configureRodata(skel->rodata, ctx.options);
+    skel->rodata->sc_halves = ctx.options.drain;
     skel->rodata->sc_sample = std::max<uint32_t>(1, ctx.options.syscall_sample);
     skel->rodata->time_window_events
         = skel->rodata->sc_sample > 1 ? 0 : stackWindowWalks(ctx.options.syscall_budget);
