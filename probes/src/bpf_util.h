@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include <bpf/bpf.h>
+
 #include "lockscope/capture/histogram.h"
 #include "lockscope/probes/probes.h"
 #include "lockscope_bpf.h"
@@ -43,6 +45,21 @@ int btfFunctionId(const std::string& name);
 std::string kprobeUnavailableReason();
 
 int possibleCpus();
+
+// Every key of a hash map, walked before any is deleted: deleting while
+// walking with get_next_key restarts the walk.
+template <class Key> std::vector<Key> keysOf(int fd)
+{
+    std::vector<Key> keys;
+    Key key {}, next {};
+    const void* prev = nullptr;
+    while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+        key = next;
+        prev = &key;
+        keys.push_back(key);
+    }
+    return keys;
+}
 
 // Sum of a per-CPU u64 array slot.
 uint64_t sumPerCpu(int map_fd, uint32_t key, int ncpus);

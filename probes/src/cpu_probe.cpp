@@ -89,15 +89,7 @@ public:
     void drain(Snapshot& out) override
     {
         const int fd = bpf_map__fd(skel_->maps.cpu_counts);
-        std::vector<ls_cpu_key> keys;
-        ls_cpu_key key {}, next {};
-        const void* prev = nullptr;
-        while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-            key = next;
-            prev = &key;
-            keys.push_back(key);
-        }
-        for (const ls_cpu_key& k : keys) {
+        for (const ls_cpu_key& k : keysOf<ls_cpu_key>(fd)) {
             uint64_t n = 0;
             if (bpf_map_lookup_and_delete_elem(fd, &k, &n) == 0 && n > 0)
                 out.cpu.push_back({ k.kstack, n });

@@ -55,21 +55,6 @@ std::string ownerComm(int fd, uint32_t tid, const OwnerDrain* moved)
     return kept ? *kept : std::string();
 }
 
-// Every key of a hash map, walked before any is deleted: deleting while
-// walking with get_next_key restarts the walk.
-template <class Key> std::vector<Key> keysOf(int fd)
-{
-    std::vector<Key> keys;
-    Key key {}, next {};
-    const void* prev = nullptr;
-    while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-        key = next;
-        prev = &key;
-        keys.push_back(key);
-    }
-    return keys;
-}
-
 } // namespace
 
 std::vector<OwnerRecord> readOwners(const OwnerMapFds& fds, const std::vector<ls_wait_done>& undrained,

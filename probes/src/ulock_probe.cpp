@@ -90,12 +90,7 @@ private:
     void readMap(int fd, std::vector<LockRecord>& out, std::optional<uint32_t> closed = std::nullopt) const
     {
         const ls_hist empty = emptyHist();
-        // Keys first: a delete while walking would restart the walk.
-        std::vector<ls_ulock_key> keys;
-        ls_ulock_key next {};
-        while (bpf_map_get_next_key(fd, keys.empty() ? nullptr : &keys.back(), &next) == 0)
-            keys.push_back(next);
-        for (const ls_ulock_key& key : keys) {
+        for (const ls_ulock_key& key : keysOf<ls_ulock_key>(fd)) {
             if (closed && key.gen != *closed)
                 continue;
             ls_hist h {};

@@ -71,21 +71,6 @@ void addTimedPart(ls_hist& into, const ls_hist& h)
     into.max = first ? h.max : std::max<uint64_t>(into.max, h.max);
 }
 
-// The map's keys, read before any is deleted (deleting while walking with
-// get_next_key restarts the walk).
-std::vector<ls_wait_key> waitKeys(int waits_map_fd)
-{
-    std::vector<ls_wait_key> keys;
-    ls_wait_key key {}, next {};
-    const void* prev = nullptr;
-    while (bpf_map_get_next_key(waits_map_fd, prev, &next) == 0) {
-        key = next;
-        prev = &key;
-        keys.push_back(key);
-    }
-    return keys;
-}
-
 // Entries keyed by their record: a key filed in both generations is one.
 class WaitEntries {
 public:
@@ -113,7 +98,7 @@ std::vector<RawWait> readWaits(int waits_map_fd)
 {
     std::vector<ls_hist> cpus(static_cast<size_t>(possibleCpus()));
     WaitEntries entries;
-    for (const ls_wait_key& key : waitKeys(waits_map_fd))
+    for (const ls_wait_key& key : keysOf<ls_wait_key>(waits_map_fd))
         if (bpf_map_lookup_elem(waits_map_fd, &key, cpus.data()) == 0) // else deleted meanwhile
             entries.add(key, sumCpuHists(cpus));
     return entries.take();
@@ -126,7 +111,7 @@ std::vector<RawWait> drainWaits(int waits_map_fd, volatile uint32_t* gen)
     std::vector<ls_hist> cpus(static_cast<size_t>(possibleCpus()));
     const std::vector<ls_hist> empty(cpus.size(), emptyHist());
     WaitEntries entries;
-    for (const ls_wait_key& key : waitKeys(waits_map_fd)) {
+    for (const ls_wait_key& key : keysOf<ls_wait_key>(waits_map_fd)) {
         if (settled && ((key.flags & LS_WAIT_F_GEN) != 0) != (closed != 0))
             continue; // the open generation's, filed into now
         if (!settled) {
