@@ -2,6 +2,7 @@
 // IPC and POSIX-timer syscall latency: fentry/fexit on the syscall functions, else raw_syscalls
 // via raw_tp, else the syscalls:sys_enter_/sys_exit_ tracepoints.
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <vector>
 
@@ -24,21 +25,36 @@ using SyscallSkel = SkelPtr<ls_syscalls, ls_syscalls__destroy>;
 // Under a timing budget count has every call and the slots the timed ones;
 // every call is given the distribution of the timed calls weighted by the
 // calls each stands for (syscalls.bpf.c), keeping the exact count and the
-// timed calls' min and max. Returns the calls that were not timed.
-uint64_t estimateUntimed(ls_lat_val& v)
+// timed calls' min and max. A drained window whose calls all went untimed
+// (the budget spent before it began) takes the shape of the last window
+// that had timed ones: `last`, updated here, null when not drained.
+struct Untimed {
+    uint64_t calls = 0; // calls that were not timed
+    bool placed = false; // given times: in the histogram, not lost
+};
+
+Untimed estimateUntimed(ls_lat_val& v, ls_hist* last)
 {
     const uint64_t timed = timedCount(v.hist);
     const uint64_t untimed = v.hist.count > timed ? v.hist.count - timed : 0;
-    if (!untimed || !timed || !timedCount(v.weighted))
-        return untimed;
     ls_hist like = v.weighted;
     like.min = v.hist.min;
     like.max = v.hist.max;
+    if (timed && timedCount(v.weighted)) {
+        if (last)
+            *last = like;
+    } else if (!timed && last && timedCount(*last)) {
+        like = *last;
+    } else {
+        return { untimed, timed > 0 };
+    }
+    if (!untimed)
+        return { 0, true };
     ls_hist all {};
     all.count = v.hist.count;
     spreadUntimed(all, v.hist.count, like);
     v.hist = all;
-    return untimed;
+    return { untimed, true };
 }
 
 // Index i matches SYSCALL_PAIR(name, i) in syscalls.bpf.c.
@@ -145,7 +161,7 @@ public:
         const int fd = bpf_map__fd(skel_->maps.sc_lat);
         for (size_t idx : attached_)
             if (auto sum = readLatencySlot(fd, static_cast<uint32_t>(idx), LS_MAX_SYSCALLS))
-                addRecord(idx, *sum, out);
+                addRecord(idx, *sum, nullptr, out);
     }
 
     bool drainable() const override { return skel_->rodata->sc_halves; }
@@ -158,7 +174,7 @@ public:
         const int fd = bpf_map__fd(skel_->maps.sc_lat);
         for (size_t idx : attached_)
             if (auto sum = takeLatencySlot(fd, static_cast<uint32_t>(idx), LS_MAX_SYSCALLS, closed))
-                addRecord(idx, *sum, out);
+                addRecord(idx, *sum, &last_shape_[idx], out);
     }
 
     uint64_t recursionMisses() const override { return 0; } // runs at most once per syscall per thread
@@ -175,16 +191,17 @@ public:
     bool any() const { return !attached_.empty(); }
 
 private:
-    // Syscall idx's calls, CPUs and halves summed, as a record.
-    void addRecord(size_t idx, ls_lat_val sum, Snapshot& out) const
+    // Syscall idx's calls, CPUs and halves summed, as a record; `last` as
+    // estimateUntimed's.
+    void addRecord(size_t idx, ls_lat_val sum, ls_hist* last, Snapshot& out) const
     {
         LatencyRecord r;
         r.name = kSyscalls[idx];
         r.is_syscall = true;
         if (budgeted_) {
-            const bool placed = timedCount(sum.hist) > 0;
             // None timed yet to take times from (read mid-call): left out.
-            (placed ? out.stats.syscalls_untimed : out.stats.lost) += estimateUntimed(sum);
+            const Untimed u = estimateUntimed(sum, last);
+            (u.placed ? out.stats.syscalls_untimed : out.stats.lost) += u.calls;
         }
         r.hist = histFromKernel(sum.hist);
         r.errors = sum.errors;
@@ -200,6 +217,7 @@ private:
     bool budgeted_; // timing budget on: count has untimed calls beside the timed ones
     Links links_;
     std::vector<size_t> attached_;
+    std::array<ls_hist, LS_MAX_SYSCALLS> last_shape_ {}; // by syscall: the last drained window's timed shape
 };
 
 bool nativeNumber(size_t idx) { return kNumbers[idx] >= 0 && kNumbers[idx] < kNrMax; }

@@ -44,12 +44,14 @@ const ProbeStatus* findStatus(const Session& s, const std::string& prefix)
 // What the windows add up to, per latency name.
 struct Tally {
     std::map<std::string, uint64_t> calls, errors;
-    uint64_t user_waits = 0, user_holds = 0;
+    uint64_t user_waits = 0, user_holds = 0, lost = 0, untimed = 0;
     unsigned windows_with_calls = 0;
 
     void add(const Snapshot& s, uint64_t user_lock)
     {
         bool any = false;
+        lost += s.stats.lost;
+        untimed += s.stats.syscalls_untimed;
         for (const LatencyRecord& r : s.latencies) {
             EXPECT_TRUE(r.hist.consistent()) << r.name;
             calls[r.name] += r.hist.count();
@@ -113,8 +115,50 @@ TEST(WindowDrain, EverySyscallIsInExactlyOneWindow)
     EXPECT_EQ(semErrors, uint64_t { kFailing });
     EXPECT_EQ(t.calls.count("timer_gettime") ? t.calls.at("timer_gettime") : 0, uint64_t { kTimers });
     EXPECT_GE(t.windows_with_calls, 3u) << "the calls were spread over windows, not read at the end";
+    EXPECT_EQ(t.lost, 0u);
     for (const LatencyRecord& r : s->drain().latencies)
         EXPECT_EQ(r.hist.count(), 0u) << r.name << ": a window without calls has none";
+}
+
+// A budget so small that most windows have no timed call: their calls take
+// the times of the last window that had some, and none is lost.
+TEST(WindowDrain, AWindowWithoutTimedCallsTakesTheLastTimedShape)
+{
+    LOCKSCOPE_REQUIRE_ROOT();
+    Options o = quiet();
+    o.syscalls = true;
+    o.syscall_budget = 50;
+    auto s = Session::open(o);
+    ASSERT_TRUE(findStatus(*s, "syscall:timer_gettime")) << "no syscall hook attached";
+    constexpr int kTimers = 40000;
+    unsigned windows = 0, untimedOnly = 0;
+    uint64_t calls = 0, lost = 0;
+    std::atomic<bool> done { false };
+    std::thread timers([&] {
+        test::timerCalls(kTimers);
+        done = true;
+    });
+    auto take = [&] {
+        const Snapshot snap = s->drain();
+        lost += snap.stats.lost;
+        for (const LatencyRecord& r : snap.latencies)
+            if (r.name == "timer_gettime" && r.hist.count() > 0) {
+                EXPECT_TRUE(r.hist.consistent());
+                calls += r.hist.count();
+                ++windows;
+                untimedOnly += snap.stats.syscalls_untimed >= r.hist.count() ? 1u : 0u;
+            }
+    };
+    while (!done.load()) {
+        take();
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    timers.join();
+    take();
+    EXPECT_EQ(calls, uint64_t { kTimers });
+    EXPECT_EQ(lost, 0u);
+    EXPECT_GE(windows, 3u) << "the calls were spread over windows";
+    EXPECT_GE(untimedOnly, 1u) << "no window without a timed call: the case is not exercised";
 }
 
 TEST(WindowDrain, EveryFunctionCallIsInExactlyOneWindow)
