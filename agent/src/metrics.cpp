@@ -184,7 +184,8 @@ void statsMetrics(Exposition& x, const Stats& st, const AgentHealth& h)
     x.family("lockscope_agent_events_total", "counter", "Probe events aggregated in the kernel.");
     x.sample("lockscope_agent_events_total", "", number(st.events));
     x.family("lockscope_agent_events_lost_total", "counter",
-             "Events the probes could not record, by why: nesting (pending waits overflowed), "
+             "Events the probes could not record, by why: nesting (pending waits overflowed; also untimed "
+             "events with no timed one of their key to take a time from), "
              "map_full (a BPF map was full), map_busy (a map's bucket was locked on that CPU by what the "
              "probe interrupted, e.g. the agent's own drain), unmatched (an end without its begin).");
     x.sample("lockscope_agent_events_lost_total", "reason=\"nesting\"", number(st.lost));

@@ -2,7 +2,6 @@
 // IPC and POSIX-timer syscall latency: fentry/fexit on the syscall functions, else raw_syscalls
 // via raw_tp, else the syscalls:sys_enter_/sys_exit_ tracepoints.
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <vector>
 
@@ -26,15 +25,17 @@ using SyscallSkel = SkelPtr<ls_syscalls, ls_syscalls__destroy>;
 // every call is given the distribution of the timed calls weighted by the
 // calls each stands for (syscalls.bpf.c), keeping the exact count and the
 // timed calls' min and max. A drained window whose calls all went untimed
-// (the budget spent before it began) takes the shape of the last window
-// that had timed ones: `last`, updated here, null when not drained.
+// takes the shape syscall idx had in the last window that timed some
+// (`last`, updated here, null when not drained).
 struct Untimed {
     uint64_t calls = 0; // calls that were not timed
     bool placed = false; // given times: in the histogram, not lost
 };
 
-Untimed estimateUntimed(ls_lat_val& v, ls_hist* last)
+Untimed estimateUntimed(ls_lat_val& v, LastShapes* last, size_t idx)
 {
+    const LastShapes::Key key { idx, 0 };
+    const ls_hist* before = nullptr;
     const uint64_t timed = timedCount(v.hist);
     const uint64_t untimed = v.hist.count > timed ? v.hist.count - timed : 0;
     ls_hist like = v.weighted;
@@ -42,9 +43,9 @@ Untimed estimateUntimed(ls_lat_val& v, ls_hist* last)
     like.max = v.hist.max;
     if (timed && timedCount(v.weighted)) {
         if (last)
-            *last = like;
-    } else if (!timed && last && timedCount(*last)) {
-        like = *last;
+            last->remember(key, like);
+    } else if (!timed && last && (before = last->find(key))) {
+        like = *before;
     } else {
         return { untimed, timed > 0 };
     }
@@ -174,7 +175,8 @@ public:
         const int fd = bpf_map__fd(skel_->maps.sc_lat);
         for (size_t idx : attached_)
             if (auto sum = takeLatencySlot(fd, static_cast<uint32_t>(idx), LS_MAX_SYSCALLS, closed))
-                addRecord(idx, *sum, &last_shape_[idx], out);
+                addRecord(idx, *sum, &last_shapes_, out);
+        last_shapes_.endWindow();
     }
 
     uint64_t recursionMisses() const override { return 0; } // runs at most once per syscall per thread
@@ -193,14 +195,14 @@ public:
 private:
     // Syscall idx's calls, CPUs and halves summed, as a record; `last` as
     // estimateUntimed's.
-    void addRecord(size_t idx, ls_lat_val sum, ls_hist* last, Snapshot& out) const
+    void addRecord(size_t idx, ls_lat_val sum, LastShapes* last, Snapshot& out) const
     {
         LatencyRecord r;
         r.name = kSyscalls[idx];
         r.is_syscall = true;
         if (budgeted_) {
             // None timed yet to take times from (read mid-call): left out.
-            const Untimed u = estimateUntimed(sum, last);
+            const Untimed u = estimateUntimed(sum, last, idx);
             (u.placed ? out.stats.syscalls_untimed : out.stats.lost) += u.calls;
         }
         r.hist = histFromKernel(sum.hist);
@@ -217,7 +219,7 @@ private:
     bool budgeted_; // timing budget on: count has untimed calls beside the timed ones
     Links links_;
     std::vector<size_t> attached_;
-    std::array<ls_hist, LS_MAX_SYSCALLS> last_shape_ {}; // by syscall: the last drained window's timed shape
+    LastShapes last_shapes_; // by syscall index
 };
 
 bool nativeNumber(size_t idx) { return kNumbers[idx] >= 0 && kNumbers[idx] < kNrMax; }

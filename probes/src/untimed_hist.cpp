@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <numeric>
+#include <vector>
 
 namespace lockscope::probes::detail {
 
@@ -33,6 +34,35 @@ void spreadUntimed(ls_hist& h, uint64_t untimed, const ls_hist& like)
     h.total += static_cast<uint64_t>(static_cast<long double>(untimed) * like.total / base);
     h.min = own == 0 ? like.min : std::min<uint64_t>(h.min, like.min);
     h.max = own == 0 ? like.max : std::max<uint64_t>(h.max, like.max);
+}
+
+void LastShapes::remember(const Key& key, const ls_hist& like)
+{
+    shapes_.insert_or_assign(key, Entry { like, window_ });
+}
+
+const ls_hist* LastShapes::find(const Key& key)
+{
+    const auto it = shapes_.find(key);
+    if (it == shapes_.end())
+        return nullptr;
+    it->second.window = window_;
+    return &it->second.like;
+}
+
+void LastShapes::endWindow()
+{
+    ++window_;
+    if (shapes_.size() <= kMax)
+        return;
+    std::vector<uint64_t> windows;
+    windows.reserve(shapes_.size());
+    for (const auto& [key, e] : shapes_)
+        windows.push_back(e.window);
+    // The kMax-th most recent window: keys used before it go (ties may keep a few more).
+    const auto cut = windows.end() - static_cast<std::ptrdiff_t>(kMax);
+    std::nth_element(windows.begin(), cut, windows.end());
+    std::erase_if(shapes_, [oldest = *cut](const auto& kv) { return kv.second.window < oldest; });
 }
 
 } // namespace lockscope::probes::detail

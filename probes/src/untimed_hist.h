@@ -4,7 +4,10 @@
 // Histograms filled under a timing budget (time_budget.bpf.h): count has
 // every event, the slots, total, min and max only the timed ones.
 
+#include <cstddef>
 #include <cstdint>
+#include <map>
+#include <utility>
 
 #include "lockscope_bpf.h"
 
@@ -17,5 +20,32 @@ uint64_t timedCount(const ls_hist& h);
 // of `like`'s timed ones (largest remainders get the leftover units, so the
 // slots add up exactly); h.count is left as it is. like must have a timed event.
 void spreadUntimed(ls_hist& h, uint64_t untimed, const ls_hist& like);
+
+// The timed shape (a `like` for spreadUntimed) each key last had in a window
+// read out by a drain. An untimed event always follows a timed one of its key
+// on its CPU (time_budget.bpf.h), but that one may have been read out in an
+// earlier window: a window that timed none of a key's events gives them the
+// shape the key last had. Keeps the keys of the kMax most recent.
+class LastShapes {
+public:
+    using Key = std::pair<uint64_t, uint32_t>;
+
+    void remember(const Key& key, const ls_hist& like);
+    // Null when the key had no timed event in a window kept.
+    const ls_hist* find(const Key& key);
+    // After a window's reads: forgets all but the kMax keys used most recently.
+    void endWindow();
+    size_t size() const { return shapes_.size(); }
+
+    static constexpr size_t kMax = 1024;
+
+private:
+    struct Entry {
+        ls_hist like;
+        uint64_t window; // last remembered or found
+    };
+    std::map<Key, Entry> shapes_;
+    uint64_t window_ = 0;
+};
 
 } // namespace lockscope::probes::detail

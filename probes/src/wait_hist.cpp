@@ -291,50 +291,83 @@ void addTickedWaits(const std::vector<RawWait>& ticked, std::vector<LockRecord>&
     }
 }
 
-} // namespace
-
-UntimedWaits finishWaits(std::vector<RawWait>& raw, std::vector<LockRecord>& out)
-{
-    const std::vector<RawWait> ticked = takeTickedWaits(raw);
-    const Weighted weighted = takeWeighted(raw);
-    // Timed waits only: by lock and flags, and by lock.
+// Timed waits only: by lock and flags, and by lock.
+struct TimedShapes {
     std::map<std::pair<uint64_t, uint32_t>, ls_hist> byFlags;
     std::map<uint64_t, ls_hist> byLock;
+};
+
+TimedShapes timedShapes(const std::vector<RawWait>& raw)
+{
+    TimedShapes t;
     for (const auto& w : raw) {
         if (timedCount(w.hist) == 0)
             continue;
-        addTimedPart(byFlags.try_emplace({ w.record.lock_addr, w.record.flags }).first->second, w.hist);
-        addTimedPart(byLock.try_emplace(w.record.lock_addr).first->second, w.hist);
+        addTimedPart(t.byFlags.try_emplace({ w.record.lock_addr, w.record.flags }).first->second, w.hist);
+        addTimedPart(t.byLock.try_emplace(w.record.lock_addr).first->second, w.hist);
     }
+    return t;
+}
+
+// What w's untimed waits take their times from, best first: the weighted
+// samples of its own key, then of its lock and flags; its own timed waits;
+// the timed waits of its lock and flags, then of its lock (a sleep and a
+// spin of one mutex differ by orders of magnitude); in a drain, the shape its
+// lock and flags had in the last window that timed some. Null: none.
+const ls_hist* shapeFor(const RawWait& w, const Weighted& weighted, const TimedShapes& timed, LastShapes* last)
+{
+    const LockRecord& r = w.record;
+    const std::pair<uint64_t, uint32_t> lockFlags { r.lock_addr, r.flags };
+    if (const auto it = weighted.byKey.find({ r.lock_addr, r.flags, r.tgid, r.cgroup }); it != weighted.byKey.end())
+        return &it->second;
+    if (const auto it = weighted.byFlags.find(lockFlags); it != weighted.byFlags.end())
+        return &it->second;
+    if (timedCount(w.hist))
+        return &w.hist;
+    if (const auto it = timed.byFlags.find(lockFlags); it != timed.byFlags.end())
+        return &it->second;
+    if (const auto it = timed.byLock.find(r.lock_addr); it != timed.byLock.end())
+        return &it->second;
+    return last ? last->find(lockFlags) : nullptr;
+}
+
+// This window's shapes by lock and flags, for the windows after it: the
+// weighted samples where there are some, else the timed waits.
+void rememberShapes(const Weighted& weighted, const TimedShapes& timed, LastShapes& last)
+{
+    for (const auto& [key, like] : timed.byFlags)
+        if (!weighted.byFlags.count(key))
+            last.remember(key, like);
+    for (const auto& [key, like] : weighted.byFlags)
+        last.remember(key, like);
+    last.endWindow();
+}
+
+} // namespace
+
+UntimedWaits finishWaits(std::vector<RawWait>& raw, std::vector<LockRecord>& out, LastShapes* last)
+{
+    const std::vector<RawWait> ticked = takeTickedWaits(raw);
+    const Weighted weighted = takeWeighted(raw);
+    const TimedShapes timed = timedShapes(raw);
     UntimedWaits u;
     for (auto& w : raw) {
-        const uint64_t timed = timedCount(w.hist);
-        const uint64_t untimed = w.hist.count > timed ? w.hist.count - timed : 0;
+        const uint64_t own = timedCount(w.hist);
+        const uint64_t untimed = w.hist.count > own ? w.hist.count - own : 0;
         if (untimed) {
-            const LockRecord& r = w.record;
-            const auto exact = weighted.byKey.find({ r.lock_addr, r.flags, r.tgid, r.cgroup });
-            const auto weightedFlags = weighted.byFlags.find({ r.lock_addr, r.flags });
-            const auto flags = byFlags.find({ r.lock_addr, r.flags });
-            const auto lock = byLock.find(r.lock_addr);
-            if (exact != weighted.byKey.end())
-                spreadUntimed(w.hist, untimed, exact->second);
-            else if (weightedFlags != weighted.byFlags.end())
-                spreadUntimed(w.hist, untimed, weightedFlags->second);
-            else if (timed)
-                spreadUntimed(w.hist, untimed, ls_hist(w.hist));
-            else if (flags != byFlags.end())
-                spreadUntimed(w.hist, untimed, flags->second);
-            else if (lock != byLock.end())
-                spreadUntimed(w.hist, untimed, lock->second);
-            const bool placed = timed || lock != byLock.end() || weightedFlags != weighted.byFlags.end();
-            (placed ? u.spread : u.unplaced) += untimed;
-            w.record.untimed = placed ? untimed : 0;
+            const ls_hist* like = shapeFor(w, weighted, timed, last);
+            if (like)
+                spreadUntimed(w.hist, untimed, ls_hist(*like)); // like may be w.hist itself
+            (like ? u.spread : u.unplaced) += untimed;
+            w.record.untimed = like ? untimed : 0;
         }
         w.record.hist = histFromKernel(w.hist);
         if (!w.record.hist.empty())
             out.push_back(std::move(w.record));
     }
     addTickedWaits(ticked, out);
+    if (last)
+        rememberShapes(weighted, timed, *last);
     return u;
 }
 

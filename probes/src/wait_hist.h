@@ -89,7 +89,8 @@ struct UntimedWaits {
 // under the unsampled stack while the timed ones of their lock may all have
 // been walked, and a mutex's sleeps and spins differ by orders of
 // magnitude). Then moves every histogram into its record. Records left
-// without any wait are dropped.
-UntimedWaits finishWaits(std::vector<RawWait>& raw, std::vector<LockRecord>& out);
+// without any wait are dropped. A drain passes `last`: a lock and flags none
+// of whose waits this window timed take the shape they last had (LastShapes).
+UntimedWaits finishWaits(std::vector<RawWait>& raw, std::vector<LockRecord>& out, LastShapes* last = nullptr);
 
 } // namespace lockscope::probes::detail

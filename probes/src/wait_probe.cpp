@@ -77,7 +77,7 @@ public:
         std::vector<RawWait> raw = drainWaits(bpf_map__fd(skel_->maps.waits), &skel_->bss->wait_gen);
         if (skel_->rodata->lock_names)
             drainNames(out, raw);
-        const UntimedWaits u = finishWaits(raw, out.waits);
+        const UntimedWaits u = finishWaits(raw, out.waits, &last_shapes_);
         out.stats.waits_untimed += u.spread;
         out.stats.lost += u.unplaced;
         if (skel_->rodata->owner_scan)
@@ -165,6 +165,7 @@ private:
     bpf_program* end_;
     Links links_;
     OwnerDrain owners_;
+    LastShapes last_shapes_; // drained windows: each lock and flags' last timed shape
 };
 
 // Slab cache names need the bpf_get_kmem_cache kfunc (6.13+), which only a

@@ -103,6 +103,53 @@ TEST(WaitHist, UntimedWaitsWithNoTimedWaitOnTheirLockAreLeftOutAndCounted)
     EXPECT_EQ(out[0].lock_addr, B);
 }
 
+TEST(WaitHist, ADrainedWindowWithoutTimedWaitsOnALockTakesItsLastTimedShape)
+{
+    lockscope::probes::detail::LastShapes last;
+    std::vector<RawWait> first { raw(A, 7, { 200, 200, 3000 }, 0) };
+    std::vector<LockRecord> out;
+    lockscope::probes::detail::finishWaits(first, out, &last);
+    // The countdown's untimed waits of A come in the next window.
+    std::vector<RawWait> second { raw(A, LS_STACK_UNSAMPLED, {}, 6), raw(B, 8, { 300 }, 0) };
+    out.clear();
+    const auto u = lockscope::probes::detail::finishWaits(second, out, &last);
+    EXPECT_EQ(u.spread, 6u);
+    EXPECT_EQ(u.unplaced, 0u);
+    ASSERT_EQ(out.size(), 2u);
+    const Log2Hist& h = out[0].lock_addr == A ? out[0].hist : out[1].hist;
+    EXPECT_EQ(h.count(), 6u);
+    EXPECT_EQ(h.buckets()[Log2Hist::bucketOf(200)], 4u) << "2 of 3 timed were 200 ns";
+    EXPECT_EQ(h.min(), 200u);
+    EXPECT_EQ(h.max(), 3000u);
+    // A window of its own kind only: B's shape is not A's.
+    std::vector<RawWait> third { raw(B, 8, {}, 2), raw(0xdead000ULL, 9, {}, 3) };
+    out.clear();
+    const auto v = lockscope::probes::detail::finishWaits(third, out, &last);
+    EXPECT_EQ(v.spread, 2u);
+    EXPECT_EQ(v.unplaced, 3u) << "a lock never timed has no shape";
+}
+
+TEST(WaitHist, LastShapesKeepsTheMostRecentlyUsedKeys)
+{
+    using lockscope::probes::detail::LastShapes;
+    LastShapes last;
+    ls_hist like {};
+    like.slots[3] = 1;
+    const uint64_t n = LastShapes::kMax + 100;
+    for (uint64_t k = 0; k < n; ++k)
+        last.remember({ k, 0 }, like);
+    last.endWindow();
+    EXPECT_EQ(last.size(), n) << "one window's keys are kept whole";
+    // The next window uses key 0 again and brings kMax - 1 new keys.
+    ASSERT_NE(last.find({ 0, 0 }), nullptr);
+    for (uint64_t k = n; k < n + LastShapes::kMax - 1; ++k)
+        last.remember({ k, 0 }, like);
+    last.endWindow();
+    EXPECT_EQ(last.size(), LastShapes::kMax);
+    EXPECT_NE(last.find({ 0, 0 }), nullptr) << "used in the last window";
+    EXPECT_EQ(last.find({ 1, 0 }), nullptr) << "not used since the window before";
+}
+
 TEST(WaitHist, SpreadingKeepsTheCountExactWhateverTheRounding)
 {
     // 3 timed waits in 3 buckets, 10 untimed: 3.33 each, one bucket gets 4.
