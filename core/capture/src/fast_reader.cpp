@@ -381,15 +381,11 @@ Capture document(od::parser& parser, Span text, const char* text_end, unsigned m
         got |= bit(i);
         const Span v = root.value();
         if (i == kStacks)
-            eachElement(parser, v, text_end, [&](od::value& x) { addStack(x, st, c.stacks); });
-        else if (i == kLocks) {
-            eachElement(parser, v, text_end, [&](od::value& x) { addLock(x, st, c.locks); });
-            // A lock is ~1.8 KB (its three histograms): what doubling left
-            // unused is up to half the locks' memory, kept as long as the model.
-            c.locks.shrink_to_fit();
-        }
+            eachElement(parser, v, text_end, c.stacks, [&](od::value& x) { addStack(x, st, c.stacks); });
+        else if (i == kLocks)
+            eachElement(parser, v, text_end, c.locks, [&](od::value& x) { addLock(x, st, c.locks); });
         else if (i == kSymbols)
-            eachElement(parser, v, text_end, [&](od::value& x) { st.symbols.push_back(symbol(x)); });
+            eachElement(parser, v, text_end, st.symbols, [&](od::value& x) { st.symbols.push_back(symbol(x)); });
         else
             eachInPiece(parser, v, text_end, [&](od::value& x) { member(i, x); });
     } while (root.take(','));

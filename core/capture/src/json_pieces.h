@@ -15,8 +15,10 @@
 // every byte of it; the bytes between pieces (the root's braces, keys,
 // colons, commas, whitespace) are checked here. Anything else declines.
 
+#include <algorithm>
 #include <cstddef>
 #include <string_view>
+#include <vector>
 
 #include "fast_reader.h"
 
@@ -87,8 +89,13 @@ inline constexpr size_t kPieceBytes = LOCKSCOPE_CAPTURE_PIECE_BYTES;
 
 // The elements of the array whose text is array, in pieces of about
 // kPieceBytes (whole elements; one element may be bigger), each handed on
-// like eachInPiece.
-template <class F> void eachElement(od::parser& parser, Span array, const char* text_end, F&& onElement)
+// like eachInPiece. The array is cut before any element is read, so `into`
+// (where onElement puts them) is sized first: a vector of big elements grown
+// by doubling copies them into fresh memory at every step. At most 8 bytes
+// of it per byte of the array's text: a hostile array of empty elements
+// reserves next to nothing.
+template <class T, class F>
+void eachElement(od::parser& parser, Span array, const char* text_end, std::vector<T>& into, F&& onElement)
 {
     JsonCursor c(array.begin, array.end);
     need(c.take('['));
@@ -96,18 +103,25 @@ template <class F> void eachElement(od::parser& parser, Span array, const char* 
         need(c.atEnd());
         return;
     }
+    std::vector<Span> pieces;
+    size_t count = 1;
     Span piece = c.value();
     while (c.take(',')) {
         const Span next = c.value();
+        ++count;
         if (static_cast<size_t>(piece.end - piece.begin) < kPieceBytes) {
             piece.end = next.end;
             continue;
         }
-        eachInPiece(parser, piece, text_end, onElement);
+        pieces.push_back(piece);
         piece = next;
     }
     need(c.take(']') && c.atEnd());
-    eachInPiece(parser, piece, text_end, onElement);
+    pieces.push_back(piece);
+    const auto bytes = static_cast<size_t>(array.end - array.begin);
+    into.reserve(into.size() + std::min(count, bytes * 8 / sizeof(T)));
+    for (const Span& p : pieces)
+        eachInPiece(parser, p, text_end, onElement);
 }
 
 } // namespace lockscope::detail::fast

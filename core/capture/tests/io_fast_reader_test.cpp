@@ -11,6 +11,10 @@
 #include <string>
 #include <vector>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "capture_writer.h"
 #include "fast_reader.h"
 #include "json_pieces.h"
@@ -210,6 +214,43 @@ TEST(FastReader, LimitsAreTheReferenceReadersLimits)
     const ReadLimits small { .max_file_bytes = text.size() - 1 };
     EXPECT_EQ(outcome([&] { return parseCapture(text, small); }).error,
         outcome([&] { return parseCaptureReference(text, small); }).error);
+}
+
+// The reader sizes its arrays from their element counts before reading any
+// element: an array of millions of empty elements must not reserve a
+// Lock (~1.8 KB) for each. Under a 1-GB address-space limit the read fails
+// with its error, not with bad_alloc.
+TEST(FastReader, AnArrayOfEmptyElementsReservesLittle)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    GTEST_SKIP() << "skipped: the sanitizer's shadow memory does not fit an address-space limit";
+#endif
+    std::string text = R"({"format":"lockscope-capture","version":2,"symbols":[],"stacks":[],"locks":[)";
+    constexpr size_t kEmpty = 2'000'000; // 4 GB of locks reserved by count
+    text.reserve(text.size() + kEmpty * 3 + 2);
+    for (size_t i = 0; i < kEmpty; ++i)
+        text += i ? ",{}" : "{}";
+    text += "]}";
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        rlimit as {};
+        getrlimit(RLIMIT_AS, &as);
+        as.rlim_cur = rlim_t { 1 } << 30;
+        setrlimit(RLIMIT_AS, &as);
+        try {
+            parseCapture(text);
+        } catch (const CaptureError&) {
+            _exit(0);
+        } catch (const std::bad_alloc&) {
+            _exit(2);
+        }
+        _exit(1);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "1: read as valid, 2: bad_alloc";
 }
 
 } // namespace
