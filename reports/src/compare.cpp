@@ -262,7 +262,14 @@ public:
         Weights total;
     };
 
-    SideTree() { nodes_.emplace_back(); }
+    // At most `frames` nodes besides the root: room for them is reserved, so
+    // the nodes are never copied to a vector twice the size; the pages the
+    // tree does not reach are never touched and cost no memory.
+    explicit SideTree(size_t frames = 0)
+    {
+        nodes_.reserve(frames + 1);
+        nodes_.emplace_back();
+    }
 
     void add(const uint32_t* frames, uint32_t n, const Weights& w)
     {
@@ -277,11 +284,7 @@ public:
     size_t size() const noexcept { return nodes_.size(); }
     // Drops what only adding needed: both sides' trees are held while the
     // differential tree is built, compare's peak.
-    void finishBuilding()
-    {
-        index_ = FlatIndex();
-        nodes_.shrink_to_fit();
-    }
+    void finishBuilding() { index_ = FlatIndex(); }
 
 private:
     uint32_t child(uint32_t parent, uint32_t frame)
@@ -307,7 +310,12 @@ private:
 
 SideTree sideTree(const detail::SiteLists& locks, InternedCapture& side)
 {
-    SideTree t;
+    size_t frames = 0; // a bound: sharing out keeps some of the sites
+    for (const auto& sites : locks)
+        for (const SiteShare& site : sites)
+            if (const Stack* st = side.index().find(site.stack_id))
+                frames += st->frames.size(); // what interning it gives (FrameTable::intern)
+    SideTree t(frames);
     for (const auto& sites : locks)
         for (const SiteShare& site : shareOutUnsampled(sites, side.index()).sites) {
             const InternedCapture::Entry& e = side.stack(site.stack_id);
