@@ -202,6 +202,10 @@ void statsMetrics(Exposition& x, const Stats& st, const AgentHealth& h)
     x.sample("lockscope_agent_stacks_not_taken_total", "reason=\"budget\"", number(st.stacks_unsampled));
     x.sample("lockscope_agent_stacks_not_taken_total", "reason=\"table_full\"", number(h.stacks_not_kept));
     x.sample("lockscope_agent_stacks_not_taken_total", "reason=\"process_exited\"", number(h.user_stacks_of_exited));
+    x.family("lockscope_agent_holds_dropped_total", "counter",
+             "Holds whose release was never seen, dropped: a user lock held by a thread that exited "
+             "(--user-locks), a spin-lock release missed on re-entry (--hold).");
+    x.sample("lockscope_agent_holds_dropped_total", "", number(st.stale_holds));
     x.family("lockscope_agent_waits_untimed_total", "counter",
              "Contended waits counted but not timed (timing budget): their times follow the timed ones.");
     x.sample("lockscope_agent_waits_untimed_total", "", number(st.waits_untimed));

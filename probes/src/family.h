@@ -80,8 +80,9 @@ std::unique_ptr<Family> openUserLocks(FamilyContext& ctx);
 void settleHolderStacks(FamilyContext& ctx);
 
 // Adds the shared counters to what the families read into s: events,
-// stacks_unsampled, stack_failures (owner stacks a drain no longer had) and
-// lost (waits that could not be placed) add up; the per-family-only
+// stacks_unsampled, stack_failures (owner stacks a drain no longer had),
+// lost (waits that could not be placed) and stale_holds (user-lock holds of
+// threads that exited holding) add up; the per-family-only
 // figures (untimed waits and syscalls, own-lock events) stay the
 // families'; the rest are the counters'.
 void addCounterStats(Snapshot& s, const Snapshot& counters);

@@ -2,6 +2,9 @@
 // Userspace lock wait and hold via uprobes on the functions of each UserLockSpec.
 #include <cerrno>
 #include <optional>
+#include <unordered_map>
+
+#include <signal.h>
 
 #include <bpf/bpf.h>
 
@@ -72,6 +75,7 @@ public:
         settleGenerations();
         readMap(bpf_map__fd(skel_->maps.ul_waits), out.user_waits, closed);
         readMap(bpf_map__fd(skel_->maps.ul_holds), out.user_holds, closed);
+        out.stats.stale_holds += dropExitedThreads();
     }
     uint64_t recursionMisses() const override { return 0; }
     void detach() override { links_.clear(); }
@@ -83,6 +87,31 @@ public:
     bool empty() const { return links_.empty(); }
 
 private:
+    // The pending entries of threads that have exited: a thread that exits
+    // holding a user lock (or is killed while it waits for one) never reaches
+    // the unlock or the lock's return, and for a reader that never stops its
+    // entries would fill the maps. Returns the holds dropped (stale holds).
+    uint64_t dropExitedThreads() const
+    {
+        std::unordered_map<uint32_t, bool> gone;
+        auto exited = [&gone](uint32_t tid) {
+            const auto [it, added] = gone.try_emplace(tid, false);
+            if (added) // EPERM: alive, another user's
+                it->second = kill(static_cast<pid_t>(tid), 0) != 0 && errno == ESRCH;
+            return it->second;
+        };
+        uint64_t dropped = 0;
+        const int holding = bpf_map__fd(skel_->maps.ul_holding);
+        for (const ls_ul_held_key& k : keysOf<ls_ul_held_key>(holding))
+            if (exited(k.tid) && bpf_map_delete_elem(holding, &k) == 0)
+                ++dropped;
+        const int waiting = bpf_map__fd(skel_->maps.ul_waiting);
+        for (const uint32_t tid : keysOf<uint32_t>(waiting))
+            if (exited(tid))
+                bpf_map_delete_elem(waiting, &tid);
+        return dropped;
+    }
+
     // Every entry, or with `closed` only that generation's, emptied in place
     // once read: deleted, a busy lock's entries would be created again each
     // window in bursts the map's element cache refuses (wait.bpf.c's waits).

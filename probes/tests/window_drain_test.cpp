@@ -245,5 +245,35 @@ TEST(WindowDrain, IdleUserLockKeysLeaveTheirMaps)
     EXPECT_EQ(waits, uint64_t { kPerRound * kRounds });
 }
 
+// Threads that exit holding locks never unlock them: a drain drops their
+// entries as stale holds, so more of them than the holding map has room
+// for (ulock.bpf.c: 65536) never fill it.
+TEST(WindowDrain, HoldsOfThreadsThatExitedHoldingLeaveTheMap)
+{
+    LOCKSCOPE_REQUIRE_ROOT();
+    Options o = quiet();
+    o.user_locks = defaultUserLocks();
+    auto s = Session::open(o);
+    ASSERT_TRUE(findStatus(*s, "user_lock:pthread_mutex_lock")) << "pthread_mutex_lock uprobes did not attach";
+    constexpr size_t kPerThread = 5000, kThreads = 14; // a window's new wait keys fit its map (16384)
+    std::vector<std::vector<pthread_mutex_t>> held(kThreads); // never unlocked
+    uint64_t mapFull = 0, stale = 0;
+    for (auto& locks : held) {
+        locks.resize(kPerThread);
+        std::thread([&locks] {
+            for (pthread_mutex_t& m : locks) {
+                pthread_mutex_init(&m, nullptr);
+                pthread_mutex_lock(&m);
+            }
+        }).join();
+        const Snapshot snap = s->drain();
+        mapFull += snap.stats.map_full;
+        stale += snap.stats.stale_holds;
+    }
+    EXPECT_EQ(mapFull, 0u) << "holds of exited threads stayed in the holding map";
+    EXPECT_EQ(stale, uint64_t { kPerThread * kThreads });
+    EXPECT_EQ(s->drain().stats.stale_holds, 0u) << "dropped once";
+}
+
 } // namespace
 } // namespace lockscope::probes
