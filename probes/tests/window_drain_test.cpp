@@ -41,6 +41,16 @@ const ProbeStatus* findStatus(const Session& s, const std::string& prefix)
     return nullptr;
 }
 
+// A drained session on the default user locks (pthread mutexes); null when
+// their uprobes did not attach.
+std::unique_ptr<Session> userLockSession()
+{
+    Options o = quiet();
+    o.user_locks = defaultUserLocks();
+    auto s = Session::open(o);
+    return findStatus(*s, "user_lock:pthread_mutex_lock") ? std::move(s) : nullptr;
+}
+
 // What the windows add up to, per latency name.
 struct Tally {
     std::map<std::string, uint64_t> calls, errors;
@@ -190,10 +200,8 @@ TEST(WindowDrain, EveryFunctionCallIsInExactlyOneWindow)
 TEST(WindowDrain, EveryUserLockWaitAndHoldIsInExactlyOneWindow)
 {
     LOCKSCOPE_REQUIRE_ROOT();
-    Options o = quiet();
-    o.user_locks = defaultUserLocks();
-    auto s = Session::open(o);
-    ASSERT_TRUE(findStatus(*s, "user_lock:pthread_mutex_lock")) << "pthread_mutex_lock uprobes did not attach";
+    auto s = userLockSession();
+    ASSERT_TRUE(s) << "pthread_mutex_lock uprobes did not attach";
     pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
     constexpr int kThreads = 3, kIters = 4000;
     const Tally t = drainWhile(*s, reinterpret_cast<uint64_t>(&m), [&] {
@@ -218,10 +226,8 @@ TEST(WindowDrain, EveryUserLockWaitAndHoldIsInExactlyOneWindow)
 TEST(WindowDrain, IdleUserLockKeysLeaveTheirMaps)
 {
     LOCKSCOPE_REQUIRE_ROOT();
-    Options o = quiet();
-    o.user_locks = defaultUserLocks();
-    auto s = Session::open(o);
-    ASSERT_TRUE(findStatus(*s, "user_lock:pthread_mutex_lock")) << "pthread_mutex_lock uprobes did not attach";
+    auto s = userLockSession();
+    ASSERT_TRUE(s) << "pthread_mutex_lock uprobes did not attach";
     constexpr size_t kPerRound = 6000, kRounds = 4; // ulock.bpf.c's maps hold 16384 keys
     uint64_t waits = 0, mapFull = 0;
     std::vector<std::vector<pthread_mutex_t>> rounds; // kept: a freed round's addresses would come back
@@ -251,10 +257,8 @@ TEST(WindowDrain, IdleUserLockKeysLeaveTheirMaps)
 TEST(WindowDrain, HoldsOfThreadsThatExitedHoldingLeaveTheMap)
 {
     LOCKSCOPE_REQUIRE_ROOT();
-    Options o = quiet();
-    o.user_locks = defaultUserLocks();
-    auto s = Session::open(o);
-    ASSERT_TRUE(findStatus(*s, "user_lock:pthread_mutex_lock")) << "pthread_mutex_lock uprobes did not attach";
+    auto s = userLockSession();
+    ASSERT_TRUE(s) << "pthread_mutex_lock uprobes did not attach";
     constexpr size_t kPerThread = 5000, kThreads = 14; // a window's new wait keys fit its map (16384)
     std::vector<std::vector<pthread_mutex_t>> held(kThreads); // never unlocked
     uint64_t mapFull = 0, stale = 0;
