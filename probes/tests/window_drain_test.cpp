@@ -54,20 +54,22 @@ std::unique_ptr<Session> userLockSession()
 // What the windows add up to, per latency name.
 struct Tally {
     std::map<std::string, uint64_t> calls, errors;
-    uint64_t user_waits = 0, user_holds = 0, lost = 0, untimed = 0;
+    uint64_t user_waits = 0, user_holds = 0, lost = 0;
     unsigned windows_with_calls = 0;
+    unsigned untimed_only_windows = 0; // windows with calls, none of them timed (timing budget)
 
     void add(const Snapshot& s, uint64_t user_lock)
     {
-        bool any = false;
+        uint64_t windowCalls = 0;
         lost += s.stats.lost;
-        untimed += s.stats.syscalls_untimed;
         for (const LatencyRecord& r : s.latencies) {
             EXPECT_TRUE(r.hist.consistent()) << r.name;
             calls[r.name] += r.hist.count();
             errors[r.name] += r.errors;
-            any = any || r.hist.count() > 0;
+            windowCalls += r.hist.count();
         }
+        const bool any = windowCalls > 0;
+        untimed_only_windows += any && s.stats.syscalls_untimed >= windowCalls ? 1u : 0u;
         for (const LockRecord& r : s.user_waits)
             if (r.lock_addr == user_lock)
                 user_waits += r.hist.count();
@@ -141,34 +143,11 @@ TEST(WindowDrain, AWindowWithoutTimedCallsTakesTheLastTimedShape)
     auto s = Session::open(o);
     ASSERT_TRUE(findStatus(*s, "syscall:timer_gettime")) << "no syscall hook attached";
     constexpr int kTimers = 40000;
-    unsigned windows = 0, untimedOnly = 0;
-    uint64_t calls = 0, lost = 0;
-    std::atomic<bool> done { false };
-    std::thread timers([&] {
-        test::timerCalls(kTimers);
-        done = true;
-    });
-    auto take = [&] {
-        const Snapshot snap = s->drain();
-        lost += snap.stats.lost;
-        for (const LatencyRecord& r : snap.latencies)
-            if (r.name == "timer_gettime" && r.hist.count() > 0) {
-                EXPECT_TRUE(r.hist.consistent());
-                calls += r.hist.count();
-                ++windows;
-                untimedOnly += snap.stats.syscalls_untimed >= r.hist.count() ? 1u : 0u;
-            }
-    };
-    while (!done.load()) {
-        take();
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    timers.join();
-    take();
-    EXPECT_EQ(calls, uint64_t { kTimers });
-    EXPECT_EQ(lost, 0u);
-    EXPECT_GE(windows, 3u) << "the calls were spread over windows";
-    EXPECT_GE(untimedOnly, 1u) << "no window without a timed call: the case is not exercised";
+    const Tally t = drainWhile(*s, 0, [] { test::timerCalls(kTimers); });
+    EXPECT_EQ(t.calls.count("timer_gettime") ? t.calls.at("timer_gettime") : 0, uint64_t { kTimers });
+    EXPECT_EQ(t.lost, 0u);
+    EXPECT_GE(t.windows_with_calls, 3u) << "the calls were spread over windows";
+    EXPECT_GE(t.untimed_only_windows, 1u) << "no window without a timed call: the case is not exercised";
 }
 
 TEST(WindowDrain, EveryFunctionCallIsInExactlyOneWindow)
