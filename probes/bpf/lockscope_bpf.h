@@ -208,6 +208,8 @@ struct ls_lock_name {
 struct ls_wait_stack {
     __u32 depth;
     __u32 tgid_wanted; /* 1: the task's tgid was found in the tgid filter */
+    __u32 epoch;       /* attach_epoch when its entries were pushed (wait.bpf.c) */
+    __u32 pad;
     struct ls_pending e[LS_NEST];
 };
 

@@ -141,6 +141,27 @@ struct {
     __uint(max_entries, 16384);
 } holders SEC(".maps");
 
+/*
+ * Moved on by userspace before each attachment when the programs are
+ * attached only part of the time (Options::wait_rate_cap, wait_duty.cpp). A
+ * wait stack pushed in an earlier attachment holds begins whose ends came
+ * while the programs were detached: an end now must not pair with them
+ * (its own begin was missed, and the old one's time spans the detached
+ * stretch). They are dropped uncounted: missing those waits is the sampling's
+ * design, which the drain scales for, not a loss.
+ */
+volatile __u32 attach_epoch;
+
+static __always_inline void settle_epoch(struct ls_wait_stack *s)
+{
+    __u32 e = attach_epoch;
+
+    if (s && s->epoch != e) {
+        s->depth = 0;
+        s->epoch = e;
+    }
+}
+
 /* Mutexes report LCB_F_SPIN while optimistically spinning, then may sleep
  * under the same lock: only pure spinning locks belong to the CPU. */
 static __always_inline bool per_cpu_wait(__u32 flags)
@@ -562,6 +583,7 @@ static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags, __u64 sk
         if (!task_wanted())
             return 0;
         s = bpf_map_lookup_elem(&cpu_pending, &zero);
+        settle_epoch(s);
         tick = time_tick_here();
         slot = time_slot(lock);
         if (tick && untimed_event(tick, lock, slot))
@@ -572,6 +594,7 @@ static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags, __u64 sk
         s = wanted_task_stack(&full);
         if (!s && !full)
             return 0;
+        settle_epoch(s);
         /* A mutex first spins, then sleeps: one wait, timed from the first
          * begin. Once it sleeps it is a "mutex" wait, no longer "mutex:spin",
          * and its owner (now maybe asleep too) is read again, with its stack. */
@@ -730,6 +753,7 @@ static __always_inline int on_end(void *ctx, __u64 lock, int ret)
     bool found = false;
 
     s = bpf_map_lookup_elem(&cpu_pending, &zero);
+    settle_epoch(s);
     if (s && s->depth)
         found = pop(s, lock, &p);
     if (found && p.tid != tid) {
@@ -741,6 +765,7 @@ static __always_inline int on_end(void *ctx, __u64 lock, int ret)
     }
     if (!found) {
         s = task_stack(false);
+        settle_epoch(s);
         if (!s || !s->depth)
             return 0; /* never began here: filtered out, or began before attach */
         found = pop(s, lock, &p);

@@ -351,6 +351,32 @@ TEST_F(Pairing, SpinWaitBegunByAnotherTaskIsStaleNotOurs)
     EXPECT_EQ((waits()[{ A, LS_LCB_F_SPIN }].count()), 1u);
 }
 
+// The agent attaches the programs part of the time (wait_duty.h) and moves
+// attach_epoch on before each attachment: a begin of the last attachment
+// whose end came while detached pairs with no end of this one, per CPU or
+// per task, and its loss is the sampling's, not counted as stale.
+TEST_F(Pairing, ABeginOfAnEarlierAttachmentPairsWithNoLaterEnd)
+{
+    begin(A, LS_LCB_F_SPIN);
+    begin(M, LS_LCB_F_MUTEX);
+    skel_->bss->attach_epoch = skel_->bss->attach_epoch + 1;
+    end(A, 0); // its begin came while detached
+    end(M, 0);
+    EXPECT_TRUE(waits().empty());
+    EXPECT_EQ(waitEvents(), 0u);
+    EXPECT_EQ(counter(LS_C_STALE), 0u);
+    EXPECT_EQ(counter(LS_C_UNMATCHED), 0u);
+    EXPECT_EQ(cpuDepth(), 0u);
+    EXPECT_FALSE(taskPending());
+    begin(A, LS_LCB_F_SPIN);
+    end(A, 0);
+    begin(M, LS_LCB_F_MUTEX);
+    end(M, 0);
+    auto w = waits();
+    EXPECT_EQ((w[{ A, LS_LCB_F_SPIN }].count()), 1u);
+    EXPECT_EQ((w[{ M, LS_LCB_F_MUTEX }].count()), 1u);
+}
+
 TEST_F(Pairing, NestingDeeperThanTheStackIsCountedNotCorrupted)
 {
     const uint64_t locks[LS_NEST + 1] = { A, B, M, X, X + 0x100 };
