@@ -2,8 +2,10 @@
 // lock:contention_begin/end: tp_btf, then raw_tp, then tracepoint.
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <set>
+#include <span>
 #include <vector>
 
 #include <bpf/bpf.h>
@@ -12,6 +14,7 @@
 #include "bpf_util.h"
 #include "family.h"
 #include "lock_owners.h"
+#include "wait_duty.h"
 #include "wait_hist.h"
 #include "wait.skel.h"
 
@@ -34,15 +37,23 @@ public:
     // pending and be taken for the next wait on that lock.
     void attach()
     {
-        for (bpf_program* p : { end_, begin_ }) {
-            bpf_link* l = bpf_program__attach(p);
-            if (!l) {
+        for (auto [p, links] : { std::pair { end_, &end_link_ }, std::pair { begin_, &begin_link_ } })
+            if (!attachTo(p, *links)) {
                 const std::string err = attachError();
-                links_.clear();
+                detach();
                 throw std::runtime_error("attach failed: " + err);
             }
-            links_.add(l);
-        }
+    }
+
+    // Above cap waits a second, the programs attach for part of the time (wait_duty.h).
+    void sampleAbove(double cap, const SharedMaps& maps)
+    {
+        WaitDuty::Hooks h;
+        h.begin = [this](bool on) { return on ? attachTo(begin_, begin_link_) : (begin_link_.clear(), false); };
+        h.end = [this](bool on) { return on ? attachTo(end_, end_link_) : (end_link_.clear(), false); };
+        h.next_epoch = [this] { skel_->bss->attach_epoch = skel_->bss->attach_epoch + 1; };
+        h.events = [&maps] { return maps.counter(LS_C_WAIT_EVENTS); };
+        duty_ = std::make_unique<WaitDuty>(std::move(h), cap);
     }
 
     void read(Snapshot& out) const override
@@ -77,28 +88,69 @@ public:
         std::vector<RawWait> raw = drainWaits(bpf_map__fd(skel_->maps.waits), &skel_->bss->wait_gen);
         if (skel_->rodata->lock_names)
             drainNames(out, raw);
+        const size_t first = out.waits.size();
         const UntimedWaits u = finishWaits(raw, out.waits, &last_shapes_);
         out.stats.waits_untimed += u.spread;
         out.stats.lost += u.unplaced;
         if (skel_->rodata->owner_scan)
             drainOwners(out);
+        if (duty_)
+            scaleSampled(out, first);
     }
 
     uint64_t recursionMisses() const override
     {
         return detail::recursionMisses(begin_) + detail::recursionMisses(end_);
     }
-    void detach() override { links_.clear(); }
+    void detach() override
+    {
+        duty_.reset();
+        begin_link_.clear();
+        end_link_.clear();
+        detached_ = true;
+    }
     std::vector<int> progFds() const override { return { bpf_program__fd(begin_), bpf_program__fd(end_) }; }
 
 private:
+    static bool attachTo(bpf_program* p, Links& links)
+    {
+        if (links.empty())
+            if (bpf_link* l = bpf_program__attach(p))
+                links.add(l);
+        return !links.empty();
+    }
+
+    // The waits this drain added, and their owners, scaled by the share of
+    // the window contention_begin was attached.
+    void scaleSampled(Snapshot& out, size_t first)
+    {
+        const double share = duty_->takeShare();
+        out.wait_share = share;
+        if (share >= 1)
+            return;
+        const std::span<LockRecord> mine(out.waits.begin() + std::ptrdiff_t(first), out.waits.end());
+        auto untimed = [&mine] {
+            uint64_t n = 0;
+            for (const LockRecord& r : mine)
+                n += r.untimed;
+            return n;
+        };
+        const uint64_t before = untimed();
+        scaleSampledWaits(mine, share, carry_);
+        out.stats.waits_untimed += untimed() - before;
+        for (OwnerRecord& o : out.owners) {
+            o.count = uint64_t(std::llround(double(o.count) / share));
+            o.wait_ns = uint64_t(std::llround(double(o.wait_ns) / share));
+        }
+    }
+
     // After the waits: owners_ holds back those whose wait came too late for them.
     void drainOwners(Snapshot& out)
     {
         const uint64_t lostBefore = owners_.stacksLost();
         out.owners = owners_.drain(ownerFds(), &skel_->bss->owner_gen, undrainedWaits(bpf_map__fd(skel_->maps.done)));
         out.stats.stack_failures += owners_.stacksLost() - lostBefore;
-        owners_.matchWaits(out.owners, out.waits, links_.empty());
+        owners_.matchWaits(out.owners, out.waits, detached_);
     }
 
     OwnerMapFds ownerFds() const
@@ -163,7 +215,11 @@ private:
     WaitSkel skel_;
     bpf_program* begin_;
     bpf_program* end_;
-    Links links_;
+    Links begin_link_;
+    Links end_link_;
+    bool detached_ = false;
+    std::unique_ptr<WaitDuty> duty_; // only with Options::wait_rate_cap
+    double carry_ = 0;               // scaleSampledWaits' fractions
     OwnerDrain owners_;
     LastShapes last_shapes_; // drained windows: each lock and flags' last timed shape
 };
@@ -251,6 +307,8 @@ std::unique_ptr<Family> openWait(FamilyContext& ctx)
             notes += (notes.empty() ? "" : "; ") + hook + ": " + e.what();
             continue;
         }
+        if (o.drain && o.wait_rate_cap && family->drainable())
+            family->sampleAbove(double(o.wait_rate_cap) * ctx.maps.ncpus(), ctx.maps);
         st.attached = true;
         st.reason = notes.empty() ? "" : notes + "; fell back to " + hook;
         ctx.status.push_back(st);

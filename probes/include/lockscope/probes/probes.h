@@ -80,6 +80,10 @@ struct Options {
                                         // per lock is timed, every wait counted, and the untimed
                                         // ones get the times of the timed ones (Stats::waits_untimed);
                                         // 0 = time every wait. Off with holder_stacks
+    uint32_t wait_rate_cap = 0;         // with drain: contended waits a second per CPU above which
+                                        // the wait programs attach for only part of each period and
+                                        // the drained waits are scaled up by that share (an estimate:
+                                        // Snapshot::wait_share); 0 = attached all the time
     bool exact_tail = true;             // under the timing budget, time every wait of at least
                                         // exactWaitNs() all the same; off only to measure its cost
     bool per_tgid = false;              // key waits by tgid as well
@@ -221,6 +225,8 @@ struct Snapshot {
     uint64_t cpu_samples = 0;
     std::map<uint64_t, std::string> lock_names; // lock address -> what it is (Options::lock_names)
     Stats stats;              // events, lost, map_full, stack_failures, ...
+    double wait_share = 1;    // drained: the share of the window the wait programs were attached
+                              // (Options::wait_rate_cap); below 1 the waits were scaled up by it
 };
 
 // [begin, end) of a loaded program's JIT-compiled code (or one of its
