@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "lockscope/agent/agent.h"
 
+#include "lockscope/capture/tail_basis.h"
+
 #include <ctime>
 #include <fstream>
 #include <malloc.h>
@@ -48,6 +50,7 @@ void Agent::readOutLocked()
     const double cpuStart = cpuSeconds();
     {
         const Capture slice = recording_->readOut();
+        health_.wait_attached_ratio = waitShare(slice.meta);
         cumulative_.add(slice);
         series_.add(slice);
         for (CaptureSum* d : deltas_)

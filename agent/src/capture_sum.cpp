@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "lockscope/capture/lock_frames.h"
+#include "lockscope/capture/tail_basis.h"
 
 namespace lockscope::agent {
 
@@ -169,6 +170,16 @@ void CaptureSum::addLatencies(std::vector<LatencyEntry>& into, const std::vector
     }
 }
 
+// The sum's share of time the waits were sampled, weighted by duration; the
+// attached seconds kept exact, not re-read from the text of the last share.
+void CaptureSum::addWaitShare(const Meta& slice)
+{
+    waitAttachedSeconds_ += waitShare(slice) * slice.duration_s;
+    const double seconds = sum_.meta.duration_s + slice.duration_s;
+    if (seconds > 0 && waitAttachedSeconds_ < seconds)
+        markWaitsSampled(sum_.meta, waitAttachedSeconds_ / seconds);
+}
+
 void CaptureSum::add(const Capture& slice)
 {
     if (intervals_ == 0) {
@@ -176,6 +187,7 @@ void CaptureSum::add(const Capture& slice)
         sum_.meta.duration_s = 0;
     }
     ++intervals_;
+    addWaitShare(slice.meta);
     sum_.meta.duration_s += slice.meta.duration_s;
     sum_.probes = slice.probes;
     sum_.stats += slice.stats;

@@ -225,6 +225,10 @@ void healthMetrics(Exposition& x, const AgentHealth& h)
     x.sample("lockscope_agent_readout_cpu_seconds_total", "", number(h.readout_cpu_seconds_total));
     x.family("lockscope_agent_last_readout_seconds", "gauge", "Wall time of the last read-out.");
     x.sample("lockscope_agent_last_readout_seconds", "", number(h.last_readout_seconds));
+    x.family("lockscope_agent_wait_attached_ratio", "gauge",
+        "Share of the last window the wait programs were attached; below 1 (above --wait-rate-cap) the wait "
+        "figures of that window are estimates scaled up by it.");
+    x.sample("lockscope_agent_wait_attached_ratio", "", number(h.wait_attached_ratio));
     x.family("lockscope_agent_stack_ids_forgotten_total", "counter",
              "Kernel stack ids deleted from the stack maps after going idle.");
     x.sample("lockscope_agent_stack_ids_forgotten_total", "", number(h.stack_ids_forgotten));

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "lockscope/agent/capture_sum.h"
+#include "lockscope/capture/tail_basis.h"
 
 namespace lockscope::agent {
 namespace {
@@ -63,6 +64,25 @@ TEST(CaptureSum, StackTableIsBoundedAndSaysSo)
     const Stack* full = c.findStack(c.locks[0].sites.back().stack_id);
     ASSERT_NE(full, nullptr);
     EXPECT_EQ(full->frames[0].function, kStackTableFullFrame);
+}
+
+// A profile request spanning windows with and without the part-time wait
+// programs: the share of its time they were attached, and no exact tail.
+TEST(CaptureSum, WaitShareIsTheIntervalsWeightedByDuration)
+{
+    CaptureSum sum;
+    Capture whole = slice({"f"}, 1, 1000, 6.0);
+    whole.meta.filters["exact_wait_ns"] = "8388608";
+    Capture sampled = slice({"f"}, 1, 1000, 2.0);
+    markWaitsSampled(sampled.meta, 0.25);
+    sum.add(whole);
+    EXPECT_EQ(waitShare(sum.totals().meta), 1.0);
+    EXPECT_EQ(exactWaitNs(sum.totals().meta), 8388608u);
+    sum.add(sampled);
+    EXPECT_NEAR(waitShare(sum.totals().meta), (6 + 0.25 * 2) / 8, 1e-4);
+    EXPECT_EQ(exactWaitNs(sum.totals().meta), 0u);
+    sum.add(whole);
+    EXPECT_NEAR(waitShare(sum.totals().meta), (12 + 0.25 * 2) / 14, 1e-4);
 }
 
 TEST(CaptureSum, LockTableIsBounded)

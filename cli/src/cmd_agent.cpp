@@ -32,6 +32,10 @@ struct AgentArgs {
     unsigned stack_depth = 16;
     unsigned stack_budget = 1000;    // as record's defaults (cmd_record.cpp says why)
     unsigned timing_budget = 20000;
+    // Contended waits a second per CPU worth 1% of a CPU on the record bench's
+    // hottest load (bench/record/README.md, "wait rate cap"): above it the wait
+    // programs attach for part of the time.
+    unsigned wait_rate_cap = 15000;
     // Parca Agent's rate: always on, a fleet's profiles sum windows and
     // machines, so a tenth of record's rate (and of its timer interrupts,
     // ~50 us each in a VM) still gives a share within a few percent per window.
@@ -54,6 +58,7 @@ record::RecordOptions recordOptions(const AgentArgs& a)
     p.stack_depth = a.stack_depth;
     p.stack_budget = a.stack_budget;
     p.timing_budget = a.timing_budget;
+    p.wait_rate_cap = a.wait_rate_cap;
     p.cpu_frequency_hz = a.no_cpu ? 0 : a.freq;
     p.per_cgroup = a.per_cgroup;
     p.lock_names = a.lock_names;
@@ -190,6 +195,10 @@ void addAgentCommand(CLI::App& app, Result& result)
     cmd->add_option("--stack-budget", args->stack_budget, "stack walks per second per CPU (as record; default 1000)")
         ->check(CLI::Range(0u, 100000000u));
     cmd->add_option("--timing-budget", args->timing_budget, "timed waits per second per CPU (as record; default 20000)")
+        ->check(CLI::Range(0u, 100000000u));
+    cmd->add_option("--wait-rate-cap", args->wait_rate_cap,
+                    "contended waits per second per CPU above which the wait probe attaches for only part of the "
+                    "time and scales its figures up (estimates); 0: attached all the time (default 15000)")
         ->check(CLI::Range(0u, 100000000u));
     cmd->add_flag("--no-cpu", args->no_cpu, "do not sample on-CPU stacks");
     cmd->add_option("--freq", args->freq, "CPU sampling frequency in Hz per CPU")

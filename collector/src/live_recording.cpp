@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "lockscope/record/live_recording.h"
 
+#include "lockscope/capture/tail_basis.h"
+
 #include "lockscope/record/record_filters.h"
 #include "lockscope/record/system_info.h"
 #include "lockscope/record/workload.h"
@@ -60,6 +62,8 @@ Capture LiveRecording::readOut()
     lastWall_ = std::chrono::system_clock::now();
     noteStacks(snap);
     dropUnnamableUserStacks(snap);
+    if (snap.wait_share < 1)
+        markWaitsSampled(slice.meta, snap.wait_share);
     detail::assembleSnapshot(snap, opt_, state_->popt, *state_->session, state_->symbols, state_->userSymbols, 0,
                              slice);
     ++readOuts_;

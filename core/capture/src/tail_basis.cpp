@@ -2,6 +2,7 @@
 #include "lockscope/capture/tail_basis.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <stdexcept>
 
@@ -35,6 +36,31 @@ TailBasis estimated(const Log2Hist& wait, uint64_t untimed, double beyond)
 std::string TailBasis::text() const
 {
     return exact ? "exact" : "est. from " + std::to_string(timed) + " of " + std::to_string(waits) + " timed";
+}
+
+namespace {
+constexpr const char* kWaitShare = "wait_share";
+}
+
+double waitShare(const Meta& meta)
+{
+    const auto it = meta.filters.find(kWaitShare);
+    if (it == meta.filters.end())
+        return 1;
+    try {
+        const double v = std::stod(it->second);
+        return v > 0 && v <= 1 ? v : 1;
+    } catch (const std::exception&) {
+        return 1; // not a share: nothing claimed
+    }
+}
+
+void markWaitsSampled(Meta& meta, double share)
+{
+    char text[32];
+    const auto end = std::to_chars(text, text + sizeof text, share, std::chars_format::fixed, 4).ptr;
+    meta.filters[kWaitShare] = std::string(text, end);
+    meta.filters.erase("exact_wait_ns");
 }
 
 uint64_t exactWaitNs(const Meta& meta)

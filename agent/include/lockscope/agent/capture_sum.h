@@ -48,7 +48,8 @@ public:
     explicit CaptureSum(SumLimits limits = {}) : limits_(limits), stacks_(limits.max_stacks) {}
 
     // Adds an interval's capture: histograms merged, counters summed,
-    // meta.duration_s the sum, meta.start_time the first interval's.
+    // meta.duration_s the sum, meta.start_time the first interval's, the
+    // waits' sampled share (waitShare) the intervals' weighted by duration.
     void add(const Capture& slice);
     // The sum as a capture: its sites and the stacks they name rebuilt from
     // the compact tables (one Log2Hist a histogram again: a profile's worth).
@@ -63,6 +64,8 @@ public:
     uint64_t ownersFolded() const { return ownersFolded_; }
 
 private:
+    void addWaitShare(const Meta& slice);
+
     // A lock site as the sum keeps it: stacks by their table number, sparse
     // histograms, holders with their stack's table number.
     struct Site {
@@ -95,6 +98,7 @@ private:
     uint64_t locksFolded_ = 0;
     uint64_t ownersKept_ = 0;
     uint64_t ownersFolded_ = 0;
+    double waitAttachedSeconds_ = 0; // seconds of the sum the wait programs were attached
     std::map<std::string, size_t> lockIndex_;
     std::optional<uint32_t> fullStack_;
 };

@@ -22,6 +22,7 @@ struct AgentHealth {
     double readout_seconds_total = 0;  // wall time spent reading them out
     double readout_cpu_seconds_total = 0; // CPU time (user + system) spent reading them out
     double last_readout_seconds = 0;
+    double wait_attached_ratio = 1;    // the last window's waitShare (Options::wait_rate_cap)
     uint64_t stack_ids_forgotten = 0;  // kernel stack ids deleted after going idle
     uint64_t stacks_not_kept = 0;      // sites filed under the full stack table
     uint64_t user_stacks_of_exited = 0;// user-lock events of processes gone before the read-out

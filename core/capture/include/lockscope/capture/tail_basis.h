@@ -32,6 +32,13 @@ struct TailBasis {
 // may call a change of it.
 inline constexpr uint64_t kTimedBeyondForVerdict = 10;
 
+// meta.filters.wait_share: the share of the time the wait programs were
+// attached when lockscope agent sampled them (above its --wait-rate-cap); the
+// waits were scaled up by it, so none of them is exact. 1 when absent.
+double waitShare(const Meta& meta);
+// Sets it, and takes exact_wait_ns out: nothing in a sample of time is exact.
+void markWaitsSampled(Meta& meta, double share);
+
 // meta.filters.exact_wait_ns; 0 when absent (no budget, or an older capture).
 uint64_t exactWaitNs(const Meta& meta);
 
