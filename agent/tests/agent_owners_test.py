@@ -47,7 +47,10 @@ def owner_totals(cap, key):
     return sum(h["count"] for h in holders), sum(h["wait_ns"] for h in holders)
 
 
-agent = Agent(lockscope, "--window", "1", "--lock-owner")
+# Attached all the time (--wait-rate-cap 0): the count check rests on the
+# agent attaching first, and sampled it attaches again after record every
+# period (agent.pprof and agent.prometheus check the sampled figures).
+agent = Agent(lockscope, "--window", "1", "--lock-owner", "--wait-rate-cap", "0")
 work = lock_workload(contend, SECONDS + 25)
 try:
     status, index = agent.get("/")

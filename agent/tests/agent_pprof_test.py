@@ -19,7 +19,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from agent_harness import (WORKLOAD_FRAME, Agent, bpf_preconditions, fail, go_pprof, limit, lock_workload,  # noqa: E402
-                           parse_raw, record_started, workload_lock)
+                           load_capture, parse_raw, record_started, workload_lock)
 
 lockscope, contend = sys.argv[1], sys.argv[2]
 bpf_preconditions()
@@ -30,7 +30,7 @@ SECONDS = 10
 
 
 agent = Agent(lockscope, "--window", "1")
-work = lock_workload(contend, SECONDS + 20)
+work = lock_workload(contend, SECONDS + 20, "filepos-chunk")
 try:
     time.sleep(3)
     # Both intervals start together: the profile request once record's probes are attached.
@@ -81,6 +81,17 @@ try:
     if key not in subprocess.run([lockscope, "report", path], capture_output=True, text=True).stdout:
         fail(f"lockscope report of /capture?seconds=2 does not name {key}")
     print("PASS: /capture?seconds=2 is a capture lockscope check and report read, with the workload's lock")
+
+    # Above the agent's --wait-rate-cap (15000 waits/s per CPU by default)
+    # its wait programs attach part of the time and the capture says so.
+    filters = load_capture(lockscope, path)["meta"]["filters"]
+    share = float(filters.get("wait_share", "1"))
+    if rcount > 2 * 15000 * os.cpu_count():
+        if not share < 1 or "exact_wait_ns" in filters:
+            fail(f"{rcount:.0f} waits/s, above the cap, yet the capture's filters say {filters}")
+        print(f"PASS: the agent attached its wait programs {share * 100:.0f}% of the time, and the capture says so")
+    else:
+        print(f"note: {rcount:.0f} waits/s is below twice the wait rate cap: the part-time attachment is not exercised")
 finally:
     work.kill()
     work.wait()

@@ -101,7 +101,7 @@ prom, pport = start_prometheus(agent.port)
 work = None
 try:
     wait_for_scrapes(pport, 2)
-    work = lock_workload(contend, RECORD_S + 12)
+    work = lock_workload(contend, RECORD_S + 12, "filepos-chunk")
     time.sleep(3)
     cap = record(lockscope, RECORD_S, os.path.join(tmp, "record.json"))
     time.sleep(3)  # the agent's read-out and Prometheus's scrape of the interval's end
@@ -152,6 +152,9 @@ try:
         fail(f"lockscope_agent_windows_total = {windows}")
     lost = query(pport, 'lockscope_agent_events_lost_total{job="lockscope"}', now)
     print("agent health: windows", windows, "lost", {r["metric"]["reason"]: r["value"][1] for r in lost})
+    attached = scalar(pport, 'lockscope_agent_wait_attached_ratio{job="lockscope"}', t1)
+    print(f"agent: wait programs attached {attached * 100:.0f}% of the last window "
+          f"({lock['wait']['count'] / cap['meta']['duration_s']:.0f} waits/s, cap {15000 * os.cpu_count()}/s)")
 
     # CPU sampling at the agent's own default rate (docs/agent.md), each CPU.
     hz = scalar(pport, 'lockscope_cpu_sampling_hertz{job="lockscope"}', now)

@@ -23,6 +23,9 @@
 //   contend-workload filepos-bulk THREADS SECONDS as filepos on a 32 MiB file in /dev/shm, plus one thread that
 //                                           every 50 ms reads it whole in one read(): ~10 ms
 //                                           holding f_pos_lock, rare long waits among short ones
+//   contend-workload filepos-chunk THREADS SECONDS threads read() the /dev/shm file 64 KiB at a
+//                                           time: f_pos_lock held ~10 us a read, contended at a rate
+//                                           a probe's own cost hardly changes
 //
 // Prints one line {"lockscope_result": {"ops": N, ...}} like the samples.
 #include <atomic>
@@ -183,6 +186,23 @@ __attribute__((noinline)) uint64_t ls_test_filepos_3to1_worker(int fd)
     return ops;
 }
 
+// 64 KiB a read(): f_pos_lock held ~10 us for the copy, so a probe's
+// ~0.2 us on the contended path hardly moves the contention rate (the
+// sampled agent's test compares an observer that is there part of the time
+// with one that is there all the time).
+__attribute__((noinline)) uint64_t ls_test_filepos_chunk_worker(int fd)
+{
+    std::vector<char> buf(size_t { 64 } << 10, 1);
+    uint64_t ops = 0;
+    while (!g_stop.load(std::memory_order_relaxed)) {
+        const ssize_t n = read(fd, buf.data(), buf.size());
+        if (n < 0 || (n == 0 && lseek(fd, 0, SEEK_SET) < 0))
+            return ops;
+        ++ops;
+    }
+    return ops;
+}
+
 // One read() of the whole file every 50 ms: f_pos_lock held for the copy
 // (running, not asleep: a waiter spins on it as long as it can).
 __attribute__((noinline)) uint64_t ls_test_bulk_worker(int fd, size_t size)
@@ -227,19 +247,19 @@ int bulkFile()
 int main(int argc, char** argv)
 {
     if (argc != 4) {
-        std::fprintf(stderr, "usage: %s mutex|spin|semop|semctl|mmap|filepos|filepos-3to1|filepos-bulk THREADS SECONDS\n", argv[0]);
+        std::fprintf(stderr, "usage: %s mutex|spin|semop|semctl|mmap|filepos|filepos-3to1|filepos-bulk|filepos-chunk THREADS SECONDS\n", argv[0]);
         return 2;
     }
     const std::string mode = argv[1];
     const int threads = std::atoi(argv[2]);
     const double seconds = std::atof(argv[3]);
     const bool sem = mode == "semop" || mode == "semctl";
-    const bool bulk = mode == "filepos-bulk";
+    const bool bulk = mode == "filepos-bulk" || mode == "filepos-chunk";
     const bool filepos = mode == "filepos" || mode == "filepos-3to1";
     if ((mode != "mutex" && mode != "spin" && mode != "mmap" && !filepos && !sem && !bulk) || threads < 1
         || threads > 256 || !(seconds > 0)) {
         std::fprintf(stderr,
-            "%s: bad arguments (mode mutex|spin|semop|semctl|mmap|filepos|filepos-3to1|filepos-bulk, THREADS 1..256, SECONDS > 0)\n",
+            "%s: bad arguments (mode mutex|spin|semop|semctl|mmap|filepos|filepos-3to1|filepos-bulk|filepos-chunk, THREADS 1..256, SECONDS > 0)\n",
                      argv[0]);
         return 2;
     }
@@ -256,7 +276,7 @@ int main(int argc, char** argv)
         std::fprintf(stderr, "%s: %s: %s\n", argv[0], bulk ? "/dev/shm file" : "open /proc/self/exe", std::strerror(errno));
         return 1;
     }
-    const int readers = mode == "semctl" || bulk ? 1 : 0;
+    const int readers = mode == "semctl" || mode == "filepos-bulk" ? 1 : 0;
     std::vector<uint64_t> ops(static_cast<size_t>(threads + readers));
     std::vector<std::thread> pool;
     const auto start = std::chrono::steady_clock::now();
@@ -273,6 +293,8 @@ int main(int argc, char** argv)
                 n = ls_test_spin_worker();
             else if (mode == "mmap")
                 n = ls_test_mmap_worker();
+            else if (mode == "filepos-chunk")
+                n = ls_test_filepos_chunk_worker(fd);
             else if (mode == "filepos" || bulk)
                 n = ls_test_filepos_worker(fd);
             else if (mode == "filepos-3to1")
