@@ -23,7 +23,10 @@
 // owner, names, cgroup (lockscope plus --lock-owner, --lock-names or
 // --per-cgroup) and labels (all three); blind-tail (lockscope without timing
 // the long untimed waits, Options::exact_tail off: its cost); cpu (CPU sampling alone at record's
-// default frequency) and cpu-HZ (at HZ per CPU).
+// default frequency) and cpu-HZ (at HZ per CPU); sampled (lockscope as the
+// agent opens it, attached part of each 2-s period above its --wait-rate-cap:
+// give it --seconds 6 or more, it is measured from 2.5 s after attach; its
+// waits/s count from attach).
 // Needs root.
 #include <algorithm>
 #include <atomic>
@@ -161,6 +164,7 @@ Attached attachWait(uint32_t stack_budget, unsigned stack_depth, uint32_t timing
 struct Mode {
     std::string name;
     std::function<Attached()> attach;
+    double settle_s = 0.1; // measured from this long after attach
 };
 
 // The frequencies of the cpu-HZ modes in a ",a,b,c," mode list.
@@ -270,6 +274,16 @@ std::vector<Mode> allModes()
         { "record", [] { return attachRecordDefault(false); } },
         { "record-exact", [] { return attachRecordDefault(true); } },
         { "cpu", [] { return attachCpu(probes::Options {}.cpu_frequency_hz); } },
+        // As the agent opens it: above 15000 waits/s per CPU attached part of
+        // each 2-s period, decided after a first period attached (wait_duty.h).
+        { "sampled",
+            [] {
+                return attachWait(1000, 16, 20000, [](probes::Options& o) {
+                    o.drain = true;
+                    o.wait_rate_cap = 15000;
+                });
+            },
+            2.5 },
     };
 }
 
@@ -354,7 +368,7 @@ private:
     {
         const auto attached = Clock::now();
         Attached a = modes_[m].attach();
-        sleepUnlessStopped(0.1); // past attach
+        sleepUnlessStopped(modes_[m].settle_s); // past attach
         const uint64_t before = load_.ops();
         const auto t0 = Clock::now();
         sleepUnlessStopped(seconds_);
