@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "lockscope/capture/tail_basis.h"
 #include "lockscope/record/recorder.h"
 
 namespace lockscope::record {
@@ -77,7 +78,7 @@ void addSampling(const probes::Options& p, std::map<std::string, std::string>& f
     if (!p.holder_stacks)
         f["timing_budget"] = std::to_string(p.timing_budget);
     if (!p.holder_stacks && p.timing_budget > 0 && p.exact_tail) // wait.bpf.c times every wait this long all the same
-        f["exact_wait_ns"] = std::to_string(probes::exactWaitNs());
+        f[kExactWaitNsFilter] = std::to_string(probes::exactWaitNs());
     f["cpu_frequency_hz"] = std::to_string(p.cpu_frequency_hz);
 }
 

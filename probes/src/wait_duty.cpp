@@ -21,6 +21,12 @@ double perSecond(uint64_t events, std::chrono::steady_clock::duration d)
     return s > 0 ? double(events) / s : 0;
 }
 
+// The first mark after t.
+template <class Marks, class Time> auto markAfter(Marks& marks, Time t)
+{
+    return std::upper_bound(marks.begin(), marks.end(), t, [](Time x, const auto& k) { return x < k.at; });
+}
+
 std::chrono::steady_clock::duration onFor(std::chrono::milliseconds period, double share)
 {
     return std::chrono::duration_cast<std::chrono::steady_clock::duration>(period * share);
@@ -99,8 +105,7 @@ void WaitDuty::stop()
 
 WaitDuty::Clock::duration WaitDuty::attachedBy(Clock::time_point t) const
 {
-    auto m = std::upper_bound(
-        marks_.begin(), marks_.end(), t, [](Clock::time_point x, const Mark& k) { return x < k.at; });
+    auto m = markAfter(marks_, t);
     if (m == marks_.begin())
         return {};
     --m;
@@ -144,8 +149,7 @@ void WaitDuty::setBegin(bool on)
     marks_.push_back(Mark { now, attachedBy(now), on });
     // Those the next takeShare reads: from the last one at or before the
     // last call on (two a period: a 10-s window holds ten).
-    auto keep = std::upper_bound(
-        marks_.begin(), marks_.end(), taken_, [](Clock::time_point x, const Mark& k) { return x < k.at; });
+    auto keep = markAfter(marks_, taken_);
     if (keep != marks_.begin())
         --keep;
     keep = std::max(keep, marks_.end() - std::min<std::ptrdiff_t>(kMaxMarks, std::ssize(marks_)));

@@ -6,8 +6,9 @@
 // to programs that do nothing already costs the load 6.5% (bench/record/
 // README.md): no recorder attached all the time gets within the agent's 1%.
 // Above the cap, contention_begin is attached for a share of each period
-// (and contention_end a grace longer, so the waits begun then end seen), the
-// waits are a sample of time, and the drain scales them by the share.
+// (and contention_end a grace longer, so the waits begun then are seen to
+// their end), the waits are a sample of time, and the drain scales them by
+// the share.
 
 #include <chrono>
 #include <condition_variable>

@@ -60,12 +60,12 @@ void markWaitsSampled(Meta& meta, double share)
     char text[32];
     const auto end = std::to_chars(text, text + sizeof text, share, std::chars_format::fixed, 4).ptr;
     meta.filters[kWaitShare] = std::string(text, end);
-    meta.filters.erase("exact_wait_ns");
+    meta.filters.erase(kExactWaitNsFilter);
 }
 
 uint64_t exactWaitNs(const Meta& meta)
 {
-    const auto it = meta.filters.find("exact_wait_ns");
+    const auto it = meta.filters.find(kExactWaitNsFilter);
     if (it == meta.filters.end())
         return 0;
     try {

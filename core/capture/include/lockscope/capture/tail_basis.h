@@ -32,6 +32,9 @@ struct TailBasis {
 // may call a change of it.
 inline constexpr uint64_t kTimedBeyondForVerdict = 10;
 
+// The meta.filters key record writes the exact-tail threshold under.
+inline constexpr const char* kExactWaitNsFilter = "exact_wait_ns";
+
 // meta.filters.wait_share: the share of the time the wait programs were
 // attached when lockscope agent sampled them (above its --wait-rate-cap); the
 // waits were scaled up by it, so none of them is exact. 1 when absent.
