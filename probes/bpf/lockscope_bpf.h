@@ -156,7 +156,7 @@ struct ls_holder_key {
     __s32 wait_kstack;   /* the waiter's stack, as in ls_wait_key */
     __s32 holder_kstack; /* the holder's acquire stack; -1: the holder's stack walk failed */
     __u32 tgid;          /* the waiter's tgid, 0 unless per-tgid keying is on */
-    __u32 pad;
+    __u32 gen;           /* the drain generation its wait was filed in (LS_WAIT_F_GEN's bit) */
     __u64 cgroup;        /* as in ls_wait_key */
 };
 

@@ -65,15 +65,22 @@ struct {
  */
 volatile __u32 wait_gen;
 
-static __always_inline struct ls_hist *wait_hist_of(const struct ls_wait_key *key, __u64 n)
+/* gen: the low bit of wait_gen, read once by a caller that files more than
+ * the histogram (record_wait: a wait and its holder go to one window). */
+static __always_inline struct ls_hist *wait_hist_in(const struct ls_wait_key *key, __u64 n, __u32 gen)
 {
     struct ls_wait_key k;
 
-    if (!(wait_gen & 1))
+    if (!gen)
         return hist_of_n(&waits, key, n);
     k = *key;
     k.flags |= LS_WAIT_F_GEN;
     return hist_of_n(&waits, &k, n);
+}
+
+static __always_inline struct ls_hist *wait_hist_of(const struct ls_wait_key *key, __u64 n)
+{
+    return wait_hist_in(key, n, wait_gen & 1);
 }
 
 /*
@@ -257,13 +264,14 @@ static __always_inline struct ls_wait_stack *wanted_task_stack(bool *full)
 
 /* Wait programs may update hash maps (a bucket spinlock): unlike the hold
  * programs, they do not run inside _raw_spin_lock* probes of their own. */
-static __always_inline void holder_add(const struct ls_wait_done *w)
+static __always_inline void holder_add(const struct ls_wait_done *w, __u32 gen)
 {
     struct ls_holder_key key = {
         .lock = w->lock,
         .wait_kstack = w->kstack,
         .holder_kstack = w->holder,
         .tgid = w->tgid,
+        .gen = gen,
         .cgroup = w->cgroup,
     };
 
@@ -328,7 +336,8 @@ static __always_inline void record_wait(const struct ls_wait_done *w)
         .ustack = w->ustack,
         .cgroup = w->cgroup,
     };
-    struct ls_hist *h = wait_hist_of(&key, 1);
+    const __u32 gen = wait_gen & 1;
+    struct ls_hist *h = wait_hist_in(&key, 1, gen);
 
     if (!h)
         return;
@@ -341,7 +350,7 @@ static __always_inline void record_wait(const struct ls_wait_done *w)
     if (w->weight && !(w->flags & LS_WAIT_F_TICKED))
         weigh_timed(w);
     if (holder_scan && w->holder_state == LS_HOLDER_FOUND)
-        holder_add(w);
+        holder_add(w, gen);
     if (owner_scan && w->owner_tid)
         owner_add(w);
 }

@@ -104,10 +104,15 @@ std::vector<RawWait> readWaits(int waits_map_fd)
     return entries.take();
 }
 
-std::vector<RawWait> drainWaits(int waits_map_fd, volatile uint32_t* gen)
+ClosedGeneration closeWaitGeneration(volatile uint32_t* gen)
 {
     const uint32_t closed = __atomic_fetch_add(gen, 1, __ATOMIC_SEQ_CST) & 1;
-    const bool settled = waitForRunningPrograms();
+    return { closed, waitForRunningPrograms() };
+}
+
+std::vector<RawWait> drainWaits(int waits_map_fd, ClosedGeneration g)
+{
+    const auto [closed, settled] = g;
     std::vector<ls_hist> cpus(static_cast<size_t>(possibleCpus()));
     const std::vector<ls_hist> empty(cpus.size(), emptyHist());
     WaitEntries entries;

@@ -13,6 +13,7 @@
 
 #include "bpf_util.h"
 #include "family.h"
+#include "holder_table.h"
 #include "lock_owners.h"
 #include "wait_duty.h"
 #include "wait_hist.h"
@@ -59,7 +60,8 @@ public:
     void read(Snapshot& out) const override
     {
         std::vector<RawWait> raw = readWaits(bpf_map__fd(skel_->maps.waits));
-        readHolders(out);
+        if (skel_->rodata->holder_scan)
+            out.holders = readHolders(bpf_map__fd(skel_->maps.holders));
         // Read while attached, these may be counted twice or not at all; the
         // capture's final read comes after detach, when they are exact.
         const std::vector<ls_wait_done> undrained = undrainedWaits(bpf_map__fd(skel_->maps.done));
@@ -76,16 +78,17 @@ public:
         out.stats.lost += u.unplaced;
     }
 
-    // The histogram map and the owners (OwnerDrain): waits parked in the
-    // per-CPU rings and the untimed counts cached per CPU reach them later
-    // (the next begin files them), so a later drain takes them, never two.
-    // Holder stacks live in maps whose entries refer to each other: not drained.
-    bool drainable() const override { return !skel_->rodata->holder_scan; }
+    // The histogram map, the holders (one generation with their waits) and
+    // the owners (OwnerDrain): waits parked in the per-CPU rings and the
+    // untimed counts cached per CPU reach them later (the next begin files
+    // them), so a later drain takes them, never two.
+    bool drainable() const override { return true; }
     void drain(Snapshot& out) override
     {
-        if (!drainable())
-            return;
-        std::vector<RawWait> raw = drainWaits(bpf_map__fd(skel_->maps.waits), &skel_->bss->wait_gen);
+        const ClosedGeneration closed = closeWaitGeneration(&skel_->bss->wait_gen);
+        std::vector<RawWait> raw = drainWaits(bpf_map__fd(skel_->maps.waits), closed);
+        if (skel_->rodata->holder_scan)
+            out.holders = drainHolders(bpf_map__fd(skel_->maps.holders), closed);
         if (skel_->rodata->lock_names)
             drainNames(out, raw);
         const size_t first = out.waits.size();
@@ -157,22 +160,6 @@ private:
     {
         return { bpf_map__fd(skel_->maps.owners), bpf_map__fd(skel_->maps.owner_stacks),
             bpf_map__fd(skel_->maps.owner_comms) };
-    }
-
-    void readHolders(Snapshot& out) const
-    {
-        const int fd = bpf_map__fd(skel_->maps.holders);
-        ls_holder_key key {}, next {};
-        ls_holder_val value {};
-        const void* prev = nullptr;
-        while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-            key = next;
-            prev = &key;
-            if (bpf_map_lookup_elem(fd, &key, &value) != 0 || value.count == 0)
-                continue;
-            out.holders.push_back(HolderRecord {
-                key.lock, key.wait_kstack, key.holder_kstack, key.tgid, value.count, value.wait_ns, key.cgroup });
-        }
     }
 
     // Addresses classified with no name are left out; keys, when given,
@@ -307,7 +294,8 @@ std::unique_ptr<Family> openWait(FamilyContext& ctx)
             notes += (notes.empty() ? "" : "; ") + hook + ": " + e.what();
             continue;
         }
-        if (o.drain && o.wait_rate_cap && family->drainable())
+        // Holders are not scaled: with holder stacks, every wait is seen.
+        if (o.drain && o.wait_rate_cap && !o.holder_stacks)
             family->sampleAbove(double(o.wait_rate_cap) * ctx.maps.ncpus(), ctx.maps);
         st.attached = true;
         st.reason = notes.empty() ? "" : notes + "; fell back to " + hook;

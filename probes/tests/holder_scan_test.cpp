@@ -22,6 +22,8 @@
 #include "lockscope_bpf.h" // before the skeletons, which use its structs
 
 #include "hold_testrun.skel.h"
+#include "bpf_util.h"
+#include "holder_table.h"
 #include "test_support.h"
 #include "wait_hist.h"
 #include "wait.skel.h"
@@ -380,6 +382,62 @@ TEST_F(HolderScan, WithoutHolderStacksTheScanIsCompiledOut)
     end(kWaiterCpu, A);
     EXPECT_TRUE(holders().empty());
     EXPECT_EQ(counter(LS_C_HOLDER_MISSING), 0u);
+}
+
+// lockscope agent's drains: a wait's holder goes to the generation its
+// histogram does (read once at the wait's filing), so each drain takes the
+// holders of the waits it takes, none twice; the busy entries stay, emptied,
+// and an entry empty for a whole generation is deleted.
+TEST_F(HolderScan, DrainsTakeEachWaitsHolderWithItsWait)
+{
+    namespace d = lockscope::probes::detail;
+    load();
+    const int holdersFd = bpf_map__fd(wait_->maps.holders);
+    auto entries = [&] { return d::keysOf<ls_holder_key>(holdersFd).size(); };
+    // n waits on A while CPU 0 holds it; B's wait (no holder) files A's last
+    // one, which would otherwise wait in the ring for the window after.
+    auto window = [&](int n) {
+        if (n) {
+            lock(kHolderCpu, A);
+            for (int i = 0; i < n; ++i) {
+                begin(kWaiterCpu, A);
+                end(kWaiterCpu, A);
+            }
+            unlock(kHolderCpu, A);
+        }
+        begin(kWaiterCpu, B);
+        end(kWaiterCpu, B);
+        const d::ClosedGeneration closed = d::closeWaitGeneration(&wait_->bss->wait_gen);
+        EXPECT_TRUE(closed.settled) << "membarrier refused: no grace period";
+        uint64_t waitNs = 0, waited = 0;
+        for (const d::RawWait& w : d::drainWaits(bpf_map__fd(wait_->maps.waits), closed))
+            if (w.record.lock_addr == A) {
+                waitNs += w.hist.total;
+                waited += w.hist.count;
+            }
+        const std::vector<lockscope::probes::HolderRecord> h = d::drainHolders(holdersFd, closed);
+        EXPECT_EQ(waited, uint64_t(n));
+        if (n == 0) {
+            EXPECT_TRUE(h.empty());
+            return;
+        }
+        EXPECT_EQ(h.size(), 1u);
+        for (const auto& r : h) {
+            EXPECT_EQ(r.lock_addr, A);
+            EXPECT_EQ(r.count, uint64_t(n)) << "each window's holders, none of an earlier one";
+            EXPECT_EQ(r.wait_ns, waitNs) << "a holder's wait time is its waits' own, in the same window";
+        }
+    };
+    window(3); // generation 0
+    EXPECT_EQ(entries(), 1u) << "the busy entry stays, emptied";
+    window(5); // generation 1
+    EXPECT_EQ(entries(), 2u);
+    window(0); // generation 0 again: its entry had nothing in it
+    EXPECT_EQ(entries(), 1u) << "an entry empty for a whole generation is deleted";
+    window(2); // generation 1: into the entry kept
+    EXPECT_EQ(entries(), 1u);
+    EXPECT_TRUE(d::readHolders(holdersFd).empty()) << "everything was drained";
+    EXPECT_EQ(counter(LS_C_HOLDER_MISSING), 4u) << "B's waits, one a window, and no more";
 }
 
 } // namespace

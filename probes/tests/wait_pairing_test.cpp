@@ -426,7 +426,7 @@ TEST_F(Pairing, DrainsTakeEveryWaitOnceAndKeepTheBusyKeys)
             begin(A, LS_LCB_F_SPIN);
             end(A, 0);
         }
-        for (const d::RawWait& w : d::drainWaits(fd, &skel_->bss->wait_gen)) {
+        for (const d::RawWait& w : d::drainWaits(fd, d::closeWaitGeneration(&skel_->bss->wait_gen))) {
             EXPECT_EQ(w.record.flags, LS_LCB_F_SPIN) << "the generation bit is the map's, not the record's";
             drained += w.hist.count;
         }

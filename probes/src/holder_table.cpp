@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "holder_table.h"
+
+#include <map>
+#include <tuple>
+
+#include <bpf/bpf.h>
+
+#include "bpf_util.h"
+
+namespace lockscope::probes::detail {
+
+namespace {
+
+// lock, wait stack, holder stack, tgid, cgroup: the key without its generation.
+using HolderKey = std::tuple<uint64_t, int32_t, int32_t, uint32_t, uint64_t>;
+
+class HolderSums {
+public:
+    void add(const ls_holder_key& k, const ls_holder_val& v)
+    {
+        if (v.count == 0)
+            return;
+        ls_holder_val& s = sums_[{ k.lock, k.wait_kstack, k.holder_kstack, k.tgid, k.cgroup }];
+        s.count += v.count;
+        s.wait_ns += v.wait_ns;
+    }
+
+    std::vector<HolderRecord> take() const
+    {
+        std::vector<HolderRecord> out;
+        out.reserve(sums_.size());
+        for (const auto& [k, v] : sums_) {
+            const auto& [lock, waitStack, holderStack, tgid, cgroup] = k;
+            out.push_back(HolderRecord { lock, waitStack, holderStack, tgid, v.count, v.wait_ns, cgroup });
+        }
+        return out;
+    }
+
+private:
+    std::map<HolderKey, ls_holder_val> sums_;
+};
+
+} // namespace
+
+std::vector<HolderRecord> readHolders(int holders_map_fd)
+{
+    HolderSums sums;
+    ls_holder_val value {};
+    for (const ls_holder_key& key : keysOf<ls_holder_key>(holders_map_fd))
+        if (bpf_map_lookup_elem(holders_map_fd, &key, &value) == 0) // else deleted meanwhile
+            sums.add(key, value);
+    return sums.take();
+}
+
+std::vector<HolderRecord> drainHolders(int holders_map_fd, ClosedGeneration closed)
+{
+    HolderSums sums;
+    ls_holder_val value {};
+    const ls_holder_val empty {};
+    for (const ls_holder_key& key : keysOf<ls_holder_key>(holders_map_fd)) {
+        if (!closed.settled) {
+            if (bpf_map_lookup_and_delete_elem(holders_map_fd, &key, &value) == 0)
+                sums.add(key, value);
+            continue;
+        }
+        if (key.gen != closed.bit || bpf_map_lookup_elem(holders_map_fd, &key, &value) != 0)
+            continue; // the open generation's, or deleted meanwhile
+        if (value.count == 0) {
+            bpf_map_delete_elem(holders_map_fd, &key);
+            continue;
+        }
+        sums.add(key, value);
+        bpf_map_update_elem(holders_map_fd, &key, &empty, BPF_EXIST);
+    }
+    return sums.take();
+}
+
+} // namespace lockscope::probes::detail
