@@ -85,9 +85,10 @@ const char* kIndex = R"(<!DOCTYPE html>
 <li><a href="/debug/pprof/lock_wait">/debug/pprof/lock_wait</a>: pprof of the waits since start;
  <code>?seconds=N</code>: of the next N seconds (Go mutex-profile sample types contentions/count, delay/nanoseconds)</li>
 <li>/debug/pprof/lock_hold: the same weighted by hold time, when holds are recorded</li>
-<li>/debug/pprof/lock_owners: the owners' side (<code>--lock-owner</code>): the waits charged to the owner
- task's stack when they began, labelled owner_comm and owner_tid, as <code>lockscope export --format
- pprof-holders</code>; <code>?seconds=N</code> as above</li>
+<li>/debug/pprof/lock_owners: the owners' side: the waits charged to the owner task's stack when they began
+ (<code>--lock-owner</code>, labelled owner_comm and owner_tid) or to the stack holding the spinlock
+ (<code>--holder-stacks</code>), as <code>lockscope export --format pprof-holders</code>; <code>?seconds=N</code> as
+ above</li>
 <li>/capture?seconds=N: a lockscope capture of the next N seconds (<code>lockscope report</code> reads it);
  without seconds, everything since start</li>
 <li><a href="/healthz">/healthz</a></li>
@@ -291,8 +292,8 @@ void HttpServer::Impl::routes(httplib::Server& s)
         });
     });
     s.Get("/debug/pprof/lock_owners", [this](const Request& req, Response& res) {
-        if (!attached(agent, "lock_owner")) {
-            text(res, 404, "lock owners are not recorded: run the agent with --lock-owner");
+        if (!attached(agent, "lock_owner") && !attached(agent, "holder_stacks")) {
+            text(res, 404, "lock owners and holders are not recorded: run the agent with --lock-owner or --holder-stacks");
             return;
         }
         profile(req, res, [](const Capture& c, Response& r) {

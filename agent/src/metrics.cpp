@@ -209,6 +209,10 @@ void statsMetrics(Exposition& x, const Stats& st, const AgentHealth& h)
     x.family("lockscope_agent_waits_untimed_total", "counter",
              "Contended waits counted but not timed (timing budget): their times follow the timed ones.");
     x.sample("lockscope_agent_waits_untimed_total", "", number(st.waits_untimed));
+    x.family("lockscope_agent_holders_not_found_total", "counter",
+             "Contended spin-lock waits no other CPU was seen holding the lock for when they began "
+             "(--holder-stacks): in the waits, not in /debug/pprof/lock_owners.");
+    x.sample("lockscope_agent_holders_not_found_total", "", number(st.holder_not_found));
     x.family("lockscope_agent_own_lock_events_total", "counter",
              "Lock events inside lockscope's own BPF programs, left out.");
     x.sample("lockscope_agent_own_lock_events_total", "", number(st.own_lock_events));

@@ -13,7 +13,8 @@ probes. While `contend-workload semop` and `contend-workload mutex` run:
 - `promtool check metrics` finds nothing to say about the scrape;
 - /capture?seconds=N holds the syscall table and the user lock, and
   `lockscope report` prints them;
-- the agent refuses --holder-stacks (not readable per window) with one line.
+- --holder-stacks as record takes it: drained per window where the hold probe
+  attaches, else skipped with the reason; /debug/pprof/lock_owners follows.
 
 usage: agent_optin_test.py LOCKSCOPE CONTEND_WORKLOAD"""
 import json
@@ -24,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from agent_harness import Agent, bpf_preconditions, fail, load_capture, skip  # noqa: E402
@@ -52,10 +54,41 @@ def run_workload(mode, threads):
     return json.loads(r.stdout.strip().splitlines()[-1])["lockscope_result"]["ops"]
 
 
-r = subprocess.run([lockscope, "agent", "--holder-stacks"], capture_output=True, text=True, timeout=30)
-if r.returncode == 0 or len(r.stderr.strip().splitlines()) != 1 or "holder-stacks" not in r.stderr:
-    fail(f"agent --holder-stacks: exit {r.returncode}, stderr {r.stderr!r}")
-print(f"PASS: agent --holder-stacks is refused: {r.stderr.strip()}")
+def check_holder_stacks():
+    """--holder-stacks as record takes it: its refused combinations, and the
+    holder scan read out per window or skipped with the reason the log gives;
+    /debug/pprof/lock_owners serves the holders exactly when it attached."""
+    r = subprocess.run([lockscope, "agent", "--holder-stacks", "--hold-sample", "10"], capture_output=True,
+                       text=True, timeout=30)
+    if r.returncode == 0 or len(r.stderr.strip().splitlines()) != 1 or "--hold-sample" not in r.stderr:
+        fail(f"agent --holder-stacks --hold-sample 10: exit {r.returncode}, stderr {r.stderr!r}")
+    print(f"PASS: agent --holder-stacks --hold-sample 10 is refused: {r.stderr.strip()}")
+    agent = Agent(lockscope, "--window", "1", "--no-cpu", "--holder-stacks")
+    try:
+        m = re.search(r"^holder_stacks: (attached|skipped)(.*)$", agent.text(), re.M)
+        if not m:
+            fail("the agent's log says nothing of holder_stacks:\n" + agent.text())
+        try:
+            status, body = agent.get("/debug/pprof/lock_owners?seconds=1")
+        except urllib.error.HTTPError as e:
+            status, body = e.code, e.read()
+        want = 200 if m.group(1) == "attached" else 404
+        if status != want or (want == 200 and body[:2] != b"\x1f\x8b"):
+            fail(f"holder_stacks {m.group(1)}: /debug/pprof/lock_owners answered {status} {body[:200]!r}")
+        capture = f"{tmp}/holders.lockscope.json"
+        agent.save_capture(1, capture)
+        cap = load_capture(lockscope, capture)
+        if cap["meta"]["filters"].get("holder_stacks") != "true":
+            fail(f"the agent's capture does not say holder_stacks: {cap['meta']['filters']}")
+        print(f"PASS: agent --holder-stacks: holder_stacks {m.group(1)}{m.group(2)}; "
+              f"/debug/pprof/lock_owners {status}; its capture says so")
+    finally:
+        took = agent.stop()
+    if took >= 2:
+        fail(f"the agent took {took:.2f} s to exit after SIGTERM")
+
+
+check_holder_stacks()
 
 agent = Agent(lockscope, "--window", "1", "--syscalls", "--user-locks")
 try:

@@ -135,6 +135,30 @@ TEST(CaptureSum, OwnersAddUpByStackAndTask)
     EXPECT_EQ(holders[1].owner_tid, 43u);
 }
 
+// --holder-stacks: a spinlock's holders are stacks without a task; the same
+// holder stack from two windows (its ids renumbered) is one holder.
+TEST(CaptureSum, SpinlockHoldersAddUpByStack)
+{
+    auto withHolder = [](uint32_t firstId, const std::string& holderLeaf, uint64_t waits, uint64_t ns) {
+        Capture c = slice({"_raw_spin_lock"}, firstId, ns, 1.0);
+        const uint32_t holderStack = firstId + 50;
+        c.stacks.push_back(Stack{holderStack, StackKind::Kernel, {Frame{holderLeaf, 0, "", {}}}});
+        c.locks[0].sites[0].holders.push_back(Holder(holderStack, waits, ns));
+        return c;
+    };
+    CaptureSum sum;
+    sum.add(withHolder(1, "do_semtimedop", 4, 400));
+    sum.add(withHolder(300, "do_semtimedop", 6, 900));
+    sum.add(withHolder(600, "freeary", 1, 50));
+    const Capture c = sum.capture();
+    const auto& holders = c.locks.at(0).sites.at(0).holders;
+    ASSERT_EQ(holders.size(), 2u);
+    EXPECT_FALSE(holders[0].owner_tid);
+    EXPECT_EQ(holders[0].count, 10u);
+    EXPECT_EQ(holders[0].wait_ns, 1300u);
+    EXPECT_EQ(holders[1].count, 1u);
+}
+
 TEST(CaptureSum, OwnersAreBoundedAndSaySo)
 {
     SumLimits limits;

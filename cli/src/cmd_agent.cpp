@@ -206,7 +206,7 @@ void addAgentCommand(CLI::App& app, Result& result)
     cmd->add_option("--wait-backend", args->wait_backend, backendHelp("wait", probes::HookFamily::Wait));
     // As record's: --hold serves lockscope_lock_hold_* and /debug/pprof/lock_hold,
     // --syscalls and --functions lockscope_syscall_* and lockscope_function_*.
-    const OptInOptions optin = addOptInOptions(*cmd, args->optin, false);
+    const OptInOptions optin = addOptInOptions(*cmd, args->optin);
     cmd->callback([args, &result, optin] {
         foldSyscallAskers(optin, args->optin);
         runAgent(*args, result);

@@ -321,7 +321,7 @@ void addRecordCommand(CLI::App& app, Result& result)
     addTargetOptions(*cmd, *args);
     addSelectionOptions(*cmd, *args);
     CLI::Option* exact = addCostOptions(*cmd, *args);
-    const OptInOptions optin = addOptInOptions(*cmd, args->optin, true);
+    const OptInOptions optin = addOptInOptions(*cmd, args->optin);
     exact->excludes(optin.syscall_budget)->excludes(optin.syscall_sample);
     addMiscOptions(*cmd, *args);
     cmd->callback([args, &result, optin]() {

@@ -49,7 +49,7 @@ probes::UserLockSpec parseUserLock(const std::string& spec)
     return u;
 }
 
-void addHoldOptions(CLI::App& cmd, OptInArgs& a, bool holderStacks)
+void addHoldOptions(CLI::App& cmd, OptInArgs& a)
 {
     addOptInProbe(cmd, "hold", a.hold, a.no_hold,
                   "time spin-lock holds (fentry/kprobe on every spin-lock acquisition in the system: dear on "
@@ -63,9 +63,8 @@ void addHoldOptions(CLI::App& cmd, OptInArgs& a, bool holderStacks)
         ->check(CLI::Range(uint64_t{1}, uint64_t{1000000000}))
         ->capture_default_str();
     cmd.add_option("--hold-backend", a.hold_backend, backendHelp("hold", probes::HookFamily::Hold) + " (implies --hold)");
-    if (holderStacks)
-        cmd.add_flag("--holder-stacks", a.holder_stacks,
-                     "name the stack holding a spinlock while others waited (turns the hold probe on)");
+    cmd.add_flag("--holder-stacks", a.holder_stacks,
+                 "name the stack holding a spinlock while others waited (turns the hold probe on)");
 }
 
 OptInOptions addSyscallOptions(CLI::App& cmd, OptInArgs& a)
@@ -109,10 +108,10 @@ std::string backendHelp(const char* what, probes::HookFamily family)
     return std::string("force the ") + what + " hook: " + probes::backendNames(probes::familyBackends(family));
 }
 
-OptInOptions addOptInOptions(CLI::App& cmd, OptInArgs& a, bool holderStacks)
+OptInOptions addOptInOptions(CLI::App& cmd, OptInArgs& a)
 {
     cmd.option_defaults()->group("Probes off unless asked for (each hooks every call of what it times)");
-    addHoldOptions(cmd, a, holderStacks);
+    addHoldOptions(cmd, a);
     OptInOptions o = addSyscallOptions(cmd, a);
     addOptInProbe(cmd, "functions", a.functions, a.no_functions,
                   "time the kernel functions that look up and lock IPC and timer objects (__lock_timer, "

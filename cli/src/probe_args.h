@@ -50,9 +50,8 @@ probes::Backend parseBackend(const std::string& flag, const std::string& v, prob
 // "force the wait hook: auto, tp_btf, raw_tp, tracepoint"
 std::string backendHelp(const char* what, probes::HookFamily family);
 
-// Adds the opt-in probes' options to cmd; `holderStacks` offers
-// --holder-stacks too (record: the agent cannot read them out per window).
-OptInOptions addOptInOptions(CLI::App& cmd, OptInArgs& a, bool holderStacks);
+// Adds the opt-in probes' options to cmd (record's and the agent's alike).
+OptInOptions addOptInOptions(CLI::App& cmd, OptInArgs& a);
 // In the command's callback: an option that implies --syscalls sets it.
 void foldSyscallAskers(const OptInOptions& o, OptInArgs& a);
 // Sets p's hold, syscall, function and user-lock probes from a; `exact`

@@ -37,7 +37,7 @@ LiveRecording::LiveRecording(RecordOptions options, std::FILE* log) : opt_(std::
     Capture attached;
     state_->session = attachProbes(state_->popt, attached, false, log);
     if (!state_->session->drainable())
-        throw RecordError("holder stacks cannot be read out per window: record them with lockscope record");
+        throw RecordError("a probe attached cannot be read out per window: record it with lockscope record");
     probes_ = attached.probes;
     fillSystemMeta(meta_);
     meta_.command = opt_.command_line;
@@ -90,6 +90,10 @@ void LiveRecording::noteStacks(const probes::Snapshot& snap)
     for (const auto& o : snap.owners) // a wait's stack, drained with its owner
         if (o.wait_kstack_id >= 0)
             stackLastSeen_[o.wait_kstack_id] = readOuts_;
+    for (const auto& h : snap.holders) // the holder's stack is the hold probe's
+        for (int64_t id : {h.wait_kstack_id, h.holder_kstack_id})
+            if (id >= 0)
+                stackLastSeen_[id] = readOuts_;
 }
 
 // A process that exited within the window took its memory map along: its
