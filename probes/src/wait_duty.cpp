@@ -78,6 +78,23 @@ void scaleSampledWaits(std::span<LockRecord> waits, double share, double& carry)
     }
 }
 
+void scaleSampledOwners(std::span<OwnerRecord> owners, double share, double& carry)
+{
+    if (!(share > 0) || share >= 1)
+        return;
+    const double extra = 1 / share - 1;
+    for (OwnerRecord& o : owners) {
+        if (!o.count)
+            continue;
+        const double want = double(o.count) * extra + carry;
+        const auto more = static_cast<uint64_t>(want);
+        carry = want - double(more);
+        o.wait_ns = static_cast<uint64_t>(
+            static_cast<long double>(o.wait_ns) * static_cast<long double>(o.count + more) / o.count);
+        o.count += more;
+    }
+}
+
 WaitDuty::WaitDuty(Hooks hooks, double cap_per_second, std::chrono::milliseconds period)
     : hooks_(std::move(hooks))
     , cap_(cap_per_second)

@@ -35,6 +35,10 @@ double nextWaitShare(double share, double rate, double cap);
 // record's rounding biases the sum.
 void scaleSampledWaits(std::span<LockRecord> waits, double share, double& carry);
 
+// The same for the owners of those waits (Options::lock_owner): each
+// owner's count scaled with the fractions carried, its mean wait kept.
+void scaleSampledOwners(std::span<OwnerRecord> owners, double share, double& carry);
+
 class WaitDuty {
 public:
     struct Hooks {

@@ -141,10 +141,7 @@ private:
         const uint64_t before = untimed();
         scaleSampledWaits(mine, share, carry_);
         out.stats.waits_untimed += untimed() - before;
-        for (OwnerRecord& o : out.owners) {
-            o.count = uint64_t(std::llround(double(o.count) / share));
-            o.wait_ns = uint64_t(std::llround(double(o.wait_ns) / share));
-        }
+        scaleSampledOwners(out.owners, share, owners_carry_);
     }
 
     // After the waits: owners_ holds back those whose wait came too late for them.
@@ -207,6 +204,7 @@ private:
     bool detached_ = false;
     std::unique_ptr<WaitDuty> duty_; // only with Options::wait_rate_cap
     double carry_ = 0;               // scaleSampledWaits' fractions
+    double owners_carry_ = 0;        // scaleSampledOwners'
     OwnerDrain owners_;
     LastShapes last_shapes_; // drained windows: each lock and flags' last timed shape
 };

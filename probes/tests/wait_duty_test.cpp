@@ -15,6 +15,7 @@
 
 using lockscope::Log2Hist;
 using lockscope::probes::LockRecord;
+using lockscope::probes::OwnerRecord;
 using namespace lockscope::probes::detail;
 
 TEST(WaitDuty, SamplesOnlyAboveTheCapAndStopsWellBelowIt)
@@ -61,6 +62,26 @@ TEST(WaitDuty, FractionsCarryAcrossRecordsSoTheSumIsScaled)
     for (const LockRecord& r : v) {
         EXPECT_TRUE(r.hist.consistent());
         n += r.hist.count();
+    }
+    EXPECT_NEAR(double(n), 1000 / 0.3, 1.0);
+}
+
+// Owners of one wait each, as a window of many owner tasks has them: each
+// rounded on its own would come out 1/0.3 -> 3 (10% short); carried, the sum
+// is scaled and each owner's mean wait kept.
+TEST(WaitDuty, OwnersCarryTheirFractionsAndKeepTheirMean)
+{
+    std::vector<OwnerRecord> v(1000);
+    for (OwnerRecord& o : v) {
+        o.count = 1;
+        o.wait_ns = 5000;
+    }
+    double carry = 0;
+    scaleSampledOwners(v, 0.3, carry);
+    uint64_t n = 0;
+    for (const OwnerRecord& o : v) {
+        EXPECT_EQ(o.wait_ns, 5000 * o.count);
+        n += o.count;
     }
     EXPECT_NEAR(double(n), 1000 / 0.3, 1.0);
 }
