@@ -293,7 +293,8 @@ void HttpServer::Impl::routes(httplib::Server& s)
     });
     s.Get("/debug/pprof/lock_owners", [this](const Request& req, Response& res) {
         if (!attached(agent, "lock_owner") && !attached(agent, "holder_stacks")) {
-            text(res, 404, "lock owners and holders are not recorded: run the agent with --lock-owner or --holder-stacks");
+            text(res, 404,
+                 "lock owners and holders are not recorded: run the agent with --lock-owner or --holder-stacks");
             return;
         }
         profile(req, res, [](const Capture& c, Response& r) {

@@ -2,7 +2,6 @@
 // lock:contention_begin/end: tp_btf, then raw_tp, then tracepoint.
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
 #include <cstring>
 #include <set>
 #include <span>
