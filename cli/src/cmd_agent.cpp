@@ -197,8 +197,9 @@ void addAgentCommand(CLI::App& app, Result& result)
     cmd->add_option("--timing-budget", args->timing_budget, "timed waits per second per CPU (as record; default 20000)")
         ->check(CLI::Range(0u, 100000000u));
     cmd->add_option("--wait-rate-cap", args->wait_rate_cap,
-                    "contended waits per second per CPU above which the wait probe attaches for only part of the "
-                    "time and scales its figures up (estimates); 0: attached all the time (default 15000)")
+                    "contention reports (contention_begin, filtered out or not) per second per CPU above which "
+                    "the wait probe attaches for only part of the time and scales its figures up (estimates); "
+                    "0: attached all the time (default 15000)")
         ->check(CLI::Range(0u, 100000000u));
     cmd->add_flag("--no-cpu", args->no_cpu, "do not sample on-CPU stacks");
     cmd->add_option("--freq", args->freq, "CPU sampling frequency in Hz per CPU")

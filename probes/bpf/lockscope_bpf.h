@@ -361,6 +361,7 @@ enum ls_counter {
     LS_C_HOLD_STALE,     /* held entries whose release was never seen, found when their lock was taken again */
     LS_C_MAP_BUSY,       /* updates refused: the bucket's lock was held on this CPU (see map_miss_n) */
     LS_C_MAP_NOMEM,      /* updates refused with -ENOMEM: no element memory ready (see map_miss_n) */
+    LS_C_WAIT_BEGINS,    /* contention_begin runs before any filter (wait.bpf.c count_begins) */
     /*
      * Not a counter: per-CPU "a bpf_get_stackid is running" flag (see
      * stack_id in common.bpf.h). It lives here because this map is the one

@@ -65,6 +65,13 @@ struct {
  */
 volatile __u32 wait_gen;
 
+/*
+ * Every contention_begin the programs run for, filtered out or not: what
+ * they cost the machine, the rate Options::wait_rate_cap is compared with
+ * (wait_duty.cpp). Counted only where the programs may be sampled.
+ */
+const volatile bool count_begins = false;
+
 /* gen: the low bit of wait_gen, read once by a caller that files more than
  * the histogram (record_wait: a wait and its holder go to one window). */
 static __always_inline struct ls_hist *wait_hist_in(const struct ls_wait_key *key, __u64 n, __u32 gen)
@@ -582,6 +589,8 @@ static __always_inline int on_begin(void *ctx, __u64 lock, __u32 flags, __u64 sk
     __u64 ts;
     bool walk;
 
+    if (count_begins)
+        count(LS_C_WAIT_BEGINS);
     drain_done();
     if (filter_flags_mask && !(flags & filter_flags_mask))
         return 0;

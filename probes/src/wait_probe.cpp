@@ -52,7 +52,7 @@ public:
         h.begin = [this](bool on) { return on ? attachTo(begin_, begin_link_) : (begin_link_.clear(), false); };
         h.end = [this](bool on) { return on ? attachTo(end_, end_link_) : (end_link_.clear(), false); };
         h.next_epoch = [this] { skel_->bss->attach_epoch = skel_->bss->attach_epoch + 1; };
-        h.events = [&maps] { return maps.counter(LS_C_WAIT_EVENTS); };
+        h.events = [&maps] { return maps.counter(LS_C_WAIT_BEGINS); };
         duty_ = std::make_unique<WaitDuty>(std::move(h), cap);
     }
 
@@ -208,6 +208,14 @@ private:
     LastShapes last_shapes_; // drained windows: each lock and flags' last timed shape
 };
 
+// Whether the wait programs may attach for part of the time (wait_duty.h):
+// only for a reader that drains, and not with holder stacks (holders are
+// not scaled: the scan needs every wait seen).
+bool samplesWaits(const Options& o)
+{
+    return o.drain && o.wait_rate_cap && !o.holder_stacks;
+}
+
 // Slab cache names need the bpf_get_kmem_cache kfunc (6.13+), which only a
 // BTF-typed hook can call; the other names work on every hook.
 ProbeStatus lockNamesStatus(const std::string& hook, bool kfuncs)
@@ -257,6 +265,7 @@ std::unique_ptr<Family> openWait(FamilyContext& ctx)
         skel->rodata->holder_scan = o.holder_stacks;
         skel->rodata->owner_scan = o.lock_owner;
         skel->rodata->lock_names = o.lock_names;
+        skel->rodata->count_begins = samplesWaits(o);
         configureStackBudget(skel->rodata, o);
         // Holder stacks add each wait's time to its holder's entry at the end.
         skel->rodata->time_window_events = o.holder_stacks ? 0 : stackWindowWalks(o.timing_budget);
@@ -291,8 +300,7 @@ std::unique_ptr<Family> openWait(FamilyContext& ctx)
             notes += (notes.empty() ? "" : "; ") + hook + ": " + e.what();
             continue;
         }
-        // Holders are not scaled: with holder stacks, every wait is seen.
-        if (o.drain && o.wait_rate_cap && !o.holder_stacks)
+        if (samplesWaits(o))
             family->sampleAbove(double(o.wait_rate_cap) * ctx.maps.ncpus(), ctx.maps);
         st.attached = true;
         st.reason = notes.empty() ? "" : notes + "; fell back to " + hook;

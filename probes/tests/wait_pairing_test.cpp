@@ -1003,3 +1003,35 @@ TEST_F(WeightingWalked, WalkedTimedWaitsAreNoSampleAndStandForNothing)
     EXPECT_EQ(w.min, unwalkedTimedMin) << "only unwalked waits are samples";
     EXPECT_EQ(w.max, unwalkedTimedMax) << "only unwalked waits are samples";
 }
+
+// The rate the wait rate cap is compared with (agent --wait-rate-cap) is
+// every contention_begin the programs run for: a filter (an address here,
+// a cgroup in the agent) leaves the wait out of the figures, not out of
+// what the programs cost the machine.
+class FilteredPairing : public Pairing {
+protected:
+    void configure(ls_wait& w) override
+    {
+        w.rodata->filter_addr_on = true; // and no address in filter_addrs
+        w.rodata->count_begins = true;
+    }
+};
+
+TEST_F(FilteredPairing, BeginsAreCountedBeforeTheFiltersForTheRateCap)
+{
+    for (int i = 0; i < 3; ++i) {
+        begin(A, LS_LCB_F_SPIN);
+        end(A, 0);
+    }
+    begin(A, LS_LCB_F_SPIN); // files the ended waits, if any were kept
+    EXPECT_EQ(counter(LS_C_WAIT_BEGINS), 4u);
+    EXPECT_EQ(waitEvents(), 0u) << "the filter left every wait out";
+    EXPECT_TRUE(waits().empty());
+}
+
+TEST_F(Pairing, BeginsAreNotCountedWhereNothingSamples)
+{
+    begin(A, LS_LCB_F_SPIN);
+    end(A, 0);
+    EXPECT_EQ(counter(LS_C_WAIT_BEGINS), 0u);
+}

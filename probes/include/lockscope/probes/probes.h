@@ -80,10 +80,12 @@ struct Options {
                                         // per lock is timed, every wait counted, and the untimed
                                         // ones get the times of the timed ones (Stats::waits_untimed);
                                         // 0 = time every wait. Off with holder_stacks
-    uint32_t wait_rate_cap = 0;         // with drain: contended waits a second per CPU above which
-                                        // the wait programs attach for only part of each period and
-                                        // the drained waits are scaled up by that share (an estimate:
-                                        // Snapshot::wait_share); 0 = attached all the time
+    uint32_t wait_rate_cap = 0;         // with drain: contention_begin runs a second per CPU (before
+                                        // any filter: their cost) above which the wait programs
+                                        // attach for only part of each period and the drained waits
+                                        // are scaled up by that share (an estimate:
+                                        // Snapshot::wait_share); 0 = attached all the time. Not with
+                                        // holder_stacks (the scan needs every wait)
     bool exact_tail = true;             // under the timing budget, time every wait of at least
                                         // exactWaitNs() all the same; off only to measure its cost
     bool per_tgid = false;              // key waits by tgid as well
