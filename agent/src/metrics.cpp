@@ -184,11 +184,13 @@ void statsMetrics(Exposition& x, const Stats& st, const AgentHealth& h)
     x.family("lockscope_agent_events_total", "counter", "Probe events aggregated in the kernel.");
     x.sample("lockscope_agent_events_total", "", number(st.events));
     x.family("lockscope_agent_events_lost_total", "counter",
-             "Events the probes could not record, by why: nesting (pending waits overflowed; also untimed "
-             "events with no timed one of their key to take a time from), "
+             "Events the probes could not record, by why: nesting (pending waits overflowed), "
+             "untimed_unplaced (untimed waits and syscalls with no timed one of their lock or syscall to "
+             "take a time from), "
              "map_full (a BPF map was full), map_busy (a map's bucket was locked on that CPU by what the "
              "probe interrupted, e.g. the agent's own drain), unmatched (an end without its begin).");
-    x.sample("lockscope_agent_events_lost_total", "reason=\"nesting\"", number(st.lost));
+    x.sample("lockscope_agent_events_lost_total", "reason=\"nesting\"", number(st.lost - st.untimed_unplaced));
+    x.sample("lockscope_agent_events_lost_total", "reason=\"untimed_unplaced\"", number(st.untimed_unplaced));
     x.sample("lockscope_agent_events_lost_total", "reason=\"map_full\"", number(st.map_full));
     x.sample("lockscope_agent_events_lost_total", "reason=\"map_busy\"", number(st.map_busy));
     x.sample("lockscope_agent_events_lost_total", "reason=\"unmatched\"", number(st.unmatched));

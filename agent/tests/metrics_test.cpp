@@ -114,6 +114,18 @@ TEST(Metrics, SyscallsAndFunctionsHaveCallsErrorsAndDurations)
     EXPECT_EQ(text.find("lockscope_function_errors_total"), std::string::npos) << "functions' returns are not read";
 }
 
+// Untimed waits no timed one could lend a time to are lost, and said apart
+// from the pending waits that overflowed (Stats::lost holds both).
+TEST(Metrics, LostEventsAreSplitByWhy)
+{
+    Capture c = slice();
+    c.stats.lost = 10;
+    c.stats.untimed_unplaced = 3;
+    const std::string text = renderMetrics(LockSeries(2), c, AgentHealth{});
+    EXPECT_NE(text.find("lockscope_agent_events_lost_total{reason=\"nesting\"} 7\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("lockscope_agent_events_lost_total{reason=\"untimed_unplaced\"} 3\n"), std::string::npos);
+}
+
 TEST(Metrics, NoLatencyFamiliesWithoutTheProbes)
 {
     Capture c = slice();

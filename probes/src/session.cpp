@@ -183,6 +183,7 @@ void detail::addCounterStats(Snapshot& s, const Snapshot& counters)
     st.stacks_unsampled += s.stats.stacks_unsampled;
     st.stack_failures += s.stats.stack_failures;
     st.lost += s.stats.lost;
+    st.untimed_unplaced += s.stats.untimed_unplaced;
     st.stale_holds += s.stats.stale_holds;
     st.waits_untimed = s.stats.waits_untimed;
     st.syscalls_untimed = s.stats.syscalls_untimed;

@@ -75,6 +75,7 @@ public:
         const UntimedWaits u = finishWaits(raw, out.waits);
         out.stats.waits_untimed += u.spread;
         out.stats.lost += u.unplaced;
+        out.stats.untimed_unplaced += u.unplaced;
     }
 
     // The histogram map, the holders (one generation with their waits) and
@@ -94,6 +95,7 @@ public:
         const UntimedWaits u = finishWaits(raw, out.waits, &last_shapes_);
         out.stats.waits_untimed += u.spread;
         out.stats.lost += u.unplaced;
+        out.stats.untimed_unplaced += u.unplaced;
         if (skel_->rodata->owner_scan)
             drainOwners(out);
         if (duty_)

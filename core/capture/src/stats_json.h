@@ -38,6 +38,7 @@ inline constexpr StatsField kStatsFields[] = {
     { "stale_holds", &Stats::stale_holds, false },
     { "bpf_frames", &Stats::bpf_frames, false },
     { "map_busy", &Stats::map_busy, false },
+    { "untimed_unplaced", &Stats::untimed_unplaced, false }, // a part of lost
 };
 static_assert(std::size(kStatsFields) * sizeof(uint64_t) == sizeof(Stats), "a new Stats field needs its JSON name here");
 

@@ -134,6 +134,8 @@ struct Stats {
                                   // (lock_frames.h dropBpfFrames)
     uint64_t map_busy = 0;        // updates dropped because the map's bucket was busy on that CPU (a
                                   // program interrupted a map operation on it), not full
+    uint64_t untimed_unplaced = 0;// of lost: untimed waits and syscalls (timing budgets) with no timed
+                                  // one of their lock or syscall to take times from, left out
     // Field by field, for the totals of several runs (capture.cpp lists every field).
     Stats& operator+=(const Stats& other) noexcept;
     bool operator==(const Stats&) const = default;
