@@ -15,6 +15,15 @@ constexpr double kMaxShare = 0.9;
 constexpr double kLeaveSampling = 1.25; // cap / rate at which sampling stops
 constexpr std::ptrdiff_t kMaxMarks = 4096;   // a window of over an hour: its oldest part is left out
 
+// The unseen ones n seen stand for, whole, the fraction carried on.
+uint64_t unseen(uint64_t n, double extra, double& carry)
+{
+    const double want = double(n) * extra + carry;
+    const auto more = static_cast<uint64_t>(want);
+    carry = want - double(more);
+    return more;
+}
+
 double perSecond(uint64_t events, std::chrono::steady_clock::duration d)
 {
     const double s = std::chrono::duration<double>(d).count();
@@ -60,9 +69,7 @@ void scaleSampledWaits(std::span<LockRecord> waits, double share, double& carry)
         for (uint64_t& n : b) {
             if (!n)
                 continue;
-            const double want = double(n) * extra + carry;
-            const auto more = static_cast<uint64_t>(want);
-            carry = want - double(more);
+            const uint64_t more = unseen(n, extra, carry);
             n += more;
             added += more;
         }
@@ -86,9 +93,7 @@ void scaleSampledOwners(std::span<OwnerRecord> owners, double share, double& car
     for (OwnerRecord& o : owners) {
         if (!o.count)
             continue;
-        const double want = double(o.count) * extra + carry;
-        const auto more = static_cast<uint64_t>(want);
-        carry = want - double(more);
+        const uint64_t more = unseen(o.count, extra, carry);
         o.wait_ns = static_cast<uint64_t>(
             static_cast<long double>(o.wait_ns) * static_cast<long double>(o.count + more) / o.count);
         o.count += more;

@@ -106,7 +106,7 @@ std::vector<RawWait> readWaits(int waits_map_fd)
 
 ClosedGeneration closeWaitGeneration(volatile uint32_t* gen)
 {
-    const uint32_t closed = __atomic_fetch_add(gen, 1, __ATOMIC_SEQ_CST) & 1;
+    const uint32_t closed = closeGeneration(gen);
     return { closed, waitForRunningPrograms() };
 }
 
