@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "guest_agent_step.h"
 #include "lockscope/lab/error.h"
 #include "lockscope/lab/lab.h"
 
@@ -28,18 +29,10 @@ int main(int argc, char** argv)
         fs::remove_all(out);
         fs::create_directories(out);
         const Kernel kernel = resolveKernel({"guest", "debian:cloud"}, cache, progress);
-        const std::string get = "wget -q -O /lab/out/";
-        const std::string url = " http://127.0.0.1:9755";
-        const GuestStep agent{
-            "agent_holders",
-            {"/bin/sh", "-c",
-             "ifconfig lo 127.0.0.1 up; /usr/bin/lockscope agent --no-cpu --holder-stacks --window 1 --listen "
-             "127.0.0.1:9755 > /lab/out/agent_holders.log 2>&1 & a=$!; i=0; "
-             "until grep -q serving /lab/out/agent_holders.log; do i=$((i+1)); [ $i -gt 120 ] && break; sleep 1; "
-             "done; /usr/bin/semop-multi --multi --threads 4 --sems 2 --duration 5; sleep 3; " +
-                 get + "holders.pb.gz" + url + "/debug/pprof/lock_owners; " + get + "capture.json" + url +
-                 "/capture; kill $a; wait $a; echo agent_exit=$?"},
-            {"/lab/out/agent_holders.log", "/lab/out/holders.pb.gz", "/lab/out/capture.json"}};
+        const GuestStep agent = lab_test::agentStep(
+            "agent_holders", "--no-cpu --holder-stacks --window 1",
+            "/usr/bin/semop-multi --multi --threads 4 --sems 2 --duration 5", 3,
+            {{"holders.pb.gz", "/debug/pprof/lock_owners"}, {"capture.json", "/capture"}});
         const std::vector<GuestBinary> binaries = {{"/usr/bin/lockscope", lockscope},
                                                    {"/usr/bin/semop-multi", semopMulti}};
         BootOptions boot;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "guest_agent_step.h"
 #include "lockscope/lab/error.h"
 #include "lockscope/lab/lab.h"
 #include "lockscope/lab/process.h"
@@ -130,22 +131,13 @@ int main(int argc, char** argv)
             // every window (fentry here); the same workloads as rec_auto and
             // rec_timers while it runs, then its metrics, hold and holders'
             // profiles and capture since start.
-            const std::string get = "wget -q -O /lab/out/agent_hold_";
-            steps.push_back(
-                {"agent_hold",
-                 {"/bin/sh", "-c",
-                  "ifconfig lo 127.0.0.1 up; /usr/bin/lockscope agent --no-cpu --hold --holder-stacks --syscalls --functions "
-                  "--window 1 "
-                  "--listen "
-                  "127.0.0.1:9755 > /lab/out/agent_hold.log 2>&1 & a=$!; i=0; "
-                  "until grep -q serving /lab/out/agent_hold.log; do i=$((i+1)); [ $i -gt 120 ] && break; sleep 1; "
-                  "done; " + W + " sem --threads 2 --ops 2000; " + W + " timers --threads 2 --ops 2000; sleep 8; " + get +
-                      "metrics.txt http://127.0.0.1:9755/metrics; " + get +
-                      "profile.pb.gz http://127.0.0.1:9755/debug/pprof/lock_hold; " + get +
-                      "holders.pb.gz http://127.0.0.1:9755/debug/pprof/lock_owners; " + get +
-                      "capture.json http://127.0.0.1:9755/capture; kill $a; wait $a; echo agent_exit=$?"},
-                 {"/lab/out/agent_hold.log", "/lab/out/agent_hold_metrics.txt", "/lab/out/agent_hold_profile.pb.gz",
-                  "/lab/out/agent_hold_holders.pb.gz", "/lab/out/agent_hold_capture.json"}});
+            steps.push_back(lab_test::agentStep(
+                "agent_hold", "--no-cpu --hold --holder-stacks --syscalls --functions --window 1",
+                W + " sem --threads 2 --ops 2000; " + W + " timers --threads 2 --ops 2000", 8,
+                {{"agent_hold_metrics.txt", "/metrics"},
+                 {"agent_hold_profile.pb.gz", "/debug/pprof/lock_hold"},
+                 {"agent_hold_holders.pb.gz", "/debug/pprof/lock_owners"},
+                 {"agent_hold_capture.json", "/capture"}}));
             // Function probes (__lock_timer) and timer syscall latency with exact counts.
             record("rec_timers", {"--no-cpu", "--functions", "--syscalls"}, timers);
             // --per-cgroup: the same workload in two cgroups made here; the

@@ -4,15 +4,14 @@
 // either ran or the boot failed (and printed why).
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
-#include <sstream>
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
+#include "lab_test_files.h"
 #include "lockscope/capture/io.h"
 #include "lockscope/lab/guest.h"
 #include "lockscope/lab/process.h"
@@ -24,13 +23,7 @@ namespace {
 
 const fs::path kSession = LAB_SESSION_DIR;
 
-std::string slurp(const fs::path& p)
-{
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+using lab_test::slurp;
 
 std::map<std::string, std::string> facts()
 {

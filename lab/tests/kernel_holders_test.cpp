@@ -4,11 +4,10 @@
 // went through the whole agent path (drained with their waits per window,
 // their stacks kept while named, summed since start, served as pprof).
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <gtest/gtest.h>
 
+#include "lab_test_files.h"
 #include "lockscope/capture/io.h"
 
 namespace fs = std::filesystem;
@@ -17,13 +16,7 @@ namespace {
 
 const fs::path kOut = LAB_HOLDERS_DIR;
 
-std::string slurp(const fs::path& p)
-{
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+using lab_test::slurp;
 
 TEST(KernelHolders, AgentDrainsHolderStacksAndServesThem)
 {

@@ -105,4 +105,38 @@ uint32_t closeGeneration(volatile uint32_t* gen);
 // microseconds a program runs.
 void settleGenerations();
 
+// A drain generation just closed: its parity, and whether the grace period
+// after it passed (waitForRunningPrograms), so no program files into it.
+struct ClosedGeneration {
+    uint32_t bit = 0;
+    bool settled = false;
+};
+
+// The closed generation's entries of a hash map whose keys carry their
+// generation (inClosed(key)), each read into value (one copy per CPU for a
+// per-CPU map) and handed to take(key, value), which files it and says
+// whether it held anything. Those that did are emptied in place: a busy key
+// stays for the next window's first events to find (deleted, such keys were
+// created again in a burst the per-CPU element cache refused); those that
+// did not are deleted. Not settled, every entry is read and deleted in one
+// step, which loses what a program adds between the two.
+template <class Key, class Value, class InClosed, class Take>
+void drainGeneration(int fd, bool settled, InClosed inClosed, std::vector<Value>& value,
+    const std::vector<Value>& empty, Take take)
+{
+    for (const Key& key : keysOf<Key>(fd)) {
+        if (!settled) {
+            if (bpf_map_lookup_and_delete_elem(fd, &key, value.data()) == 0)
+                take(key, value);
+            continue;
+        }
+        if (!inClosed(key) || bpf_map_lookup_elem(fd, &key, value.data()) != 0)
+            continue; // the open generation's, or deleted meanwhile
+        if (take(key, value))
+            bpf_map_update_elem(fd, &key, empty.data(), BPF_EXIST);
+        else
+            bpf_map_delete_elem(fd, &key);
+    }
+}
+
 } // namespace lockscope::probes::detail

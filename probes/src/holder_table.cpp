@@ -56,23 +56,14 @@ std::vector<HolderRecord> readHolders(int holders_map_fd)
 std::vector<HolderRecord> drainHolders(int holders_map_fd, ClosedGeneration closed)
 {
     HolderSums sums;
-    ls_holder_val value {};
-    const ls_holder_val empty {};
-    for (const ls_holder_key& key : keysOf<ls_holder_key>(holders_map_fd)) {
-        if (!closed.settled) {
-            if (bpf_map_lookup_and_delete_elem(holders_map_fd, &key, &value) == 0)
-                sums.add(key, value);
-            continue;
-        }
-        if (key.gen != closed.bit || bpf_map_lookup_elem(holders_map_fd, &key, &value) != 0)
-            continue; // the open generation's, or deleted meanwhile
-        if (value.count == 0) {
-            bpf_map_delete_elem(holders_map_fd, &key);
-            continue;
-        }
-        sums.add(key, value);
-        bpf_map_update_elem(holders_map_fd, &key, &empty, BPF_EXIST);
-    }
+    std::vector<ls_holder_val> value(1);
+    const std::vector<ls_holder_val> empty(1);
+    drainGeneration<ls_holder_key>(
+        holders_map_fd, closed.settled, [&](const ls_holder_key& k) { return k.gen == closed.bit; }, value, empty,
+        [&](const ls_holder_key& k, const std::vector<ls_holder_val>& v) {
+            sums.add(k, v[0]);
+            return v[0].count != 0;
+        });
     return sums.take();
 }
 

@@ -7,16 +7,15 @@
 #include <vector>
 
 #include "lockscope/probes/probes.h"
-#include "wait_hist.h"
+#include "bpf_util.h"
 
 namespace lockscope::probes::detail {
 
 // Every entry, both generations summed.
 std::vector<HolderRecord> readHolders(int holders_map_fd);
 
-// The closed generation's entries, emptied in place as drainWaits empties
-// the waits (an entry empty for a whole generation is deleted); not settled,
-// every entry is read and deleted in one step.
+// The closed generation's entries (ls_holder_key.gen), as drainGeneration
+// takes them.
 std::vector<HolderRecord> drainHolders(int holders_map_fd, ClosedGeneration closed);
 
 } // namespace lockscope::probes::detail

@@ -203,12 +203,10 @@ private:
         if (budgeted_) {
             // None timed yet to take times from (read mid-call): left out.
             const Untimed u = estimateUntimed(sum, last, idx);
-            if (u.placed) {
+            if (u.placed)
                 out.stats.syscalls_untimed += u.calls;
-            } else {
-                out.stats.lost += u.calls;
-                out.stats.untimed_unplaced += u.calls;
-            }
+            else
+                countUnplaced(out.stats, u.calls);
         }
         r.hist = histFromKernel(sum.hist);
         r.errors = sum.errors;

@@ -9,6 +9,7 @@
 #include <map>
 #include <utility>
 
+#include "lockscope/capture/capture.h"
 #include "lockscope_bpf.h"
 
 namespace lockscope::probes::detail {
@@ -47,5 +48,13 @@ private:
     std::map<Key, Entry> shapes_;
     uint64_t window_ = 0;
 };
+
+// Untimed waits or calls no timed one could lend a time to: lost, and said
+// apart (Stats::untimed_unplaced is the part of lost they are).
+inline void countUnplaced(Stats& s, uint64_t n)
+{
+    s.lost += n;
+    s.untimed_unplaced += n;
+}
 
 } // namespace lockscope::probes::detail

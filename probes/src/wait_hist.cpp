@@ -112,28 +112,19 @@ ClosedGeneration closeWaitGeneration(volatile uint32_t* gen)
 
 std::vector<RawWait> drainWaits(int waits_map_fd, ClosedGeneration g)
 {
-    const auto [closed, settled] = g;
     std::vector<ls_hist> cpus(static_cast<size_t>(possibleCpus()));
     const std::vector<ls_hist> empty(cpus.size(), emptyHist());
     WaitEntries entries;
-    for (const ls_wait_key& key : keysOf<ls_wait_key>(waits_map_fd)) {
-        if (settled && ((key.flags & LS_WAIT_F_GEN) != 0) != (closed != 0))
-            continue; // the open generation's, filed into now
-        if (!settled) {
-            if (bpf_map_lookup_and_delete_elem(waits_map_fd, &key, cpus.data()) == 0)
-                entries.add(key, sumCpuHists(cpus));
-            continue;
-        }
-        if (bpf_map_lookup_elem(waits_map_fd, &key, cpus.data()) != 0)
-            continue;
-        const ls_hist sum = sumCpuHists(cpus);
-        if (sum.count == 0 && sum.max == 0) {
-            bpf_map_delete_elem(waits_map_fd, &key);
-            continue;
-        }
-        entries.add(key, sum);
-        bpf_map_update_elem(waits_map_fd, &key, empty.data(), BPF_EXIST);
-    }
+    drainGeneration<ls_wait_key>(
+        waits_map_fd, g.settled,
+        [&](const ls_wait_key& k) { return ((k.flags & LS_WAIT_F_GEN) != 0) == (g.bit != 0); }, cpus, empty,
+        [&](const ls_wait_key& k, const std::vector<ls_hist>& v) {
+            const ls_hist sum = sumCpuHists(v);
+            if (sum.count == 0 && sum.max == 0)
+                return false;
+            entries.add(k, sum);
+            return true;
+        });
     return entries.take();
 }
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "bpf_util.h"
 #include "lockscope/probes/probes.h"
 #include "lockscope_bpf.h"
 #include "untimed_hist.h"
@@ -43,21 +44,12 @@ struct RawWait {
 // generations (LS_WAIT_F_GEN).
 std::vector<RawWait> readWaits(int waits_map_fd);
 
-// A drain generation just closed: its bit (LS_WAIT_F_GEN, ls_holder_key.gen)
-// and whether the grace period after it passed, so no program files into it.
-struct ClosedGeneration {
-    uint32_t bit = 0;
-    bool settled = false;
-};
-
 // Moves *gen (wait.bpf.c's wait_gen) on and waits until no program still
 // files into the generation just closed (membarrier; refused: not settled).
 ClosedGeneration closeWaitGeneration(volatile uint32_t* gen);
 
-// What the programs filed in the closed generation: its entries, emptied in
-// place (the busy keys stay for the next window; keys with nothing in it are
-// deleted). Not settled, each key is read and deleted in one step instead,
-// which loses what a program adds between the two.
+// What the programs filed in the closed generation (LS_WAIT_F_GEN), as
+// drainGeneration takes it.
 std::vector<RawWait> drainWaits(int waits_map_fd, ClosedGeneration closed);
 
 // Every CPU's pending entries, oldest first; a ring whose indices make no

@@ -74,8 +74,7 @@ public:
             readNames(out);
         const UntimedWaits u = finishWaits(raw, out.waits);
         out.stats.waits_untimed += u.spread;
-        out.stats.lost += u.unplaced;
-        out.stats.untimed_unplaced += u.unplaced;
+        countUnplaced(out.stats, u.unplaced);
     }
 
     // The histogram map, the holders (one generation with their waits) and
@@ -94,8 +93,7 @@ public:
         const size_t first = out.waits.size();
         const UntimedWaits u = finishWaits(raw, out.waits, &last_shapes_);
         out.stats.waits_untimed += u.spread;
-        out.stats.lost += u.unplaced;
-        out.stats.untimed_unplaced += u.unplaced;
+        countUnplaced(out.stats, u.unplaced);
         if (skel_->rodata->owner_scan)
             drainOwners(out);
         if (duty_)
