@@ -126,17 +126,15 @@ int main(int argc, char** argv)
             // stack: a lock our own programs take is known as ours only by a walked stack.
             record("rec_auto", {"--no-cpu", "--hold", "--syscalls"}, sem);
             record("rec_kprobe", {"--no-cpu", "--hold-backend", "kprobe", "--syscalls", "--stack-budget", "0"}, sem);
-            // lockscope agent --hold --holder-stacks --syscalls --functions:
-            // the hold tables, the holders and the latency halves drained
-            // every window (fentry here); the same workloads as rec_auto and
-            // rec_timers while it runs, then its metrics, hold and holders'
-            // profiles and capture since start.
+            // lockscope agent --hold --syscalls --functions: the hold tables
+            // and latency halves drained every window (fentry here); the same
+            // workloads as rec_auto and rec_timers while it runs, then its
+            // metrics, hold profile and capture since start.
             steps.push_back(lab_test::agentStep(
-                "agent_hold", "--no-cpu --hold --holder-stacks --syscalls --functions --window 1",
+                "agent_hold", "--no-cpu --hold --syscalls --functions --window 1",
                 W + " sem --threads 2 --ops 2000; " + W + " timers --threads 2 --ops 2000", 8,
                 {{"agent_hold_metrics.txt", "/metrics"},
                  {"agent_hold_profile.pb.gz", "/debug/pprof/lock_hold"},
-                 {"agent_hold_holders.pb.gz", "/debug/pprof/lock_owners"},
                  {"agent_hold_capture.json", "/capture"}}));
             // Function probes (__lock_timer) and timer syscall latency with exact counts.
             record("rec_timers", {"--no-cpu", "--functions", "--syscalls"}, timers);
