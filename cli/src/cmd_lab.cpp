@@ -34,6 +34,7 @@ struct LabArgs {
     unsigned runs = 1;
     unsigned boot_retries = 2;
     double stall = 20;
+    unsigned gdb = 0;
     std::vector<std::string> workload;
 };
 
@@ -53,6 +54,9 @@ void addGuestOptions(CLI::App* cmd, LabArgs& a)
                     "seconds without the guest's heartbeat before it counts as frozen (0: only --timeout)")
         ->check(CLI::NonNegativeNumber)
         ->capture_default_str();
+    cmd->add_option("--gdb", a.gdb,
+                    "serve qemu's gdbstub on 127.0.0.1:PORT, to see where a frozen guest is (with --stall-timeout 0)")
+        ->check(CLI::Range(1u, 65535u));
     cmd->add_option("--cache", a.cache, "where downloaded and built kernels are kept (default ~/.cache/lockscope/lab)");
     cmd->add_option("--timeout", a.timeout, "seconds per guest boot before it is killed")
         ->check(CLI::PositiveNumber)
@@ -60,8 +64,8 @@ void addGuestOptions(CLI::App* cmd, LabArgs& a)
     cmd->add_option("--memory", a.memory, "guest memory in MiB")->check(CLI::Range(256u, 65536u))->capture_default_str();
     cmd->add_option("--cpus", a.cpus, "guest CPUs")->check(CLI::Range(1u, 64u))->capture_default_str();
     cmd->add_option("--accel", a.accel,
-                    "auto, kvm, tcg or tcg-multi (auto: KVM when usable; tcg-multi: a host thread per vCPU and "
-                    "native spinlocks, so spinlock contention shows)")
+                    "auto, kvm, tcg, tcg-native or tcg-multi (auto: KVM when usable; tcg-native: native "
+                    "spinlocks, so spinlock contention shows; tcg-multi: that and a host thread per vCPU)")
         ->capture_default_str();
     cmd->add_option("--append", a.append, "extra guest kernel command line");
     cmd->add_option("--add", a.add, "another host file for the guest, at the same path (with its libraries)")
@@ -93,6 +97,7 @@ lab::LabOptions labOptions(const LabArgs& a)
     o.runs = a.runs;
     o.boot_retries = a.boot_retries;
     o.boot.stall_s = a.stall;
+    o.boot.gdb_port = a.gdb;
     o.wait_for_busy = !a.no_wait;
     return o;
 }

@@ -64,22 +64,31 @@ Accel parseAccel(const std::string& text)
         return Accel::Kvm;
     if (text == "tcg")
         return Accel::Tcg;
+    if (text == "tcg-native")
+        return Accel::TcgNative;
     if (text == "tcg-multi")
         return Accel::TcgMulti;
-    throw LabError("--accel '" + text + "': expected auto, kvm, tcg or tcg-multi");
+    throw LabError("--accel '" + text + "': expected auto, kvm, tcg, tcg-native or tcg-multi");
 }
 
 AccelChoice chooseAccel(Accel requested)
 {
     const std::vector<std::string> tcg = {"-accel", "tcg,thread=single"};
+    // Without the hypervisor CPUID bit the guest keeps its native queued
+    // spinlocks; with it (and no paravirt spinlocks, as under TCG) x86
+    // contends in virt_spin_lock(), a test-and-set loop that fires no
+    // lock:contention_* tracepoint, so spinlock waits were invisible.
+    const std::vector<std::string> native = {"-cpu", "qemu64,-hypervisor"};
+    auto with = [](std::vector<std::string> a, const std::vector<std::string>& b) {
+        a.insert(a.end(), b.begin(), b.end());
+        return a;
+    };
     if (requested == Accel::Tcg)
         return {tcg, "tcg", "TCG (asked for)"};
+    if (requested == Accel::TcgNative)
+        return {with(tcg, native), "tcg", "TCG, single-threaded, native spinlocks (asked for)"};
     if (requested == Accel::TcgMulti)
-        // Without the hypervisor CPUID bit the guest keeps its native queued
-        // spinlocks; with it (and no paravirt spinlocks, as under TCG) x86
-        // contends in virt_spin_lock(), a test-and-set loop that fires no
-        // lock:contention_* tracepoint, so spinlock waits were invisible.
-        return {{"-accel", "tcg,thread=multi", "-cpu", "qemu64,-hypervisor"}, "tcg-multi",
+        return {with({"-accel", "tcg,thread=multi"}, native), "tcg-multi",
                 "TCG, one host thread per vCPU, native spinlocks (asked for)"};
     if (requested == Accel::Kvm)
         return {{"-accel", "kvm", "-cpu", "host"}, "kvm", "KVM (asked for)"};
@@ -108,6 +117,10 @@ BootResult bootGuest(const BootOptions& o, const std::function<void(const std::s
         o.initrd, "-append", append, "-display", "none", "-vga", "none", "-no-reboot", "-monitor", "none",
         "-nodefaults", "-serial", "stdio", "-serial", "file:" + o.data_path};
     cmd.insert(cmd.end(), rest.begin(), rest.end());
+    if (o.gdb_port != 0) {
+        cmd.push_back("-gdb");
+        cmd.push_back("tcp:127.0.0.1:" + std::to_string(o.gdb_port));
+    }
 
     BootResult result;
     result.accel = accel.name;

@@ -3,6 +3,7 @@
 // interoperate with (cpio, gzip, base64, sh), without booting anything.
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include <cerrno>
@@ -313,6 +314,10 @@ TEST(LabQemu, AccelerationChoice)
     const auto multi = chooseAccel(parseAccel("tcg-multi"));
     EXPECT_EQ(multi.name, "tcg-multi");
     EXPECT_EQ(multi.args, (std::vector<std::string> { "-accel", "tcg,thread=multi", "-cpu", "qemu64,-hypervisor" }));
+    // Native spinlocks on one host thread: a capture's kind stays "tcg" (single-threaded).
+    const auto native = chooseAccel(parseAccel("tcg-native"));
+    EXPECT_EQ(native.name, "tcg");
+    EXPECT_EQ(native.args, (std::vector<std::string> { "-accel", "tcg,thread=single", "-cpu", "qemu64,-hypervisor" }));
 }
 
 namespace {
@@ -439,6 +444,30 @@ TEST(LabQemu, AGuestWhoseHeartbeatStopsIsKilledAsStalled)
     EXPECT_FALSE(r.stalled);
     EXPECT_EQ(r.exit_code, 0);
     EXPECT_GT(r.max_beat_gap_s, 0.0);
+    fs::remove_all(dir);
+}
+
+TEST(LabQemu, TheGdbStubListensOnLoopbackOnlyWhenAskedFor)
+{
+    // A stand-in for qemu that writes down its arguments.
+    auto dir = tempDir("gdb");
+    auto fake = dir / "qemu";
+    const auto argsFile = dir / "args";
+    std::ofstream(fake) << "#!/bin/sh\necho \"$*\" > " << argsFile.string() << "\n";
+    fs::permissions(fake, fs::perms::owner_all);
+    BootOptions o;
+    o.qemu = fake.string();
+    o.accel = Accel::Tcg;
+    o.kernel = o.initrd = "/dev/null";
+    o.data_path = (dir / "channel").string();
+    auto args = [&] {
+        EXPECT_EQ(bootGuest(o, {}).exit_code, 0);
+        std::ifstream in(argsFile);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    EXPECT_EQ(args().find(" -gdb "), std::string::npos);
+    o.gdb_port = 4321;
+    EXPECT_NE(args().find(" -gdb tcp:127.0.0.1:4321"), std::string::npos);
     fs::remove_all(dir);
 }
 

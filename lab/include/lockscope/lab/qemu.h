@@ -7,10 +7,13 @@
 
 namespace lockscope::lab {
 
-// TcgMulti: one host thread per vCPU (MTTCG). Plain Tcg runs every vCPU on
-// one host thread, which practically never switches vCPUs inside a spinlock
-// critical section, so a guest sees no spinlock contention at all.
-enum class Accel { Auto, Kvm, Tcg, TcgMulti };
+// Tcg runs every vCPU on one host thread with the hypervisor CPUID bit, so
+// the guest's spinlocks contend in virt_spin_lock(), which fires no
+// lock:contention_* tracepoint. TcgNative is the same emulator with native
+// queued spinlocks (no hypervisor bit): with 4 vCPUs their waits show.
+// TcgMulti: one host thread per vCPU (MTTCG), native spinlocks; it can hang
+// a guest that live-patches hot code (docs/kernel-lab.md, Limits).
+enum class Accel { Auto, Kvm, Tcg, TcgNative, TcgMulti };
 
 struct AccelChoice {
     std::vector<std::string> args;  // qemu arguments
@@ -20,11 +23,11 @@ struct AccelChoice {
 
 // KVM when /dev/kvm is usable and the CPU advertises vmx/svm. Some hosts
 // (these VMs) expose a /dev/kvm that cannot run stock kernels; without the
-// CPU flags it is not tried. TCG runs single-threaded: multi-threaded TCG
-// hung or oopsed while probes on the spin-lock functions were being
-// attached and detached.
+// CPU flags it is not tried. Auto's TCG runs single-threaded: multi-threaded
+// TCG hung guests while probes on the spin-lock functions were attached (its
+// vCPUs kept executing the int3 of a live patch the kernel had finished).
 AccelChoice chooseAccel(Accel requested);
-Accel parseAccel(const std::string& text);  // auto|kvm|tcg; throws LabError
+Accel parseAccel(const std::string& text);  // auto|kvm|tcg|tcg-native|tcg-multi; throws LabError
 
 // "" when `--accel kvm` can boot a stock kernel here, else the one line that
 // says why not (no /dev/kvm; a PVM /dev/kvm, which boots only PVM-enabled
@@ -46,6 +49,9 @@ struct BootOptions {
     // the timeout) and is killed. 0 disables the check.
     double stall_s = 20;
     Accel accel = Accel::Auto;
+    // qemu's gdbstub on 127.0.0.1:gdb_port (0: none), to see where a frozen
+    // guest's vCPUs are (docs/kernel-lab.md, Frozen guests).
+    unsigned gdb_port = 0;
 };
 
 constexpr double kHeartbeatS = 2;
