@@ -19,14 +19,26 @@ inline lockscope::lab::GuestStep agentStep(const std::string& name, const std::s
                                            const std::vector<std::pair<std::string, std::string>>& fetches)
 {
     const std::string log = "/lab/out/" + name + ".log";
-    std::string script = "ifconfig lo 127.0.0.1 up; /usr/bin/lockscope agent " + args +
-                         " --listen 127.0.0.1:9755 > " + log + " 2>&1 & a=$!; i=0; until grep -q serving " + log +
-                         "; do i=$((i+1)); [ $i -gt 120 ] && break; sleep 1; done; " + load + "; sleep " +
-                         std::to_string(settle_s) + "; ";
+    std::string script = "ifconfig lo 127.0.0.1 up; /usr/bin/lockscope agent ";
+    script += args;
+    script += " --listen 127.0.0.1:9755 > ";
+    script += log;
+    script += " 2>&1 & a=$!; i=0; until grep -q serving ";
+    script += log;
+    script += "; do i=$((i+1)); [ $i -gt 120 ] && break; sleep 1; done; ";
+    script += load;
+    script += "; sleep ";
+    script += std::to_string(settle_s);
+    script += "; ";
     std::vector<std::string> outputs = {log};
     for (const auto& [file, path] : fetches) {
-        script += "wget -q -O /lab/out/" + file + " http://127.0.0.1:9755" + path + "; ";
-        outputs.push_back("/lab/out/" + file);
+        const std::string out = "/lab/out/" + file;
+        script += "wget -q -O ";
+        script += out;
+        script += " http://127.0.0.1:9755";
+        script += path;
+        script += "; ";
+        outputs.push_back(out);
     }
     script += "kill $a; wait $a; echo agent_exit=$?";
     return {name, {"/bin/sh", "-c", script}, outputs};

@@ -31,9 +31,10 @@ int main(int argc, char** argv)
         fs::remove_all(out);
         fs::create_directories(out);
         const Kernel kernel = resolveKernel({"guest", "debian:cloud"}, cache, progress);
+        // 8 s of load: the scan names a holder for 3-8 of its ~100k waits in 5 s.
         const GuestStep agent = lab_test::agentStep(
             "agent_holders", "--no-cpu --holder-stacks --window 1",
-            "/usr/bin/semop-multi --multi --threads 4 --sems 2 --duration 5", 3,
+            "/usr/bin/semop-multi --multi --threads 4 --sems 2 --duration 8", 3,
             {{"holders.pb.gz", "/debug/pprof/lock_owners"}, {"capture.json", "/capture"}});
         const std::vector<GuestBinary> binaries = {{"/usr/bin/lockscope", lockscope},
                                                    {"/usr/bin/semop-multi", semopMulti}};
