@@ -418,20 +418,32 @@ TEST(LabGuestChannel, GunzipRefusesOutputOverItsCap)
     }
 }
 
-TEST(LabQemu, AGuestWhoseHeartbeatStopsIsKilledAsStalled)
+namespace {
+
+// Boot options that run the shell script `script`, written to dir/qemu, as qemu.
+BootOptions standInQemu(const fs::path& dir, const std::string& script)
 {
-    // A stand-in for qemu: the console shows two heartbeats, then nothing
-    // (the frozen-guest case); the watchdog must end it long before --timeout.
-    auto dir = tempDir("stall");
-    auto fake = dir / "qemu";
-    std::ofstream(fake) << "#!/bin/sh\necho LSLAB-STAGE guest-up\necho LSLAB-BEAT\nsleep 0.2\necho LSLAB-BEAT\n"
-                           "exec sleep 600\n";
+    const auto fake = dir / "qemu";
+    std::ofstream(fake) << "#!/bin/sh\n" << script;
     fs::permissions(fake, fs::perms::owner_all);
     BootOptions o;
     o.qemu = fake.string();
     o.accel = Accel::Tcg;
     o.kernel = o.initrd = "/dev/null";
     o.data_path = (dir / "channel").string();
+    return o;
+}
+
+} // namespace
+
+TEST(LabQemu, AGuestWhoseHeartbeatStopsIsKilledAsStalled)
+{
+    // A stand-in for qemu: the console shows two heartbeats, then nothing
+    // (the frozen-guest case); the watchdog must end it long before --timeout.
+    auto dir = tempDir("stall");
+    auto fake = dir / "qemu";
+    BootOptions o = standInQemu(dir, "echo LSLAB-STAGE guest-up\necho LSLAB-BEAT\nsleep 0.2\necho LSLAB-BEAT\n"
+                                     "exec sleep 600\n");
     o.stall_s = 1;
     o.timeout_s = 300;
     auto r = bootGuest(o, {});
@@ -451,15 +463,8 @@ TEST(LabQemu, TheGdbStubListensOnLoopbackOnlyWhenAskedFor)
 {
     // A stand-in for qemu that writes down its arguments.
     auto dir = tempDir("gdb");
-    auto fake = dir / "qemu";
     const auto argsFile = dir / "args";
-    std::ofstream(fake) << "#!/bin/sh\necho \"$*\" > " << argsFile.string() << "\n";
-    fs::permissions(fake, fs::perms::owner_all);
-    BootOptions o;
-    o.qemu = fake.string();
-    o.accel = Accel::Tcg;
-    o.kernel = o.initrd = "/dev/null";
-    o.data_path = (dir / "channel").string();
+    BootOptions o = standInQemu(dir, "echo \"$*\" > " + argsFile.string() + "\n");
     auto args = [&] {
         EXPECT_EQ(bootGuest(o, {}).exit_code, 0);
         std::ifstream in(argsFile);
