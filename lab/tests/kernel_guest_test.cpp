@@ -205,10 +205,11 @@ TEST(KernelGuest, AgentDrainsHoldsAndServesThem)
     const auto rec = guestCapture("rec_auto");
     const lockscope::Lock* recorded = arrayLock(rec);
     ASSERT_NE(recorded, nullptr) << "rec_auto has no hold of the semaphore array's lock";
-    // A lock is named after its hottest walked caller. In 2 of 4 runs on
-    // 2026-12-05 the agent's walks of this burst all failed or were not
-    // drawn (7940 unsampled, 62 failed, of 8004), and the 2 walked holds of
-    // semctl_down (IPC_RMID) named it: found by key, else by a semaphore caller.
+    // A lock is named after its hottest walked caller. When the agent's
+    // walks of this short burst all fail or are not drawn, the few walked
+    // holds of semctl_down (IPC_RMID) name it instead (docs/agent.md,
+    // Limits); the counts are the subject here: found by key, else by a
+    // semaphore caller.
     const lockscope::Lock* served = nullptr;
     for (const auto& l : agent.locks)
         if (l.key == recorded->key)
