@@ -197,13 +197,21 @@ void statsMetrics(Exposition& x, const Stats& st, const AgentHealth& h)
     x.family("lockscope_agent_recursion_misses_total", "counter", "Probe runs the kernel skipped (re-entry).");
     x.sample("lockscope_agent_recursion_misses_total", "", number(st.recursion_misses));
     x.family("lockscope_agent_stacks_not_taken_total", "counter",
-             "Events kept without their stack, by why: failed (the walk failed), budget (stack budget), "
+             "Events kept without their stack, by why: failed (the walk failed), collided (the stack's "
+             "bucket in the kernel's stack map held another stack, the spill map's too), nested (another walk "
+             "was running on the CPU, most often the walk's own map lock), budget (stack budget), "
              "table_full (the agent's stack table was full), process_exited (a user lock's process was gone "
              "before the read-out could name its stack).");
-    x.sample("lockscope_agent_stacks_not_taken_total", "reason=\"failed\"", number(st.stack_failures));
+    x.sample("lockscope_agent_stacks_not_taken_total", "reason=\"failed\"",
+             number(st.stack_failures - st.stack_collisions - st.stacks_nested));
+    x.sample("lockscope_agent_stacks_not_taken_total", "reason=\"collided\"", number(st.stack_collisions));
+    x.sample("lockscope_agent_stacks_not_taken_total", "reason=\"nested\"", number(st.stacks_nested));
     x.sample("lockscope_agent_stacks_not_taken_total", "reason=\"budget\"", number(st.stacks_unsampled));
     x.sample("lockscope_agent_stacks_not_taken_total", "reason=\"table_full\"", number(h.stacks_not_kept));
     x.sample("lockscope_agent_stacks_not_taken_total", "reason=\"process_exited\"", number(h.user_stacks_of_exited));
+    x.family("lockscope_agent_stacks_spilled_total", "counter",
+             "Stacks kept in the spill map because their bucket in their own stack map held another stack.");
+    x.sample("lockscope_agent_stacks_spilled_total", "", number(st.stacks_spilled));
     x.family("lockscope_agent_holds_dropped_total", "counter",
              "Holds whose release was never seen, dropped: a user lock held by a thread that exited "
              "(--user-locks), a spin-lock release missed on re-entry (--hold).");

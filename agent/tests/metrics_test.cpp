@@ -126,6 +126,23 @@ TEST(Metrics, LostEventsAreSplitByWhy)
     EXPECT_NE(text.find("lockscope_agent_events_lost_total{reason=\"untimed_unplaced\"} 3\n"), std::string::npos);
 }
 
+// Walks refused because the stack's bucket held another stack, or because
+// another walk ran on the CPU, are said apart from the other failed walks
+// (Stats::stack_failures holds all three).
+TEST(Metrics, StacksNotTakenAreSplitByWhy)
+{
+    Capture c = slice();
+    c.stats.stack_failures = 12;
+    c.stats.stack_collisions = 5;
+    c.stats.stacks_nested = 3;
+    c.stats.stacks_spilled = 7;
+    const std::string text = renderMetrics(LockSeries(2), c, AgentHealth{});
+    EXPECT_NE(text.find("lockscope_agent_stacks_not_taken_total{reason=\"failed\"} 4\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("lockscope_agent_stacks_not_taken_total{reason=\"collided\"} 5\n"), std::string::npos);
+    EXPECT_NE(text.find("lockscope_agent_stacks_not_taken_total{reason=\"nested\"} 3\n"), std::string::npos);
+    EXPECT_NE(text.find("lockscope_agent_stacks_spilled_total 7\n"), std::string::npos);
+}
+
 TEST(Metrics, NoLatencyFamiliesWithoutTheProbes)
 {
     Capture c = slice();

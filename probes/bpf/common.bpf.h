@@ -39,6 +39,14 @@ struct {
     __uint(max_entries, 1); /* replaced by the userspace-created map */
 } stacks SEC(".maps");
 
+/* LS_STACKS_SPILL (lockscope_bpf.h), likewise replaced. */
+struct {
+    __uint(type, BPF_MAP_TYPE_STACK_TRACE);
+    __uint(key_size, sizeof(__u32));
+    __uint(value_size, 127 * sizeof(__u64));
+    __uint(max_entries, 1);
+} stacks_spill SEC(".maps");
+
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
     __type(key, __u32);
@@ -110,6 +118,9 @@ static __always_inline void count(enum ls_counter c)
 #endif
 #ifndef E2BIG
 #define E2BIG 7
+#endif
+#ifndef EEXIST
+#define EEXIST 17
 #endif
 
 /*
@@ -342,6 +353,7 @@ static __always_inline struct ls_hist *hist_of(void *map, const void *key)
 static __always_inline __s32 stack_id(void *ctx, __u64 flags)
 {
     __u32 busy_key = LS_C_STACK_BUSY;
+    __u32 tag = stack_tag;
     __u64 *busy;
     long id;
 
@@ -356,13 +368,21 @@ static __always_inline __s32 stack_id(void *ctx, __u64 flags)
     }
     *busy = 1;
     id = bpf_get_stackid(ctx, &stacks, flags);
+    if (id == -EEXIST && tag != LS_STACKS_CPU) {
+        tag = LS_STACKS_SPILL;
+        id = bpf_get_stackid(ctx, &stacks_spill, flags);
+    }
     *busy = 0;
 
     if (id < 0) {
         count(LS_C_STACK_FAIL);
+        if (id == -EEXIST)
+            count(LS_C_STACK_COLLIDED);
         return -1;
     }
-    return (__s32)((__u32)id | (stack_tag << LS_STACK_TAG_SHIFT));
+    if (tag == LS_STACKS_SPILL)
+        count(LS_C_STACK_SPILLED);
+    return (__s32)((__u32)id | (tag << LS_STACK_TAG_SHIFT));
 }
 
 #define LS_PF_KTHREAD 0x00200000 /* include/linux/sched.h; macros are not in vmlinux.h */

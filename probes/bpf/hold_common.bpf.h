@@ -9,7 +9,7 @@
  *  - held: a small stack of (lock, acquire time, stack id) per CPU. Spinlock
  *    holders do not migrate, so acquire and release happen on one CPU.
  *  - hold_table: an open-addressing table per CPU, keyed by one 64-bit word
- *    (lock address | (stack id + 1) << 48) claimed with cmpxchg, holding the
+ *    (lock address | hold_sid(stack id) << 48) claimed with cmpxchg, holding the
  *    log2 histogram. Userspace sums the CPUs.
  * Hash-map lookups (the filters) are lock-free and allowed; updates are not.
  * bpf_get_stackid takes the stack map's freelist lock for a new stack: that
@@ -327,15 +327,24 @@ static __always_inline void note_release(__u64 lock, __s32 kstack)
     r->e[i].lock = lock;
 }
 
-/* Files delta under (lock, stack, variant, cgroup) in a per-CPU slot table. */
-static __always_inline void slot_add(void *table, __u32 table_size, __u64 lock, __s32 kstack, __u32 variant,
-                                     __u64 delta)
+/* A stack id as the slot tables' keys keep it (LS_HOLD_SID_SPILL). */
+static __always_inline __u16 hold_sid(__s32 kstack)
 {
     /* Still LS_STACK_PENDING at release (holder tracking): the acquire's
      * walk found no entry to write its result to (acquire_publish); the hold
      * is filed as not walked rather than under a bogus stack id. */
-    __u16 sid = kstack == LS_STACK_UNSAMPLED || kstack == LS_STACK_PENDING ? LS_HOLD_SID_UNSAMPLED
-                                                                          : (__u16)(kstack + 1);
+    if (kstack == LS_STACK_UNSAMPLED || kstack == LS_STACK_PENDING)
+        return LS_HOLD_SID_UNSAMPLED;
+    if (kstack >= 0 && ((__u32)kstack >> LS_STACK_TAG_SHIFT) == LS_STACKS_SPILL)
+        return (__u16)(LS_HOLD_SID_SPILL + ((__u32)kstack & LS_STACK_ID_MASK));
+    return (__u16)(kstack + 1);
+}
+
+/* Files delta under (lock, stack, variant, cgroup) in a per-CPU slot table. */
+static __always_inline void slot_add(void *table, __u32 table_size, __u64 lock, __s32 kstack, __u32 variant,
+                                     __u64 delta)
+{
+    __u16 sid = hold_sid(kstack);
     __u64 key = (lock & 0xffffffffffffULL) | ((__u64)sid << 48);
     /* --per-cgroup: the releasing task's group, the one that took the lock
      * except where a lock is handed over across a context switch. */

@@ -35,6 +35,12 @@
  * whose hash bucket already holds a different stack, for good: with one map
  * for all, the thousands of distinct stacks of the CPU sampler and the hold
  * probe took buckets that a few contention stacks then could never get.
+ * Within one family the same holds: a long-running reader (lockscope agent)
+ * keeps the stacks of its last windows, and a call path that becomes hot
+ * later can find its bucket taken by one of them. So a wait or hold stack
+ * refused that way goes to a small spill map shared by those families, where
+ * only such stacks live (the CPU sampler's do not: one sample more or less
+ * without a stack is counted, cpu_unstacked).
  */
 /* The stack budget's window (Options::stack_budget is per second). */
 #define LS_STACK_WINDOW_NS 10000000ULL
@@ -45,8 +51,13 @@ enum ls_stack_map {
     LS_STACKS_WAIT = 0, /* contention waits, user locks, everything else */
     LS_STACKS_HOLD = 1,
     LS_STACKS_CPU = 2,
+    LS_STACKS_SPILL = 3, /* wait and hold stacks whose bucket above held another stack */
     LS_STACKS_NR
 };
+#define LS_STACK_SPILL_ENTRIES 4096
+/* The hold table key's 16-bit stack field: 0 no stack, id + 1 for the hold
+ * map's ids (below 32768), LS_HOLD_SID_SPILL + id for the spill map's. */
+#define LS_HOLD_SID_SPILL 0x8001
 
 /* contention_begin flags, include/trace/events/lock.h */
 #define LS_LCB_F_SPIN (1U << 0)
@@ -362,6 +373,8 @@ enum ls_counter {
     LS_C_MAP_BUSY,       /* updates refused: the bucket's lock was held on this CPU (see map_miss_n) */
     LS_C_MAP_NOMEM,      /* updates refused with -ENOMEM: no element memory ready (see map_miss_n) */
     LS_C_WAIT_BEGINS,    /* contention_begin runs before any filter (wait.bpf.c count_begins) */
+    LS_C_STACK_COLLIDED, /* of LS_C_STACK_FAIL: -EEXIST, the stack's bucket held another stack, the spill map's too */
+    LS_C_STACK_SPILLED,  /* stacks kept in the spill map: their bucket in the family's map held another stack */
     /*
      * Not a counter: per-CPU "a bpf_get_stackid is running" flag (see
      * stack_id in common.bpf.h). It lives here because this map is the one

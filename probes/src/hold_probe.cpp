@@ -78,10 +78,12 @@ public:
         readTable(acquire_fd_, closed * LS_ACQUIRE_TABLE, LS_ACQUIRE_TABLE, out.acquires, true);
     }
 
-    // Hold stacks are deleted by the next drain, with the walks paused.
+    // Hold stacks are deleted by the next drain, with the walks paused; so
+    // are spilled ones, whatever their family: a hold walk can spill too.
     bool deferForget(int64_t id) const override
     {
-        if (!gen_ || id < 0 || (static_cast<uint64_t>(id) >> LS_STACK_TAG_SHIFT) != LS_STACKS_HOLD)
+        const uint64_t tag = static_cast<uint64_t>(id) >> LS_STACK_TAG_SHIFT;
+        if (!gen_ || id < 0 || (tag != LS_STACKS_HOLD && tag != LS_STACKS_SPILL))
             return false;
         forget_.push_back(id);
         return true;
@@ -104,12 +106,7 @@ public:
                     continue;
                 LockRecord& r = merged[{ s.key, s.variant, s.cgroup }];
                 r.lock_addr = (s.key & 0xffffffffffffULL) | 0xffff000000000000ULL;
-                // The table keeps 16 bits of the id; its map tag goes back on.
-                const uint64_t sid = s.key >> 48;
-                const int64_t id = static_cast<int64_t>(sid) - 1;
-                r.kstack_id = sid == LS_HOLD_SID_UNSAMPLED ? int64_t { LS_STACK_UNSAMPLED }
-                    : id < 0                               ? id
-                                                           : id | (int64_t { LS_STACKS_HOLD } << LS_STACK_TAG_SHIFT);
+                r.kstack_id = stackOfHoldSid(static_cast<uint16_t>(s.key >> 48));
                 r.flags = s.variant;
                 r.cgroup = s.cgroup;
                 r.type = "spinlock";

@@ -147,6 +147,9 @@ private:
         s.stats.lost = c(LS_C_NEST_OVERFLOW) + c(LS_C_HOLD_OVERFLOW) + c(LS_C_STALE);
         s.stats.map_full = c(LS_C_MAP_FULL);
         s.stats.stack_failures = c(LS_C_STACK_FAIL) + c(LS_C_STACK_NESTED);
+        s.stats.stack_collisions = c(LS_C_STACK_COLLIDED);
+        s.stats.stacks_nested = c(LS_C_STACK_NESTED);
+        s.stats.stacks_spilled = c(LS_C_STACK_SPILLED);
         s.stats.aborted_waits = c(LS_C_ABORTED);
         s.stats.unmatched = c(LS_C_UNMATCHED) + c(LS_C_HOLD_UNMATCHED) + c(LS_C_ULOCK_UNMATCHED);
         s.stats.holder_not_found = c(LS_C_HOLDER_MISSING);
@@ -163,7 +166,8 @@ private:
     }
     // The fields counterStats fills.
     static constexpr uint64_t Stats::*kCounterFields[] = { &Stats::events, &Stats::lost, &Stats::map_full,
-        &Stats::stack_failures, &Stats::aborted_waits, &Stats::unmatched, &Stats::holder_not_found,
+        &Stats::stack_failures, &Stats::stack_collisions, &Stats::stacks_nested, &Stats::stacks_spilled,
+        &Stats::aborted_waits, &Stats::unmatched, &Stats::holder_not_found,
         &Stats::impossible_holds, &Stats::hold_races, &Stats::stale_holds, &Stats::map_busy, &Stats::stacks_unsampled,
         &Stats::cpu_unstacked, &Stats::owner_stacks_unsampled, &Stats::recursion_misses };
 

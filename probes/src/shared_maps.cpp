@@ -46,6 +46,8 @@ SharedMaps::SharedMaps(const Options& options)
     stacks_[LS_STACKS_WAIT] = createMap(BPF_MAP_TYPE_STACK_TRACE, "ls_stacks", sizeof(uint32_t), value, 16384);
     stacks_[LS_STACKS_HOLD] = createMap(BPF_MAP_TYPE_STACK_TRACE, "ls_hold_stacks", sizeof(uint32_t), value, 32768);
     stacks_[LS_STACKS_CPU] = createMap(BPF_MAP_TYPE_STACK_TRACE, "ls_cpu_stacks", sizeof(uint32_t), value, 32768);
+    stacks_[LS_STACKS_SPILL]
+        = createMap(BPF_MAP_TYPE_STACK_TRACE, "ls_spill_stacks", sizeof(uint32_t), value, LS_STACK_SPILL_ENTRIES);
     tgids_ = createMap(BPF_MAP_TYPE_HASH, "ls_tgids", sizeof(uint32_t), sizeof(uint8_t), 8192);
     addrs_ = createMap(BPF_MAP_TYPE_HASH, "ls_addrs", sizeof(uint64_t), sizeof(uint8_t), 1024);
     counters_
@@ -66,14 +68,18 @@ SharedMaps::SharedMaps(const Options& options)
 
 SharedMaps::~SharedMaps()
 {
-    for (int fd : { stacks_[0], stacks_[1], stacks_[2], tgids_, addrs_, counters_, runtime_, held_, released_ })
+    for (int fd : stacks_)
+        if (fd >= 0)
+            close(fd);
+    for (int fd : { tgids_, addrs_, counters_, runtime_, held_, released_ })
         if (fd >= 0)
             close(fd);
 }
 
 int SharedMaps::reuseIn(bpf_object* obj, ls_stack_map stacks) const
 {
-    const std::pair<const char*, int> maps[] = { { "stacks", stacks_[stacks] }, { "filter_tgids", tgids_ },
+    const std::pair<const char*, int> maps[] = { { "stacks", stacks_[stacks] },
+        { "stacks_spill", stacks_[LS_STACKS_SPILL] }, { "filter_tgids", tgids_ },
         { "filter_addrs", addrs_ }, { "counters", counters_ }, { "runtime", runtime_ }, { "held", held_ },
         { "released", released_ } };
     for (const auto& [name, fd] : maps) {

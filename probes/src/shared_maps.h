@@ -27,7 +27,7 @@ public:
     SharedMaps& operator=(const SharedMaps&) = delete;
 
     // Points the skeleton's stacks (the family's own stack map, see
-    // ls_stack_map)/filter_tgids/filter_addrs/counters/runtime (and, with
+    // ls_stack_map)/stacks_spill/filter_tgids/filter_addrs/counters/runtime (and, with
     // holder stacks, held) at ours. Returns a negative errno on failure.
     int reuseIn(bpf_object* obj, ls_stack_map stacks = LS_STACKS_WAIT) const;
 
@@ -46,7 +46,7 @@ public:
     uint32_t stackDepth() const { return depth_; }
 
 private:
-    int stacks_[LS_STACKS_NR] = { -1, -1, -1 };
+    int stacks_[LS_STACKS_NR] = { -1, -1, -1, -1 };
     int tgids_ = -1;
     int addrs_ = -1;
     int counters_ = -1;
@@ -87,6 +87,19 @@ template <class Skel> int useStackMap(Skel* skel, const SharedMaps& maps, ls_sta
 {
     skel->rodata->stack_tag = which;
     return maps.reuseIn(skel->obj, which);
+}
+
+// The stack id a hold or acquire table key's 16-bit stack field stands for
+// (hold_sid in hold_common.bpf.h), its map's tag back on.
+inline int64_t stackOfHoldSid(uint16_t sid)
+{
+    if (sid == LS_HOLD_SID_UNSAMPLED)
+        return LS_STACK_UNSAMPLED;
+    if (sid == 0)
+        return -1;
+    if (sid >= LS_HOLD_SID_SPILL)
+        return int64_t { sid - LS_HOLD_SID_SPILL } | (int64_t { LS_STACKS_SPILL } << LS_STACK_TAG_SHIFT);
+    return int64_t { sid - 1 } | (int64_t { LS_STACKS_HOLD } << LS_STACK_TAG_SHIFT);
 }
 
 // Lock-internal frames (the contention tracepoint's own callers, queued

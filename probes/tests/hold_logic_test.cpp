@@ -6,9 +6,11 @@
 #include <thread>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 
 #include <bpf/bpf.h>
+#include <sched.h>
 #include <bpf/libbpf.h>
 #include <gtest/gtest.h>
 
@@ -17,6 +19,7 @@
 
 #include "hold_kprobe.skel.h"
 #include "hold_testrun.skel.h"
+#include "shared_maps.h"
 #include "test_support.h"
 
 namespace {
@@ -44,12 +47,12 @@ protected:
     }
     void SetUp() override { LOCKSCOPE_REQUIRE_ROOT(); }
 
-    void run(bpf_program* prog, uint64_t a0, uint64_t a1)
+    void run(bpf_program* prog, uint64_t a0, uint64_t a1, uint32_t cpu = 0)
     {
         uint64_t args[2] = { a0, a1 };
         LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args, .ctx_size_in = sizeof args,
-            .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = 0);
-        ASSERT_EQ(bpf_prog_test_run_opts(bpf_program__fd(prog), &opts), 0);
+            .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = cpu);
+        ASSERT_EQ(bpf_prog_test_run_opts(bpf_program__fd(prog), &opts), 0) << "cpu " << cpu;
     }
     void lock(uint64_t l, uint32_t variant = LS_HOLD_SPIN) { run(skel_->progs.test_acquired, l, variant); }
     void unlock(uint64_t l) { run(skel_->progs.test_release, l, 0); }
@@ -114,6 +117,20 @@ protected:
                     ((s.key >> 48) == LS_HOLD_SID_UNSAMPLED ? unwalked : walked) += s.hist.count;
         }
         return { walked, unwalked };
+    }
+    // The 16-bit stack fields lock's holds are filed under (hold_sid).
+    std::set<uint16_t> holdSids(uint64_t lock) const
+    {
+        std::vector<ls_hold_slot> v(static_cast<size_t>(libbpf_num_possible_cpus()));
+        std::set<uint16_t> out;
+        for (uint32_t i = 0; i < LS_HOLD_TABLE; ++i) {
+            if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.hold_table), &i, v.data()) != 0)
+                continue;
+            for (const ls_hold_slot& s : v)
+                if (s.key && ((s.key & 0xffffffffffffULL) | 0xffff000000000000ULL) == lock)
+                    out.insert(static_cast<uint16_t>(s.key >> 48));
+        }
+        return out;
     }
     uint64_t counter(ls_counter c) const { return sumCounter(bpf_map__fd(skel_->maps.counters), c); }
     uint32_t depth() const
@@ -507,6 +524,48 @@ TEST_F(HoldLogic, AnEntryWhoseReturnWasSkippedDoesNotShiftTheOthers)
     EXPECT_EQ(a[A].count(), 1u);
     EXPECT_EQ(a[B].count(), 20u);
     EXPECT_EQ(a.count(C), 0u);
+}
+
+// A stack whose bucket in its family's map holds another stack is kept in
+// the spill map under an id tagged so, through the hold table's 16-bit
+// stack field; when the spill map's bucket is taken too, the walk fails as
+// a collision. The harness's stack maps have one bucket each, so any two
+// distinct stacks collide: each program's own frame and a run on another
+// CPU (an IPI) make three.
+TEST_F(HoldLogic, ACollidingStackIsSpilledThenCountedAsACollision)
+{
+    if (libbpf_num_possible_cpus() < 2)
+        GTEST_SKIP() << "skipped: the third stack is a run on a second CPU, this machine has one";
+    cpu_set_t saved {}, first {};
+    ASSERT_EQ(sched_getaffinity(0, sizeof saved, &saved), 0);
+    CPU_SET(0, &first);
+    ASSERT_EQ(sched_setaffinity(0, sizeof first, &first), 0); // runs on CPU 0 are direct, not IPIs
+    load();
+    lock(A); // test_acquired's stack takes the hold map's one bucket
+    unlock(A);
+    enter(B); // test_lock_return's stack finds it taken
+    lockReturn(B);
+    unlock(B);
+    run(skel_->progs.test_acquired, C, LS_HOLD_SPIN, 1); // an IPI's stack finds both taken
+    run(skel_->progs.test_release, C, 0, 1);
+    sched_setaffinity(0, sizeof saved, &saved);
+
+    EXPECT_EQ(holdSids(A), std::set<uint16_t> { 1 });
+    EXPECT_EQ(holdSids(B), std::set<uint16_t> { LS_HOLD_SID_SPILL });
+    EXPECT_EQ(holdSids(C), std::set<uint16_t> { 0 }) << "no stack";
+    EXPECT_EQ(lockscope::probes::detail::stackOfHoldSid(1), int64_t { LS_STACKS_HOLD } << LS_STACK_TAG_SHIFT);
+    EXPECT_EQ(lockscope::probes::detail::stackOfHoldSid(LS_HOLD_SID_SPILL),
+        int64_t { LS_STACKS_SPILL } << LS_STACK_TAG_SHIFT);
+    EXPECT_EQ(lockscope::probes::detail::stackOfHoldSid(0), -1);
+    EXPECT_EQ(counter(LS_C_STACK_SPILLED), 1u);
+    EXPECT_EQ(counter(LS_C_STACK_COLLIDED), 1u);
+    EXPECT_EQ(counter(LS_C_STACK_FAIL), 1u);
+    std::vector<uint64_t> kept(127), spilled(127);
+    const uint32_t zero = 0;
+    ASSERT_EQ(bpf_map_lookup_elem(bpf_map__fd(skel_->maps.stacks), &zero, kept.data()), 0);
+    ASSERT_EQ(bpf_map_lookup_elem(bpf_map__fd(skel_->maps.stacks_spill), &zero, spilled.data()), 0);
+    EXPECT_NE(spilled[0], 0u);
+    EXPECT_NE(spilled, kept);
 }
 
 TEST(HoldPrograms, KprobeVariantPassesTheVerifier)

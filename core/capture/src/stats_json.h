@@ -39,6 +39,9 @@ inline constexpr StatsField kStatsFields[] = {
     { "bpf_frames", &Stats::bpf_frames, false },
     { "map_busy", &Stats::map_busy, false },
     { "untimed_unplaced", &Stats::untimed_unplaced, false }, // a part of lost
+    { "stack_collisions", &Stats::stack_collisions, false }, // a part of stack_failures
+    { "stacks_nested", &Stats::stacks_nested, false },       // a part of stack_failures
+    { "stacks_spilled", &Stats::stacks_spilled, false },
 };
 static_assert(std::size(kStatsFields) * sizeof(uint64_t) == sizeof(Stats), "a new Stats field needs its JSON name here");
 

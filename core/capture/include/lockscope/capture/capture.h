@@ -136,6 +136,12 @@ struct Stats {
                                   // program interrupted a map operation on it), not full
     uint64_t untimed_unplaced = 0;// of lost: untimed waits and syscalls (timing budgets) with no timed
                                   // one of their lock or syscall to take times from, left out
+    uint64_t stack_collisions = 0;// of stack_failures: the stack's hash bucket in the kernel's stack
+                                  // map held another stack, and so did the spill map's (-EEXIST)
+    uint64_t stacks_nested = 0;   // of stack_failures: another stack walk was running on the CPU
+                                  // (most often the walk's own map lock, an event left out)
+    uint64_t stacks_spilled = 0;  // stacks kept in the spill map: their bucket in their own map
+                                  // held another stack (not failures)
     // Field by field, for the totals of several runs (capture.cpp lists every field).
     Stats& operator+=(const Stats& other) noexcept;
     bool operator==(const Stats&) const = default;
