@@ -338,6 +338,14 @@ void CaptureAssembler::decideKernelKeys()
         k.passes = passesFilters(*k.r, d.key, k.frames);
         d.passed = d.passed || k.passes;
     }
+    if (options_.key_memory)
+        for (const auto& [id, d] : lockKeys_)
+            options_.key_memory->remember(id, d.key, d.passed);
+}
+
+const LockKeyMemory::Key* CaptureAssembler::recalledKey(const probes::LockRecord& r) const
+{
+    return options_.key_memory ? options_.key_memory->recall(identityOf(r)) : nullptr;
 }
 
 void CaptureAssembler::fileKernelRecords(Capture& out)
@@ -354,6 +362,10 @@ void CaptureAssembler::fileKernelRecords(Capture& out)
             if (!(walked ? k.passes : d->second.passed))
                 continue;
             key = d->second.key;
+        } else if (const LockKeyMemory::Key* lately = recalledKey(r)) {
+            if (!lately->passed)
+                continue;
+            key = lately->key;
         } else {
             // Never walked: named by its address alone (a global symbol, else <type>@unknown).
             key = lockKey(r.lock_addr, r.type, {}) + partitionSuffix(r);

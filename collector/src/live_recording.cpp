@@ -3,6 +3,7 @@
 
 #include "lockscope/capture/tail_basis.h"
 
+#include "lockscope/record/lock_key_memory.h"
 #include "lockscope/record/record_filters.h"
 #include "lockscope/record/system_info.h"
 #include "lockscope/record/workload.h"
@@ -31,6 +32,7 @@ LiveRecording::LiveRecording(RecordOptions options, std::FILE* log) : opt_(std::
 {
     using namespace detail;
     opt_.all = true;
+    opt_.assemble.key_memory = std::make_shared<LockKeyMemory>();
     checkTargets(opt_);
     state_ = std::make_unique<State>(loadKernelSymbols(opt_.kallsyms));
     state_->popt = probeOptions(opt_, nullptr, state_->symbols);
@@ -67,6 +69,7 @@ Capture LiveRecording::readOut()
     detail::assembleSnapshot(snap, opt_, state_->popt, *state_->session, state_->symbols, state_->userSymbols, 0,
                              slice);
     ++readOuts_;
+    opt_.assemble.key_memory->endWindow();
     forgetIdleStacks();
     state_->userSymbols.forgetExited(); // their later events are unnamable (dropUnnamableUserStacks)
     return slice;

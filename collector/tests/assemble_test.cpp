@@ -202,6 +202,39 @@ TEST_F(Fixture, UnsampledHoldsJoinTheLockTheirAddressWasKeyedTo)
     EXPECT_FALSE(findLock(c, "spinlock@unknown"));
 }
 
+// Read out window by window (lockscope agent): a lock none of whose holds
+// a window walked keeps the key its walks gave it in the windows before,
+// not "<type>@unknown" (a semaphore burst cut by a window's end lost 604
+// holds to it in a guest); once no walk has confirmed the key for
+// LockKeyMemory::kWindows windows, the address is unknown again.
+TEST_F(Fixture, AnUnwalkedWindowKeepsTheKeyOfTheWindowsBefore)
+{
+    opts.key_memory = std::make_shared<LockKeyMemory>();
+    const uint64_t sem = 0xffff888000001000;
+    probes::Snapshot walked, unwalked;
+    walked.holds.push_back(rec(sem, 1, "spinlock", {20}));
+    unwalked.holds.push_back(rec(sem, probes::kStackUnsampled, "spinlock", {30, 40}));
+    ASSERT_TRUE(findLock(run(walked), "spinlock@do_semtimedop"));
+    for (uint64_t w = 1; w <= LockKeyMemory::kWindows; ++w) {
+        opts.key_memory->endWindow();
+        const Capture c = run(unwalked);
+        const bool remembered = w < LockKeyMemory::kWindows;
+        const Lock* l = findLock(c, remembered ? "spinlock@do_semtimedop" : "spinlock@unknown");
+        ASSERT_TRUE(l) << "window " << w;
+        EXPECT_EQ(l->hold.count(), 2u);
+        EXPECT_EQ(findLock(c, "spinlock@unknown") != nullptr, !remembered) << "window " << w;
+    }
+    EXPECT_EQ(opts.key_memory->size(), 0u) << "bounded: forgotten once unconfirmed";
+
+    // A key whose walked events did not pass the filters keeps its
+    // unwalked ones out too.
+    opts.key_memory = std::make_shared<LockKeyMemory>();
+    opts.stack_contains = {"__lock_timer"};
+    run(walked);
+    opts.key_memory->endWindow();
+    EXPECT_TRUE(run(unwalked).locks.empty());
+}
+
 // One physical lock taken from two callers: the capture keys it once, by its
 // hottest walked caller, whatever order the records come in and whichever
 // caller's stack happened to be walked first. (A real A/B showed a "new"

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -13,6 +14,7 @@
 #include "lockscope/capture/capture.h"
 #include "lockscope/probes/probes.h"
 #include "lockscope/record/kallsyms.h"
+#include "lockscope/record/lock_key_memory.h"
 
 // Turns the probes' raw records (addresses, stack ids) into the capture's
 // symbolized, deduplicated stacks and keyed locks.
@@ -39,6 +41,9 @@ struct AssembleOptions {
     // name, and a lock taken from inside one (not from an interrupt that
     // arrived while it ran) is left out and counted in stats.own_lock_events.
     std::vector<probes::ProgramCode> own_code;
+    // Read out window by window (lockscope agent): the keys of earlier
+    // windows, for the locks none of whose events this window walked.
+    std::shared_ptr<LockKeyMemory> key_memory;
 };
 
 // Pseudo frame of a CPU sample taken in user mode (the CPU probe keys those
@@ -102,7 +107,7 @@ private:
         bool passes; // a walked record: passed the filters under its lock's key
     };
     // One kernel lock: address, tgid (0 unless per_tgid), cgroup (0 unless per_cgroup), base type.
-    using LockIdentity = std::tuple<uint64_t, uint32_t, uint64_t, std::string>;
+    using LockIdentity = LockKeyMemory::Identity;
     struct DecidedKey {
         std::string key;
         bool passed = false; // some walked record of the lock passed the filters
@@ -110,6 +115,8 @@ private:
     static std::vector<const probes::LockRecord*> canonicalOrder(
         const std::vector<probes::LockRecord>& records);
     static LockIdentity identityOf(const probes::LockRecord& r);
+    // Its key in an earlier window (AssembleOptions::key_memory), or null.
+    const LockKeyMemory::Key* recalledKey(const probes::LockRecord& r) const;
     void readKernelRecords(const std::vector<probes::LockRecord>& records, Figure figure, Capture& out);
     void decideKernelKeys();
     void fileKernelRecords(Capture& out);
