@@ -97,6 +97,11 @@ void reportCounters(const Stats& st, std::FILE* log)
         {&Stats::map_full, "warning: ", " updates dropped: a BPF map was full"},
         {&Stats::map_busy, "warning: ", " updates dropped: a BPF map's bucket was busy on that CPU (not full)"},
         {&Stats::stack_failures, "warning: ", " stacks could not be taken"},
+        {&Stats::stacks_nested, "note: ",
+         " of those walks began while another ran on their CPU (most often the walk's own map lock, "
+         "an event left out)"},
+        {&Stats::stack_collisions, "note: ",
+         " of those stacks found their bucket in the stack map, and in the spill map, held by other stacks"},
         {&Stats::recursion_misses, "warning: ", " probe runs skipped by the kernel (re-entry)"},
         {&Stats::own_lock_events, "note: ", " lock events inside lockscope's own BPF programs left out"},
         {&Stats::stacks_unsampled, "note: ",
