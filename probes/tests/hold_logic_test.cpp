@@ -59,24 +59,34 @@ protected:
     // A lock call's entry and return, as the fentry/fexit pair sees them.
     void enter(uint64_t l) { run(skel_->progs.test_lock_enter, l, 0); }
     void lockReturn(uint64_t l) { run(skel_->progs.test_lock_return, l, LS_HOLD_SPIN); }
+    // Calls f(lock address, slot) for every filled slot of a per-CPU slot
+    // table (hold_table or acquire_table), every CPU.
+    template <class F> static void forEachSlot(const bpf_map* table, uint32_t size, F f)
+    {
+        std::vector<ls_hold_slot> v(static_cast<size_t>(libbpf_num_possible_cpus()));
+        for (uint32_t i = 0; i < size; ++i) {
+            if (bpf_map_lookup_elem(bpf_map__fd(table), &i, v.data()) != 0)
+                continue;
+            for (const ls_hold_slot& s : v)
+                if (s.key)
+                    f((s.key & 0xffffffffffffULL) | 0xffff000000000000ULL, s);
+        }
+    }
+    // lock address -> merged histogram over every stack and CPU of a slot table
+    static std::map<uint64_t, lockscope::Log2Hist> merged(const bpf_map* table, uint32_t size)
+    {
+        std::map<uint64_t, lockscope::Log2Hist> out;
+        forEachSlot(table, size, [&out](uint64_t lock, const ls_hold_slot& s) {
+            std::array<uint64_t, 64> b {};
+            std::copy(std::begin(s.hist.slots), std::end(s.hist.slots), b.begin());
+            out[lock].merge(lockscope::Log2Hist::fromParts(b, s.hist.count, s.hist.total, s.hist.min, s.hist.max));
+        });
+        return out;
+    }
     // lock address -> its slow acquisitions, every stack and CPU merged
     std::map<uint64_t, lockscope::Log2Hist> acquires() const
     {
-        std::vector<ls_hold_slot> v(static_cast<size_t>(libbpf_num_possible_cpus()));
-        std::map<uint64_t, lockscope::Log2Hist> out;
-        for (uint32_t i = 0; i < LS_ACQUIRE_TABLE; ++i) {
-            if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.acquire_table), &i, v.data()) != 0)
-                continue;
-            for (const ls_hold_slot& s : v) {
-                if (!s.key)
-                    continue;
-                std::array<uint64_t, 64> b {};
-                std::copy(std::begin(s.hist.slots), std::end(s.hist.slots), b.begin());
-                out[(s.key & 0xffffffffffffULL) | 0xffff000000000000ULL].merge(
-                    lockscope::Log2Hist::fromParts(b, s.hist.count, s.hist.total, s.hist.min, s.hist.max));
-            }
-        }
-        return out;
+        return merged(skel_->maps.acquire_table, LS_ACQUIRE_TABLE);
     }
     // The halves of one acquisition or release, with an "irq" run between them.
     void lockPush(uint64_t l) { run(skel_->progs.test_acquire_push, l, LS_HOLD_SPIN); }
@@ -85,51 +95,25 @@ protected:
     void unlockCommit(uint64_t l) { run(skel_->progs.test_release_commit, l, 0); }
 
     // lock address -> merged histogram over every stack and CPU
-    std::map<uint64_t, lockscope::Log2Hist> holds() const
-    {
-        const int n = libbpf_num_possible_cpus();
-        std::vector<ls_hold_slot> v(static_cast<size_t>(n));
-        std::map<uint64_t, lockscope::Log2Hist> out;
-        for (uint32_t i = 0; i < LS_HOLD_TABLE; ++i) {
-            if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.hold_table), &i, v.data()) != 0)
-                continue;
-            for (const ls_hold_slot& s : v) {
-                if (!s.key)
-                    continue;
-                std::array<uint64_t, 64> b {};
-                std::copy(std::begin(s.hist.slots), std::end(s.hist.slots), b.begin());
-                out[(s.key & 0xffffffffffffULL) | 0xffff000000000000ULL].merge(
-                    lockscope::Log2Hist::fromParts(b, s.hist.count, s.hist.total, s.hist.min, s.hist.max));
-            }
-        }
-        return out;
-    }
+    std::map<uint64_t, lockscope::Log2Hist> holds() const { return merged(skel_->maps.hold_table, LS_HOLD_TABLE); }
     // Holds of lock A whose stack was walked, and not walked (LS_HOLD_SID_UNSAMPLED).
     std::pair<uint64_t, uint64_t> walkedAndNot(uint64_t lock) const
     {
-        std::vector<ls_hold_slot> v(static_cast<size_t>(libbpf_num_possible_cpus()));
         uint64_t walked = 0, unwalked = 0;
-        for (uint32_t i = 0; i < LS_HOLD_TABLE; ++i) {
-            if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.hold_table), &i, v.data()) != 0)
-                continue;
-            for (const ls_hold_slot& s : v)
-                if (s.key && ((s.key & 0xffffffffffffULL) | 0xffff000000000000ULL) == lock)
-                    ((s.key >> 48) == LS_HOLD_SID_UNSAMPLED ? unwalked : walked) += s.hist.count;
-        }
+        forEachSlot(skel_->maps.hold_table, LS_HOLD_TABLE, [&](uint64_t l, const ls_hold_slot& s) {
+            if (l == lock)
+                ((s.key >> 48) == LS_HOLD_SID_UNSAMPLED ? unwalked : walked) += s.hist.count;
+        });
         return { walked, unwalked };
     }
     // The 16-bit stack fields lock's holds are filed under (hold_sid).
     std::set<uint16_t> holdSids(uint64_t lock) const
     {
-        std::vector<ls_hold_slot> v(static_cast<size_t>(libbpf_num_possible_cpus()));
         std::set<uint16_t> out;
-        for (uint32_t i = 0; i < LS_HOLD_TABLE; ++i) {
-            if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.hold_table), &i, v.data()) != 0)
-                continue;
-            for (const ls_hold_slot& s : v)
-                if (s.key && ((s.key & 0xffffffffffffULL) | 0xffff000000000000ULL) == lock)
-                    out.insert(static_cast<uint16_t>(s.key >> 48));
-        }
+        forEachSlot(skel_->maps.hold_table, LS_HOLD_TABLE, [&](uint64_t l, const ls_hold_slot& s) {
+            if (l == lock)
+                out.insert(static_cast<uint16_t>(s.key >> 48));
+        });
         return out;
     }
     uint64_t counter(ls_counter c) const { return sumCounter(bpf_map__fd(skel_->maps.counters), c); }
