@@ -82,26 +82,37 @@ bool compressedCapturePath(std::string_view path) noexcept
     return path.ends_with(".zst");
 }
 
+void writeCapture(const Capture& capture, const WriteOptions& options, bool zstd,
+    const std::function<void(std::string_view)>& sink)
+{
+    const bool compact = options.layout == CaptureLayout::Compact;
+    try {
+        if (zstd) {
+            detail::ZstdWriter z(sink);
+            detail::serializeCapture(capture, options.pretty, compact, [&](std::string_view p) { z.write(p); });
+            z.write("\n");
+            z.finish();
+        } else {
+            detail::serializeCapture(capture, options.pretty, compact, sink);
+            sink("\n");
+        }
+    } catch (const nlohmann::json::exception& e) {
+        throw CaptureError(std::string("cannot serialize the capture: ") + e.what());
+    }
+}
+
+// The text goes to the file as it is made: a big capture is never held a
+// second time as text.
 void writeCapture(const Capture& capture, util::OutputFile& out, const WriteOptions& options)
 {
-    std::string text;
+    const bool zstd = !out.isStdout() && compressedCapturePath(out.path());
     try {
-        text = detail::serializeCapture(capture, options.pretty, options.layout == CaptureLayout::Compact);
-    } catch (const nlohmann::json::exception& e) {
-        throw CaptureError(printable(out.path(), 4096) + ": cannot serialize the capture: " + e.what());
-    }
-    text += '\n';
-    if (!out.isStdout() && compressedCapturePath(out.path())) {
-        try {
-            text = detail::zstdCompress(text);
-        } catch (const CaptureError& e) {
-            throw CaptureError(printable(out.path(), 4096) + ": " + e.what());
-        }
-    }
-    try {
-        out.commit(text);
+        writeCapture(capture, options, zstd, [&](std::string_view piece) { out.append(piece); });
+        out.finish();
     } catch (const util::FileError& e) {
         throw CaptureError(e.what());
+    } catch (const CaptureError& e) {
+        throw CaptureError(printable(out.path(), 4096) + ": " + e.what());
     }
 }
 

@@ -214,14 +214,22 @@ template <class J> J buildJson(const Capture& c, bool withBig, Encoder& enc)
 } // namespace
 
 // The document text without ever holding the DOM of stacks and locks: the
-// small sections go through one ordered_json, the big arrays element by element.
-std::string serializeCapture(const Capture& c, bool pretty, bool compact)
+// small sections go through one ordered_json, the big arrays element by
+// element, handed to sink about a MiB at a time.
+void serializeCapture(const Capture& c, bool pretty, bool compact, const TextSink& sink)
 {
     using OJ = nlohmann::ordered_json;
+    constexpr size_t kPiece = size_t { 1 } << 20;
     Encoder enc;
     enc.compact = compact;
     const OJ doc = buildJson<OJ>(c, false, enc);
     std::string out = pretty ? "{\n" : "{";
+    auto flushIfFull = [&] {
+        if (out.size() >= kPiece) {
+            sink(out);
+            out.clear();
+        }
+    };
     bool first = true;
     auto element = [&](const OJ& e) {
         if (pretty) {
@@ -230,6 +238,7 @@ std::string serializeCapture(const Capture& c, bool pretty, bool compact)
         } else {
             out += e.dump(-1, ' ', false, json::error_handler_t::replace);
         }
+        flushIfFull();
     };
     for (auto it = doc.begin(); it != doc.end(); ++it) {
         if (!first)
@@ -256,9 +265,17 @@ std::string serializeCapture(const Capture& c, bool pretty, bool compact)
         } else {
             out += it.value().dump(-1, ' ', false, json::error_handler_t::replace);
         }
+        flushIfFull();
     }
     out += pretty ? "\n}" : "}";
-    return out;
+    sink(out);
+}
+
+std::string serializeCapture(const Capture& c, bool pretty, bool compact)
+{
+    std::string text;
+    serializeCapture(c, pretty, compact, [&](std::string_view piece) { text += piece; });
+    return text;
 }
 
 } // namespace detail

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "lockscope/capture/capture.h"
 
@@ -11,5 +13,9 @@ namespace lockscope::detail {
 // the compact layout, without the final newline; throws
 // nlohmann::json::exception for what JSON cannot hold.
 std::string serializeCapture(const Capture& c, bool pretty, bool compact = false);
+
+// The same text in pieces, in order, for a writer that never holds it whole.
+using TextSink = std::function<void(std::string_view)>;
+void serializeCapture(const Capture& c, bool pretty, bool compact, const TextSink& sink);
 
 } // namespace lockscope::detail

@@ -19,9 +19,6 @@ constexpr int kWorkers = 2;
 struct DCtxFree {
     void operator()(ZSTD_DCtx* c) const noexcept { ZSTD_freeDCtx(c); }
 };
-struct CCtxFree {
-    void operator()(ZSTD_CCtx* c) const noexcept { ZSTD_freeCCtx(c); }
-};
 
 // libzstd's own wording changes between releases; these stay.
 std::string problem(size_t error)
@@ -74,20 +71,40 @@ std::string zstdDecompress(std::string_view data, uint64_t maxBytes, size_t spar
     return out;
 }
 
-std::string zstdCompress(std::string_view text)
+void ZstdWriter::Free::operator()(ZSTD_CCtx_s* c) const noexcept { ZSTD_freeCCtx(c); }
+
+ZstdWriter::ZstdWriter(std::function<void(std::string_view)> sink)
+    : ctx_(ZSTD_createCCtx())
+    , sink_(std::move(sink))
+    , out_(ZSTD_CStreamOutSize(), '\0')
 {
-    std::unique_ptr<ZSTD_CCtx, CCtxFree> ctx(ZSTD_createCCtx());
-    if (!ctx)
+    if (!ctx_)
         throw CaptureError("zstd: out of memory");
-    ZSTD_CCtx_setParameter(ctx.get(), ZSTD_c_compressionLevel, kLevel);
-    ZSTD_CCtx_setParameter(ctx.get(), ZSTD_c_nbWorkers, kWorkers); // ignored by a single-threaded libzstd
-    ZSTD_CCtx_setParameter(ctx.get(), ZSTD_c_checksumFlag, 1);
-    std::string out(ZSTD_compressBound(text.size()), '\0');
-    const size_t n = ZSTD_compress2(ctx.get(), out.data(), out.size(), text.data(), text.size());
-    if (ZSTD_isError(n))
-        throw CaptureError(std::string("zstd compression failed: ") + ZSTD_getErrorName(n));
-    out.resize(n);
-    return out;
+    ZSTD_CCtx_setParameter(ctx_.get(), ZSTD_c_compressionLevel, kLevel);
+    ZSTD_CCtx_setParameter(ctx_.get(), ZSTD_c_nbWorkers, kWorkers); // ignored by a single-threaded libzstd
+    ZSTD_CCtx_setParameter(ctx_.get(), ZSTD_c_checksumFlag, 1);
+}
+
+ZstdWriter::~ZstdWriter() = default;
+
+void ZstdWriter::write(std::string_view piece) { compress(piece, false); }
+
+void ZstdWriter::finish() { compress({}, true); }
+
+void ZstdWriter::compress(std::string_view piece, bool end)
+{
+    ZSTD_inBuffer in { piece.data(), piece.size(), 0 };
+    for (;;) {
+        ZSTD_outBuffer o { out_.data(), out_.size(), 0 };
+        const size_t left = ZSTD_compressStream2(ctx_.get(), &o, &in, end ? ZSTD_e_end : ZSTD_e_continue);
+        if (ZSTD_isError(left))
+            throw CaptureError(std::string("zstd compression failed: ") + ZSTD_getErrorName(left));
+        if (o.pos)
+            sink_(std::string_view(out_.data(), o.pos));
+        // continue: done once the input is taken; end: once nothing is left to flush
+        if (end ? left == 0 : in.pos == in.size)
+            return;
+    }
 }
 
 } // namespace lockscope::detail

@@ -2,8 +2,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
+
+struct ZSTD_CCtx_s;
 
 // zstd frames around capture text (*.lockscope.json.zst), internal to
 // lockscope_capture: the reader recognises them by their magic number, the
@@ -18,6 +22,28 @@ bool isZstd(std::string_view data) noexcept;
 // capacity to leave after the content (the reader's padding).
 std::string zstdDecompress(std::string_view data, uint64_t maxBytes, size_t spare = 0);
 
-std::string zstdCompress(std::string_view text);
+// One zstd frame (with a content checksum) made from text handed in pieces;
+// the compressed bytes go to sink as they come, so neither the text nor the
+// frame is ever held whole. Throws CaptureError if libzstd fails.
+class ZstdWriter {
+public:
+    explicit ZstdWriter(std::function<void(std::string_view)> sink);
+    ~ZstdWriter();
+    ZstdWriter(const ZstdWriter&) = delete;
+    ZstdWriter& operator=(const ZstdWriter&) = delete;
+
+    void write(std::string_view piece);
+    void finish(); // ends the frame; once
+
+private:
+    void compress(std::string_view piece, bool end);
+
+    struct Free {
+        void operator()(ZSTD_CCtx_s* c) const noexcept;
+    };
+    std::unique_ptr<ZSTD_CCtx_s, Free> ctx_;
+    std::function<void(std::string_view)> sink_;
+    std::string out_;
+};
 
 } // namespace lockscope::detail

@@ -4,11 +4,13 @@
 // gets one line naming the problem.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <unistd.h>
 
@@ -194,6 +196,32 @@ TEST_F(CompactFiles, ZstdByNameBothLayoutsReadBack)
     EXPECT_EQ(slurp(plain).front(), '{');
     EXPECT_EQ(readCapture(plain), c);
     EXPECT_LT(fs::file_size(compact) * 3, fs::file_size(plain));
+}
+
+// The writer hands its text on as it makes it (files, the agent's /capture):
+// pieces of about a MiB, plain or zstd, that add up to what a file holds.
+TEST_F(CompactFiles, TextIsHandedOnInPiecesNeverWhole)
+{
+    const Capture c = testing::makeSyntheticCapture(8000, 800);
+    for (const bool zstd : { false, true }) {
+        for (const WriteOptions& o : { WriteOptions {}, kCompact }) {
+            std::vector<size_t> sizes;
+            std::string joined;
+            writeCapture(c, o, zstd, [&](std::string_view piece) {
+                sizes.push_back(piece.size());
+                joined += piece;
+            });
+            const std::string p = path(zstd ? "p.lockscope.json.zst" : "p.lockscope.json");
+            writeCapture(c, p, o);
+            EXPECT_EQ(joined, slurp(p)) << "zstd " << zstd;
+            EXPECT_EQ(parseCapture(joined), c);
+            EXPECT_GE(sizes.size(), 3u) << joined.size() << " bytes in one piece";
+            EXPECT_LE(*std::max_element(sizes.begin(), sizes.end()), size_t { 1100 } << 10);
+        }
+    }
+    struct Full { };
+    EXPECT_THROW(writeCapture(c, WriteOptions {}, false, [](std::string_view) { throw Full {}; }), Full)
+        << "what the sink throws reaches the caller";
 }
 
 TEST_F(CompactFiles, CorruptTruncatedAndHostileZstdGetOneLine)

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -92,5 +93,11 @@ void writeCapture(const Capture& capture, const std::string& path, bool pretty =
 void writeCapture(const Capture& capture, util::OutputFile& out, bool pretty = false);
 void writeCapture(const Capture& capture, const std::string& path, const WriteOptions& options);
 void writeCapture(const Capture& capture, util::OutputFile& out, const WriteOptions& options);
+
+// The text a capture file holds, handed to sink in pieces of about a MiB as
+// it is made (a network response, a pipe), as one zstd frame when zstd is set.
+// Throws CaptureError for what JSON cannot hold; whatever sink throws passes.
+void writeCapture(const Capture& capture, const WriteOptions& options, bool zstd,
+    const std::function<void(std::string_view)>& sink);
 
 } // namespace lockscope
