@@ -90,7 +90,8 @@ const char* kIndex = R"(<!DOCTYPE html>
  (<code>--holder-stacks</code>), as <code>lockscope export --format pprof-holders</code>; <code>?seconds=N</code> as
  above</li>
 <li>/capture?seconds=N: a lockscope capture of the next N seconds (<code>lockscope report</code> reads it);
- without seconds, everything since start</li>
+ without seconds, everything since start; <code>&amp;compress=zstd</code>: as one zstd frame (save it as
+ *.lockscope.json.zst)</li>
 <li><a href="/healthz">/healthz</a></li>
 </ul></body></html>
 )";
@@ -245,6 +246,18 @@ void pprofBody(const Capture& c, Response& res, const char* format, reports::Wei
     res.set_content(reports::findExporter(format)->write(c, eo), "application/octet-stream");
 }
 
+// What record writes: the compact layout, one zstd frame when asked; built
+// as text, never as a DOM of the window.
+void captureBody(const Capture& c, Response& res, bool zstd)
+{
+    std::string body;
+    writeCapture(c, WriteOptions { .layout = CaptureLayout::Compact }, zstd,
+                 [&](std::string_view piece) { body += piece; });
+    res.set_header("Content-Disposition", zstd ? "attachment; filename=\"agent.lockscope.json.zst\""
+                                               : "attachment; filename=\"agent.lockscope.json\"");
+    res.set_content(std::move(body), zstd ? "application/zstd" : "application/json");
+}
+
 } // namespace
 
 void HttpServer::Impl::routes(httplib::Server& s)
@@ -302,10 +315,12 @@ void HttpServer::Impl::routes(httplib::Server& s)
         });
     });
     s.Get("/capture", [this](const Request& req, Response& res) {
-        profile(req, res, [](const Capture& c, Response& r) {
-            r.set_header("Content-Disposition", "attachment; filename=\"agent.lockscope.json\"");
-            r.set_content(toJson(c).dump() + "\n", "application/json");
-        });
+        const std::string compress = req.has_param("compress") ? req.get_param_value("compress") : "";
+        if (!compress.empty() && compress != "zstd") {
+            text(res, 400, "bad compress '" + compress + "': the capture is compressed with zstd (compress=zstd) or not");
+            return;
+        }
+        profile(req, res, [zstd = !compress.empty()](const Capture& c, Response& r) { captureBody(c, r, zstd); });
     });
 }
 

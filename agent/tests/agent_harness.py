@@ -63,9 +63,9 @@ class Agent:
         with urllib.request.urlopen(self.url(path), timeout=timeout) as r:
             return r.status, r.read()
 
-    def save_capture(self, seconds, path):
+    def save_capture(self, seconds, path, compress=None):
         """GETs /capture?seconds=N into path (what a user does with curl)."""
-        status, body = self.get(f"/capture?seconds={seconds}")
+        status, body = self.get(f"/capture?seconds={seconds}" + (f"&compress={compress}" if compress else ""))
         with open(path, "wb") as f:
             f.write(body)
         return status

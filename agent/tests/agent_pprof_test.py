@@ -82,6 +82,17 @@ try:
         fail(f"lockscope report of /capture?seconds=2 does not name {key}")
     print("PASS: /capture?seconds=2 is a capture lockscope check and report read, with the workload's lock")
 
+    packed = f"{tmp}/agent.lockscope.json.zst"
+    agent.save_capture(2, packed, compress="zstd")
+    with open(packed, "rb") as f:
+        if f.read(4) != b"\x28\xb5\x2f\xfd":
+            fail("/capture?compress=zstd is not a zstd frame")
+    r = subprocess.run([lockscope, "report", packed], capture_output=True, text=True)
+    if r.returncode != 0 or key not in r.stdout:
+        fail(f"lockscope report of /capture?seconds=2&compress=zstd exited {r.returncode} or lacks {key}:\n{r.stderr}")
+    print(f"PASS: /capture?compress=zstd is one zstd frame ({os.path.getsize(packed)} bytes, "
+          f"{os.path.getsize(path)} plain) that lockscope report reads, with the workload's lock")
+
     # Above the agent's --wait-rate-cap (15000 waits/s per CPU by default)
     # its wait programs attach part of the time and the capture says so.
     filters = load_capture(lockscope, path)["meta"]["filters"]

@@ -86,6 +86,8 @@ try:
     for bad in ("301", "0", "-1", "abc", "1e9", "nan", ""):
         expect(f"/debug/pprof/lock_wait?seconds={bad}", curl(base + f"/debug/pprof/lock_wait?seconds={bad}")[0], 400)
     expect("/capture?seconds=400", curl(base + "/capture?seconds=400")[0], 400)
+    for bad in ("gzip", "ZSTD", "zstd%00", "1"):
+        expect(f"/capture?compress={bad}", curl(base + f"/capture?seconds=1&compress={bad}")[0], 400)
     expect("/nowhere", curl(base + "/nowhere")[0], 404)
     expect("/debug/pprof/lock_owners without --lock-owner", curl(base + "/debug/pprof/lock_owners")[0], 404)
     expect("/healthz", curl(base + "/healthz")[0], 200)
