@@ -363,7 +363,8 @@ static __always_inline __s32 stack_id(void *ctx, __u64 flags)
     if (!busy)
         return -1;
     if (*busy) {
-        count(LS_C_STACK_NESTED);
+        if (tag != LS_STACKS_CPU)
+            count(LS_C_STACK_NESTED);
         return -1;
     }
     *busy = 1;
@@ -374,10 +375,14 @@ static __always_inline __s32 stack_id(void *ctx, __u64 flags)
     }
     *busy = 0;
 
+    /* The CPU sampler counts a sample it keeps no stack for itself
+     * (LS_C_CPU_UNSTACKED): the failure counters are lock events' call paths. */
     if (id < 0) {
-        count(LS_C_STACK_FAIL);
-        if (id == -EEXIST)
-            count(LS_C_STACK_COLLIDED);
+        if (tag != LS_STACKS_CPU) {
+            count(LS_C_STACK_FAIL);
+            if (id == -EEXIST)
+                count(LS_C_STACK_COLLIDED);
+        }
         return -1;
     }
     if (tag == LS_STACKS_SPILL)

@@ -351,7 +351,7 @@ enum ls_counter {
     LS_C_NEST_OVERFLOW,  /* begin dropped: nesting deeper than LS_NEST */
     LS_C_STALE,          /* begins whose end never came (dropped on a later end) */
     LS_C_MAP_FULL,
-    LS_C_STACK_FAIL,
+    LS_C_STACK_FAIL,     /* lock events' stacks not taken (the CPU sampler's are LS_C_CPU_UNSTACKED) */
     LS_C_HOLD_EVENTS,
     LS_C_HOLD_UNMATCHED, /* unlock of a lock never seen acquired */
     LS_C_HOLD_OVERFLOW,
@@ -362,7 +362,7 @@ enum ls_counter {
     LS_C_ULOCK_EVENTS,
     LS_C_ULOCK_UNMATCHED,
     LS_C_FORKS_FOLLOWED,
-    LS_C_STACK_NESTED,   /* stack skipped: a stack walk was already running on this CPU */
+    LS_C_STACK_NESTED,   /* lock event's stack skipped: a stack walk was already running on this CPU */
     LS_C_HOLDER_MISSING, /* holder scan found no CPU holding the lock (see wait.bpf.c) */
     LS_C_STACK_UNSAMPLED, /* waits whose stack was not walked (stack sampling or budget) */
     LS_C_CPU_UNSTACKED,  /* kernel-mode samples counted by their function alone (no stack kept) */
