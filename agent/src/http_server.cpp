@@ -255,7 +255,8 @@ void captureBody(const Capture& c, Response& res, bool zstd)
                  [&](std::string_view piece) { body += piece; });
     res.set_header("Content-Disposition", zstd ? "attachment; filename=\"agent.lockscope.json.zst\""
                                                : "attachment; filename=\"agent.lockscope.json\"");
-    res.set_content(std::move(body), zstd ? "application/zstd" : "application/json");
+    res.body = std::move(body); // set_content would copy it
+    res.set_header("Content-Type", zstd ? "application/zstd" : "application/json");
 }
 
 } // namespace
