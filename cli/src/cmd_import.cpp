@@ -44,7 +44,7 @@ void addImportCommand(CLI::App& app, Result& result)
         Capture c = reports::findImporter(o->kind)->read(text, o->input == "-" ? "<stdin>" : o->input);
         if (!o->label.empty())
             c.meta.label = o->label;
-        writeCapture(c, o->output, true);
+        writeCapture(c, o->output, WriteOptions { .layout = CaptureLayout::Compact }); // as record writes
         std::fprintf(stderr, "lockscope: imported %zu locks, %zu stacks, %llu events into %s\n", c.locks.size(),
                      c.stacks.size(), static_cast<unsigned long long>(c.stats.events), o->output.c_str());
         result.exit_code = 0;

@@ -484,7 +484,7 @@ RecordOutcome recordOnce(const LabOptions& o, const Kernel& kernel, const std::s
     capture.meta.label = label;
     capture.meta.virtualization = labVirtualization(capture.meta.virtualization, guest, o.boot.cpus);
     auto path = stem.string() + ".lockscope.json";
-    writeCapture(capture, path, true);
+    writeCapture(capture, path, WriteOptions { .layout = CaptureLayout::Compact }); // as record wrote it
     say(log, who, "record: exit " + std::to_string(rc) + ", " + std::to_string(capture.locks.size()) + " locks, " +
                       std::to_string(capture.stats.events) + " events -> " + path);
     out.capture = path;
