@@ -52,24 +52,26 @@ Capture readCapture(const std::string& path, const ReadLimits& limits)
     if (size == 0)
         throw err("empty file: expected a lockscope capture (JSON)");
 
-    std::string text;
-    text.reserve(static_cast<size_t>(size) + detail::kTextPadding); // parsed in place
-    text.resize(static_cast<size_t>(size));
-    size_t got = 0;
-    while (got < text.size()) {
-        const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            throw err(std::string("read error: ") + errnoText(errno));
+    // Read again from the start if the reader needs the text it has given back.
+    auto load = [&] {
+        detail::CaptureText text;
+        text.reserve(static_cast<size_t>(size)); // what it is now; grown since, the rest is not read
+        while (text.size() < size) {
+            const ssize_t n = ::pread(fd, text.spare(), static_cast<size_t>(size) - text.size(),
+                static_cast<off_t>(text.size()));
+            if (n < 0) {
+                if (errno == EINTR)
+                    continue;
+                throw err(std::string("read error: ") + errnoText(errno));
+            }
+            if (n == 0)
+                break; // shrank while reading: parse what is there, it will say if it is cut
+            text.grow(static_cast<size_t>(n));
         }
-        if (n == 0)
-            break; // shrank while reading: parse what is there, it will say if it is cut
-        got += static_cast<size_t>(n);
-    }
-    text.resize(got);
+        return text;
+    };
     try {
-        return detail::parseCaptureText(std::move(text), limits);
+        return detail::parseCaptureText(load(), load, limits);
     } catch (const CaptureVersionError& e) {
         throw CaptureVersionError(where + ": " + e.what(), e.found_format, e.found_version);
     } catch (const CaptureError& e) {

@@ -3,12 +3,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "capture_encoding.h"
+#include "capture_text.h"
 #include "json_access.h"
 #include "lockscope/capture/capture.h"
 
@@ -62,10 +64,9 @@ int checkFormatAndVersion(const json& doc); // the version read: 1 or kCaptureVe
 // Converts doc, taking the stacks and locks already in streamed as they are.
 Capture captureFromJson(const json& doc, Streamed& streamed);
 
-// parseCapture() on text it may grow in place by kTextPadding bytes (what the
-// fast reader may read past the end): readCapture() reserves them, so that
-// the file's bytes are parsed without another copy.
-inline constexpr size_t kTextPadding = 64;
-Capture parseCaptureText(std::string&& text, const ReadLimits& limits);
+// parseCapture() on text of its own, parsed in place (capture_text.h): the
+// fast reader gives back the pages it has read; when it then declines the
+// input, reload() gives the same bytes again for the reference reader.
+Capture parseCaptureText(CaptureText&& text, const std::function<CaptureText()>& reload, const ReadLimits& limits);
 
 } // namespace lockscope::detail

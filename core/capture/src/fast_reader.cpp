@@ -344,7 +344,7 @@ void header(size_t i, od::value& x, State& st)
 
 // The root object's members one piece at a time, and the symbols, stacks
 // and locks a batch of elements at a time (json_pieces.h).
-Capture document(od::parser& parser, Span text, const char* text_end, unsigned maxLevel)
+Capture document(od::parser& parser, Span text, const char* text_end, unsigned maxLevel, const Consumed& consumed)
 {
     static constexpr std::array<std::string_view, 12> keys { "format", "version", "meta", "probes", "stats",
         "stacks", "locks", "syscalls", "functions", "cpu", "workload", "symbols" };
@@ -381,9 +381,9 @@ Capture document(od::parser& parser, Span text, const char* text_end, unsigned m
         got |= bit(i);
         const Span v = root.value();
         if (i == kStacks)
-            eachElement(parser, v, text_end, c.stacks, [&](od::value& x) { addStack(x, st, c.stacks); });
+            eachElement(parser, v, text_end, c.stacks, [&](od::value& x) { addStack(x, st, c.stacks); }, consumed);
         else if (i == kLocks)
-            eachElement(parser, v, text_end, c.locks, [&](od::value& x) { addLock(x, st, c.locks); });
+            eachElement(parser, v, text_end, c.locks, [&](od::value& x) { addLock(x, st, c.locks); }, consumed);
         else if (i == kSymbols)
             eachElement(parser, v, text_end, st.symbols, [&](od::value& x) { st.symbols.push_back(symbol(x)); });
         else
@@ -401,14 +401,14 @@ constexpr unsigned kResultsDepth = 32;
 
 } // namespace
 
-std::optional<Capture> parse(char* text, size_t size, const ReadLimits& limits)
+std::optional<Capture> parse(char* text, size_t size, const ReadLimits& limits, const Consumed& consumed)
 {
     if (limits.max_depth <= kFormatDepth || size > limits.max_file_bytes)
         return std::nullopt;
     const unsigned maxLevel = std::min(limits.max_depth, kResultsDepth);
     try {
         od::parser parser;
-        return document(parser, Span { text, text + size }, text + size + kPadding, maxLevel);
+        return document(parser, Span { text, text + size }, text + size + kPadding, maxLevel, consumed);
     } catch (const simdjson::simdjson_error&) {
     } catch (const Decline&) {
     }
@@ -421,25 +421,31 @@ namespace detail {
 
 static_assert(kTextPadding == fast::kPadding);
 
-Capture parseCaptureText(std::string&& text, const ReadLimits& limits)
+Capture parseCaptureText(CaptureText&& text, const std::function<CaptureText()>& reload, const ReadLimits& limits)
 {
-    if (isZstd(text)) // *.lockscope.json.zst, or any capture compressed by hand
-        text = zstdDecompress(text, limits.max_file_bytes, fast::kPadding);
+    if (isZstd(text.view())) // *.lockscope.json.zst, or any capture compressed by hand
+        text = zstdDecompress(text.view(), limits.max_file_bytes);
     const size_t size = text.size();
-    text.append(fast::kPadding, ' ');
-    if (auto c = fast::parse(text.data(), size, limits))
+    auto consumed = [&](const char* upTo) { text.release(upTo); };
+    if (auto c = fast::parse(text.padded(), size, limits, consumed))
         return std::move(*c);
-    return parseCaptureReference(std::string_view(text.data(), size), limits);
+    if (text.released()) { // read in part, then declined: the reference reader needs it all
+        text = CaptureText {};
+        text = reload();
+    }
+    return parseCaptureReference(text.view(), limits);
 }
 
 } // namespace detail
 
 Capture parseCapture(std::string_view text, const ReadLimits& limits)
 {
-    std::string owned;
-    owned.reserve(text.size() + detail::fast::kPadding);
-    owned.assign(text);
-    return detail::parseCaptureText(std::move(owned), limits);
+    auto copy = [&] {
+        detail::CaptureText owned;
+        owned.append(text);
+        return owned;
+    };
+    return detail::parseCaptureText(copy(), copy, limits);
 }
 
 } // namespace lockscope

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -158,9 +159,13 @@ Symbol symbol(od::value& v);
 void addStack(od::value& v, State& st, std::vector<Stack>& out);
 void addLock(od::value& v, State& st, std::vector<Lock>& out);
 
+// Told, as the big arrays are read, that the text before a point will not
+// be read again (its pages may be given back).
+using Consumed = std::function<void(const char* upTo)>;
+
 // The capture in text[0, size), with kPadding readable bytes after it;
 // nullopt when declined. The text is written to while it is read (json_pieces.h)
-// and is as it was when this returns.
-std::optional<Capture> parse(char* text, size_t size, const ReadLimits& limits);
+// and is as it was when this returns, but for what consumed was told of.
+std::optional<Capture> parse(char* text, size_t size, const ReadLimits& limits, const Consumed& consumed = {});
 
 } // namespace lockscope::detail::fast

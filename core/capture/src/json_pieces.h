@@ -93,9 +93,10 @@ inline constexpr size_t kPieceBytes = LOCKSCOPE_CAPTURE_PIECE_BYTES;
 // (where onElement puts them) is sized first: a vector of big elements grown
 // by doubling copies them into fresh memory at every step. At most 8 bytes
 // of it per byte of the array's text: a hostile array of empty elements
-// reserves next to nothing.
+// reserves next to nothing. consumed is told where each piece read ends.
 template <class T, class F>
-void eachElement(od::parser& parser, Span array, const char* text_end, std::vector<T>& into, F&& onElement)
+void eachElement(od::parser& parser, Span array, const char* text_end, std::vector<T>& into, F&& onElement,
+    const Consumed& consumed = {})
 {
     JsonCursor c(array.begin, array.end);
     need(c.take('['));
@@ -120,8 +121,11 @@ void eachElement(od::parser& parser, Span array, const char* text_end, std::vect
     pieces.push_back(piece);
     const auto bytes = static_cast<size_t>(array.end - array.begin);
     into.reserve(into.size() + std::min(count, bytes * 8 / sizeof(T)));
-    for (const Span& p : pieces)
+    for (const Span& p : pieces) {
         eachInPiece(parser, p, text_end, onElement);
+        if (consumed)
+            consumed(p.end);
+    }
 }
 
 } // namespace lockscope::detail::fast

@@ -209,7 +209,7 @@ private:
 Capture parseCaptureReference(std::string_view text, const ReadLimits& limits)
 {
     if (detail::isZstd(text)) // *.lockscope.json.zst, or any capture compressed by hand
-        return parseCaptureReference(detail::zstdDecompress(text, limits.max_file_bytes), limits);
+        return parseCaptureReference(detail::zstdDecompress(text, limits.max_file_bytes).view(), limits);
     if (text.size() > limits.max_file_bytes)
         throw CaptureError("input is " + std::to_string(text.size()) + " bytes, larger than the limit of "
             + std::to_string(limits.max_file_bytes) + " bytes");

@@ -4,6 +4,8 @@
 #include <zstd.h>
 #include <zstd_errors.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 
 #include "lockscope/capture/io.h"
@@ -41,27 +43,30 @@ bool isZstd(std::string_view data) noexcept
         && static_cast<unsigned char>(data[3]) == 0xfd;
 }
 
-std::string zstdDecompress(std::string_view data, uint64_t maxBytes, size_t spare)
+CaptureText zstdDecompress(std::string_view data, uint64_t maxBytes)
 {
     std::unique_ptr<ZSTD_DCtx, DCtxFree> ctx(ZSTD_createDCtx());
     if (!ctx)
         throw CaptureError("zstd: out of memory");
-    std::string out;
+    CaptureText out;
     // The frame header's size, when there, sizes the buffer once (bounded by maxBytes).
     const unsigned long long declared = ZSTD_getFrameContentSize(data.data(), data.size());
     if (declared != ZSTD_CONTENTSIZE_UNKNOWN && declared != ZSTD_CONTENTSIZE_ERROR && declared <= maxBytes)
-        out.reserve(static_cast<size_t>(declared) + spare);
+        out.reserve(static_cast<size_t>(declared));
     ZSTD_inBuffer in { data.data(), data.size(), 0 };
-    std::string chunk(ZSTD_DStreamOutSize(), '\0');
     for (;;) {
-        ZSTD_outBuffer o { chunk.data(), chunk.size(), 0 };
+        out.reserve(out.size() + ZSTD_DStreamOutSize());
+        // One byte past the limit at most is decoded: enough to know it is passed.
+        const uint64_t below = maxBytes - std::min<uint64_t>(maxBytes, out.size());
+        const uint64_t room = below == UINT64_MAX ? below : below + 1;
+        ZSTD_outBuffer o { out.spare(), static_cast<size_t>(std::min<uint64_t>(out.spareBytes(), room)), 0 };
         const size_t left = ZSTD_decompressStream(ctx.get(), &o, &in); // 0: a frame just ended
         if (ZSTD_isError(left))
             throw CaptureError("corrupt zstd data: " + problem(left));
         if (out.size() + o.pos > maxBytes)
             throw CaptureError(
                 "decompresses to more than the limit of " + std::to_string(maxBytes) + " bytes");
-        out.append(chunk.data(), o.pos);
+        out.grow(o.pos);
         if (left == 0 && in.pos == in.size)
             break; // the last frame decoded and flushed
         if (in.pos == in.size && o.pos < o.size)

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "capture_text.h"
+
 struct ZSTD_CCtx_s;
 
 // zstd frames around capture text (*.lockscope.json.zst), internal to
@@ -18,9 +20,8 @@ bool isZstd(std::string_view data) noexcept;
 
 // The frames' content; throws CaptureError (one line, no file name) for a
 // corrupt or truncated stream, or content larger than maxBytes (a
-// decompression bomb is refused as it grows, not after). spare: bytes of
-// capacity to leave after the content (the reader's padding).
-std::string zstdDecompress(std::string_view data, uint64_t maxBytes, size_t spare = 0);
+// decompression bomb is refused as it grows, not after).
+CaptureText zstdDecompress(std::string_view data, uint64_t maxBytes);
 
 // One zstd frame (with a content checksum) made from text handed in pieces;
 // the compressed bytes go to sink as they come, so neither the text nor the

@@ -15,6 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "capture_reader.h"
+#include "capture_text.h"
 #include "capture_writer.h"
 #include "fast_reader.h"
 #include "json_pieces.h"
@@ -199,6 +201,65 @@ TEST(FastReader, ABigCaptureReadInPiecesIsTheReferencesAndTheTextIsLeftAsItWas)
             EXPECT_TRUE(p == pb) << "text changed by a declined read";
         }
     }
+}
+
+detail::CaptureText textOf(std::string_view s)
+{
+    detail::CaptureText t;
+    t.append(s);
+    return t;
+}
+
+// The pages of text before each piece read are given back (capture_text.h).
+// A file the fast reader declines after that is read again from its source
+// for the reference reader, which then reads it or words its error; a file
+// read through is read once.
+TEST(FastReader, TextGivenBackIsReadAgainWhenTheFastReaderDeclinesLate)
+{
+    const Capture c = testing::makeSyntheticCapture(6000, 600);
+    const std::string text = written(c);
+    auto variant = [&](const std::string& from, const std::string& to) {
+        std::string t = text;
+        const auto at = t.rfind(from); // after the stacks and the locks
+        EXPECT_GT(at, text.find("\"locks\"")) << from;
+        t.replace(at, from.size(), to);
+        return t;
+    };
+    const std::string escapedKey = variant("\"syscalls\"", "\"sys\\u0063alls\""); // declined, valid
+    const std::string wrongValue = variant("\"workload\":{", "\"workload\":7,\"x\":{"); // declined, invalid
+    for (const std::string* t : { &text, &escapedKey, &wrongValue }) {
+        int reloads = 0;
+        auto reload = [&] {
+            ++reloads;
+            return textOf(*t);
+        };
+        const Outcome got = outcome([&] { return detail::parseCaptureText(textOf(*t), reload, ReadLimits {}); });
+        const Outcome ref = outcome([&] { return parseCaptureReference(*t); });
+        ASSERT_EQ(got.ok, ref.ok) << got.error << ref.error;
+        if (ref.ok)
+            EXPECT_TRUE(got.capture == ref.capture);
+        else
+            EXPECT_EQ(got.error, ref.error);
+        EXPECT_EQ(reloads, t == &text ? 0 : 1) << (t == &text ? "read through" : "declined late");
+    }
+    EXPECT_FALSE(outcome([&] { return parseCaptureReference(wrongValue); }).ok);
+    EXPECT_TRUE(outcome([&] { return parseCaptureReference(escapedKey); }).capture == c);
+
+    // The same through files: readCapture reads the file again.
+    const fs::path dir = fs::temp_directory_path() / ("lockscope-late-" + std::to_string(getpid()));
+    fs::create_directories(dir);
+    for (const std::string* t : { &escapedKey, &wrongValue }) {
+        const fs::path f = dir / "late.lockscope.json";
+        std::ofstream(f, std::ios::binary) << *t;
+        const Outcome got = outcome([&] { return readCapture(f.string()); });
+        const Outcome ref = outcome([&] { return parseCaptureReference(*t); });
+        ASSERT_EQ(got.ok, ref.ok) << got.error;
+        if (ref.ok)
+            EXPECT_TRUE(got.capture == c);
+        else
+            EXPECT_EQ(got.error, f.string() + ": " + ref.error);
+    }
+    fs::remove_all(dir);
 }
 
 TEST(FastReader, LimitsAreTheReferenceReadersLimits)

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// CaptureText (src/capture_text.h): text that grows in place, is padded for
+// simdjson, and gives its pages back as the reader passes them.
+#include <gtest/gtest.h>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "capture_text.h"
+
+namespace lockscope::detail {
+namespace {
+
+// How many of the pages of [p, p + n) are in memory.
+size_t residentPages(char* p, size_t n)
+{
+    const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    std::vector<unsigned char> in((n + page - 1) / page);
+    EXPECT_EQ(mincore(p, n, in.data()), 0);
+    size_t count = 0;
+    for (const unsigned char b : in)
+        count += b & 1U;
+    return count;
+}
+
+TEST(CaptureText, GrowsKeepingItsBytesAndPadsWithSpaces)
+{
+    CaptureText t;
+    std::string want;
+    for (int i = 0; i < 20000; ++i) {
+        const std::string piece = std::to_string(i) + ",";
+        t.append(piece);
+        want += piece;
+    }
+    ASSERT_EQ(t.view(), want);
+    const char* p = t.padded();
+    EXPECT_EQ(std::string(p + t.size(), kTextPadding), std::string(kTextPadding, ' '));
+    CaptureText moved = std::move(t);
+    EXPECT_EQ(moved.view(), want);
+    EXPECT_EQ(t.size(), 0U); // NOLINT(bugprone-use-after-move): moved-from is empty
+}
+
+TEST(CaptureText, ReleaseGivesBackTheWholePagesBeforeThePointOnly)
+{
+    const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    CaptureText t;
+    t.append(std::string(64 * page, 'x'));
+    ASSERT_EQ(residentPages(t.data(), t.size()), 64U);
+    EXPECT_FALSE(t.released());
+    t.release(t.data() + 10 * page + page / 2); // 10 whole pages before it
+    EXPECT_TRUE(t.released());
+    EXPECT_EQ(residentPages(t.data(), t.size()), 54U);
+    t.release(t.data() + 5 * page); // behind what is given back already: nothing
+    t.release(t.data() + 20 * page);
+    EXPECT_EQ(residentPages(t.data(), t.size()), 44U);
+    EXPECT_EQ(t.view().substr(20 * page), std::string(44 * page, 'x'));
+    EXPECT_EQ(t.data()[20 * page - 1], '\0'); // given back: reads as zero
+}
+
+} // namespace
+} // namespace lockscope::detail
