@@ -57,8 +57,8 @@ Capture readCapture(const std::string& path, const ReadLimits& limits)
         detail::CaptureText text;
         text.reserve(static_cast<size_t>(size)); // what it is now; grown since, the rest is not read
         while (text.size() < size) {
-            const ssize_t n = ::pread(fd, text.spare(), static_cast<size_t>(size) - text.size(),
-                static_cast<off_t>(text.size()));
+            const ssize_t n = ::pread(
+                fd, text.spare(), static_cast<size_t>(size) - text.size(), static_cast<off_t>(text.size()));
             if (n < 0) {
                 if (errno == EINTR)
                     continue;

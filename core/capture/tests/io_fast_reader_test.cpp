@@ -233,7 +233,8 @@ TEST(FastReader, TextGivenBackIsReadAgainWhenTheFastReaderDeclinesLate)
             ++reloads;
             return textOf(*t);
         };
-        const Outcome got = outcome([&] { return detail::parseCaptureText(textOf(*t), reload, ReadLimits {}); });
+        const Outcome got
+            = outcome([&] { return detail::parseCaptureText(textOf(*t), reload, ReadLimits {}); });
         const Outcome ref = outcome([&] { return parseCaptureReference(*t); });
         ASSERT_EQ(got.ok, ref.ok) << got.error << ref.error;
         if (ref.ok)
