@@ -156,15 +156,27 @@ TEST(OwnerDrain, DrainsLoseAndDoubleNoOwnerWait)
     std::set<uint32_t> holders;
     std::mutex mu; // drained, holders
     unsigned nonEmptyDrains = 0;
+    std::atomic<unsigned> drains { 0 };
     std::thread drainer([&] {
         while (!stop.load()) {
             const Snapshot s = session->drain();
-            std::lock_guard lock(mu);
-            nonEmptyDrains += s.owners.empty() ? 0u : 1u;
-            add(drained, s.owners, holders);
+            {
+                std::lock_guard lock(mu);
+                nonEmptyDrains += s.owners.empty() ? 0u : 1u;
+                add(drained, s.owners, holders);
+            }
+            ++drains;
             std::this_thread::sleep_for(std::chrono::milliseconds(2));
         }
     });
+    // Every few rounds, until a drain begun after the round has ended: the
+    // owners come in several windows however the drainer is scheduled.
+    auto awaitDrain = [&] {
+        const unsigned seen = drains.load();
+        const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (drains.load() < seen + 2 && std::chrono::steady_clock::now() < giveUp)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    };
     unsigned rounds = 0;
     for (; rounds < kRounds; ++rounds) {
         std::atomic<pid_t> holderTid { 0 };
@@ -198,6 +210,8 @@ TEST(OwnerDrain, DrainsLoseAndDoubleNoOwnerWait)
         fault.reset();
         if (!asleep)
             break;
+        if (rounds % 6 == 5)
+            awaitDrain();
     }
     stop = true;
     drainer.join();

@@ -80,21 +80,35 @@ struct Tally {
     }
 };
 
-// Drains every few milliseconds while `work` runs, then once more.
-Tally drainWhile(Session& s, uint64_t user_lock, const std::function<void()>& work)
+// Runs `work` `rounds` times while a thread drains every few milliseconds,
+// then drains once more. After each round it waits until a drain begun after
+// the round has ended, so the rounds' calls come in windows of their own
+// however the threads are scheduled (a busy machine starved the drainer:
+// two windows where thirty were expected).
+Tally drainWhile(Session& s, uint64_t user_lock, const std::function<void()>& work, unsigned rounds = 1)
 {
     Tally t;
     std::atomic<bool> done { false };
+    std::atomic<unsigned> drains { 0 };
     std::mutex mu;
     std::thread drainer([&] {
         while (!done.load()) {
             const Snapshot snap = s.drain();
-            std::lock_guard<std::mutex> g(mu);
-            t.add(snap, user_lock);
+            {
+                std::lock_guard<std::mutex> g(mu);
+                t.add(snap, user_lock);
+            }
+            ++drains;
             std::this_thread::sleep_for(std::chrono::milliseconds(3));
         }
     });
-    work();
+    for (unsigned r = 0; r < rounds; ++r) {
+        work();
+        const unsigned seen = drains.load();
+        const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (drains.load() < seen + 2 && std::chrono::steady_clock::now() < giveUp)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     done = true;
     drainer.join();
     t.add(s.drain(), user_lock);
@@ -110,14 +124,17 @@ TEST(WindowDrain, EverySyscallIsInExactlyOneWindow)
     auto s = Session::open(o);
     ASSERT_TRUE(findStatus(*s, "syscall:timer_gettime")) << "no syscall hook attached";
     ASSERT_TRUE(s->drainable());
-    constexpr int kFailing = 30000, kTimers = 30000;
-    const Tally t = drainWhile(*s, 0, [&] {
-        std::thread timers([] { test::timerCalls(kTimers); });
-        sembuf op { 0, 1, 0 };
-        for (int i = 0; i < kFailing; ++i)
-            semop(-1, &op, 1); // EINVAL: one call, one error
-        timers.join();
-    });
+    constexpr int kFailing = 30000, kTimers = 30000, kRounds = 5;
+    const Tally t = drainWhile(
+        *s, 0,
+        [&] {
+            std::thread timers([] { test::timerCalls(kTimers / kRounds); });
+            sembuf op { 0, 1, 0 };
+            for (int i = 0; i < kFailing / kRounds; ++i)
+                semop(-1, &op, 1); // EINVAL: one call, one error
+            timers.join();
+        },
+        kRounds);
     // glibc implements semop() with the semtimedop syscall on some architectures.
     const uint64_t semCalls = t.calls.count("semop") ? t.calls.at("semop") : 0;
     const uint64_t semtimedopCalls = t.calls.count("semtimedop") ? t.calls.at("semtimedop") : 0;
@@ -142,8 +159,14 @@ TEST(WindowDrain, AWindowWithoutTimedCallsTakesTheLastTimedShape)
     o.syscall_budget = 50;
     auto s = Session::open(o);
     ASSERT_TRUE(findStatus(*s, "syscall:timer_gettime")) << "no syscall hook attached";
-    constexpr int kTimers = 40000;
-    const Tally t = drainWhile(*s, 0, [] { test::timerCalls(kTimers); });
+    // A burst sets a long period (the calls of 10 ms per timed one), then a
+    // window of a few calls, in the burst's countdown, has none timed. The
+    // countdown reads no clock: however slowly the rounds run, few of the
+    // small ones meet a timed call.
+    constexpr int kTimers = 40000, kRounds = 20, kSmall = 50;
+    int round = 0;
+    const Tally t = drainWhile(
+        *s, 0, [&] { test::timerCalls(round++ % 2 ? kSmall : kTimers * 2 / kRounds - kSmall); }, kRounds);
     EXPECT_EQ(t.calls.count("timer_gettime") ? t.calls.at("timer_gettime") : 0, uint64_t { kTimers });
     EXPECT_EQ(t.lost, 0u);
     EXPECT_GE(t.windows_with_calls, 3u) << "the calls were spread over windows";
@@ -167,8 +190,9 @@ TEST(WindowDrain, EveryFunctionCallIsInExactlyOneWindow)
                 why = p.reason;
         GTEST_SKIP() << "skipped: no hook on __lock_timer or lock_timer here (" << why << ")";
     }
-    constexpr int kTimers = 20000;
-    const Tally t = drainWhile(*s, 0, [&] { test::timerCalls(kTimers); });
+    constexpr int kTimers = 20000, kRounds = 5;
+    const Tally t = drainWhile(
+        *s, 0, [&] { test::timerCalls(kTimers / kRounds); }, kRounds);
     const std::string name = st->name.substr(std::string("function:").size());
     // timer_gettime calls lock_timer once per call; other tasks of this
     // process may add a few.
