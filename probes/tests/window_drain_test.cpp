@@ -209,6 +209,7 @@ TEST(WindowDrain, EveryUserLockWaitAndHoldIsInExactlyOneWindow)
     constexpr int kThreads = 3, kIters = 4000;
     const Tally t = drainWhile(*s, reinterpret_cast<uint64_t>(&m), [&] {
         std::vector<std::thread> pool;
+        pool.reserve(kThreads);
         for (int i = 0; i < kThreads; ++i)
             pool.emplace_back([&] {
                 for (int k = 0; k < kIters; ++k) {
@@ -219,8 +220,8 @@ TEST(WindowDrain, EveryUserLockWaitAndHoldIsInExactlyOneWindow)
         for (auto& th : pool)
             th.join();
     });
-    EXPECT_EQ(t.user_waits, uint64_t { kThreads * kIters });
-    EXPECT_EQ(t.user_holds, uint64_t { kThreads * kIters });
+    EXPECT_EQ(t.user_waits, uint64_t { kThreads } * kIters);
+    EXPECT_EQ(t.user_holds, uint64_t { kThreads } * kIters);
 }
 
 // Each round locks locks no round locked before (as processes that come and
