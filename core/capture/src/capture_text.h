@@ -7,10 +7,10 @@
 // A capture's text in memory of its own (internal to lockscope_capture),
 // with kTextPadding readable bytes after it for simdjson. The fast reader
 // takes the big arrays a piece at a time, and the pages of text before a
-// piece it has read are given back (release): a version 1 file is 1.3 times
-// its model, and text and model were held whole side by side (2.46 times
-// the model for convert). Anonymous mmap rather than malloc, whose blocks
-// cannot be given back in the middle.
+// piece it has read are given back (release): a version 1 file is bigger
+// than the model read from it, and text and model were held whole side by
+// side (core/capture/bench/README.md). Anonymous mmap rather than malloc,
+// whose blocks cannot be given back in the middle.
 namespace lockscope::detail {
 
 // What the fast reader may read past the end of the text.
@@ -31,7 +31,10 @@ public:
     void append(std::string_view bytes);
     // Bytes writable after the text (before the padding), and taking n of them as text.
     char* spare() noexcept { return base_ + size_; }
-    size_t spareBytes() const noexcept { return capacity_ - kTextPadding - size_; }
+    size_t spareBytes() const noexcept
+    {
+        return capacity_ > kTextPadding + size_ ? capacity_ - kTextPadding - size_ : 0;
+    }
     void grow(size_t n) noexcept { size_ += n; }
 
     char* data() noexcept { return base_; }

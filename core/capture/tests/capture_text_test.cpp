@@ -29,6 +29,7 @@ size_t residentPages(char* p, size_t n)
 TEST(CaptureText, GrowsKeepingItsBytesAndPadsWithSpaces)
 {
     CaptureText t;
+    EXPECT_EQ(t.spareBytes(), 0U); // nothing mapped yet
     std::string want;
     for (int i = 0; i < 20000; ++i) {
         const std::string piece = std::to_string(i) + ",";
