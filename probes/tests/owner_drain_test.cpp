@@ -179,14 +179,6 @@ TEST(OwnerDrain, DrainsLoseAndDoubleNoOwnerWait)
             std::this_thread::sleep_for(std::chrono::milliseconds(2));
         }
     });
-    // Every few rounds, until a drain begun after the round has ended: the
-    // owners come in several windows however the drainer is scheduled.
-    auto awaitDrain = [&] {
-        const unsigned seen = drains.load();
-        const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-        while (drains.load() < seen + 2 && std::chrono::steady_clock::now() < giveUp)
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    };
     unsigned rounds = 0;
     for (; rounds < kRounds; ++rounds) {
         std::atomic<pid_t> holderTid { 0 };
@@ -221,7 +213,7 @@ TEST(OwnerDrain, DrainsLoseAndDoubleNoOwnerWait)
         if (!asleep)
             break;
         if (rounds % 6 == 5)
-            awaitDrain();
+            awaitDrainBegunAfterNow(drains); // the owners come in several windows, however scheduled
     }
     stop = true;
     drainer.join();

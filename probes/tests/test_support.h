@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <thread>
 #include <vector>
 
 #include <unistd.h>
@@ -42,4 +45,16 @@ inline lockscope::probes::Options quietOptions()
     o.cpu_frequency_hz = 0;
     o.tgids = { static_cast<uint32_t>(getpid()) };
     return o;
+}
+
+// For a test whose drainer thread counts its drains in `drains`: waits until
+// a drain begun after this call has ended (the one running now may have
+// begun before), so what the caller did before is drained whatever the
+// scheduling. Gives up after 10 s: the test's counts then say what is missing.
+inline void awaitDrainBegunAfterNow(const std::atomic<unsigned>& drains)
+{
+    const unsigned seen = drains.load();
+    const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (drains.load() < seen + 2 && std::chrono::steady_clock::now() < giveUp)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
 }

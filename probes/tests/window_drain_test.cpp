@@ -104,10 +104,7 @@ Tally drainWhile(Session& s, uint64_t user_lock, const std::function<void()>& wo
     });
     for (unsigned r = 0; r < rounds; ++r) {
         work();
-        const unsigned seen = drains.load();
-        const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-        while (drains.load() < seen + 2 && std::chrono::steady_clock::now() < giveUp)
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        awaitDrainBegunAfterNow(drains);
     }
     done = true;
     drainer.join();
