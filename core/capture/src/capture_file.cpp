@@ -85,7 +85,7 @@ bool compressedCapturePath(std::string_view path) noexcept
 }
 
 void writeCapture(const Capture& capture, const WriteOptions& options, bool zstd,
-    const std::function<void(std::string_view)>& sink)
+    const util::TextSink& sink)
 {
     const bool compact = options.layout == CaptureLayout::Compact;
     try {

@@ -216,7 +216,7 @@ template <class J> J buildJson(const Capture& c, bool withBig, Encoder& enc)
 // The document text without ever holding the DOM of stacks and locks: the
 // small sections go through one ordered_json, the big arrays element by
 // element, handed to sink about a MiB at a time.
-void serializeCapture(const Capture& c, bool pretty, bool compact, const TextSink& sink)
+void serializeCapture(const Capture& c, bool pretty, bool compact, const util::TextSink& sink)
 {
     using OJ = nlohmann::ordered_json;
     constexpr size_t kPiece = size_t { 1 } << 20;

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
-#include <functional>
 #include <string>
 #include <string_view>
 
 #include "lockscope/capture/capture.h"
+#include "lockscope/util/text_sink.h"
 
 namespace lockscope::detail {
 
@@ -15,7 +15,6 @@ namespace lockscope::detail {
 std::string serializeCapture(const Capture& c, bool pretty, bool compact = false);
 
 // The same text in pieces, in order, for a writer that never holds it whole.
-using TextSink = std::function<void(std::string_view)>;
-void serializeCapture(const Capture& c, bool pretty, bool compact, const TextSink& sink);
+void serializeCapture(const Capture& c, bool pretty, bool compact, const util::TextSink& sink);
 
 } // namespace lockscope::detail

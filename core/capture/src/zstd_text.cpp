@@ -78,7 +78,7 @@ CaptureText zstdDecompress(std::string_view data, uint64_t maxBytes)
 
 void ZstdWriter::Free::operator()(ZSTD_CCtx_s* c) const noexcept { ZSTD_freeCCtx(c); }
 
-ZstdWriter::ZstdWriter(std::function<void(std::string_view)> sink)
+ZstdWriter::ZstdWriter(util::TextSink sink)
     : ctx_(ZSTD_createCCtx())
     , sink_(std::move(sink))
     , out_(ZSTD_CStreamOutSize(), '\0')

@@ -2,12 +2,12 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 
 #include "capture_text.h"
+#include "lockscope/util/text_sink.h"
 
 struct ZSTD_CCtx_s;
 
@@ -28,7 +28,7 @@ CaptureText zstdDecompress(std::string_view data, uint64_t maxBytes);
 // frame is ever held whole. Throws CaptureError if libzstd fails.
 class ZstdWriter {
 public:
-    explicit ZstdWriter(std::function<void(std::string_view)> sink);
+    explicit ZstdWriter(util::TextSink sink);
     ~ZstdWriter();
     ZstdWriter(const ZstdWriter&) = delete;
     ZstdWriter& operator=(const ZstdWriter&) = delete;
@@ -43,7 +43,7 @@ private:
         void operator()(ZSTD_CCtx_s* c) const noexcept;
     };
     std::unique_ptr<ZSTD_CCtx_s, Free> ctx_;
-    std::function<void(std::string_view)> sink_;
+    util::TextSink sink_;
     std::string out_;
 };
 

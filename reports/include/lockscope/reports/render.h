@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,6 +10,7 @@
 #include "lockscope/reports/lock_columns.h"
 #include "lockscope/reports/report.h"
 #include "lockscope/reports/scaling.h"
+#include "lockscope/util/text_sink.h"
 
 // Renderers for the report and comparison models. Every format lays out
 // the same model; shared pieces (units, histogram bars, tables) live in one
@@ -34,7 +34,7 @@ std::string render(const Comparison& comparison, Format format, const RenderExtr
 // The same handed over in pieces as it is made: a JSON comparison of two
 // big captures runs to hundreds of MB, more than the models it comes from,
 // so JSON comes a piece at a time; the other formats come whole.
-using TextSink = std::function<void(std::string_view)>;
+using util::TextSink;
 void render(const Report& report, Format format, const RenderExtras& extras, const TextSink& sink);
 void render(const Comparison& comparison, Format format, const RenderExtras& extras, const TextSink& sink);
 

@@ -11,6 +11,7 @@
 
 #include "lockscope/capture/capture.h"
 #include "lockscope/util/output_file.h"
+#include "lockscope/util/text_sink.h"
 
 namespace lockscope {
 
@@ -98,6 +99,6 @@ void writeCapture(const Capture& capture, util::OutputFile& out, const WriteOpti
 // it is made (a network response, a pipe), as one zstd frame when zstd is set.
 // Throws CaptureError for what JSON cannot hold; whatever sink throws passes.
 void writeCapture(const Capture& capture, const WriteOptions& options, bool zstd,
-    const std::function<void(std::string_view)>& sink);
+    const util::TextSink& sink);
 
 } // namespace lockscope
