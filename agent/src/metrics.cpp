@@ -256,6 +256,9 @@ void healthMetrics(Exposition& x, const AgentHealth& h)
     x.sample("lockscope_agent_owners_folded_total", "", number(h.owners_folded));
     x.family("lockscope_agent_resident_memory_bytes", "gauge", "Resident set size of the agent.");
     x.sample("lockscope_agent_resident_memory_bytes", "", number(h.resident_bytes));
+    x.family("lockscope_agent_heap_in_use_bytes", "gauge",
+             "Heap the agent allocated and has not freed: its live data, without the allocator's free space.");
+    x.sample("lockscope_agent_heap_in_use_bytes", "", number(h.heap_in_use_bytes));
     x.family("lockscope_agent_start_time_seconds", "gauge", "When the agent started, in Unix time.");
     x.sample("lockscope_agent_start_time_seconds", "", number(h.start_time_seconds));
     x.family("lockscope_agent_profile_requests_rejected_total", "counter",

@@ -49,6 +49,8 @@ std::string sampleText()
     series.add(slice());
     AgentHealth h;
     h.windows = 2;
+    h.resident_bytes = 40u << 20;
+    h.heap_in_use_bytes = 12345678;
     h.probes = {ProbeStatus{"lock_contention", "lock:contention_begin", "tp_btf", true, ""},
                 ProbeStatus{"cpu_sampling", "cpu-clock", "perf_event", true, ""}};
     h.bpf_stats_enabled = true;
@@ -92,6 +94,16 @@ TEST(Metrics, HistogramBucketsAreCumulativeAndEndAtTheCount)
               std::string::npos);
     EXPECT_NE(text.find("lock=\"rwsem@weird \\\"quoted\\\\name\\\"\\n\""), std::string::npos) << "escaped label";
     EXPECT_NE(text.find("lockscope_cpu_samples_total{state=\"spin\"} 7"), std::string::npos);
+}
+
+TEST(Metrics, MemoryIsResidentAndLiveHeap)
+{
+    const std::string text = sampleText();
+    EXPECT_NE(text.find("# TYPE lockscope_agent_resident_memory_bytes gauge\nlockscope_agent_resident_memory_bytes "
+                        "41943040\n"),
+              std::string::npos) << text;
+    EXPECT_NE(text.find("# TYPE lockscope_agent_heap_in_use_bytes gauge\nlockscope_agent_heap_in_use_bytes 12345678\n"),
+              std::string::npos) << text;
 }
 
 TEST(Metrics, SyscallsAndFunctionsHaveCallsErrorsAndDurations)

@@ -30,6 +30,7 @@ struct AgentHealth {
     uint64_t locks_folded = 0;         // lock records folded into "[other locks]" of the cumulative profile
     uint64_t owners_folded = 0;        // lock owners folded into "[owners not kept]" of the cumulative profile
     uint64_t resident_bytes = 0;
+    uint64_t heap_in_use_bytes = 0;    // allocated and not freed (mallinfo2): live data, not the allocator's slack
     double start_time_seconds = 0;     // Unix time
     bool bpf_stats_enabled = false;
     std::vector<probes::ProgramStats> programs;
