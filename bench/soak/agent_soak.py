@@ -5,9 +5,9 @@
 timer-stress, under nice), scraped like a Prometheus would and asked for
 delta profiles, while this samples its RSS (the floor of a few samples: not
 a read-out's passing peak), the entries of every BPF map it holds and its
-own health metrics. With --check it is a test (ctest
-agent.soak runs 2 minutes): exit 1 when the RSS or the heap in use after
-the warm-up grows by more than 10%, when a map fills, or when /metrics reports loss beyond what
+own health metrics. With --check it is a test (ctest agent.soak runs 2
+minutes): exit 1 when the RSS or the heap in use after the warm-up grows by
+more than 10%, when a map fills, or when /metrics reports loss beyond what
 the probes say (map_full).
 
   bench/soak/agent_soak.py [-d SECONDS] [-i INTERVAL] [-w WINDOW] [-b BUILD_DIR] [--check]

@@ -19,6 +19,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <unistd.h>
 
 #include "lockscope/capture/io.h"
@@ -65,15 +66,23 @@ std::map<std::string, double> shares(const Capture& c)
     return out;
 }
 
+// The first frame of a walked site: its caller; "" for a site whose stack
+// was not walked (a pseudo frame such as "[stack not sampled]").
+std::string siteCaller(const Capture& c, const lockscope::LockSite& site)
+{
+    const auto* st = c.findStack(site.stack_id);
+    if (!st || st->frames.empty() || st->frames[0].function.str().rfind('[', 0) == 0)
+        return {};
+    return st->frames[0].function.str();
+}
+
 // Distinct first frames of a lock's walked sites: its callers.
 std::set<std::string> walkedCallers(const Capture& c, const lockscope::Lock& l)
 {
     std::set<std::string> callers;
-    for (const auto& site : l.sites) {
-        const auto* st = c.findStack(site.stack_id);
-        if (st && !st->frames.empty() && st->frames[0].function.str().rfind('[', 0) != 0)
-            callers.insert(st->frames[0].function);
-    }
+    for (const auto& site : l.sites)
+        if (std::string caller = siteCaller(c, site); !caller.empty())
+            callers.insert(std::move(caller));
     return callers;
 }
 
@@ -84,10 +93,10 @@ std::map<std::string, double> callerEvents(const Capture& c, const lockscope::Lo
     std::map<std::string, std::array<uint64_t, 2>> walked;
     std::array<uint64_t, 2> all{};
     for (const auto& site : l.sites) {
-        const auto* st = c.findStack(site.stack_id);
-        if (!st || st->frames.empty() || st->frames[0].function.str().rfind('[', 0) == 0)
+        const std::string caller = siteCaller(c, site);
+        if (caller.empty())
             continue;
-        auto& w = walked[std::string(lockscope::baseFunctionName(st->frames[0].function))];
+        auto& w = walked[std::string(lockscope::baseFunctionName(caller))];
         w[0] += site.wait.count();
         w[1] += site.hold.count();
         all[0] += site.wait.count();
@@ -166,12 +175,11 @@ TEST(RecordLockIdentity, StackBudgetDoesNotChangeLockKeys)
         semctlWaits = allWaits = 0;
         for (const auto& l : walked.locks)
             for (const auto& site : l.sites) {
-                const auto* st = walked.findStack(site.stack_id);
-                const std::string first = st ? st->frames.at(0).function.str() : "[";
-                if (first.rfind('[', 0) == 0)
+                const std::string caller = siteCaller(walked, site);
+                if (caller.empty())
                     continue;
                 allWaits += site.wait.count();
-                if (first == "semctl_main")
+                if (caller == "semctl_main")
                     semctlWaits += site.wait.count();
             }
     }
