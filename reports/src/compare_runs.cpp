@@ -2,12 +2,14 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <deque>
 #include <functional>
 #include <map>
 #include <stdexcept>
 
 #include "compare_internal.h"
 #include "format_util.h"
+#include "lock_alignment.h"
 #include "lockscope/capture/lock_frames.h"
 #include "lockscope/reports/report.h"
 #include "lockscope/reports/significance.h"
@@ -696,9 +698,26 @@ Comparison compareSets(const std::vector<const Capture*>& base, const std::vecto
                        const CompareOptions& o)
 {
     detail::requireBothSides(base.size(), patched.size());
-    const auto poolB = detail::poolRuns(base), poolA = detail::poolRuns(patched);
-    return detail::comparePools(detail::pooledSide(poolB, base), base, detail::pooledSide(poolA, patched), patched,
-                                o);
+    detail::LockAligner aligner;
+    std::deque<Capture> renamed; // copies of the runs whose lock keys the aligner changes
+    auto aligned = [&](std::vector<const Capture*> runs, detail::RunSide side) {
+        for (const Capture*& run : runs) {
+            const detail::RunCallers callers = detail::walkedCallers(*run);
+            if (aligner.renames(*run, callers).empty()) {
+                aligner.learn(*run, callers);
+            } else {
+                run = &renamed.emplace_back(*run);
+                aligner.align(renamed.back(), callers, side);
+            }
+        }
+        return runs;
+    };
+    const auto b = aligned(base, detail::RunSide::Before), a = aligned(patched, detail::RunSide::After);
+    aligner.forgetRuns();
+    const auto poolB = detail::poolRuns(b), poolA = detail::poolRuns(a);
+    Comparison c = detail::comparePools(detail::pooledSide(poolB, b), b, detail::pooledSide(poolA, a), a, o);
+    aligner.annotate(c);
+    return c;
 }
 
 void detail::requireBothSides(size_t base, size_t patched)

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "compare_internal.h"
+#include "lock_alignment.h"
 
 #include "lockscope/capture/io.h"
 #include "lockscope/capture/lock_frames.h"
@@ -178,18 +179,26 @@ std::vector<std::string> joined(const std::vector<std::string>& before, const st
     return paths;
 }
 
-// Hands captures read out of order to `fold` in argument order (pools must
-// see runs in order). A reader ahead of the fold waits while `limit`
-// captures wait already, so memory holds a few captures, not the files.
+// A run as the fold takes it: the capture (none when it failed to read) and
+// its locks' walked callers, worked out on the thread that read it.
+struct ReadRun {
+    std::optional<Capture> capture;
+    detail::RunCallers callers;
+};
+
+// Hands runs read out of order to `fold` in argument order (pools must see
+// runs in order). A reader ahead of the fold waits while `limit` runs wait
+// already, so memory holds a few captures, not the files.
 class InOrder {
 public:
-    InOrder(size_t limit, Done fold) : limit_(limit), fold_(std::move(fold)) {}
+    using Fold = std::function<void(size_t, ReadRun)>;
+    InOrder(size_t limit, Fold fold) : limit_(limit), fold_(std::move(fold)) {}
 
-    void put(size_t i, std::optional<Capture> c)
+    void put(size_t i, ReadRun r)
     {
         std::unique_lock lock(mutex_);
         ready_.wait(lock, [&] { return i == next_ || waiting_.size() < limit_; });
-        waiting_.emplace(i, std::move(c));
+        waiting_.emplace(i, std::move(r));
         while (!waiting_.empty() && waiting_.begin()->first == next_) {
             auto node = waiting_.extract(waiting_.begin());
             fold_(next_++, std::move(node.mapped()));
@@ -199,11 +208,11 @@ public:
 
 private:
     size_t limit_;
-    Done fold_;
+    Fold fold_;
     std::mutex mutex_;
     std::condition_variable ready_;
     size_t next_ = 0;
-    std::map<size_t, std::optional<Capture>> waiting_;
+    std::map<size_t, ReadRun> waiting_;
 };
 
 // One side's runs as they arrive: a side of one run is that run, whole (as
@@ -259,15 +268,25 @@ Comparison compareSetFiles(const std::vector<std::string>& before, const std::ve
     detail::requireBothSides(before.size(), after.size());
     const std::vector<std::string> paths = joined(before, after);
     SideFold sides[2];
-    InOrder inOrder(readerThreads(paths.size()), [&](size_t i, std::optional<Capture> c) {
-        if (c)
-            sides[i < before.size() ? 0 : 1].add(std::move(*c));
+    detail::LockAligner aligner; // before the fold, which moves the stacks out
+    InOrder inOrder(readerThreads(paths.size()), [&](size_t i, ReadRun r) {
+        if (!r.capture)
+            return;
+        const bool patchedRun = i >= before.size();
+        aligner.align(*r.capture, r.callers, patchedRun ? detail::RunSide::After : detail::RunSide::Before);
+        sides[patchedRun ? 1 : 0].add(std::move(*r.capture));
     });
-    throwFirstError(paths, readAll(paths, [&](size_t i, std::optional<Capture> c) { inOrder.put(i, std::move(c)); }));
+    throwFirstError(paths, readAll(paths, [&](size_t i, std::optional<Capture> c) {
+        detail::RunCallers callers = c ? detail::walkedCallers(*c) : detail::RunCallers();
+        inOrder.put(i, ReadRun{std::move(c), std::move(callers)});
+    }));
+    aligner.forgetRuns();
     const auto base = sides[0].runs(), patched = sides[1].runs();
     const auto poolB = sides[0].finish(), poolA = sides[1].finish();
-    return detail::comparePools(detail::pooledSide(poolB, base), base, detail::pooledSide(poolA, patched), patched,
-                                options);
+    Comparison c = detail::comparePools(detail::pooledSide(poolB, base), base, detail::pooledSide(poolA, patched),
+                                        patched, options);
+    aligner.annotate(c);
+    return c;
 }
 
 } // namespace lockscope::reports

@@ -180,10 +180,15 @@ std::vector<Capture> aligned(const std::vector<Capture>& set, const Identity& id
     return out;
 }
 
+// The row of lock `key`, also where the comparison read it under another of
+// its callers' keys (LockDelta::also_keyed).
 const LockDelta* lockRow(const Comparison& c, const std::string& key)
 {
     for (const auto& l : c.locks)
         if (l.key == key)
+            return &l;
+    for (const auto& l : c.locks)
+        if (std::binary_search(l.also_keyed.begin(), l.also_keyed.end(), key))
             return &l;
     return nullptr;
 }

@@ -298,6 +298,8 @@ void lockDelta(JsonText& o, const LockDelta& l)
         hist(o.key("acquire_before"), l.acquire_before);
         delta(o.key("acquire_count"), l.acquire_count);
     }
+    if (!l.also_keyed.empty()) // only where a run keyed it by another of its callers
+        o.member("also_keyed", l.also_keyed);
     delta(o.key("avg_hold_ns"), l.avg_hold_ns);
     delta(o.key("avg_wait_ns"), l.avg_wait_ns);
     delta(o.key("contentions"), l.contentions);

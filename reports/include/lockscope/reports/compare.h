@@ -140,6 +140,9 @@ struct MetricDelta {
 
 struct LockDelta {
     std::string key;
+    // Its keys in runs where another of its callers was the hottest (the
+    // comparison reads them as this key, and its notes say so); sorted.
+    std::vector<std::string> also_keyed;
     std::string type;             // after's type, else before's
     Presence presence = Presence::Both;
     Delta contentions;            // wait-histogram counts
