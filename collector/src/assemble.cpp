@@ -326,8 +326,10 @@ void CaptureAssembler::decideKernelKeys()
             evidence[identityOf(*k.r)].add(k.figure == Figure::Hold, k.r->hist.count(),
                                             k.callerKey.empty() ? nullptr : &k.callerKey);
     for (const auto& [id, e] : evidence)
-        if (e.anyWalked())
-            lockKeys_[id].key = e.hottestKey();
+        if (e.anyWalked()) {
+            const LockKeyMemory::Key* lately = options_.key_memory ? options_.key_memory->recall(id) : nullptr;
+            lockKeys_[id].key = lately ? e.keyKeeping(lately->key) : e.hottestKey();
+        }
     // A lock passes a stack filter when one of its walked stacks does; its
     // records with no stack then come along.
     for (KernelRecord& k : kernelRecords_) {

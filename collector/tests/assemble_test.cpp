@@ -235,6 +235,44 @@ TEST_F(Fixture, AnUnwalkedWindowKeepsTheKeyOfTheWindowsBefore)
     EXPECT_TRUE(run(unwalked).locks.empty());
 }
 
+// Read out window by window, a lock whose two callers are near-tied keeps the
+// key it had lately while that caller has at least half the hottest one's
+// events; a caller that falls below half gives the key up. A recording read
+// out once (record) keys it by the hottest caller alone.
+TEST_F(Fixture, NearTiedCallersKeepTheLocksKeyFromWindowToWindow)
+{
+    constexpr uint64_t kSet = 0xffff888000001000;
+    auto window = [&](uint64_t semop, uint64_t addid) {
+        probes::Snapshot snap;
+        snap.holds.push_back(rec(kSet, 1, "spinlock", {})); // do_semtimedop
+        snap.holds.push_back(rec(kSet, 3, "spinlock", {})); // ipc_addid
+        for (uint64_t i = 0; i < semop; ++i)
+            snap.holds[0].hist.add(20);
+        for (uint64_t i = 0; i < addid; ++i)
+            snap.holds[1].hist.add(20);
+        return snap;
+    };
+    auto keys = [](const Capture& c) {
+        std::vector<std::string> out;
+        for (const auto& l : c.locks)
+            out.push_back(l.key);
+        return out;
+    };
+    const std::vector<std::string> semop{"spinlock@do_semtimedop"}, addid{"spinlock@ipc_addid"};
+    EXPECT_EQ(keys(run(window(9, 10))), addid) << "read out once: the hottest caller";
+
+    opts.key_memory = std::make_shared<LockKeyMemory>();
+    const std::vector<std::pair<uint64_t, uint64_t>> windows{{10, 9}, {9, 10}, {5, 10}, {4, 10}, {6, 10}, {10, 9}};
+    const std::vector<std::vector<std::string>> want{semop, semop, semop, addid, addid, addid};
+    for (size_t w = 0; w < windows.size(); ++w) {
+        const Capture c = run(window(windows[w].first, windows[w].second));
+        EXPECT_EQ(keys(c), want[w]) << "window " << w;
+        EXPECT_EQ(c.locks.at(0).hold.count(), windows[w].first + windows[w].second);
+        EXPECT_EQ(c.locks.at(0).sites.size(), 2U) << "the other caller stays a site";
+        opts.key_memory->endWindow();
+    }
+}
+
 // One physical lock taken from two callers: the capture keys it once, by its
 // hottest walked caller, whatever order the records come in and whichever
 // caller's stack happened to be walked first. (A real A/B showed a "new"

@@ -25,8 +25,17 @@ public:
     // counts when every stack was walked), ties to the smallest key. Empty
     // when no stack was walked.
     std::string hottestKey() const;
+    // Read out window by window (lockscope agent): hottestKey(), or the key
+    // the lock had lately while that key's walked events are still at least
+    // half the hottest one's. Two near-tied callers would otherwise swap the
+    // lock's name, and its series, from one window to the next; a caller
+    // that falls below half gives the key up.
+    std::string keyKeeping(const std::string& lately) const;
 
 private:
+    // A key's events: each kind's shared out by the key's part of its walked ones.
+    long double estimate(const std::array<uint64_t, 2>& walked) const;
+
     std::array<uint64_t, 2> events_{};
     std::array<uint64_t, 2> walked_{};
     std::map<std::string, std::array<uint64_t, 2>> walkedByKey_;
