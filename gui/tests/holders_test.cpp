@@ -15,6 +15,7 @@
 #include "app/flamegraphwidget.h"
 #include "app/holdersview.h"
 #include "lockscope/capture/io.h"
+#include "model/deltatablemodel.h"
 #include "model/holdermodel.h"
 #include "model/roles.h"
 #include "model/units.h"
@@ -175,6 +176,55 @@ private slots:
         page.selectLock(-1);
         QCOMPARE(page.beforeHolders()->model()->rowCount(), 2);
         QCOMPARE(page.afterHolders()->model()->rowCount(), 1);
+    }
+
+    // A lock the comparison read under another of its callers' keys (the
+    // after side keyed the pipe's mutex by its second caller): the after
+    // side's holders are still that lock's.
+    void comparePageFindsALockKeyedByAnotherCaller()
+    {
+        // Both sides: the pipe's mutex also waited on from a second caller.
+        Capture before = *capture_;
+        const int pipe = lockIndex(before, "mutex@anon_pipe_write");
+        QVERIFY(pipe >= 0);
+        Lock& lock = before.locks[static_cast<size_t>(pipe)];
+        const Stack* first = before.findStack(lock.sites.front().stack_id);
+        QVERIFY(first && !first->frames.empty());
+        Stack other = *first;
+        other.id = 0;
+        for (const auto& s : before.stacks)
+            other.id = std::max(other.id, s.id + 1);
+        other.frames.front().function = "pipe_write_other";
+        LockSite site = lock.sites.front();
+        site.stack_id = other.id;
+        site.holders.clear();
+        lock.wait.merge(site.wait);
+        lock.hold.merge(site.hold);
+        lock.sites.push_back(site);
+        before.stacks.push_back(other);
+        Capture after = before;
+        after.locks[static_cast<size_t>(pipe)].key = "mutex@pipe_write_other";
+
+        const auto b = std::make_shared<const Capture>(std::move(before));
+        const auto a = std::make_shared<const Capture>(std::move(after));
+        auto cmp = std::make_shared<const reports::Comparison>(reports::compare(*b, *a));
+        int row = -1;
+        for (size_t i = 0; i < cmp->locks.size(); ++i)
+            if (cmp->locks[i].key == "mutex@anon_pipe_write")
+                row = static_cast<int>(i);
+        QVERIFY(row >= 0);
+        QCOMPARE(cmp->locks[static_cast<size_t>(row)].also_keyed, std::vector<std::string>{"mutex@pipe_write_other"});
+        ComparePage page;
+        page.setComparison(cmp, prepareCapture(b), prepareCapture(a));
+        page.selectLock(row);
+        QCOMPARE(page.beforeHolders()->model()->rowCount(), 1);
+        QCOMPARE(page.afterHolders()->model()->rowCount(), 1);
+        QCOMPARE(page.afterHolders()->model()->index(0, HolderTableModel::Owner).data().toString(),
+                 QStringLiteral("ls-owner"));
+        DeltaTableModel table;
+        table.setComparison(cmp);
+        const QString tip = table.index(row, DeltaTableModel::Key).data(Qt::ToolTipRole).toString();
+        QVERIFY2(tip.contains(QStringLiteral("mutex@pipe_write_other")), qPrintable(tip));
     }
 
     void allLocksListEveryOwnerMostWaitFirst()

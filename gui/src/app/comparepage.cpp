@@ -146,19 +146,25 @@ QWidget* ComparePage::buildHoldersTab()
     return split;
 }
 
-// Each side's holders of the selected lock, found by key (none on a side
-// that lacks it), or of every lock when none is selected.
+// Each side's holders of the selected lock, found by key or by a key the
+// comparison read as it (LockDelta::also_keyed; none on a side that lacks
+// it), or of every lock when none is selected.
 void ComparePage::refreshHolders()
 {
-    const std::string* key = comparison_ && selected_ >= 0 ? &comparison_->locks[static_cast<size_t>(selected_)].key
-                                                           : nullptr;
+    const reports::LockDelta* row =
+        comparison_ && selected_ >= 0 ? &comparison_->locks[static_cast<size_t>(selected_)] : nullptr;
     for (auto [view, capture] : {std::pair{beforeHolders_, beforeCapture_}, std::pair{afterHolders_, afterCapture_}}) {
-        if (!capture || !key) {
+        if (!capture || !row) {
             view->show(capture, -1);
             continue;
         }
-        const auto it = std::find_if(capture->locks.begin(), capture->locks.end(),
-                                     [&](const Lock& l) { return l.key == *key; });
+        auto keyed = [&](const std::string& key) {
+            return std::find_if(capture->locks.begin(), capture->locks.end(),
+                                [&](const Lock& l) { return l.key == key; });
+        };
+        auto it = keyed(row->key);
+        for (size_t i = 0; it == capture->locks.end() && i < row->also_keyed.size(); ++i)
+            it = keyed(row->also_keyed[i]);
         view->show(it == capture->locks.end() ? nullptr : capture,
                    it == capture->locks.end() ? -1 : static_cast<int>(it - capture->locks.begin()));
     }

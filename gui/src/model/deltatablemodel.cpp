@@ -178,8 +178,12 @@ QVariant DeltaTableModel::data(const QModelIndex& index, int role) const
     if (role == Qt::ToolTipRole) {
         if (col == Outcome || col == PValue || col == Test || col == Change)
             return verdictTip(l);
-        if (col == Key)
-            return plainToolTip(QString::fromStdString(l.key));
+        if (col == Key) {
+            QString t = QString::fromStdString(l.key);
+            for (const auto& other : l.also_keyed) // the same lock keyed by another of its callers in some runs
+                t += QStringLiteral("\nalso keyed ") + QString::fromStdString(other);
+            return plainToolTip(t);
+        }
         if (col == OtherChanges) {
             QString t;
             for (const reports::MetricDelta* m : reports::otherChangedFigures(l))
