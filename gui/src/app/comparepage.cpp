@@ -158,12 +158,12 @@ void ComparePage::refreshHolders()
             view->show(capture, -1);
             continue;
         }
-        auto keyed = [&](const std::string& key) {
-            return std::find_if(capture->locks.begin(), capture->locks.end(),
-                                [&](const Lock& l) { return l.key == key; });
+        const std::vector<Lock>& locks = capture->locks;
+        auto keyed = [&locks](const std::string& key) {
+            return std::find_if(locks.begin(), locks.end(), [&](const Lock& l) { return l.key == key; });
         };
         auto it = keyed(row->key);
-        for (size_t i = 0; it == capture->locks.end() && i < row->also_keyed.size(); ++i)
+        for (size_t i = 0; it == locks.end() && i < row->also_keyed.size(); ++i)
             it = keyed(row->also_keyed[i]);
         view->show(it == capture->locks.end() ? nullptr : capture,
                    it == capture->locks.end() ? -1 : static_cast<int>(it - capture->locks.begin()));
