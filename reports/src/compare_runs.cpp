@@ -703,7 +703,7 @@ Comparison compareSets(const std::vector<const Capture*>& base, const std::vecto
     auto aligned = [&](std::vector<const Capture*> runs, detail::RunSide side) {
         for (const Capture*& run : runs) {
             const detail::RunCallers callers = detail::walkedCallers(*run);
-            if (aligner.renames(*run, callers).empty()) {
+            if (aligner.renames(*run).empty()) {
                 aligner.learn(*run, callers);
             } else {
                 run = &renamed.emplace_back(*run);

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "lock_alignment.h"
 
+#include <algorithm>
 #include <array>
+#include <functional>
+#include <iterator>
+#include <set>
 #include <cstdio>
 #include <optional>
 #include <string_view>
@@ -60,13 +64,16 @@ std::string_view siteCaller(const StackIndex& stacks, const LockSite& site, std:
     return {hex.data(), static_cast<size_t>(n)};
 }
 
-// Adds the lock's walked callers to `callers`.
-void addWalkedCallers(const StackIndex& stacks, const Lock& l, Callers& callers)
+uint64_t callerHash(std::string_view caller) { return std::hash<std::string_view>{}(caller); }
+
+// Calls f(caller) for each of the lock's walked sites.
+template <class F>
+void eachWalkedCaller(const StackIndex& stacks, const Lock& l, F&& f)
 {
     std::array<char, 24> hex{};
     for (const auto& site : l.sites)
-        if (const std::string_view c = siteCaller(stacks, site, hex); !c.empty() && !callers.count(c))
-            callers.emplace(c);
+        if (const std::string_view c = siteCaller(stacks, site, hex); !c.empty())
+            f(c);
 }
 
 } // namespace
@@ -75,36 +82,45 @@ RunCallers walkedCallers(const Capture& run)
 {
     const StackIndex stacks(run);
     RunCallers out(run.locks.size());
-    for (size_t i = 0; i < run.locks.size(); ++i)
-        if (callerKey(run.locks[i].key))
-            addWalkedCallers(stacks, run.locks[i], out[i]);
+    for (size_t i = 0; i < run.locks.size(); ++i) {
+        if (!callerKey(run.locks[i].key))
+            continue;
+        CallerHashes& h = out[i];
+        eachWalkedCaller(stacks, run.locks[i], [&](std::string_view c) { h.push_back(callerHash(c)); });
+        std::sort(h.begin(), h.end());
+        h.erase(std::unique(h.begin(), h.end()), h.end());
+    }
     return out;
 }
 
-std::vector<LockAligner::Rename> LockAligner::renames(const Capture& run, const RunCallers& callers) const
+std::vector<LockAligner::Rename> LockAligner::renames(const Capture& run) const
 {
     if (known_.empty())
         return {};
     std::unordered_set<std::string_view> inRun;
     for (const auto& l : run.locks)
         inRun.insert(l.key);
+    std::optional<StackIndex> stacks; // made for the first lock with a key no earlier run had
     std::map<std::string, std::vector<size_t>> claims; // earlier key -> the run's locks that fit it
     for (size_t i = 0; i < run.locks.size(); ++i) {
         const Lock& l = run.locks[i];
         const auto k = callerKey(l.key);
         if (!k || known_.count(l.key))
             continue;
-        std::vector<std::string> fits;
-        for (const auto& caller : callers.at(i)) {
+        if (!stacks)
+            stacks.emplace(run);
+        std::set<std::string> fits;
+        eachWalkedCaller(*stacks, l, [&](std::string_view caller) {
             if (caller == k->caller)
-                continue;
+                return;
             std::string other = keyFor(*k, caller);
             const auto it = known_.find(other);
-            if (it != known_.end() && !inRun.count(other) && it->second.callers.count(k->caller))
-                fits.push_back(std::move(other));
-        }
+            if (it != known_.end() && !inRun.count(other) &&
+                std::binary_search(it->second.begin(), it->second.end(), callerHash(k->caller)))
+                fits.insert(std::move(other));
+        });
         if (fits.size() == 1)
-            claims[fits.front()].push_back(i);
+            claims[*fits.begin()].push_back(i);
     }
     std::vector<Rename> out;
     for (auto& [key, locks] : claims)
@@ -115,7 +131,7 @@ std::vector<LockAligner::Rename> LockAligner::renames(const Capture& run, const 
 
 void LockAligner::align(Capture& run, const RunCallers& callers, RunSide side)
 {
-    for (const Rename& r : renames(run, callers)) {
+    for (const Rename& r : renames(run)) {
         Lock& l = run.locks[r.lock];
         ++renamed_[{l.key, r.key}][size_t(side)];
         l.key = r.key;
@@ -125,12 +141,17 @@ void LockAligner::align(Capture& run, const RunCallers& callers, RunSide side)
 
 void LockAligner::learn(const Capture& run, const RunCallers& callers)
 {
-    for (size_t i = 0; i < run.locks.size(); ++i)
-        if (const auto k = callerKey(run.locks[i].key)) {
-            KnownLock& entry = known_[run.locks[i].key];
-            entry.caller = k->caller;
-            entry.callers.insert(callers.at(i).begin(), callers.at(i).end());
-        }
+    for (size_t i = 0; i < run.locks.size(); ++i) {
+        if (!callerKey(run.locks[i].key))
+            continue;
+        CallerHashes& known = known_[run.locks[i].key];
+        const CallerHashes& seen = callers.at(i);
+        if (std::includes(known.begin(), known.end(), seen.begin(), seen.end()))
+            continue;
+        CallerHashes all;
+        std::set_union(known.begin(), known.end(), seen.begin(), seen.end(), std::back_inserter(all));
+        known = std::move(all);
+    }
 }
 
 void LockAligner::annotate(Comparison& c) const

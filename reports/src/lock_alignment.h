@@ -3,9 +3,8 @@
 
 #include <array>
 #include <cstddef>
-#include <functional>
+#include <cstdint>
 #include <map>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,19 +26,17 @@ namespace lockscope::reports::detail {
 
 enum class RunSide { Before = 0, After = 1 };
 
-using Callers = std::set<std::string, std::less<>>;
+// A lock's walked callers as hashes of their names, sorted and unique: what
+// is kept of every lock of every run is then a few words a caller, compared
+// without strings (two names of one hash, 1 in 2^64 a pair, would only let
+// one more pair of keys qualify as each other's callers).
+using CallerHashes = std::vector<uint64_t>;
 
-// Each lock's walked callers, by lock index (none for a symbol's key): what
-// the aligner reads of a run's stacks, worked out apart so that the threads
-// reading the runs can do it while the runs are aligned one after another.
-using RunCallers = std::vector<Callers>;
+// Each run's locks' CallerHashes, by lock index (none for a symbol's key),
+// worked out apart so that the threads reading the runs can do it while
+// the runs are aligned one after another.
+using RunCallers = std::vector<CallerHashes>;
 RunCallers walkedCallers(const Capture& run);
-
-// A key seen in an earlier run.
-struct KnownLock {
-    std::string caller; // the key's caller
-    Callers callers;    // walked callers over the runs seen
-};
 
 class LockAligner {
 public:
@@ -49,8 +46,8 @@ public:
     };
 
     // What align() would rename in run, leaving it as it is.
-    std::vector<Rename> renames(const Capture& run, const RunCallers& callers) const;
-    // Renames run's locks as renames() says, then learn()s it.
+    std::vector<Rename> renames(const Capture& run) const;
+    // Renames run's locks as renames() says, then learn()s it (callers: walkedCallers(run)).
     void align(Capture& run, const RunCallers& callers, RunSide side);
     // Takes in the run's locks (under their keys as they stand) for the runs after it.
     void learn(const Capture& run, const RunCallers& callers);
@@ -62,7 +59,7 @@ public:
     void annotate(Comparison& c) const;
 
 private:
-    std::map<std::string, KnownLock> known_; // by key
+    std::map<std::string, CallerHashes> known_; // each key seen: its walked callers over the runs
     // (key in the run, key given) -> renamed runs per side
     std::map<std::pair<std::string, std::string>, std::array<size_t, 2>> renamed_;
 };
