@@ -3,11 +3,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <functional>
 #include <iterator>
-#include <set>
-#include <cstdio>
 #include <optional>
+#include <set>
 #include <string_view>
 #include <unordered_set>
 

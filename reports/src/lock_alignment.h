@@ -51,8 +51,8 @@ public:
     void align(Capture& run, const RunCallers& callers, RunSide side);
     // Takes in the run's locks (under their keys as they stand) for the runs after it.
     void learn(const Capture& run, const RunCallers& callers);
-    // Drops what learn() kept of the runs (about 1 KB a lock), once every run
-    // was shown; annotate() still works.
+    // Drops what learn() kept of the runs (a key and a word a caller of each
+    // lock), once every run was shown; annotate() still works.
     void forgetRuns() { known_ = {}; }
     // Tells the comparison of the runs (its runs_before and runs_after set)
     // what was renamed: a note per key given, and each row's also_keyed.
