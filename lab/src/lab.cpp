@@ -211,7 +211,10 @@ GuestRun runInGuest(const Kernel& kernel, const std::vector<GuestStep>& steps,
     if (!run.boot.started)
         run.failure = "qemu did not start: " + tailLines(run.boot.serial, 1);
     else if (run.boot.stalled)
-        run.failure = "guest stalled: no heartbeat for " + seconds(boot.stall_s) + " (frozen guest)";
+        run.failure = "guest stalled: " +
+                      (run.boot.stall_report.empty() ? "no heartbeat for " + seconds(boot.stall_s)
+                                                     : "its kernel reported a " + run.boot.stall_report) +
+                      " (frozen guest)";
     else if (run.boot.timed_out)
         run.failure = "guest timed out after " + seconds(boot.timeout_s) + " (raise --timeout, or see the serial log)";
     else if (!run.report.done) {

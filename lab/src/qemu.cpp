@@ -130,9 +130,9 @@ BootResult bootGuest(const BootOptions& o, const std::function<void(const std::s
     std::optional<Clock::time_point> last_beat;
     auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
     auto stalled = [&] {
-        if (!last_beat || o.stall_s <= 0)
+        if (o.stall_s <= 0)
             return false;
-        result.stalled = seconds_since(*last_beat) > o.stall_s;
+        result.stalled = !result.stall_report.empty() || (last_beat && seconds_since(*last_beat) > o.stall_s);
         return result.stalled;
     };
     auto pr = runProcess(cmd, o.timeout_s, [&](std::string_view chunk) {
@@ -145,6 +145,13 @@ BootResult bootGuest(const BootOptions& o, const std::function<void(const std::s
                 if (last_beat)
                     result.max_beat_gap_s = std::max(result.max_beat_gap_s, seconds_since(*last_beat));
                 last_beat = Clock::now();
+                continue;
+            }
+            if (const size_t lockup = line.find("soft lockup - CPU#"); lockup != std::string::npos &&
+                result.stall_report.empty()) {
+                result.stall_report = line.substr(lockup);
+                while (!result.stall_report.empty() && result.stall_report.back() == '\r')
+                    result.stall_report.pop_back();
                 continue;
             }
             // Firmware escape codes may precede the marker: search, don't anchor.

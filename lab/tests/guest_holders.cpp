@@ -42,7 +42,14 @@ int main(int argc, char** argv)
         BootOptions boot;
         boot.cpus = 4;
         boot.accel = Accel::TcgNative;
-        const GuestRun run = runInGuest(kernel, {agent}, binaries, boot, out, progress);
+        GuestRun run = runInGuest(kernel, {agent}, binaries, boot, out, progress);
+        // Now and then a vCPU loops with interrupts off while the hold probe
+        // attaches (a soft lockup the watchdog reports): booted again once,
+        // as lockscope lab does (--boot-retries).
+        if (run.boot.stalled || run.boot.timed_out) {
+            progress("the guest froze (" + run.failure + "): booting again");
+            run = runInGuest(kernel, {agent}, binaries, boot, out, progress);
+        }
         if (!run.ok()) {
             std::cout << "lab-holders: FAILED: " << run.failure << "\n--- serial log tail ---\n"
                       << run.serialTail(40) << std::endl;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The lab's host-side machinery, checked against the real tools it must
 // interoperate with (cpio, gzip, base64, sh), without booting anything.
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -456,6 +457,34 @@ TEST(LabQemu, AGuestWhoseHeartbeatStopsIsKilledAsStalled)
     EXPECT_FALSE(r.stalled);
     EXPECT_EQ(r.exit_code, 0);
     EXPECT_GT(r.max_beat_gap_s, 0.0);
+    fs::remove_all(dir);
+}
+
+TEST(LabQemu, AGuestWhoseKernelReportsASoftLockupIsKilledAsStalled)
+{
+    // A stand-in for qemu: one vCPU keeps beating while the kernel reports
+    // another stuck (seen in a 4-vCPU tcg-native guest attaching the hold
+    // probe); the watchdog must end it long before --timeout.
+    auto dir = tempDir("lockup");
+    BootOptions o = standInQemu(dir, "echo LSLAB-STAGE guest-up\necho LSLAB-BEAT\n"
+                                     "printf '[   64.809371] watchdog: BUG: soft lockup - CPU#2 stuck for 45s! "
+                                     "[kworker/2:2:64]\\r\\n'\n"
+                                     "while true; do echo LSLAB-BEAT; sleep 0.2; done\n");
+    o.stall_s = 20;
+    o.timeout_s = 300;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = bootGuest(o, {});
+    EXPECT_TRUE(r.stalled);
+    EXPECT_FALSE(r.timed_out);
+    EXPECT_EQ(r.stall_report, "soft lockup - CPU#2 stuck for 45s! [kworker/2:2:64]");
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 20.0);
+
+    // --stall-timeout 0 (a guest kept for gdb) keeps it: here until the timeout.
+    o.stall_s = 0;
+    o.timeout_s = 1;
+    r = bootGuest(o, {});
+    EXPECT_FALSE(r.stalled);
+    EXPECT_TRUE(r.timed_out);
     fs::remove_all(dir);
 }
 

@@ -46,7 +46,10 @@ struct BootOptions {
     // The guest prints LSLAB-BEAT on its console every kHeartbeatS from
     // /init on; a guest silent for stall_s after its first beat is stuck
     // (seen with multi-threaded TCG: a boot froze after `step record` until
-    // the timeout) and is killed. 0 disables the check.
+    // the timeout) and is killed. So is a guest whose kernel reports a soft
+    // lockup: one vCPU can keep beating while the others loop with
+    // interrupts off (single-threaded TCG, a 4-vCPU guest attaching the hold
+    // probe). 0 disables both checks.
     double stall_s = 20;
     Accel accel = Accel::Auto;
     // qemu's gdbstub on 127.0.0.1:gdb_port (0: none), to see where a frozen
@@ -58,7 +61,8 @@ constexpr double kHeartbeatS = 2;
 
 struct BootResult {
     bool timed_out = false;
-    bool stalled = false;     // killed: no heartbeat for stall_s
+    bool stalled = false;     // killed: no heartbeat for stall_s, or its kernel reported a soft lockup
+    std::string stall_report; // that report (the console line), when it was one
     double max_beat_gap_s = 0;  // longest silence between heartbeats (what stall_s must exceed)
     bool started = true;
     int exit_code = -1;
