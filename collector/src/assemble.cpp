@@ -2,6 +2,7 @@
 #include "lockscope/record/assemble.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <tuple>
 
@@ -179,12 +180,10 @@ std::string CaptureAssembler::lockKey(uint64_t lockAddr, const std::string& type
     if (auto d = symbols_.resolveData(lockAddr); d && d->module.empty())
         return d->offset ? d->name + "+" + hex(d->offset) : d->name;
     std::string caller = "unknown";
-    if (!frames.empty()) {
-        if (!frames[0].function.empty())
-            caller = std::string(baseFunctionName(frames[0].function));
-        else if (frames[0].address)
-            caller = hex(*frames[0].address);
-    }
+    std::array<char, 24> address{};
+    if (!frames.empty())
+        if (const std::string_view name = keyCallerName(frames[0], address); !name.empty())
+            caller = name;
     return baseLockType(type) + "@" + caller;
 }
 

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdio>
 #include <functional>
 #include <iterator>
 #include <optional>
@@ -46,9 +45,7 @@ std::string keyFor(const CallerKey& k, std::string_view caller)
     return s;
 }
 
-// A site's caller as the key names it: the first frame of its stack (the
-// lock functions are not kept), a compiler clone by its base name, an
-// unnamed frame by its address (written into hex); "" for pseudo stacks
+// A site's caller as the key names it (keyCallerName); "" for pseudo stacks
 // ("[no stack]").
 std::string_view siteCaller(const StackIndex& stacks, const LockSite& site, std::array<char, 24>& hex)
 {
@@ -56,12 +53,9 @@ std::string_view siteCaller(const StackIndex& stacks, const LockSite& site, std:
     if (!s || s->frames.empty())
         return {};
     const Frame& f = s->frames.front();
-    if (!f.function.empty())
-        return f.function.str().front() == '[' ? std::string_view() : baseFunctionName(f.function);
-    if (!f.address)
+    if (!f.function.empty() && f.function.str().front() == '[')
         return {};
-    const int n = std::snprintf(hex.data(), hex.size(), "0x%llx", static_cast<unsigned long long>(*f.address));
-    return {hex.data(), static_cast<size_t>(n)};
+    return keyCallerName(f, hex);
 }
 
 uint64_t callerHash(std::string_view caller) { return std::hash<std::string_view>{}(caller); }

@@ -2,6 +2,7 @@
 #include "lockscope/capture/lock_frames.h"
 
 #include <array>
+#include <cstdio>
 #include <unordered_set>
 
 namespace lockscope {
@@ -134,6 +135,16 @@ void dropBpfFrames(Capture& capture)
         if (stack.frames.empty())
             stack.frames.push_back(Frame{kNoStackFrame, 0, "", std::nullopt});
     }
+}
+
+std::string_view keyCallerName(const Frame& frame, std::array<char, 24>& hex) noexcept
+{
+    if (!frame.function.empty())
+        return baseFunctionName(frame.function);
+    if (!frame.address)
+        return {};
+    const int n = std::snprintf(hex.data(), hex.size(), "0x%llx", static_cast<unsigned long long>(*frame.address));
+    return {hex.data(), n > 0 ? static_cast<size_t>(n) : 0};
 }
 
 std::string_view baseFunctionName(std::string_view name) noexcept

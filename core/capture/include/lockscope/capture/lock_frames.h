@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,13 @@ namespace lockscope {
 // "__mutex_lock.constprop.0" -> "__mutex_lock": compiler clones keep the name
 // of the function they were made from.
 std::string_view baseFunctionName(std::string_view name) noexcept;
+
+// The name a lock key ("<type>@<caller>") gives its caller, the first frame
+// of a walked stack once the lock internals are skipped: a compiler clone by
+// its base name, an unnamed frame by its address ("0xffffffffc0001045",
+// written into `hex`), "" when the frame has neither. Recording keys a lock
+// by it and comparisons match keys by it, so the two agree.
+std::string_view keyCallerName(const Frame& frame, std::array<char, 24>& hex) noexcept;
 
 // Lock primitives and their slow paths: spinlock/rwlock (_raw_*, queued_*,
 // pv/native slow paths, do_raw_*), mutex (mutex_lock*, __mutex_lock*,
