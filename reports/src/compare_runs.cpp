@@ -638,7 +638,9 @@ double DataQuality::lostPct() const noexcept
 }
 double DataQuality::stackFailurePct() const noexcept
 {
-    return events ? 100.0 * double(stack_failures) / double(events) : 0.0;
+    // An owner's stack is a second walk of one wait: failures can outnumber the events.
+    const uint64_t walked = std::max(lock_events, stack_failures);
+    return walked ? 100.0 * double(stack_failures) / double(walked) : 0.0;
 }
 double DataQuality::untimedPct() const noexcept
 {

@@ -106,8 +106,8 @@ void qualityLine(std::vector<std::string>& w, const char* side, const std::vecto
     if (q.lost)
         parts.push_back(share(q.lostPct()) + " of events lost (" + std::to_string(q.lost) + "): counts undercount");
     if (q.stack_failures)
-        parts.push_back(share(q.stackFailurePct()) + " of stack captures failed (" + std::to_string(q.stack_failures) +
-                        "): no call path");
+        parts.push_back(std::to_string(q.stack_failures) + " stack captures failed (" + share(q.stackFailurePct()) +
+                        " of " + std::to_string(q.lock_events) + " lock events): no call path");
     ofEvents(s.map_full, "map-full drops");
     ofEvents(s.map_busy, "busy-map drops");
     ofEvents(s.unmatched, "unmatched ends");

@@ -231,8 +231,10 @@ DataQuality dataQuality(const std::vector<const Capture*>& runs)
         q.lost += run->stats.lost;
         q.stack_failures += run->stats.stack_failures;
         q.waits_untimed += run->stats.waits_untimed;
-        for (const auto& l : run->locks)
+        for (const auto& l : run->locks) {
             q.waits += l.wait.count();
+            q.lock_events += l.wait.count() + l.hold.count();
+        }
     }
     return q;
 }

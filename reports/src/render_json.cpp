@@ -198,7 +198,8 @@ void metrics(JsonText& o, const std::vector<MetricDelta>& v)
 
 void quality(JsonText& o, const DataQuality& q)
 {
-    o.object().member("events", q.events).member("lost", q.lost).member("lost_pct", q.lostPct());
+    o.object().member("events", q.events).member("lock_events", q.lock_events);
+    o.member("lost", q.lost).member("lost_pct", q.lostPct());
     o.member("stack_failure_pct", q.stackFailurePct()).member("stack_failures", q.stack_failures);
     o.member("untimed_pct", q.untimedPct()).member("waits", q.waits).member("waits_untimed", q.waits_untimed).end();
 }

@@ -168,6 +168,29 @@ TEST(CompareSets, VerdictWithheldWhenTheSidesLostDifferentShares)
     EXPECT_NE(c.warnings.front().find("of events lost"), std::string::npos) << c.warnings.front();
 }
 
+
+// Stack failures are a share of the lock events, which walk stacks: a run's
+// syscall and CPU-sample events (here 100 times the lock events) must not
+// thin a 20% loss of call paths out to 0.2%.
+TEST(CompareSets, VerdictWithheldWhenOneSideLostTheStacksOfItsLockEvents)
+{
+    auto base = runs("base", {20000, 20600, 19500}, 2000, 1);
+    auto patched = runs("patched", {30000, 31000, 29500}, 2000, 11);
+    for (auto* side : {&base, &patched})
+        for (auto& r : *side)
+            r.stats.events *= 100;
+    for (auto& r : patched)
+        r.stats.stack_failures = (r.locks[0].wait.count() + r.locks[1].hold.count()) / 5;
+    const Comparison c = compareSets(base, patched);
+    EXPECT_DOUBLE_EQ(c.quality_after.stackFailurePct(), 20.0);
+    const LockDelta& busy = findLock(c, "spinlock@busy");
+    EXPECT_EQ(busy.judgement.verdict, Verdict::Withheld);
+    EXPECT_NE(busy.judgement.reason.find("stack captures failed: 0.00% before, 20.00% after"), std::string::npos)
+        << busy.judgement.reason;
+    const auto line = std::find_if(c.warnings.begin(), c.warnings.end(),
+        [](const std::string& w) { return w.find("stack captures failed (20.00% of 150500 lock events)") != std::string::npos; });
+    EXPECT_NE(line, c.warnings.end()) << c.warnings.front();
+}
 TEST(CompareSets, IdenticalProbeSkipsAreOneLinePerCause)
 {
     auto base = runs("base", {20000}, 2000, 1);

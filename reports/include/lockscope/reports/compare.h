@@ -243,8 +243,9 @@ struct Side {
 // Shares of a side's data that were lost or are estimates, summed over its runs.
 struct DataQuality {
     uint64_t events = 0, lost = 0, stack_failures = 0, waits = 0, waits_untimed = 0;
+    uint64_t lock_events = 0;                  // waits and holds of the locks: the events that walk a stack
     double lostPct() const noexcept;           // lost / (events + lost)
-    double stackFailurePct() const noexcept;   // stack failures / events
+    double stackFailurePct() const noexcept;   // stack failures / lock events (CPU samples and syscalls walk none)
     double untimedPct() const noexcept;        // untimed waits / waits
     bool operator==(const DataQuality&) const = default;
 };
