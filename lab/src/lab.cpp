@@ -246,10 +246,6 @@ fs::path runStem(const LabOptions& o, const std::string& name, unsigned run)
     return fs::path(o.out_dir) / name / ("run-" + std::to_string(run));
 }
 
-// A boot that stalled or timed out is retried (the guest froze, not the
-// kernel under test failing); a panic or a failed record is not.
-bool worthRetrying(const GuestRun& run) { return run.boot.stalled || run.boot.timed_out; }
-
 } // namespace
 
 std::string compareCaptureSets(const std::vector<std::string>& base, const std::vector<std::string>& other,
@@ -374,8 +370,8 @@ std::vector<std::string> guestRecordCommand(const LabOptions& o, const std::stri
     return record;
 }
 
-// Boots the guest, again after a stall or a time-out; its serial log is
-// copied beside stem either way.
+// Boots the guest, again after it froze (a panic or a failed record is the
+// kernel under test, not retried); its serial log is copied beside stem either way.
 GuestRun bootWithRetries(const LabOptions& o, const Kernel& kernel, const std::vector<GuestStep>& steps,
                          const std::vector<GuestBinary>& binaries, const fs::path& stem, const std::string& who,
                          std::ostream& log)
@@ -387,7 +383,7 @@ GuestRun bootWithRetries(const LabOptions& o, const Kernel& kernel, const std::v
         GuestRun guest = runInGuest(kernel, steps, binaries, o.boot, work, progress);
         fs::copy_file(fs::path(work) / "serial.log", stem.string() + ".serial.log",
                       fs::copy_options::overwrite_existing, ec);
-        if (guest.ok() || !worthRetrying(guest) || attempt >= o.boot_retries)
+        if (guest.ok() || !guest.boot.frozen() || attempt >= o.boot_retries)
             return guest;
         say(log, who, "guest " + std::string(guest.boot.stalled ? "stalled" : "timed out") +
                           ": booting it again (retry " + std::to_string(attempt + 1) + " of " +

@@ -46,7 +46,7 @@ int main(int argc, char** argv)
         // Now and then a vCPU loops with interrupts off while the hold probe
         // attaches (a soft lockup the watchdog reports): booted again once,
         // as lockscope lab does (--boot-retries).
-        if (run.boot.stalled || run.boot.timed_out) {
+        if (run.boot.frozen()) {
             progress("the guest froze (" + run.failure + "): booting again");
             run = runInGuest(kernel, {agent}, binaries, boot, out, progress);
         }

@@ -69,6 +69,9 @@ struct BootResult {
     std::string accel;        // what was used
     std::string serial;       // the console (ttyS0), firmware noise included
     std::vector<std::string> command;
+    // The guest froze (no beat, a soft lockup, the timeout) rather than the
+    // kernel under test failing: worth booting again (lockscope lab --boot-retries).
+    bool frozen() const noexcept { return stalled || timed_out; }
 };
 
 // Boots, waits for qemu to exit or the timeout (then kills it), and calls
