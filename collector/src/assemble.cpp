@@ -50,12 +50,6 @@ std::string hex(uint64_t v)
 
 } // namespace
 
-std::string baseLockType(const std::string& type)
-{
-    size_t colon = type.find(':');
-    return colon == std::string::npos ? type : type.substr(0, colon);
-}
-
 CaptureAssembler::CaptureAssembler(const KernelSymbols& symbols, KernelStackFn kernelStack,
                                    UserStackFn userStack, AssembleOptions options)
     : symbols_(symbols), kernelStack_(std::move(kernelStack)), userStack_(std::move(userStack)),
@@ -179,12 +173,7 @@ std::string CaptureAssembler::lockKey(uint64_t lockAddr, const std::string& type
 {
     if (auto d = symbols_.resolveData(lockAddr); d && d->module.empty())
         return d->offset ? d->name + "+" + hex(d->offset) : d->name;
-    std::string caller = "unknown";
-    std::array<char, 24> address{};
-    if (!frames.empty())
-        if (const std::string_view name = keyCallerName(frames[0], address); !name.empty())
-            caller = name;
-    return baseLockType(type) + "@" + caller;
+    return callerLockKey(type, frames.empty() ? nullptr : &frames.front());
 }
 
 std::string CaptureAssembler::partitionSuffix(const probes::LockRecord& r) const

@@ -130,14 +130,14 @@ Event parseEventHeader(const std::string& line, size_t evPos)
     return ev;
 }
 
-// The lock's caller as the recorder names it: the first frame that is
-// neither a lock nor a tracing internal.
-std::string firstCaller(const std::vector<Frame>& frames)
+// The lock's caller, as record finds it: the first frame that is neither a
+// lock nor a tracing internal (an unnamed one too); nullptr when there is none.
+const Frame* firstCaller(const std::vector<Frame>& frames)
 {
     for (const auto& f : frames)
-        if (!f.function.empty() && !isLockInternalFrame(f.function))
-            return f.function;
-    return "unknown";
+        if (!isLockInternalFrame(f.function))
+            return &f;
+    return nullptr;
 }
 
 // One pass over the text, a line at a time: what lives between lines (the
@@ -282,7 +282,7 @@ private:
         const bool aborted = e.ret < 0;
         if (aborted)
             ++c_.stats.aborted_waits;
-        builder_.addWait(type.substr(0, type.find(':')) + "@" + firstCaller(b.frames), type, e.lock, stack,
+        builder_.addWait(callerLockKey(type, firstCaller(b.frames)), type, e.lock, stack,
                          e.ts_ns >= b.ts_ns ? e.ts_ns - b.ts_ns : 0, aborted);
     }
 

@@ -79,6 +79,30 @@ TEST(ImportPerfScript, PairsBeginAndEndPerThreadAndLock)
     EXPECT_EQ(c.stats.events, 7u);
 }
 
+// Keys as record gives them (callerLockKey), so an imported perf capture and
+// a lockscope one of the same kernel compare lock by lock: a compiler clone by
+// its base name, an unnamed caller by its address.
+TEST(ImportPerfScript, KeysLocksAsRecordDoes)
+{
+    const char* script = R"(sem 1 [001]   1.000100: lock:contention_begin: 0xffff888100001000 (flags=SPIN)
+	ffffffff8220389b _raw_spin_lock+0x3b ([kernel.kallsyms])
+	ffffffff81512a3e sem_lock.constprop.0+0x9a ([kernel.kallsyms])
+	ffffffff81512b00 do_semtimedop+0x2be ([kernel.kallsyms])
+
+sem 1 [001]   1.000300:   lock:contention_end: 0xffff888100001000 (ret=0)
+
+kw 2 [000]   1.001000: lock:contention_begin: 0xffff888100002000 (flags=MUTEX)
+	ffffffff81300000 __mutex_lock.constprop.0+0x50 ([kernel.kallsyms])
+	ffffffffc0401045 [unknown] ([unknown])
+	ffffffff81300100 process_one_work+0x20 ([kernel.kallsyms])
+
+kw 2 [000]   1.003000:   lock:contention_end: 0xffff888100002000 (ret=0)
+)";
+    const Capture c = roundTrip(findImporter("perf-script")->read(script, "t.txt"));
+    EXPECT_EQ(lockOf(c, "spinlock@sem_lock").wait.count(), 1u);
+    EXPECT_EQ(lockOf(c, "mutex@0xffffffffc0401045").wait.count(), 1u);
+}
+
 TEST(ImportPerfScript, BadInputIsOneLine)
 {
     const Importer* i = findImporter("perf-script");

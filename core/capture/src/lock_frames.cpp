@@ -147,6 +147,19 @@ std::string_view keyCallerName(const Frame& frame, std::array<char, 24>& hex) no
     return {hex.data(), n > 0 ? static_cast<size_t>(n) : 0};
 }
 
+std::string baseLockType(const std::string& type)
+{
+    const size_t colon = type.find(':');
+    return colon == std::string::npos ? type : type.substr(0, colon);
+}
+
+std::string callerLockKey(const std::string& type, const Frame* caller)
+{
+    std::array<char, 24> address{};
+    const std::string_view name = caller ? keyCallerName(*caller, address) : std::string_view();
+    return baseLockType(type) + "@" + std::string(name.empty() ? "unknown" : name);
+}
+
 std::string_view baseFunctionName(std::string_view name) noexcept
 {
     size_t dot = name.find('.');

@@ -54,8 +54,6 @@ inline constexpr const char* kUserModeFrame = "[user]";
 // function is none of the lock and idle ones (probes::CpuUnstackedRecord).
 inline constexpr const char* kOtherKernelFrame = "[other kernel code]";
 
-// "rwlock:R" -> "rwlock": a lock's type independent of the acquisition mode.
-std::string baseLockType(const std::string& type);
 
 class CaptureAssembler {
 public:

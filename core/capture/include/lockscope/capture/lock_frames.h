@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstddef>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -28,6 +29,14 @@ std::string_view baseFunctionName(std::string_view name) noexcept;
 // written into `hex`), "" when the frame has neither. Recording keys a lock
 // by it and comparisons match keys by it, so the two agree.
 std::string_view keyCallerName(const Frame& frame, std::array<char, 24>& hex) noexcept;
+
+// "rwlock:R" -> "rwlock": a lock's type independent of the acquisition mode.
+std::string baseLockType(const std::string& type);
+
+// The key of a lock without a symbol: "<base type>@<caller>", the caller by
+// keyCallerName, "unknown" without a frame or a name. One rule for record and
+// the importers, so the same lock gets the same key whichever tool captured it.
+std::string callerLockKey(const std::string& type, const Frame* caller);
 
 // Lock primitives and their slow paths: spinlock/rwlock (_raw_*, queued_*,
 // pv/native slow paths, do_raw_*), mutex (mutex_lock*, __mutex_lock*,
