@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "lockscope/reports/change_order.h"
 #include "lockscope/reports/compare.h"
 #include "lockscope/reports/render.h"
 #include "test_support.h"
@@ -388,4 +389,26 @@ TEST(CompareSets, ALockSeenOnOneSideIsJudgedByTheRateTest)
     EXPECT_EQ(l.judgement.test, TestKind::QuasiPoissonRuns);
     EXPECT_DOUBLE_EQ(judgedMetric(l)->value.before, 0.0);
     EXPECT_NE(render(c, Format::Markdown).find("| `spinlock@new` | " + l.judgement.basis + " | 0 ns/s"), std::string::npos);
+}
+
+// "Top changed locks" and the GUI's table: a lock with too few events to
+// judge is no news, and goes after the hot lock whose change was not
+// significant (before, a lock of three waits led both).
+TEST(CompareSets, TooFewEventsRankWithNoSignificantChange)
+{
+    auto base = runs("base", {20000, 26000, 17000}, 2000, 1);
+    auto patched = runs("patched", {23000, 18000, 27000}, 2000, 11);
+    for (auto* side : {&base, &patched})
+        for (auto& r : *side)
+            r.locks.push_back(makeLock("spinlock@rare", 1, 2, 40000, 7));
+    const Comparison c = compareSets(base, patched);
+    ASSERT_EQ(findLock(c, "spinlock@rare").judgement.verdict, Verdict::InsufficientData);
+    ASSERT_EQ(findLock(c, "spinlock@busy").judgement.verdict, Verdict::NoSignificantChange);
+    std::vector<std::string> order;
+    for (size_t i : changedFirstOrder(c))
+        order.push_back(c.locks[i].key);
+    EXPECT_LT(std::find(order.begin(), order.end(), "spinlock@busy"),
+              std::find(order.begin(), order.end(), "spinlock@rare"));
+    const std::string md = render(c, Format::Markdown);
+    EXPECT_LT(md.find("`spinlock@busy`"), md.find("`spinlock@rare`")) << md;
 }
