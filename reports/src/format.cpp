@@ -77,6 +77,10 @@ std::string pValue(double p) { return p < 0.001 ? "<0.001" : printf1("%.*f", 3, 
 
 std::string figureValue(double v, const std::string& unit, const Style& s)
 {
+    // A rare lock's wait per operation is a fraction of a ns: "0 ns/op" on both
+    // sides beside a change of -17% reads as a contradiction.
+    if (unit == "ns/op" && v != 0.0 && std::fabs(v) < 10.0)
+        return significant(v, 3, s) + " ns/op";
     if (unit == "ns" || unit == "ns/s" || unit == "ns/op")
         return duration(v) + unit.substr(2);
     if (unit == "%")
