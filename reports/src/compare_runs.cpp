@@ -687,8 +687,10 @@ std::string varianceNote(const Comparison& c)
                       fmt::duration(o.floor_ns).c_str(), o.floor_events_per_op);
         std::string note = n + b + ".";
         if (c.per_op_leads)
-            note += " Operations per second changed by " + fmt::pct(c.ops_per_s) +
-                    ", so each lock is judged per operation (wait and hold time/op).";
+            note += " Operations per second differ by " + fmt::pct(c.ops_per_s) + " (" +
+                    fmt::percentValue(o.min_effect_pct, 0) +
+                    " or more, a significant change or not), so each lock is judged per operation (wait and hold "
+                    "time/op).";
         return note;
     }
     return n + ": run-to-run variance is unknown, so no verdict rests on runs. Verdicts come from event tests, "

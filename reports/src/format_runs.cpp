@@ -45,7 +45,7 @@ std::string meanSpread(const MetricDelta& m, bool after)
 std::string lockBasisNote(const Comparison& c)
 {
     if (c.varianceKnown() && c.per_op_leads)
-        return "each judged on wait and hold time per operation (operations/s changed by " + pct(c.ops_per_s) +
+        return "each judged on wait and hold time per operation (operations/s differ by " + pct(c.ops_per_s) +
                "), the strongest well-supported change first; other changed figures below it";
     if (c.varianceKnown())
         return "each judged on total wait/s and total hold/s, the strongest well-supported change first; other "
