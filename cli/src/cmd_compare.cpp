@@ -65,8 +65,7 @@ void addCompareCommand(CLI::App& app, Result& result)
         "compare", "Compare baseline captures with patched ones (locks matched by key): BEFORE AFTER, "
                    "DIR_BEFORE DIR_AFTER, or several runs per side as B1 B2 ... -- A1 A2 ...");
     cmd->add_option("captures", o->captures,
-                    "baseline then patched capture (or directory of *.lockscope.json); with -- all baseline runs")
-        ->required();
+                    "baseline then patched capture (or directory of *.lockscope.json); with -- all baseline runs");
     // main.cpp turns the compare command's "--" into --patched (CLI11 does not keep where "--" was).
     cmd->add_option("--patched", o->patched, "the patched runs (what follows -- ); the positionals are the baseline");
     cmd->add_option("--format", o->format, "text, md, html or json")
@@ -114,9 +113,12 @@ void addCompareCommand(CLI::App& app, Result& result)
         if (!o->bad.empty())
             throw CLI::ValidationError("--bad goes with --judge");
         std::vector<std::string> before = o->captures, after = o->patched;
+        const char* usage = "compare takes BEFORE AFTER, or B1 B2 ... -- A1 A2 ... for run sets";
+        if (before.empty())
+            throw CLI::ValidationError(usage);
         if (after.empty()) {
             if (before.size() != 2)
-                throw CLI::ValidationError("compare takes BEFORE AFTER, or B1 B2 ... -- A1 A2 ... for run sets");
+                throw CLI::ValidationError(usage);
             after = {before[1]};
             before.resize(1);
         }

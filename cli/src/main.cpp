@@ -8,7 +8,9 @@
 
 namespace {
 // `compare B1 B2 -- A1 A2`: CLI11 drops the "--" that separates the two run
-// sets, so the first "--" after the compare command becomes --patched.
+// sets, so the first "--" after the compare command becomes --patched. A
+// trailing one stays: "--patched" with nothing after it would be CLI11's
+// message about an option the user never typed, not compare's usage line.
 void markCompareSets(int argc, char** argv)
 {
     static char patched[] = "--patched";
@@ -16,7 +18,8 @@ void markCompareSets(int argc, char** argv)
         return;
     for (int j = 2; j < argc; ++j)
         if (std::string_view(argv[j]) == "--") {
-            argv[j] = patched;
+            if (j + 1 < argc)
+                argv[j] = patched;
             return;
         }
 }
