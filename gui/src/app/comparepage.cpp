@@ -187,6 +187,8 @@ QWidget* ComparePage::buildFlamePanel()
     search->setClearButtonEnabled(true);
     auto* legend = new QLabel(tr("<span style='background:#ff5050'>&nbsp;grew&nbsp;</span> "
                                  "<span style='background:#5050ff;color:white'>&nbsp;shrank&nbsp;</span>"));
+    legend->setToolTip(tr("The stronger the colour, the more a frame changed against its larger side: "
+                          "+25% is pale, doubled or halved is half way, new or gone is full"));
     bar->addWidget(new QLabel(tr("Differential flame graph, width:")));
     bar->addWidget(flameWeight_);
     bar->addWidget(widthsFromBefore_);

@@ -40,7 +40,6 @@ void FlameGraphWidget::setSharedData(std::shared_ptr<const FlameData> data)
 {
     data_ = data ? std::move(data) : std::make_shared<const FlameData>();
     zoom_ = 0;
-    maxDelta_ = data_->maxAbsDelta();
     depth_.assign(data_->nodes.size(), 0);
     // A parent comes before its children (FlameData::nodes).
     for (size_t i = 1; i < data_->nodes.size(); ++i)
@@ -118,15 +117,14 @@ void FlameGraphWidget::layoutChildren(uint32_t id, double x, double width, int d
 
 QColor FlameGraphWidget::colorFor(uint32_t id) const
 {
-    const FlameNode& n = data_->nodes[id];
     const bool searching = !searchText_.isEmpty();
     if (searching && search_.matched[id])
         return QColor(0xd0, 0x40, 0xe0);
     if (data_->differential) {
-        const double delta = n.after - n.before;
-        const double t = maxDelta_ > 0.0 ? std::min(1.0, std::fabs(delta) / maxDelta_) : 0.0;
-        // Fade from near-white to full red/blue; sqrt keeps small changes visible.
-        const int fade = static_cast<int>(std::lround(235.0 * (1.0 - std::sqrt(t))));
+        const double delta = data_->relativeChange(id);
+        // Fade from near-white (no change) to full red/blue (new or gone): +25% is
+        // pale, doubled half way.
+        const int fade = static_cast<int>(std::lround(235.0 * (1.0 - std::fabs(delta))));
         QColor c = delta > 0 ? QColor(255, fade, fade) : delta < 0 ? QColor(fade, fade, 255) : QColor(235, 235, 235);
         return searching ? c.lighter(115) : c;
     }

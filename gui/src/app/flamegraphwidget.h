@@ -67,7 +67,6 @@ private:
     FlameSearch search_;
     QString searchText_;
     uint32_t zoom_ = 0;
-    double maxDelta_ = 0.0;
     std::vector<Box> boxes_;
     std::vector<int> depth_;
 };

@@ -24,12 +24,11 @@ QString toDisplayString(FlameWeight w)
     return {};
 }
 
-double FlameData::maxAbsDelta() const noexcept
+double FlameData::relativeChange(uint32_t id) const noexcept
 {
-    double m = 0.0;
-    for (size_t i = 1; i < nodes.size(); ++i)
-        m = std::max(m, std::fabs(nodes[i].after - nodes[i].before));
-    return m;
+    const FlameNode& n = nodes[id];
+    const double larger = std::max(n.before, n.after);
+    return larger > 0.0 ? (n.after - n.before) / larger : 0.0;
 }
 
 namespace {

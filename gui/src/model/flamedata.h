@@ -49,8 +49,11 @@ struct FlameData {
     const QString& function(uint32_t id) const noexcept { return names[nodes[id].function]; }
     const QString& module(uint32_t id) const noexcept { return names[nodes[id].module]; }
     bool empty() const noexcept { return nodes.size() <= 1 || nodes.front().value <= 0.0; }
-    // Largest |after - before| over all non-root nodes, the full-saturation point.
-    double maxAbsDelta() const noexcept;
+    // A differential node's change against its larger side, -1 (gone) .. +1
+    // (new): how strongly it is coloured. Against the graph's largest change
+    // (flamegraph.pl's scale) the biggest change was full red however small:
+    // an A/A run's +3% path read as a regression.
+    double relativeChange(uint32_t id) const noexcept;
 };
 
 FlameData flameFromCallTree(const CallTree& tree, FlameWeight weight);
