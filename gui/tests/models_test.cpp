@@ -282,6 +282,39 @@ private slots:
                  static_cast<int>(reports::otherChangedFigures(l).size()));
         QVERIFY(model.index(0, DeltaTableModel::OtherChanges).data(Qt::ToolTipRole).toString().contains(
             QStringLiteral("on total wait/s")));
+        // Counts are means per run: 60900 waits in three runs before, 121800 after.
+        QCOMPARE(model.index(0, DeltaTableModel::ContentionsBefore).data().toString(), formatCount(20300));
+    }
+
+    void deltaTableCountsAreMeansPerRun()
+    {
+        // One wait in three runs after, none before: 0.33 a run, not 0 beside "only after".
+        auto runs = [](uint64_t waitsInFirst) {
+            std::vector<Capture> v;
+            for (uint64_t r = 0; r < 3; ++r) {
+                Capture c;
+                c.meta.duration_s = 10.0;
+                c.stats.events = 100000;
+                c.stacks.push_back(foldedStack(1, "entry_SYSCALL_64;do_exit;_raw_spin_lock"));
+                c.stacks.push_back(foldedStack(2, "entry_SYSCALL_64;do_semtimedop;_raw_spin_lock"));
+                c.locks.push_back(lockOf("spinlock@sem", "spinlock", {site(2, 2000, 5000)}));
+                if (r == 0 && waitsInFirst)
+                    c.locks.push_back(lockOf("spinlock@do_exit", "spinlock", {site(1, 3000, waitsInFirst)}));
+                v.push_back(c);
+            }
+            return v;
+        };
+        DeltaTableModel model;
+        auto cmp = std::make_shared<const reports::Comparison>(reports::compareSets(runs(0), runs(1)));
+        model.setComparison(cmp);
+        int rare = -1;
+        for (int r = 0; r < model.rowCount(); ++r)
+            if (model.index(r, DeltaTableModel::Key).data().toString() == QStringLiteral("spinlock@do_exit"))
+                rare = r;
+        QVERIFY(rare >= 0);
+        QCOMPARE(model.index(rare, DeltaTableModel::ContentionsBefore).data().toString(), QStringLiteral("0"));
+        QCOMPARE(model.index(rare, DeltaTableModel::ContentionsAfter).data().toString(), QStringLiteral("0.33"));
+        QCOMPARE(model.index(rare, DeltaTableModel::ContentionsAfter).data(SortRole).toDouble(), 1.0 / 3.0);
     }
 
     void deltaTableSeed04RunsShowTheReportsVerdicts()

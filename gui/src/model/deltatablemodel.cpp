@@ -121,9 +121,15 @@ QVariant signedNs(double v, bool display)
     return (v < 0 ? QStringLiteral("−") : QStringLiteral("+")) + formatNs(static_cast<uint64_t>(std::fabs(v)));
 }
 
+// Run sets show means per run: one wait in three runs is 0.33, not 0.
 QVariant count(double v, bool display)
 {
-    return display ? QVariant(formatCount(static_cast<uint64_t>(std::max(0.0, v)))) : QVariant(v);
+    if (!display)
+        return v;
+    v = std::max(0.0, v);
+    if (v < 10.0 && v != std::floor(v))
+        return QString::number(v, 'g', 2);
+    return formatCount(static_cast<uint64_t>(std::llround(v)));
 }
 
 QString eventTestTip(const reports::Significance& s)
