@@ -16,7 +16,7 @@ int verdictSeverity(Verdict v, bool runs) noexcept
     case Verdict::OnlyBefore: return runs ? 7 : 3;
     case Verdict::Withheld: return 4;
     case Verdict::NoVerdict: return 5;
-    case Verdict::InsufficientData: return 7;
+    case Verdict::InsufficientData:
     case Verdict::NoSignificantChange: return 7;
     }
     return 8;
