@@ -688,8 +688,8 @@ std::string varianceNote(const Comparison& c)
         std::string note = n + b + ".";
         if (c.per_op_leads)
             note += " Operations per second differ by " + fmt::pct(c.ops_per_s) + " (" +
-                    fmt::percentValue(o.min_effect_pct, 0) +
-                    " or more, a significant change or not), so each lock is judged per operation (wait and hold "
+                    fmt::significant(o.min_effect_pct, 6) +
+                    "% or more, a significant change or not), so each lock is judged per operation (wait and hold "
                     "time/op).";
         return note;
     }

@@ -50,9 +50,9 @@ struct FlameData {
     const QString& module(uint32_t id) const noexcept { return names[nodes[id].module]; }
     bool empty() const noexcept { return nodes.size() <= 1 || nodes.front().value <= 0.0; }
     // A differential node's change against its larger side, -1 (gone) .. +1
-    // (new): how strongly it is coloured. Against the graph's largest change
-    // (flamegraph.pl's scale) the biggest change was full red however small:
-    // an A/A run's +3% path read as a regression.
+    // (new): how strongly it is coloured. Not against the graph's largest
+    // change (flamegraph.pl's scale), which paints the biggest change full red
+    // however small it is.
     double relativeChange(uint32_t id) const noexcept;
 };
 

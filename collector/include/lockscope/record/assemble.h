@@ -54,7 +54,6 @@ inline constexpr const char* kUserModeFrame = "[user]";
 // function is none of the lock and idle ones (probes::CpuUnstackedRecord).
 inline constexpr const char* kOtherKernelFrame = "[other kernel code]";
 
-
 class CaptureAssembler {
 public:
     using KernelStackFn = std::function<std::vector<uint64_t>(int64_t id)>;
