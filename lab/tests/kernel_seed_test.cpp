@@ -218,7 +218,10 @@ TEST(SeedShape, IpcKeyLookupWalksTheIdsInsideSemget)
 // gave 6.1-6.9%: 2.8x in one pair, too little to assert on). The baseline
 // finds a key by one rhashtable lookup whatever the count, the patched kernel
 // walks up to 1000 ids. Measured in three real pairs: baseline 1.0, 1.0, 1.0;
-// patched 6.5, 10.9, 7.7.
+// patched 6.5, 10.9, 7.7. Under a host load of 2.8 (a CI run, 2026-12-06) the
+// baseline's 1000-key row took 2.0x (27 passes, one lookup of 8.7 ms in them)
+// and the patched kernel's 8.0x: the claim is the patched growth far above the
+// baseline's, not a baseline of exactly 1.
 double lookupGrowth(const Capture& c)
 {
     std::map<int, double> perLookupUs;
@@ -239,8 +242,9 @@ TEST(SeedShape, IpcKeyLookupGrowsWithTheKeyCountOnlyOnThePatchedKernel)
     const double p = lookupGrowth(load(LAB_SEED_IPC_KEY_LOOKUP, "patched"));
     ASSERT_GT(b, 0) << "the baseline's semget-keys rows lack the 1- and 1000-key lookups";
     ASSERT_GT(p, 0) << "the patched kernel's semget-keys rows lack the 1- and 1000-key lookups";
-    EXPECT_LT(b, 2.0) << "baseline: a lookup among 1000 keys takes " << b << "x one among 1 (rhashtable)";
+    EXPECT_LT(b, 3.0) << "baseline: a lookup among 1000 keys takes " << b << "x one among 1 (rhashtable)";
     EXPECT_GT(p, 3.0) << "patched: a lookup among 1000 keys takes only " << p << "x one among 1 (the id walk)";
+    EXPECT_GT(p, 2.5 * b) << "patched growth " << p << "x is not well above the baseline's " << b << "x";
 }
 #endif
 
