@@ -218,9 +218,9 @@ TEST(SeedShape, IpcKeyLookupWalksTheIdsInsideSemget)
 // gave 6.1-6.9%: 2.8x in one pair, too little to assert on). The baseline
 // finds a key by one rhashtable lookup whatever the count, the patched kernel
 // walks up to 1000 ids. Measured in three real pairs: baseline 1.0, 1.0, 1.0;
-// patched 6.5, 10.9, 7.7. Under a host load of 2.8 (a CI run, 2026-12-06) the
-// baseline's 1000-key row took 2.0x (27 passes, one lookup of 8.7 ms in them)
-// and the patched kernel's 8.0x: the claim is the patched growth far above the
+// patched 6.5, 10.9, 7.7. Under a host load of ~2.5 a CI run's baseline took
+// 2.0x (its 1000-key row had 27 passes, one lookup of 8.7 ms in them) beside
+// the patched kernel's 8.0x: the claim is the patched growth far above the
 // baseline's, not a baseline of exactly 1.
 double lookupGrowth(const Capture& c)
 {
