@@ -139,6 +139,10 @@ TEST(Workloads, SemgetKeysHasItsRows)
         EXPECT_GT(rows[i].at("create_total_us").get<double>(), 0.0);
         EXPECT_GE(rows[i].at("create_total_us").get<double>(), rows[i].at("create_max_us").get<double>());
         EXPECT_GE(rows[i].at("lookup_passes").get<uint64_t>(), 1u);
+        // The median pass is one of the passes: never above the slowest call times the keys.
+        const double median = rows[i].at("lookup_median_us").get<double>();
+        EXPECT_GT(median, 0.0);
+        EXPECT_LE(median, rows[i].at("lookup_max_us").get<double>() * static_cast<double>(expected[i]));
     }
     r = run("semget-keys --keys 5 --process-per-call --duration 0.1");
     ASSERT_EQ(r.status, 0) << r.out;
