@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "option_checks.h"
 #include "probe_args.h"
 #include "lockscope/agent/agent.h"
 #include "lockscope/agent/http_server.h"
@@ -176,13 +177,13 @@ void addAgentCommand(CLI::App& app, Result& result)
     cmd->add_option("--web-config", args->web_config,
                     "TLS and basic authentication, in the Prometheus exporters' web config format (re-read on SIGHUP)");
     cmd->add_option("--window", args->window, "seconds between read-outs of the in-kernel aggregates (default 10)")
-        ->check(CLI::Range(0.1, 3600.0));
+        ->check(within(0.1, 3600.0));
     cmd->add_option("--metrics-top", args->metrics_top,
                     "locks with their own /metrics series, by wait time; the rest add up in lock=\"other\" (default 50)")
-        ->check(CLI::Range(size_t(1), size_t(10000)));
+        ->check(within(size_t(1), size_t(10000)));
     cmd->add_option("--max-profile-requests", args->max_profile_requests,
                     "profile and capture requests running at once; more get 503 (default 4)")
-        ->check(CLI::Range(1, 64));
+        ->check(within(1, 64));
     cmd->add_option("--cgroup", args->cgroup, "only tasks in this cgroup v2 or below it (as record --cgroup)");
     cmd->add_flag("--per-cgroup", args->per_cgroup, "keep locks apart per cgroup v2 of the waiting task");
     cmd->add_flag("--lock-names,!--no-lock-names", args->lock_names,
@@ -191,19 +192,19 @@ void addAgentCommand(CLI::App& app, Result& result)
                   "name the owner task (and its stack) of contended mutexes and writer-owned rwsems (as record; "
                   "served at /debug/pprof/lock_owners)");
     cmd->add_option("--stack-depth", args->stack_depth, "frames kept after the lock internals (as record)")
-        ->check(CLI::Range(0u, 127u));
+        ->check(within(0u, 127u));
     cmd->add_option("--stack-budget", args->stack_budget, "stack walks per second per CPU (as record; default 1000)")
-        ->check(CLI::Range(0u, 100000000u));
+        ->check(within(0u, 100000000u));
     cmd->add_option("--timing-budget", args->timing_budget, "timed waits per second per CPU (as record; default 20000)")
-        ->check(CLI::Range(0u, 100000000u));
+        ->check(within(0u, 100000000u));
     cmd->add_option("--wait-rate-cap", args->wait_rate_cap,
                     "contention reports (contention_begin, filtered out or not) per second per CPU above which "
                     "the wait probe attaches for only part of the time and scales its figures up (estimates); "
                     "0: attached all the time (default 15000)")
-        ->check(CLI::Range(0u, 100000000u));
+        ->check(within(0u, 100000000u));
     cmd->add_flag("--no-cpu", args->no_cpu, "do not sample on-CPU stacks");
     cmd->add_option("--freq", args->freq, "CPU sampling frequency in Hz per CPU")
-        ->check(CLI::Range(1u, 100000u));
+        ->check(within(1u, 100000u));
     cmd->add_option("--wait-backend", args->wait_backend, backendHelp("wait", probes::HookFamily::Wait));
     // As record's: --hold serves lockscope_lock_hold_* and /debug/pprof/lock_hold,
     // --syscalls and --functions lockscope_syscall_* and lockscope_function_*.

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "option_checks.h"
 #include "lockscope/reports/compare.h"
 #include "lockscope/reports/input.h"
 #include "lockscope/reports/judge.h"
@@ -71,32 +72,32 @@ void addCompareCommand(CLI::App& app, Result& result)
     cmd->add_option("--format", o->format, "text, md, html or json")
         ->check(CLI::IsMember({"text", "md", "markdown", "html", "json"}));
     cmd->add_option("--threshold", o->threshold, "hide locks whose judged figure changed by less than PCT percent")
-        ->check(CLI::Range(0.0, 1e9));
+        ->check(within(0.0, 1e9));
     cmd->add_option("--sort", o->sort, "lock order: wait (total wait, then hold), hold, or change (|Δ%|)")
         ->check(CLI::IsMember({"wait", "hold", "change"}));
     cmd->add_option("--fail-if-worse", o->fail_if_worse,
                     "exit 3 when a significant regression of at least PCT percent is found (CI gate)")
-        ->check(CLI::Range(0.0, 1e9));
-    cmd->add_option("--alpha", o->alpha, "significance level (default 0.01)")->check(CLI::Range(1e-12, 0.5));
+        ->check(within(0.0, 1e9));
+    cmd->add_option("--alpha", o->alpha, "significance level (default 0.01)")->check(within(1e-12, 0.5));
     cmd->add_option("--min-effect", o->min_effect, "changes under PCT percent are never significant (default 5)")
-        ->check(CLI::Range(0.0, 1e9));
+        ->check(within(0.0, 1e9));
     cmd->add_option("--max-loss-gap", o->max_loss_gap,
                     "withhold lock verdicts when the sides' shares of lost events, failed stacks or untimed waits "
                     "differ by more than PP points (default 5)")
-        ->check(CLI::Range(0.0, 100.0));
+        ->check(within(0.0, 100.0));
     cmd->add_option("--floor-cpu", o->floors.floor_cpu_pct,
                     "a lock's wait or hold time per second must change by at least PCT% of one CPU for a verdict "
                     "(default 0.1 = 1 ms/s)")
-        ->check(CLI::Range(0.0, 1e6));
+        ->check(within(0.0, 1e6));
     cmd->add_option("--floor-rate", o->floors.floor_events_per_s,
                     "waits or holds per second must change by at least N/s for a verdict (default 10)")
-        ->check(CLI::Range(0.0, 1e12));
+        ->check(within(0.0, 1e12));
     cmd->add_option("--floor-ns", o->floors.floor_ns,
                     "time per operation, per wait, hold or call must change by at least NS for a verdict (default 10)")
-        ->check(CLI::Range(0.0, 1e15));
+        ->check(within(0.0, 1e15));
     cmd->add_option("--floor-per-op", o->floors.floor_events_per_op,
                     "waits or holds per operation must change by at least N for a verdict (default 0.001)")
-        ->check(CLI::Range(0.0, 1e12));
+        ->check(within(0.0, 1e12));
     cmd->add_flag("--verbose", o->verbose, "Markdown: add warnings, call paths, syscalls and the method");
     cmd->add_option("--scaling", o->scaling, "scaling results JSON to show beside the comparison");
     cmd->add_option("-o,--output", o->output, "write to this file instead of stdout");

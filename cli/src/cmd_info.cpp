@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "option_checks.h"
 #include "lockscope/capture/io.h"
 #include "lockscope/reports/format.h"
 #include "lockscope/reports/render.h"
@@ -121,7 +122,7 @@ void addInfoCommand(CLI::App& app, Result& result)
     CLI::App* cmd
         = app.add_subcommand("info", "Summarize a capture: kernel, workload, probes, counters, top locks");
     cmd->add_option("file", *file, "capture file (*.lockscope.json)")->required();
-    cmd->add_option("--top", *top, "how many locks to list (by total wait)")->check(CLI::Range(1, 1000));
+    cmd->add_option("--top", *top, "how many locks to list (by total wait)")->check(within(1, 1000));
     cmd->callback([file, top, &result] {
         Capture c;
         try {

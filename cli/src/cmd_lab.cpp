@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "option_checks.h"
 #include "lockscope/lab/bisect.h"
 #include "lockscope/lab/error.h"
 #include "lockscope/lab/holder_lock.h"
@@ -48,21 +49,21 @@ struct BisectArgs {
 void addGuestOptions(CLI::App* cmd, LabArgs& a)
 {
     cmd->add_option("--boot-retries", a.boot_retries, "boots again after a stalled or timed-out guest")
-        ->check(CLI::Range(0u, 10u))
+        ->check(within(0u, 10u))
         ->capture_default_str();
     cmd->add_option("--stall-timeout", a.stall,
                     "seconds without the guest's heartbeat before it counts as frozen (0: only --timeout)")
-        ->check(CLI::NonNegativeNumber)
+        ->check(nonNegative())
         ->capture_default_str();
     cmd->add_option("--gdb", a.gdb,
                     "serve qemu's gdbstub on 127.0.0.1:PORT, to see where a frozen guest is (with --stall-timeout 0)")
-        ->check(CLI::Range(1u, 65535u));
+        ->check(within(1u, 65535u));
     cmd->add_option("--cache", a.cache, "where downloaded and built kernels are kept (default ~/.cache/lockscope/lab)");
     cmd->add_option("--timeout", a.timeout, "seconds per guest boot before it is killed")
-        ->check(CLI::PositiveNumber)
+        ->check(positive())
         ->capture_default_str();
-    cmd->add_option("--memory", a.memory, "guest memory in MiB")->check(CLI::Range(256u, 65536u))->capture_default_str();
-    cmd->add_option("--cpus", a.cpus, "guest CPUs")->check(CLI::Range(1u, 64u))->capture_default_str();
+    cmd->add_option("--memory", a.memory, "guest memory in MiB")->check(within(256u, 65536u))->capture_default_str();
+    cmd->add_option("--cpus", a.cpus, "guest CPUs")->check(within(1u, 64u))->capture_default_str();
     cmd->add_option("--accel", a.accel,
                     "auto, kvm, tcg, tcg-native or tcg-multi (auto: KVM when usable; tcg-native: native "
                     "spinlocks, so spinlock contention shows; tcg-multi: that and a host thread per vCPU)")
@@ -118,9 +119,9 @@ void addBisectCommand(CLI::App* lab, Result& result)
     cmd->add_option("--lock", args->lock, "the lock (key or name); default: the one whose figure changed most");
     cmd->add_option("--figure", args->figure,
                     "the figure judged: " + reports::judgeFigureNames() + " (default: the lock's judged one)");
-    cmd->add_option("--runs", args->lab.runs, "runs per commit")->check(CLI::Range(1u, 100u))->capture_default_str();
+    cmd->add_option("--runs", args->lab.runs, "runs per commit")->check(within(1u, 100u))->capture_default_str();
     cmd->add_option("--max-runs", args->max_runs, "runs before an undecided commit is skipped (default 2 x --runs)")
-        ->check(CLI::Range(1u, 200u));
+        ->check(within(1u, 200u));
     cmd->add_option("-o,--out", args->lab.out, "the bisect's directory")->capture_default_str();
     cmd->add_option("--resume", args->resume, "continue the bisect in DIR (its options come from DIR/bisect.json)");
     addGuestOptions(cmd, args->lab);
@@ -172,7 +173,7 @@ void addLabCommand(CLI::App& app, Result& result)
                     "debian-src:6.1[+x.patch...]")
         ->allow_extra_args(false);
     cmd->add_option("--runs", args->runs, "captures per kernel; boots alternate between kernels (A B A B ...)")
-        ->check(CLI::Range(1u, 100u))
+        ->check(within(1u, 100u))
         ->capture_default_str();
     cmd->add_option("-o,--out", args->out, "output directory")->capture_default_str();
     cmd->add_flag("--no-compare", args->no_compare, "do not run lockscope compare at the end");

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "option_checks.h"
 #include "probe_args.h"
 #include "lockscope/capture/io.h"
 #include "lockscope/record/cgroup_paths.h"
@@ -21,6 +22,9 @@
 
 namespace lockscope::cli {
 namespace {
+
+// The kernel's PID_MAX_LIMIT on 64-bit: no pid_max setting goes above it.
+constexpr int kPidMaxLimit = 4 * 1024 * 1024;
 
 // Grouped by type (strings and lists, numbers, flags): no padding between.
 struct RecordArgs {
@@ -169,10 +173,10 @@ void addTargetOptions(CLI::App& cmd, RecordArgs& a)
     helpGroup(cmd, "What to record");
     cmd.add_option("-o,--output", a.output, "capture file (default lockscope-<timestamp>.lockscope.json)");
     cmd.add_option("-p,--pid", a.pids, "record these processes (and their new children)")
-        ->check(CLI::PositiveNumber)
+        ->check(within(1, kPidMaxLimit))
         ->allow_extra_args(false);
     cmd.add_flag("-a,--all", a.all, "record every process");
-    cmd.add_option("-d,--duration", a.duration, "stop after SECONDS")->check(CLI::PositiveNumber);
+    cmd.add_option("-d,--duration", a.duration, "stop after SECONDS")->check(positive());
     cmd.add_option("--comm", a.comm, "only tasks with this command name");
     cmd.add_option("--label", a.label, "a name for this capture (baseline, patched, ...)");
     cmd.add_option("command", a.command, "the workload, after --");
@@ -213,22 +217,22 @@ CLI::Option* addCostOptions(CLI::App& cmd, RecordArgs& a)
     cmd.add_option("--stack-depth", a.stack_depth,
                    "frames kept after the lock internals; 0: no stacks (cheapest: a stack walk costs ~2 us "
                    "per contended wait, whatever the depth; locks of one type then share one key, <type>@unknown)")
-        ->check(CLI::Range(0u, 127u));
+        ->check(within(0u, 127u));
     auto* budget = cmd.add_option("--stack-budget", a.stack_budget,
                    "walk at most N stacks per second per CPU, for waits and for holds each (default 1000, ~0.2% "
                    "of a CPU); above that, an even sample is walked. Every wait and hold is still counted (and "
                    "timed, within --timing-budget), the rest under a '[stack not sampled]' path of their lock. "
                    "0: walk every stack")
-        ->check(CLI::Range(0u, 100000000u));
+        ->check(within(0u, 100000000u));
     cmd.add_option("--stack-sample", a.stack_sample,
                    "walk the stack of exactly 1 in N contended waits per CPU instead of a budget")
-        ->check(CLI::Range(1u, 1000000u))
+        ->check(within(1u, 1000000u))
         ->excludes(budget);
     auto* timingBudget = cmd.add_option("--timing-budget", a.timing_budget,
                    "time at most about N contended waits per second per CPU (default 20000); above "
                    "that, 1 in N waits on each lock is timed, every one is counted, and the untimed ones are "
                    "given the times of the timed ones. 0: time every wait (--holder-stacks does)")
-        ->check(CLI::Range(0u, 100000000u));
+        ->check(within(0u, 100000000u));
     auto* exact = cmd.add_flag("--exact", a.exact,
                    "time every contended wait and every IPC/timer syscall (--timing-budget 0 --syscalls "
                    "--syscall-budget 0): exact histograms, at a higher cost on busy workloads")
@@ -237,7 +241,7 @@ CLI::Option* addCostOptions(CLI::App& cmd, RecordArgs& a)
     cmd.add_option("--freq", a.freq,
                    "CPU sampling frequency in Hz per CPU (default " + std::to_string(a.freq) +
                        "; each sample is a timer interrupt, which a VM makes dear)")
-        ->check(CLI::Range(1u, 100000u));
+        ->check(within(1u, 100000u));
     return exact;
 }
 
@@ -253,7 +257,7 @@ void addMiscOptions(CLI::App& cmd, RecordArgs& a)
     cmd.add_option("--grace", a.grace,
                    "when stopping the workload (-d, Ctrl-C, SIGTERM), seconds between SIGTERM to its process "
                    "group and SIGKILL (default 5)")
-        ->check(CLI::Range(0.0, 3600.0));
+        ->check(within(0.0, 3600.0));
     cmd.add_flag("--stop-on-stdin-close", a.stop_on_stdin_close,
                  "stop as on SIGTERM when standard input reaches end of file (the GUI's Stop button; the workload "
                  "then reads /dev/null)");

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "commands.h"
+#include "parse_errors.h"
 #include "lockscope/util/huge_page_heap.h"
 
 namespace {
@@ -80,7 +81,7 @@ int main(int argc, char** argv)
     } catch (const CLI::ParseError& e) {
         // A wrong flag or argument: one line, exit 2 (usage error); 128 for a
         // bisect judge, where 2 would mean "bad" to git bisect run.
-        std::fprintf(stderr, "lockscope: %s (see lockscope --help)\n", e.what());
+        std::fprintf(stderr, "lockscope: %s\n", parseErrorLine(app, e, argc, argv).c_str());
         return judging(argc, argv) ? 128 : 2;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "lockscope: %s\n", e.what());
