@@ -503,6 +503,8 @@ void CaptureAssembler::assembleCpu(const probes::Snapshot& snapshot, Capture& ou
             cpu.lock_samples += n;
         if (!leaf.empty() && isIdleFunction(leaf))
             cpu.idle_samples += n;
+        if (runsBpf(frames))
+            cpu.bpf_samples += n;
         leaves[{leaf.empty() ? "[unknown]" : leaf, module}] += n;
     };
     for (const auto& rec : snapshot.cpu) {

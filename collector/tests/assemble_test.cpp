@@ -631,6 +631,26 @@ TEST_F(Fixture, CpuSamplesWithoutAStackCountByTheirFunction)
     EXPECT_EQ(stackTotal, 85u);
 }
 
+// Samples inside lockscope's own probes are counted apart: a program's frame
+// anywhere on the stack, or the dispatcher at the leaf before it; a stack
+// that merely passes a BPF-looking caller does not count twice.
+TEST_F(Fixture, CpuSamplesRunningBpfAreCountedApart)
+{
+    opts.cpu_frequency_hz = 997;
+    stacks[30] = {kProg, kTrace, kIter, kSemop};   // in the program
+    stacks[31] = {kTrace, kIter, kSemop};          // in the dispatcher, before the program
+    stacks[32] = {kSlow, kRawLock, kProg, kTrace}; // a lock the program takes
+    probes::Snapshot snap;
+    snap.cpu = {{30, 7}, {31, 5}, {32, 3}, {11, 30}, {10, 50}, {-1, 5}};
+    snap.cpu_unstacked = {{kTrace & ~uint64_t(0xff), 2}, {kSlow & ~uint64_t(0xff), 4}};
+    snap.cpu_samples = 106;
+    Capture c = run(snap);
+
+    EXPECT_EQ(c.cpu.bpf_samples, 17u) << "7 + 5 + 3 with a stack, 2 counted by their function";
+    EXPECT_EQ(c.cpu.lock_samples, 37u) << "the program's own lock is spinning CPU too";
+    EXPECT_DOUBLE_EQ(c.cpu.bpfShare(), 17.0 / 106.0);
+}
+
 TEST_F(Fixture, UserLocksSkipPthreadFrames)
 {
     opts.user_lock_functions = {"ref_lock"};

@@ -333,6 +333,12 @@ CpuProfile cpuFromJson(const json& j, const Path& at, const StackRefs& refs)
         fail(at / "idle_samples",
             std::to_string(c.idle_samples) + " + lock_samples exceeds samples (" + std::to_string(c.samples)
                 + ")");
+    if (j.contains("bpf_samples")) {
+        c.bpf_samples = u64At(j, at, "bpf_samples");
+        if (c.bpf_samples > c.samples)
+            fail(at / "bpf_samples",
+                std::to_string(c.bpf_samples) + " exceeds samples (" + std::to_string(c.samples) + ")");
+    }
     const json& leaves = arrayAt(j, at, "top_leaves");
     const Path lp = at / "top_leaves";
     c.top_leaves.reserve(leaves.size());

@@ -136,9 +136,12 @@ template <class J> J cpuToJson(const CpuProfile& cpu)
     J cpuStacks = J::array();
     for (const auto& sc : cpu.stacks)
         cpuStacks.push_back(J { { "stack_id", sc.stack_id }, { "count", sc.count } });
-    return J { { "frequency_hz", cpu.frequency_hz }, { "samples", cpu.samples },
+    J j { { "frequency_hz", cpu.frequency_hz }, { "samples", cpu.samples },
         { "lock_samples", cpu.lock_samples }, { "idle_samples", cpu.idle_samples },
         { "top_leaves", std::move(leaves) }, { "stacks", std::move(cpuStacks) } };
+    if (cpu.bpf_samples)
+        j["bpf_samples"] = cpu.bpf_samples;
+    return j;
 }
 
 template <class J> J workloadToJson(const Workload& wl)

@@ -231,8 +231,8 @@ std::vector<StackCount> stackCounts(od::value& v, const State& st)
 // top_leaves are checked against samples, so they are read after it.
 CpuProfile cpu(od::value& v, const State& st)
 {
-    static constexpr std::array<std::string_view, 6> keys { "frequency_hz", "samples", "lock_samples",
-        "idle_samples", "top_leaves", "stacks" };
+    static constexpr std::array<std::string_view, 7> keys { "frequency_hz", "samples", "lock_samples",
+        "idle_samples", "top_leaves", "stacks", "bpf_samples" };
     CpuProfile c;
     uint64_t got = 0;
     const uint64_t seen = members(v.get_object(), keys, [&](size_t i, od::value& x) {
@@ -244,10 +244,12 @@ CpuProfile cpu(od::value& v, const State& st)
         case 2: c.lock_samples = u64(x); break;
         case 3: c.idle_samples = u64(x); break;
         case 4: c.top_leaves = leaves(x, c.samples); break;
-        default: c.stacks = stackCounts(x, st); break;
+        case 5: c.stacks = stackCounts(x, st); break;
+        default: c.bpf_samples = u64(x); break;
         }
     });
-    need(seen == bitsBelow(6) && c.lock_samples <= c.samples && c.idle_samples <= c.samples - c.lock_samples);
+    need((seen & bitsBelow(6)) == bitsBelow(6) && c.lock_samples <= c.samples &&
+         c.idle_samples <= c.samples - c.lock_samples && c.bpf_samples <= c.samples);
     return c;
 }
 

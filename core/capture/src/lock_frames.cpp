@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "lockscope/capture/lock_frames.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <unordered_set>
@@ -94,6 +95,13 @@ bool isBpfFrame(const Frame& f) noexcept
     if (f.function.empty())
         return f.address && *f.address >= kModuleAreaBegin && *f.address < kModuleAreaEnd;
     return f.module == "bpf" || startsWith(f.function, "bpf_trampoline_") || startsWith(f.function, "bpf_prog_");
+}
+
+bool runsBpf(const std::vector<Frame>& frames) noexcept
+{
+    return std::ranges::any_of(frames, [](const Frame& f) {
+        return isBpfFrame(f) || startsWith(f.function, "bpf_trace_run") || startsWith(f.function, "__bpf_trace_");
+    });
 }
 
 size_t dropBpfFrames(std::vector<Frame>& frames)

@@ -121,6 +121,21 @@ TEST(FastReader, ValidFixturesTakeTheFastPathAsWritten)
         EXPECT_TRUE(fastPathTakes(slurp(dir / (std::string(name) + ".lockscope.json")))) << name;
 }
 
+// cpu.bpf_samples is optional: written when non-zero, read by both readers
+// in both layouts on the fast path, absent in the text when zero.
+TEST(FastReader, CpuSamplesRunningBpfReadBackInBothLayouts)
+{
+    Capture c = testing::makeSemopCapture(testing::SemopScenario::Baseline);
+    EXPECT_EQ(written(c).find("bpf_samples"), std::string::npos);
+    c.cpu.bpf_samples = 1234;
+    for (const auto layout : { CaptureLayout::Full, CaptureLayout::Compact }) {
+        const std::string text = written(c, layout);
+        EXPECT_TRUE(fastPathTakes(text));
+        expectSame(text, "bpf_samples");
+        EXPECT_TRUE(parseCapture(text) == c);
+    }
+}
+
 // Files the writer would not write but the format allows: the fast path
 // declines them and the reference reader reads them.
 TEST(FastReader, UnusualButValidFilesReadTheSame)

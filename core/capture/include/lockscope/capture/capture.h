@@ -269,7 +269,11 @@ struct CpuProfile {
     uint64_t idle_samples = 0;     // leaf in the idle loop
     std::vector<LeafShare> top_leaves; // sorted by samples, descending
     std::vector<StackCount> stacks;
+    // A BPF program, trampoline or tracepoint dispatcher on the stack: the
+    // cost of lockscope's own probes (and of any other BPF tool running).
+    uint64_t bpf_samples = 0;
     double lockShare() const noexcept { return samples ? double(lock_samples) / double(samples) : 0.0; }
+    double bpfShare() const noexcept { return samples ? double(bpf_samples) / double(samples) : 0.0; }
     bool operator==(const CpuProfile&) const = default;
 };
 

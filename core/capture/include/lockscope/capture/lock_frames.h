@@ -65,6 +65,11 @@ inline bool isLockInternalFrame(std::string_view name) noexcept
 // code that wanted the lock.
 bool isBpfFrame(const Frame& frame) noexcept;
 
+// A CPU sample spent running BPF: a BPF frame, or the tracepoint dispatcher
+// that calls programs (bpf_trace_run*, __bpf_trace_*) at its leaf, before
+// the program's frame is pushed. cpu.bpf_samples counts these.
+bool runsBpf(const std::vector<Frame>& frames) noexcept;
+
 // Removes the BPF frames of a kernel stack (innermost first) and returns how
 // many BPF frames it removed. A function with an fentry/fexit program attached runs its
 // body from its trampoline, so it appears twice around it: the body and, as
