@@ -311,6 +311,12 @@ private slots:
         QVERIFY(skipped.contains(QStringLiteral("Syscalls not timed (syscall budget)")));
         QVERIFY(skipped.contains(formatCount(54321)));
         QVERIFY(skipped.contains(QStringLiteral("<b>not measured</b> <small>syscall latency not timed by default")));
+        QVERIFY(!skipped.contains(QStringLiteral("CPU in BPF")));
+        c.cpu.samples = 2000;
+        c.cpu.bpf_samples = 150;
+        QVERIFY(summaryHtml(reports::buildReport(c))
+                    .contains(QStringLiteral("CPU in BPF (lockscope's too)</th><td>") + formatPercent(0.075) +
+                              QStringLiteral(" of ") + formatCount(2000) + QStringLiteral(" samples")));
     }
 
     // A capture whose syscalls record chose not to time says why where the table would be.

@@ -31,7 +31,9 @@ std::string verdictWithTest(const Judgement& j)
 
 std::string figureName(const std::string& name)
 {
-    return name == "cpu_lock_share" ? "CPU in lock functions" : name;
+    if (name == "cpu_lock_share")
+        return "CPU in lock functions";
+    return name == "cpu_bpf_share" ? std::string(kCpuBpfLabel) : name;
 }
 
 std::string meanSpread(const MetricDelta& m, bool after)

@@ -181,6 +181,7 @@ void PoolBuilder::foldCpu(const CpuProfile& cpu)
     pool.samples += cpu.samples;
     pool.lock_samples += cpu.lock_samples;
     pool.idle_samples += cpu.idle_samples;
+    pool.bpf_samples += cpu.bpf_samples;
     for (const auto& l : cpu.top_leaves)
         leaves_[{l.function, l.module}] += l.samples;
     for (StackCount sc : cpu.stacks) {

@@ -223,6 +223,8 @@ std::string htmlReport(const Report& r, const RenderExtras& x)
         b += row({htmlEscape(f.name), fmt::number(f.value)});
     if (r.cpu_lock_share)
         b += row({"CPU in lock functions", fmt::percent(*r.cpu_lock_share)});
+    if (r.cpu_bpf_share)
+        b += row({htmlEscape(fmt::kCpuBpfLabel), fmt::percent(*r.cpu_bpf_share)});
     b += row({"contentions", std::to_string(r.total_contentions)});
     b += row({"total wait", duration(double(r.total_wait_ns))});
     b += row({"total hold", duration(double(r.total_hold_ns))});

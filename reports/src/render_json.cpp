@@ -471,6 +471,8 @@ void jsonReport(const Report& r, const RenderExtras& x, const TextSink& sink)
     o.object();
     if (!r.cgroups.empty()) // per-cgroup captures only
         cgroups(o.key("cgroups"), r.cgroups);
+    if (r.cpu_bpf_share)
+        o.member("cpu_bpf_share", r.cpu_bpf_share);
     o.member("cpu_lock_share", r.cpu_lock_share).member("format", "lockscope-report");
     latencyRows(o.key("functions"), r.functions);
     streamArray(o.key("locks"), out, r.locks.size(), [&](JsonText& e, size_t i) { reportLock(e, r.locks[i]); },

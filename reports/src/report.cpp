@@ -154,6 +154,8 @@ Report buildReport(const Capture& capture, const ReportOptions& options)
     r.results = numericFields(capture.workload.results);
     if (capture.cpu.samples > 0)
         r.cpu_lock_share = capture.cpu.lockShare();
+    if (capture.cpu.bpf_samples > 0)
+        r.cpu_bpf_share = capture.cpu.bpfShare();
     r.cpu = capture.cpu;
     r.cpu.stacks.clear();
     r.lock_count = capture.locks.size();

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "lockscope/reports/compare.h"
+#include "format_runs.h"
 #include "test_support.h"
 
 using namespace lockscope;
@@ -178,6 +179,10 @@ TEST(Compare, WorkloadAndCpuFigures)
     EXPECT_DOUBLE_EQ(share.value.after, 5.2);
     EXPECT_EQ(share.judgement.verdict, Verdict::Improved);
     EXPECT_EQ(metric(c.cpu_leaves, "queued_spin_lock_slowpath").judgement.verdict, Verdict::Improved);
+    EXPECT_EQ(std::count_if(c.headline.begin(), c.headline.end(),
+                            [](const MetricDelta& m) { return m.name == "cpu_bpf_share"; }),
+              0)
+        << "no side saw BPF on its stacks";
     EXPECT_FALSE(regressionsBeyond(c, 10).empty()) << "latency_ns got 60% worse";
 
     // One run per side: the variance is unknown, so a workload figure gets no verdict at all.
@@ -185,6 +190,30 @@ TEST(Compare, WorkloadAndCpuFigures)
     EXPECT_EQ(metric(one.workload, "ops_per_sec").judgement.verdict, Verdict::NoVerdict);
     EXPECT_EQ(metric(one.workload, "ops_per_sec").judgement.test, TestKind::None);
     EXPECT_EQ(metric(one.headline, "cpu_lock_share").judgement.test, TestKind::EventProportion);
+}
+
+// lockscope's own cost is shown beside the lock share and never judged
+// better or worse: less of it is the workload doing less, not a fix.
+TEST(Compare, CpuRunningBpfIsAFigureWithoutADirection)
+{
+    std::vector<Capture> bs, as;
+    for (int run = 0; run < 3; ++run) {
+        auto [b, a] = knownPair();
+        b.cpu.samples = a.cpu.samples = 10000;
+        b.cpu.bpf_samples = 2000 + uint64_t(run) * 30;
+        a.cpu.bpf_samples = 500 + uint64_t(run) * 20;
+        bs.push_back(b);
+        as.push_back(a);
+    }
+    const Comparison c = compareSets(bs, as);
+    auto it = std::find_if(c.headline.begin(), c.headline.end(),
+                           [](const MetricDelta& m) { return m.name == "cpu_bpf_share"; });
+    ASSERT_NE(it, c.headline.end());
+    EXPECT_DOUBLE_EQ(it->value.before, 20.3);
+    EXPECT_DOUBLE_EQ(it->value.after, 5.2);
+    EXPECT_EQ(it->judgement.verdict, Verdict::NoVerdict);
+    EXPECT_NE(it->judgement.reason.find("changed beyond noise; no better/worse direction"), std::string::npos);
+    EXPECT_EQ(fmt::figureName(it->name), "CPU in BPF (lockscope's too)");
 }
 
 TEST(Compare, WarnsWhenEitherSideLostEvents)

@@ -125,6 +125,29 @@ TEST(Report, WarnsAboutEmptyCapturesAndLoss)
     EXPECT_NE(r.warnings.back().find("no lock, syscall or CPU data"), std::string::npos);
 }
 
+// The observer's own cost: the share of CPU samples running BPF, in every
+// format, and nothing about it when the capture saw none.
+TEST(Report, ShowsTheCpuRunningBpf)
+{
+    Capture c;
+    c.cpu.frequency_hz = 99;
+    c.cpu.samples = 1000;
+    c.cpu.lock_samples = 100;
+    EXPECT_EQ(render(buildReport(c), Format::Text).find("BPF"), std::string::npos);
+    EXPECT_EQ(render(buildReport(c), Format::Json).find("cpu_bpf_share"), std::string::npos);
+    c.cpu.bpf_samples = 55;
+    const Report r = buildReport(c);
+    ASSERT_TRUE(r.cpu_bpf_share);
+    EXPECT_DOUBLE_EQ(*r.cpu_bpf_share, 0.055);
+    EXPECT_NE(render(r, Format::Text).find("CPU in BPF (lockscope's too): 5.50% (55 of 1000 samples)"),
+              std::string::npos);
+    EXPECT_NE(render(r, Format::Markdown).find("| CPU in BPF (lockscope's too) | 5.50% |"),
+              std::string::npos);
+    EXPECT_NE(render(r, Format::Html).find("<td>CPU in BPF (lockscope&#39;s too)</td><td>5.50%</td>"),
+              std::string::npos);
+    EXPECT_NE(render(r, Format::Json).find("\"cpu_bpf_share\": 0.055,"), std::string::npos);
+}
+
 // Wait times from a sample are estimates: every format says so, as a note
 // (normal sampling), not as a warning (lost data).
 TEST(Report, SaysWhenWaitTimesWereEstimatedFromASample)

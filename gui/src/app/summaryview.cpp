@@ -154,6 +154,9 @@ QString summaryHtml(const reports::Report& r)
              r.cpu_lock_share ? QStringLiteral("<b>%1</b> of %2 samples").arg(formatPercent(*r.cpu_lock_share),
                                                                               formatCount(r.cpu.samples))
                               : QStringLiteral("not sampled"));
+    if (r.cpu_bpf_share) // the observer's own cost, so that it is never read as the kernel's
+        h += row(esc(reports::fmt::kCpuBpfLabel),
+                 QStringLiteral("%1 of %2 samples").arg(formatPercent(*r.cpu_bpf_share), formatCount(r.cpu.samples)));
     h += row(QStringLiteral("Locks"), formatCount(r.lock_count));
     h += row(QStringLiteral("Contentions"), formatCount(r.total_contentions));
     h += row(QStringLiteral("Total wait"), formatNs(r.total_wait_ns));

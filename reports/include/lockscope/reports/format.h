@@ -38,6 +38,8 @@ std::string grouped(uint64_t v, std::string_view separator = ",");
 std::string significant(double v, int digits, const Style& s = kPlain);
 // 0.1234 → "12.34%" (decimals 2); s.none when not finite.
 std::string percent(double fraction, int decimals = 2, const Style& s = kPlain);
+// What cpu.bpf_samples / cpu.samples is called wherever it is shown.
+inline constexpr const char* kCpuBpfLabel = "CPU in BPF (lockscope's too)";
 // A figure already in percent: 12.345 → "12.35%" (decimals 2).
 std::string percentValue(double pct, int decimals = 2, const Style& s = kPlain);
 // A change of a figure: "+12.3%", "-4.0%", "new" (from 0), "gone" (to 0), "=" (0 → 0).

@@ -123,6 +123,7 @@ struct Report {
     uint64_t total_hold_ns = 0;
     size_t lock_count = 0;               // before the --top / --lock cut
     std::optional<double> cpu_lock_share;// 0..1, absent when the CPU was not sampled
+    std::optional<double> cpu_bpf_share; // 0..1 running BPF (lockscope's probes among it); absent when none seen
     CpuProfile cpu;                      // stacks cleared; leaves kept
     std::vector<LockRow> locks;
     std::vector<CgroupRow> cgroups;      // by wait, then hold, descending; empty unless the capture is per cgroup
