@@ -170,11 +170,13 @@ void cpuMetrics(Exposition& x, const CpuProfile& cpu)
 {
     x.family("lockscope_cpu_samples_total", "counter",
              "On-CPU samples of every CPU, by where the CPU was: state=\"spin\" in spin-lock functions, "
-             "\"idle\" in the idle loop, \"all\" every sample. The CPU share spinning is the ratio of the "
+             "\"idle\" in the idle loop, \"bpf\" running BPF (lockscope's probes among it; a program's own "
+             "spin-lock is in spin too), \"all\" every sample. The CPU share spinning is the ratio of the "
              "spin and all rates.");
     x.sample("lockscope_cpu_samples_total", "state=\"all\"", number(cpu.samples));
     x.sample("lockscope_cpu_samples_total", "state=\"spin\"", number(cpu.lock_samples));
     x.sample("lockscope_cpu_samples_total", "state=\"idle\"", number(cpu.idle_samples));
+    x.sample("lockscope_cpu_samples_total", "state=\"bpf\"", number(cpu.bpf_samples));
     x.family("lockscope_cpu_sampling_hertz", "gauge", "On-CPU sampling frequency per CPU (0: not sampled).");
     x.sample("lockscope_cpu_sampling_hertz", "", number(uint64_t(cpu.frequency_hz)));
 }

@@ -27,6 +27,7 @@ Capture slice()
     }
     c.cpu.samples = 100;
     c.cpu.lock_samples = 7;
+    c.cpu.bpf_samples = 3;
     c.cpu.frequency_hz = 199;
     c.stats.events = 15;
     LatencyEntry sem{"semtimedop", {}, 2};
@@ -94,6 +95,7 @@ TEST(Metrics, HistogramBucketsAreCumulativeAndEndAtTheCount)
               std::string::npos);
     EXPECT_NE(text.find("lock=\"rwsem@weird \\\"quoted\\\\name\\\"\\n\""), std::string::npos) << "escaped label";
     EXPECT_NE(text.find("lockscope_cpu_samples_total{state=\"spin\"} 7"), std::string::npos);
+    EXPECT_NE(text.find("lockscope_cpu_samples_total{state=\"bpf\"} 3"), std::string::npos);
 }
 
 TEST(Metrics, MemoryIsResidentAndLiveHeap)
