@@ -9,8 +9,8 @@
 #include <CLI/CLI.hpp>
 
 #include <cmath>
-#include <cstdio>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <type_traits>
 
@@ -22,9 +22,9 @@ template <typename T> std::string bound(T v)
     if constexpr (std::is_integral_v<T>) {
         return std::to_string(v);
     } else {
-        char text[32];
-        std::snprintf(text, sizeof text, "%g", static_cast<double>(v));
-        return text;
+        std::ostringstream text; // the default format is %g's: 1e-12, 0.5, 1e+09
+        text << static_cast<double>(v);
+        return text.str();
     }
 }
 

@@ -18,10 +18,13 @@ const CLI::App& innermostCommand(const CLI::App& app)
 
 std::string commandLine(const CLI::App& command)
 {
-    std::string line;
+    std::vector<std::string> names;
     for (const CLI::App* at = &command; at->get_parent(); at = at->get_parent()) // the root is argv[0]
-        line = " " + at->get_name() + line;
-    return "lockscope" + line;
+        names.push_back(at->get_name());
+    std::string line = "lockscope";
+    for (auto name = names.rbegin(); name != names.rend(); ++name)
+        line += " " + *name;
+    return line;
 }
 
 std::string joined(const std::vector<std::string>& words)
