@@ -54,30 +54,27 @@ template <typename T> CLI::Validator within(T min, T max)
         "in [" + detail::bound(min) + " - " + detail::bound(max) + "]");
 }
 
-// A number above zero (seconds, intervals).
-inline CLI::Validator positive()
+namespace detail {
+// Above zero, or at least zero when zero is allowed.
+inline CLI::Validator fromZero(bool zero_allowed, const char* description)
 {
     return CLI::Validator(
-        [](std::string& text) -> std::string {
+        [zero_allowed](std::string& text) -> std::string {
             double value = 0;
-            if (std::string bad = detail::readNumber(text, value); !bad.empty())
+            if (std::string bad = readNumber(text, value); !bad.empty())
                 return bad;
-            return value > 0 ? "" : text + " is not above 0";
+            if (value > 0 || (zero_allowed && value == 0))
+                return {};
+            return text + (zero_allowed ? " is below 0" : " is not above 0");
         },
-        "POSITIVE");
+        description);
 }
+} // namespace detail
+
+// A number above zero (seconds, intervals).
+inline CLI::Validator positive() { return detail::fromZero(false, "POSITIVE"); }
 
 // Zero or more.
-inline CLI::Validator nonNegative()
-{
-    return CLI::Validator(
-        [](std::string& text) -> std::string {
-            double value = 0;
-            if (std::string bad = detail::readNumber(text, value); !bad.empty())
-                return bad;
-            return value >= 0 ? "" : text + " is below 0";
-        },
-        "NONNEGATIVE");
-}
+inline CLI::Validator nonNegative() { return detail::fromZero(true, "NONNEGATIVE"); }
 
 } // namespace lockscope::cli

@@ -16,23 +16,20 @@ const CLI::App& innermostCommand(const CLI::App& app)
     return *at;
 }
 
-std::string commandLine(const CLI::App& command)
-{
-    std::vector<std::string> names;
-    for (const CLI::App* at = &command; at->get_parent(); at = at->get_parent()) // the root is argv[0]
-        names.push_back(at->get_name());
-    std::string line = "lockscope";
-    for (auto name = names.rbegin(); name != names.rend(); ++name)
-        line += " " + *name;
-    return line;
-}
-
-std::string joined(const std::vector<std::string>& words)
+std::string joined(const std::vector<std::string>& words, const char* separator = " ")
 {
     std::string out;
     for (const auto& w : words)
-        out += (out.empty() ? "" : " ") + w;
+        out += (out.empty() ? "" : separator) + w;
     return out;
+}
+
+std::string commandLine(const CLI::App& command)
+{
+    std::vector<std::string> names{"lockscope"};
+    for (const CLI::App* at = &command; at->get_parent(); at = at->get_parent()) // the root is argv[0]
+        names.insert(names.begin() + 1, at->get_name());
+    return joined(names);
 }
 
 bool looksLikeOption(const std::string& word)
@@ -65,10 +62,7 @@ std::string commandNames(const CLI::App& app)
     std::vector<std::string> names;
     for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
         names.push_back(sub->get_name());
-    std::string out;
-    for (const auto& n : names)
-        out += (out.empty() ? "" : ", ") + n;
-    return out;
+    return joined(names, ", ");
 }
 
 } // namespace
