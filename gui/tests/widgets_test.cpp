@@ -320,6 +320,23 @@ private slots:
     }
 
     // A capture whose syscalls record chose not to time says why where the table would be.
+    // Headline figures by the names the reports print, not their JSON keys.
+    void compareSummaryNamesTheFigures()
+    {
+        Capture before = latencyCapture();
+        Capture after = latencyCapture();
+        for (Capture* c : {&before, &after}) {
+            c->cpu.samples = 1000;
+            c->cpu.lock_samples = 100;
+            c->cpu.bpf_samples = 60;
+        }
+        const QString html = compareSummaryHtml(reports::compare(before, after));
+        QVERIFY(html.contains(QStringLiteral("<td>CPU in lock functions</td>")));
+        QVERIFY(html.contains(QStringLiteral("<td>CPU in BPF (lockscope's too)</td>")));
+        QVERIFY(!html.contains(QStringLiteral("cpu_lock_share")));
+        QVERIFY(html.contains(QStringLiteral("(on CPU in lock functions)")));
+    }
+
     void latencyTabSaysWhySyscallsWereNotTimed()
     {
         CapturePage page;

@@ -14,8 +14,6 @@ namespace lockscope::reports::fmt {
 std::string verdictWithTest(const Judgement& j);
 // The verdict word alone, and the test and p-value alone ("Welch t over runs, p 0.003"; "" when no test ran).
 std::string testAndP(const Judgement& j);
-// Display name of a figure: cpu_lock_share → "CPU in lock functions".
-std::string figureName(const std::string& name);
 // "mean ± stddev" of a side, or the mean alone with one run.
 std::string meanSpread(const MetricDelta& m, bool after);
 // How the lock rows are judged: with runs, the strongest of total wait/s and

@@ -111,7 +111,7 @@ QString metricsTable(const std::vector<reports::MetricDelta>& metrics)
             continue;
         h += QStringLiteral("<tr><td>%1</td><td align=right>%2</td><td align=right>%3</td>"
                             "<td align=right style='color:%5'><b>%4</b></td><td style='color:%5'>%6</td></tr>")
-                 .arg(esc(m.name), sideValue(m, false), sideValue(m, true), pctText(m),
+                 .arg(esc(reports::fmt::figureName(m.name)), sideValue(m, false), sideValue(m, true), pctText(m),
                       verdictColor(m.judgement.verdict), esc(judgementText(m.judgement).toStdString()));
     }
     return h + QStringLiteral("</table>");

@@ -53,7 +53,7 @@ QString judgementText(const reports::Judgement& j)
         t += QStringLiteral(" — %1, p = %2").arg(QString::fromUtf8(reports::toString(j.test)),
                                                  QString::number(*j.p_value, 'g', 3));
     if (!j.basis.empty())
-        t += QStringLiteral(" (on %1)").arg(QString::fromStdString(j.basis));
+        t += QStringLiteral(" (on %1)").arg(QString::fromStdString(reports::fmt::figureName(j.basis)));
     if (j.below_effect_floor)
         t += QStringLiteral("\nthe test passed alpha, but the change is under the effect floor");
     if (!j.reason.empty())

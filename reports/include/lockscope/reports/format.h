@@ -40,6 +40,9 @@ std::string significant(double v, int digits, const Style& s = kPlain);
 std::string percent(double fraction, int decimals = 2, const Style& s = kPlain);
 // What cpu.bpf_samples / cpu.samples is called wherever it is shown.
 inline constexpr const char* kCpuBpfLabel = "CPU in BPF (lockscope's too)";
+// Display name of a comparison's figure: cpu_lock_share → "CPU in lock
+// functions"; names without one (workload results, leaf functions) as they are.
+std::string figureName(const std::string& name);
 // A figure already in percent: 12.345 → "12.35%" (decimals 2).
 std::string percentValue(double pct, int decimals = 2, const Style& s = kPlain);
 // A change of a figure: "+12.3%", "-4.0%", "new" (from 0), "gone" (to 0), "=" (0 → 0).
