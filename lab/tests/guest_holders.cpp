@@ -31,11 +31,11 @@ int main(int argc, char** argv)
         fs::remove_all(out);
         fs::create_directories(out);
         const Kernel kernel = resolveKernel({"guest", "debian:cloud"}, cache, progress);
-        // 8 s of load: most waits here have no holder to find (docs/kernel-lab.md,
-        // Limits), so the run is long enough for a few that do.
+        // 16 s of load: most waits here have no holder to find (docs/kernel-lab.md,
+        // Limits); 8-s runs found 3-8 that do, and once none.
         const GuestStep agent = lab_test::agentStep(
             "agent_holders", "--no-cpu --holder-stacks --window 1",
-            "/usr/bin/semop-multi --multi --threads 4 --sems 2 --duration 8", 3,
+            "/usr/bin/semop-multi --multi --threads 4 --sems 2 --duration 16", 3,
             {{"holders.pb.gz", "/debug/pprof/lock_owners"}, {"capture.json", "/capture"}});
         const std::vector<GuestBinary> binaries = {{"/usr/bin/lockscope", lockscope},
                                                    {"/usr/bin/semop-multi", semopMulti}};
