@@ -9,7 +9,6 @@
 #include <CLI/CLI.hpp>
 
 #include <cmath>
-#include <limits>
 #include <sstream>
 #include <string>
 #include <type_traits>

@@ -32,7 +32,7 @@ std::string verdictWithTest(const Judgement& j)
 std::string figureName(const std::string& name)
 {
     if (name == "cpu_lock_share")
-        return "CPU in lock functions";
+        return kCpuLockLabel;
     return name == "cpu_bpf_share" ? std::string(kCpuBpfLabel) : name;
 }
 

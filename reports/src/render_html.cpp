@@ -222,7 +222,7 @@ std::string htmlReport(const Report& r, const RenderExtras& x)
     for (const auto& f : r.results)
         b += row({htmlEscape(f.name), fmt::number(f.value)});
     if (r.cpu_lock_share)
-        b += row({"CPU in lock functions", fmt::percent(*r.cpu_lock_share)});
+        b += row({fmt::kCpuLockLabel, fmt::percent(*r.cpu_lock_share)});
     if (r.cpu_bpf_share)
         b += row({htmlEscape(fmt::kCpuBpfLabel), fmt::percent(*r.cpu_bpf_share)});
     b += row({"contentions", std::to_string(r.total_contentions)});

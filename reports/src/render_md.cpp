@@ -94,7 +94,7 @@ std::string markdownReport(const Report& r, const RenderExtras& x)
     for (const auto& f : r.results)
         out += "| " + mdEscape(f.name) + " | " + fmt::number(f.value) + " |\n";
     if (r.cpu_lock_share)
-        out += "| CPU in lock functions | " + fmt::percent(*r.cpu_lock_share) + " |\n";
+        out += "| " + mdEscape(fmt::kCpuLockLabel) + " | " + fmt::percent(*r.cpu_lock_share) + " |\n";
     if (r.cpu_bpf_share)
         out += "| " + mdEscape(fmt::kCpuBpfLabel) + " | " + fmt::percent(*r.cpu_bpf_share) + " |\n";
     out += "| contentions | " + std::to_string(r.total_contentions) + " |\n";

@@ -225,7 +225,7 @@ std::string textReport(const Report& r, const RenderExtras& x)
     for (const auto& f : r.results)
         out += "  " + padRight(fmt::printable(f.name), 30) + fmt::number(f.value) + "\n";
     if (r.cpu_lock_share)
-        out += "CPU in lock functions: " + fmt::percent(*r.cpu_lock_share) + " (" +
+        out += std::string(fmt::kCpuLockLabel) + ": " + fmt::percent(*r.cpu_lock_share) + " (" +
                std::to_string(r.cpu.lock_samples) + " of " + std::to_string(r.cpu.samples) + " samples)\n";
     if (r.cpu_bpf_share)
         out += std::string(fmt::kCpuBpfLabel) + ": " + fmt::percent(*r.cpu_bpf_share) + " (" +

@@ -150,7 +150,7 @@ QString summaryHtml(const reports::Report& r)
     h += row(QStringLiteral("Workload"), workloadStatus(r.workload));
     for (const auto& f : r.results)
         h += row(QStringLiteral("&nbsp;&nbsp;") + esc(f.name), metricValue(f.value, ""));
-    h += row(QStringLiteral("CPU in lock functions"),
+    h += row(esc(reports::fmt::kCpuLockLabel),
              r.cpu_lock_share ? QStringLiteral("<b>%1</b> of %2 samples").arg(formatPercent(*r.cpu_lock_share),
                                                                               formatCount(r.cpu.samples))
                               : QStringLiteral("not sampled"));

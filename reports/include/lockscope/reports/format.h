@@ -38,7 +38,9 @@ std::string grouped(uint64_t v, std::string_view separator = ",");
 std::string significant(double v, int digits, const Style& s = kPlain);
 // 0.1234 → "12.34%" (decimals 2); s.none when not finite.
 std::string percent(double fraction, int decimals = 2, const Style& s = kPlain);
-// What cpu.bpf_samples / cpu.samples is called wherever it is shown.
+// What cpu.lock_samples / cpu.samples and cpu.bpf_samples / cpu.samples are
+// called wherever they are shown.
+inline constexpr const char* kCpuLockLabel = "CPU in lock functions";
 inline constexpr const char* kCpuBpfLabel = "CPU in BPF (lockscope's too)";
 // Display name of a comparison's figure: cpu_lock_share → "CPU in lock
 // functions"; names without one (workload results, leaf functions) as they are.
