@@ -2,8 +2,9 @@
 // A/A false-positive rate of compareSets on real captures of one workload on
 // one kernel: every way (or a seeded sample of the ways) to split the runs
 // into two disjoint sets of K, compared at default settings. Any Improved or
-// Regressed lock verdict is a false positive. Also prints the rate for one
-// run per side (event tests), for contrast. Numbers go to reports/README.md.
+// Regressed lock verdict is a false positive. Also prints, for contrast, how
+// often one run per side gets a change from the event tests, which is why one
+// run a side gives no verdict. Numbers go to reports/README.md.
 //
 // usage: lockscope_aa_splits K MAX_SPLITS ALPHA [--no-floors] capture.json... [-- patched.json...]
 //   with "-- patched...": instead of A/A, every K-subset of the first set
@@ -28,8 +29,16 @@ struct Tally {
     std::vector<std::string> examples;
 };
 
+// A verdict; with one run a side, a change the event test finds (no verdict,
+// compare_runs.cpp: judgeEvents, but a test that ran and passed).
+bool called(const Judgement& j, bool oneRun)
+{
+    return oneRun ? j.verdict == Verdict::NoVerdict && j.test != TestKind::None : j.decided();
+}
+
 void add(Tally& t, const Comparison& c)
 {
+    const bool oneRun = !c.varianceKnown();
     ++t.comparisons;
     bool any = false, anyFigure = false;
     for (const auto& l : c.locks)
@@ -37,7 +46,7 @@ void add(Tally& t, const Comparison& c)
             if (m.judgement.test == TestKind::None)
                 continue;
             ++t.figures;
-            if (m.judgement.decided()) {
+            if (called(m.judgement, oneRun)) {
                 ++t.figuresChanged;
                 anyFigure = true;
             }
@@ -47,7 +56,7 @@ void add(Tally& t, const Comparison& c)
         if (l.judgement.test == TestKind::None)
             continue;
         ++t.judged;
-        if (l.judgement.verdict == Verdict::Improved || l.judgement.verdict == Verdict::Regressed) {
+        if (called(l.judgement, oneRun)) {
             ++t.changed;
             any = true;
             if (t.examples.size() < 5)
@@ -159,7 +168,7 @@ int main(int argc, char** argv)
                         runsB.size(), k, k);
         }
         print("run sets (judgeFigure: Welch t or quasi-Poisson + ranges + effect and absolute floors)", sets);
-        print("one run per side (event tests)", singles);
+        print("one run per side (what the event tests call a change; no verdict)", singles);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "%s\n", e.what());
         return 1;

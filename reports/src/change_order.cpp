@@ -9,13 +9,17 @@ namespace lockscope::reports {
 
 int verdictSeverity(Verdict v, bool runs) noexcept
 {
+    if (!runs) // no verdicts: what the event test or presence marks as changed, then the withheld, then the rest
+        return v == Verdict::NoVerdict || v == Verdict::OnlyAfter || v == Verdict::OnlyBefore ? 0
+               : v == Verdict::Withheld                                                     ? 1
+                                                                                            : 2;
     switch (v) {
     case Verdict::Regressed: return 0;
-    case Verdict::OnlyAfter: return runs ? 7 : 1;
     case Verdict::Improved: return 2;
-    case Verdict::OnlyBefore: return runs ? 7 : 3;
     case Verdict::Withheld: return 4;
     case Verdict::NoVerdict: return 5;
+    case Verdict::OnlyAfter:
+    case Verdict::OnlyBefore:
     case Verdict::InsufficientData:
     case Verdict::NoSignificantChange: return 7;
     }

@@ -122,6 +122,8 @@ std::string figureText(const JudgeFigure& figure, const RunSummary& runs)
 
 namespace {
 
+constexpr const char* kOneRunAside = "one run a side: no verdict without two or more runs a side";
+
 struct Identity {
     std::string key, name;
 };
@@ -226,10 +228,20 @@ FigureChange figureChange(const Comparison& c, const std::string& key, const Jud
         f.reference = row->before_runs;
         f.other = row->after_runs;
     }
+    // One run a side decides nothing (compare_runs.cpp: judgeEvents), a lock
+    // seen on one side only included: one run of the same kernel can miss a
+    // lock another run contends on.
+    if (!c.varianceKnown() && (row || l->presence != Presence::Both)) {
+        f.verdict = l->presence == Presence::Both ? toString(row ? row->judgement.verdict : Verdict::NoVerdict)
+                                                  : toString(l->presence == Presence::OnlyAfter ? Verdict::OnlyAfter
+                                                                                                : Verdict::OnlyBefore);
+        f.change = Change::Unclear;
+        f.reason = kOneRunAside;
+        return f;
+    }
     // With runs on both sides the compare's own decision on the row stands,
-    // presence included (judgeFigure's rate test over runs); a single run a
-    // side has no such decision for a lock seen on one side only.
-    if (l->presence != Presence::Both && !(row && c.varianceKnown())) {
+    // presence included (judgeFigure's rate test over runs).
+    if (l->presence != Presence::Both && !row) {
         const bool after = l->presence == Presence::OnlyAfter;
         const uint64_t events = after ? l->wait_after.count() + l->hold_after.count()
                                       : l->wait_before.count() + l->hold_before.count();

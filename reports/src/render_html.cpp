@@ -388,8 +388,9 @@ std::string htmlComparison(const Comparison& c, const RenderExtras& x)
          "runs per side a verdict needs Welch's t-test across runs (a quasi-Poisson rate test over runs for event "
          "counts and for figures absent from one side), separated ranges (LKP), the effect floor and the absolute "
          "floor (see above); with "
-         "one run the event tests decide (chi-square homogeneity on the log2 histograms, sparse buckets pooled, and a "
-         "Poisson rate test on the counts, Bonferroni-combined), which overstate significance. " + tailMethodNote(c) + "Alpha " +
+         "one run a side nothing gets a verdict, and the p-values shown are event tests' (chi-square homogeneity on "
+         "the log2 histograms, sparse buckets pooled, and a Poisson rate test on the counts, Bonferroni-combined), "
+         "which overstate significance. " + tailMethodNote(c) + "Alpha " +
          fmt::number(c.options.alpha) + ", effects under " + fmt::number(c.options.min_effect_pct) + "% (" +
          fmt::number(c.options.min_effect_pp) + " points for percentages) are no significant change.</p>";
     b += scalingSection(x);

@@ -241,9 +241,9 @@ std::string markdownComparison(const Comparison& c, const RenderExtras& x)
                                               "event counts and for figures absent from one side), LKP-style range "
                                               "separation, an effect floor and an absolute floor must all hold for a "
                                               "verdict; ")
-                                : std::string("one run on a side, so verdicts come from event tests: chi-square "
-                                              "homogeneity on the log2 histograms plus a Poisson rate test on the "
-                                              "counts (Bonferroni-combined); ")) +
+                                : std::string("one run on a side, so no verdicts; the p-values are event tests': "
+                                              "chi-square homogeneity on the log2 histograms plus a Poisson rate "
+                                              "test on the counts (Bonferroni-combined); ")) +
            tailMethodNote(c) + "alpha " + fmt::number(c.options.alpha) + ", changes under " + fmt::number(c.options.min_effect_pct) +
            "% (" + fmt::number(c.options.min_effect_pp) + " points for percentages) are never significant.\n";
     out += scalingTable(x.scaling, true);

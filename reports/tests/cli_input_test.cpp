@@ -83,10 +83,16 @@ TEST(CliInput, FailIfWorseGatesTheExitCode)
 {
     std::string out;
     const std::string b = fixture("baseline.lockscope.json"), a = fixture("patched.lockscope.json");
-    EXPECT_EQ(run(cli() + " compare " + b + " " + a + " --fail-if-worse 10 >/dev/null", &out), 0) << out;
+    const std::string bs = b + " " + b, as = a + " " + a;
+    EXPECT_EQ(run(cli() + " compare " + bs + " -- " + as + " --fail-if-worse 10 >/dev/null", &out), 0) << out;
     out.clear();
-    EXPECT_EQ(run(cli() + " compare " + a + " " + b + " --fail-if-worse 10 >/dev/null", &out), 3) << out;
+    EXPECT_EQ(run(cli() + " compare " + as + " -- " + bs + " --fail-if-worse 10 >/dev/null", &out), 3) << out;
     EXPECT_NE(out.find("regression: lock spinlock@sem_lock"), std::string::npos) << out;
+    // One run a side gives no verdict: a gate on it is refused, not left open.
+    out.clear();
+    EXPECT_EQ(run(cli() + " compare " + a + " " + b + " --fail-if-worse 10 2>&1 >/dev/null", &out), 2) << out;
+    EXPECT_EQ(lines(out), 1u) << out;
+    EXPECT_NE(out.find("--fail-if-worse needs two or more runs a side"), std::string::npos) << out;
 }
 
 TEST(CliInput, UnknownLockAndFormat)

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "lockscope/reports/change_order.h"
 #include "lockscope/reports/compare.h"
 #include "format_runs.h"
 #include "test_support.h"
@@ -17,7 +18,7 @@ namespace {
 // Known answers: "hot" 10x better, "steady" unchanged with noise, "gone" only
 // before, "fresh" only after. Addresses and offsets differ between the two
 // "kernel builds", as they do for real.
-std::pair<Capture, Capture> knownPair()
+std::pair<Capture, Capture> knownPair(uint64_t run = 0)
 {
     Capture b, a;
     b.meta.label = "baseline";
@@ -27,29 +28,61 @@ std::pair<Capture, Capture> knownPair()
     b.meta.duration_s = a.meta.duration_s = 10;
     b.stacks.push_back(makeStack(1, {"queued_spin_lock_slowpath", "_raw_spin_lock", "sem_lock", "do_semtimedop"}, 0));
     a.stacks.push_back(makeStack(7, {"queued_spin_lock_slowpath", "_raw_spin_lock", "sem_lock", "do_semtimedop"}, 0x400));
-    b.locks.push_back(makeLock("spinlock@hot", 1, 20000, 16000, 1));
-    a.locks.push_back(makeLock("spinlock@hot", 7, 20000, 1600, 2));
+    b.locks.push_back(makeLock("spinlock@hot", 1, 20000, 16000, 1 + 10 * run));
+    a.locks.push_back(makeLock("spinlock@hot", 7, 20000, 1600, 2 + 10 * run));
     b.locks.back().address = 0xffff888000001000;
     a.locks.back().address = 0xffff888000009000;
-    b.locks.push_back(makeLock("spinlock@steady", 1, 5000, 4000, 3));
-    a.locks.push_back(makeLock("spinlock@steady", 7, 5040, 4000, 4));  // same distribution, other draws
-    b.locks.push_back(makeLock("spinlock@gone", 1, 300, 2000, 5));
-    a.locks.push_back(makeLock("spinlock@fresh", 7, 300, 2000, 6));
+    b.locks.push_back(makeLock("spinlock@steady", 1, 5000, 4000, 3 + 10 * run));
+    a.locks.push_back(makeLock("spinlock@steady", 7, 5040, 4000, 4 + 10 * run));  // same distribution, other draws
+    b.locks.push_back(makeLock("spinlock@gone", 1, 300, 2000, 5 + 10 * run));
+    a.locks.push_back(makeLock("spinlock@fresh", 7, 300, 2000, 6 + 10 * run));
     return {b, a};
+}
+
+// Three runs a side of knownPair, each with its own draws.
+std::pair<std::vector<Capture>, std::vector<Capture>> knownRuns()
+{
+    std::vector<Capture> bs, as;
+    for (uint64_t run = 0; run < 3; ++run) {
+        auto [b, a] = knownPair(run);
+        bs.push_back(std::move(b));
+        as.push_back(std::move(a));
+    }
+    return {bs, as};
 }
 } // namespace
 
 TEST(Compare, TenTimesBetterIsASignificantImprovement)
 {
-    auto [b, a] = knownPair();
-    const Comparison c = compare(b, a);
+    auto [bs, as] = knownRuns();
+    const Comparison c = compareSets(bs, as);
     const LockDelta& hot = findLock(c, "spinlock@hot");
     EXPECT_EQ(hot.presence, Presence::Both);
     EXPECT_EQ(hot.judgement.verdict, Verdict::Improved);
-    EXPECT_TRUE(hot.wait_test.significant);
-    EXPECT_LT(hot.wait_test.p_value, 1e-6);
+    EXPECT_EQ(hot.judgement.test, TestKind::WelchRuns);
     ASSERT_TRUE(hot.total_wait_ns.pct());
     EXPECT_NEAR(*hot.total_wait_ns.pct(), -90.0, 3.0);
+}
+
+TEST(Compare, OneRunASideSeesTheChangeButGivesNoVerdict)
+{
+    // The event test on one run a side finds the 10x change, and it finds
+    // run-to-run noise just as readily (CompareReal.OneRunASideIsNeverAVerdict).
+    auto [b, a] = knownPair();
+    const Comparison c = compare(b, a);
+    const LockDelta& hot = findLock(c, "spinlock@hot");
+    EXPECT_TRUE(hot.wait_test.significant);
+    EXPECT_LT(hot.wait_test.p_value, 1e-6);
+    EXPECT_EQ(hot.judgement.verdict, Verdict::NoVerdict);
+    EXPECT_EQ(hot.judgement.test, TestKind::EventHistograms);
+    EXPECT_NE(hot.judgement.reason.find("two or more runs a side"), std::string::npos) << hot.judgement.reason;
+    for (const auto& m : c.headline)
+        EXPECT_FALSE(m.judgement.decided()) << m.name;
+    // Shown first all the same: what the event test sees, and the locks on
+    // one side only, by the size of the change.
+    const std::vector<size_t> order = changedFirstOrder(c);
+    EXPECT_EQ(c.locks[order[0]].key, "spinlock@hot");
+    EXPECT_EQ(c.locks[order[3]].key, "spinlock@steady");
 }
 
 TEST(Compare, UnchangedWithNoiseIsNotSignificant)
@@ -132,15 +165,15 @@ TEST(Compare, ThresholdHidesSmallChangesOnly)
 
 TEST(Compare, FailIfWorseGate)
 {
-    auto [b, a] = knownPair();
-    EXPECT_TRUE(regressionsBeyond(compare(b, a), 10).empty()) << "an improvement must pass the gate";
+    auto [bs, as] = knownRuns();
+    EXPECT_TRUE(regressionsBeyond(compareSets(bs, as), 10).empty()) << "an improvement must pass the gate";
     // Swapped, the 10x improvement is a 10x regression.
-    const auto bad = regressionsBeyond(compare(a, b), 10);
+    const auto bad = regressionsBeyond(compareSets(as, bs), 10);
     ASSERT_FALSE(bad.empty());
     EXPECT_NE(std::find_if(bad.begin(), bad.end(),
                            [](const std::string& s) { return s.find("spinlock@hot") != std::string::npos; }),
               bad.end());
-    EXPECT_TRUE(regressionsBeyond(compare(a, b), 1e6).empty()) << "a huge threshold passes";
+    EXPECT_TRUE(regressionsBeyond(compareSets(as, bs), 1e6).empty()) << "a huge threshold passes";
 }
 
 TEST(Compare, WorkloadAndCpuFigures)

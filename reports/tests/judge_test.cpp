@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The bisect judge on real run sets: the six A/A runs of the semop workload
 // (fixtures/aa, one kernel, same command) and the seed-04 kernel pair
-// (samples/captures). Bad-like sets are the same real runs with the judged
+// (fixtures/seed04-4vcpu one run a side, fixtures/seed04-3v3 three). Bad-like sets are the same real runs with the judged
 // lock's waits made longer, as a slower lock would make them. The figure is
 // the scheduler lock's mean wait, the steadiest of these runs (CV 11% over
 // six): with three runs a side, Welch's t at alpha 0.01 needs a side's CV
@@ -191,10 +191,19 @@ TEST(Judge, ALockOnNoSideIsAnError)
     EXPECT_THROW(judge(aaRuns({1}), aaRuns({2}), aaRuns({3}), {"no_such_lock", ""}), std::invalid_argument);
 }
 
-TEST(Judge, TheSeedPairsNewLockDecidesByPresence)
+std::vector<Capture> seed04Runs(const char* side)
 {
-    // hash_lock exists on the patched kernel only (53 waits): one run a side.
-    const std::vector<Capture> good{seed04("base")}, bad{seed04("patched")};
+    std::vector<Capture> v;
+    for (int k = 1; k <= 3; ++k)
+        v.push_back(readCapture(test::testdata("fixtures/seed04-3v3/" + std::string(side) + "-" + std::to_string(k) +
+                                               ".lockscope.json")));
+    return v;
+}
+
+TEST(Judge, TheSeedsLockIsJudgedOverRuns)
+{
+    // hash_lock: no waits in any baseline run, held once per call patched.
+    const auto good = seed04Runs("base"), bad = seed04Runs("p4");
     const auto likeBad = judge(good, bad, bad, {"hash_lock", ""});
     EXPECT_EQ(likeBad.call, Call::Bad) << likeBad.why;
     EXPECT_EQ(likeBad.vs_good.change, Change::Up);
@@ -203,9 +212,21 @@ TEST(Judge, TheSeedPairsNewLockDecidesByPresence)
     EXPECT_EQ(likeGood.vs_bad->change, Change::Down);
 }
 
+TEST(Judge, OneRunASideDecidesNothing)
+{
+    // The seed's new lock on one run a side (53 waits, patched only): a lock
+    // one run sees and another misses is what runs of one kernel do too.
+    const std::vector<Capture> good{seed04("base")}, bad{seed04("patched")};
+    const auto r = judge(good, bad, bad, {"hash_lock", ""});
+    EXPECT_EQ(r.call, Call::Undecided) << r.why;
+    EXPECT_EQ(r.vs_good.change, Change::Unclear);
+    EXPECT_NE(r.why.find("two or more runs a side"), std::string::npos) << r.why;
+    EXPECT_FALSE(pickChangedLock(good, bad, ""));
+}
+
 TEST(Judge, PicksTheChangedLock)
 {
-    const auto pick = pickChangedLock({seed04("base")}, {seed04("patched")}, "");
+    const auto pick = pickChangedLock(seed04Runs("base"), seed04Runs("p4"), "");
     ASSERT_TRUE(pick);
     EXPECT_EQ(pick->target.lock, "hash_lock") << pick->why;
     EXPECT_NE(pick->why.find("picked hash_lock"), std::string::npos) << pick->why;

@@ -58,9 +58,9 @@ const char* toString(Verdict v) noexcept;
 enum class TestKind {
     None,              // no test ran (presence, too few events, one run without an event test)
     WelchRuns,         // Welch's t across runs + range separation + effect floor
-    EventHistograms,   // chi-square shape + Poisson rate on pooled events (one run per side)
-    EventProportion,   // two-proportion z-test on pooled samples (CPU shares, one run per side)
-    EventShape,        // chi-square shape on pooled calls (syscall latency, one run per side)
+    EventHistograms,   // chi-square shape + Poisson rate on pooled events (one run per side: shown, no verdict)
+    EventProportion,   // two-proportion z-test on pooled samples (CPU shares, one run per side: no verdict)
+    EventShape,        // chi-square shape on pooled calls (syscall latency, one run per side: no verdict)
     QuasiPoissonRuns,  // event counts over runs, quasi-Poisson rate test + range separation + effect floor
 };
 const char* toString(TestKind t) noexcept;
@@ -169,7 +169,7 @@ struct LockDelta {
     // wait/s and total hold/s, or wait time/op and hold time/op when
     // Comparison::per_op_leads): the decided one with the smallest p; with
     // none decided, the one with more time. basis names it; with one run on a
-    // side, wait/s (hold/s without waits) from the event tests.
+    // side, wait/s (hold/s without waits) with its event test and no verdict.
     Judgement judgement;
     // Per-run figures, each with its own judgement: wait/s, contentions/s,
     // mean and p99 wait when has_wait; hold/s, holds/s, mean and p99 hold when
