@@ -249,11 +249,16 @@ private:
         }
         std::string why;
         reports::FigureChange change;
+        // One run a side is never a verdict (reports' judgeEvents): say so rather than "alike".
+        const bool oneRun = goodRuns_.size() < 2 || badRuns_.size() < 2;
+        const std::string noVerdict = "one run a commit gives no verdict: use --runs 2 or more";
         if (o_.lock.empty()) {
             const auto pick = reports::pickChangedLock(goodRuns_, badRuns_, o_.figure);
             if (!pick)
-                return refuse("good and bad are alike for every lock" +
-                              (o_.figure.empty() ? std::string() : " (" + o_.figure + ")") + ": nothing to bisect");
+                return refuse(oneRun ? noVerdict
+                                     : "good and bad are alike for every lock" +
+                                           (o_.figure.empty() ? std::string() : " (" + o_.figure + ")") +
+                                           ": nothing to bisect");
             target_ = pick->target;
             change = pick->change;
             why = pick->why;
@@ -268,8 +273,9 @@ private:
                               " locks): pick one `lockscope compare` shows, or leave --lock out");
             }
             if (change.change != reports::Change::Up && change.change != reports::Change::Down)
-                return refuse("good and bad are alike for " + target_.lock + " " + target_.figure + ": " +
-                              change.text() + ", nothing to bisect");
+                return refuse(oneRun ? noVerdict
+                                     : "good and bad are alike for " + target_.lock + " " + target_.figure + ": " +
+                                           change.text() + ", nothing to bisect");
             why = changeLine(target_, change);
         }
         say(why);
