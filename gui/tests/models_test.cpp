@@ -227,8 +227,10 @@ private slots:
         // The model shows the engine's figures, not its own.
         QCOMPARE(model.index(sem, DeltaTableModel::WaitPct).data(SortRole).toDouble(), *l.total_wait_ns.pct());
         QCOMPARE(model.index(sem, DeltaTableModel::WaitDelta).data(SortRole).toDouble(), l.total_wait_ns.delta());
-        QCOMPARE(l.judgement.verdict, reports::Verdict::Improved);
-        QCOMPARE(model.index(sem, DeltaTableModel::Outcome).data().toString(), QStringLiteral("less (better)"));
+        // One run a side: the event test's p, no verdict and no tint (reports' judgeEvents).
+        QCOMPARE(l.judgement.verdict, reports::Verdict::NoVerdict);
+        QCOMPARE(model.index(sem, DeltaTableModel::Outcome).data().toString(),
+                 DeltaTableModel::verdictLabel(reports::Verdict::NoVerdict));
         // The p shown is the verdict's own test's, and the tooltip names that test.
         QCOMPARE(model.index(sem, DeltaTableModel::PValue).data(SortRole).toDouble(), *l.judgement.p_value);
         QCOMPARE(model.index(sem, DeltaTableModel::Test).data().toString(),
@@ -236,8 +238,7 @@ private slots:
         QVERIFY(model.index(sem, DeltaTableModel::Outcome).data(Qt::ToolTipRole).toString().contains(
             QString::fromUtf8(reports::toString(l.judgement.test))));
         QCOMPARE(model.index(sem, DeltaTableModel::Figure).data().toString(), QStringLiteral("total wait/s"));
-        QCOMPARE(model.index(sem, 0).data(Qt::BackgroundRole).value<QColor>(),
-                 DeltaTableModel::verdictTint(reports::Verdict::Improved));
+        QVERIFY(!model.index(sem, 0).data(Qt::BackgroundRole).isValid());
         QVERIFY(model.index(sem, DeltaTableModel::PValue).data(Qt::ToolTipRole).toString().contains(QStringLiteral("χ²")));
         QCOMPARE(model.index(gone, DeltaTableModel::Outcome).data().toString(), QStringLiteral("only before"));
         QVERIFY(model.index(sem, DeltaTableModel::WaitDelta).data().toString().startsWith(QStringLiteral("−")));
@@ -511,9 +512,8 @@ private slots:
         QCOMPARE(model.index(timer, LatencyDeltaModel::MeanRatio).data().toString(), QStringLiteral("×1.00"));
         QCOMPARE(model.index(sem, LatencyDeltaModel::Outcome).data().toString(),
                  DeltaTableModel::verdictLabel(d.avg_runs.judgement.verdict));
-        QCOMPARE(d.avg_runs.judgement.verdict, reports::Verdict::Improved);
-        QCOMPARE(model.index(sem, 0).data(Qt::BackgroundRole).value<QColor>(),
-                 DeltaTableModel::verdictTint(reports::Verdict::Improved));
+        QCOMPARE(d.avg_runs.judgement.verdict, reports::Verdict::NoVerdict); // one run a side
+        QVERIFY(!model.index(sem, 0).data(Qt::BackgroundRole).isValid());
 
         // A side the entry is missing from reads "–", not zero.
         QCOMPARE(model.index(gone, LatencyDeltaModel::Outcome).data().toString(), QStringLiteral("only before"));

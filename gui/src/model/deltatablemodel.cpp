@@ -281,9 +281,10 @@ QVariant DeltaTableModel::headerData(int section, Qt::Orientation orientation, i
         "Lock key, matched across the two kernel builds by symbol or <type>@<caller>, never by address",
         "Lock type (after's, else before's)",
         "The comparison engine's verdict on the judged figure (with runs, the strongest well-supported change among "
-        "total wait/s and total hold/s, per operation when throughput changed; with one run, total wait/s, or "
-        "total hold/s for a lock without waits): significant change in either direction, no significant change, withheld (the sides lost different "
-        "shares of data), too few events, or a lock seen on one side only; the tooltip names the test",
+        "total wait/s and total hold/s, per operation when throughput changed): significant change in either "
+        "direction, no significant change, withheld (the sides lost different shares of data), too few events, or a "
+        "lock seen on one side only; with one run a side no verdict, only the event test's p; the tooltip names "
+        "the test",
         "The figure the verdict is on: with runs the strongest change among wait and hold time (per second, or per "
         "operation when throughput changed); with one run total wait/s, or total hold/s without waits",
         "Mean of the judged figure over the baseline (A) runs, ± coefficient of variation with two or more runs",
@@ -291,7 +292,8 @@ QVariant DeltaTableModel::headerData(int section, Qt::Orientation orientation, i
         "(B − A) / A of the judged figure's means",
         "The test that produced the verdict: Welch's t across runs, or the quasi-Poisson rate test over runs for "
         "event counts and figures absent from one side (with range separation, the effect floor and the absolute "
-        "floor) with two or more runs per side, else the event tests on the pooled histograms",
+        "floor) with two or more runs per side, else the event tests on the pooled histograms (shown, never a "
+        "verdict)",
         "The p-value of the test in the Test column (the verdict's own test); “–” when no test ran",
         "Contended acquisitions in the baseline (A)",
         "Contended acquisitions in the patched capture (B)",
