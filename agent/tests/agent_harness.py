@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """What the agent's end-to-end tests share: the agent, the workload, a
 record of the same interval, free ports. Real processes only."""
+import atexit
 import json
 import os
 import re
@@ -13,7 +14,35 @@ import time
 import urllib.request
 
 
+# The agents' logs: removed when the test passes, kept (and named) when it fails.
+_logs = []
+_failed = False
+
+
+def _tidy_logs():
+    for path in _logs:
+        if _failed:
+            print(f"agent log kept: {path}", flush=True)
+        else:
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+
+
+def _failed_by_exception(kind, value, tb, previous=sys.excepthook):
+    global _failed
+    _failed = True
+    previous(kind, value, tb)
+
+
+atexit.register(_tidy_logs)
+sys.excepthook = _failed_by_exception
+
+
 def fail(msg):
+    global _failed
+    _failed = True
     print("FAIL: " + msg, flush=True)
     sys.exit(1)
 
@@ -36,6 +65,7 @@ class Agent:
 
     def __init__(self, lockscope, *args, env=None, preexec=None, prefix=()):
         self.log = tempfile.NamedTemporaryFile("w+", prefix="agent-", suffix=".log", delete=False)
+        _logs.append(self.log.name)
         cmd = [*prefix, lockscope, "agent", "--listen", "127.0.0.1:0", *args]
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log, env=env, preexec_fn=preexec)
         self.port = None
