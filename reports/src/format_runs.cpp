@@ -54,8 +54,10 @@ std::string lockBasisNote(const Comparison& c)
                "changed figures below it";
     for (const auto& l : c.locks)
         if (l.has_wait)
-            return "judged on total wait/s, or total hold/s when a lock has too few waits to judge";
-    return "judged on total hold/s (no waits on either side)";
+            return "shown on total wait/s, or total hold/s when a lock has too few waits; one run a side: no "
+                   "verdicts, the largest changes the event tests see first";
+    return "shown on total hold/s (no waits on either side); one run a side: no verdicts, the largest changes the "
+           "event tests see first";
 }
 
 bool hasData(const MetricDelta& m)
