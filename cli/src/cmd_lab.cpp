@@ -32,7 +32,7 @@ struct LabArgs {
     std::string record_args;
     bool no_compare = false;
     bool no_wait = false;
-    unsigned runs = 1;
+    unsigned runs = 0; // 0: three with two or more kernels, one with one (labOptions)
     unsigned boot_retries = 2;
     double stall = 20;
     unsigned gdb = 0;
@@ -95,7 +95,9 @@ lab::LabOptions labOptions(const LabArgs& a)
     o.boot.accel = lab::parseAccel(a.accel);
     o.boot.append = a.append;
     o.compare = !a.no_compare;
-    o.runs = a.runs;
+    // Two or more kernels are compared, and one run a side gives no verdict.
+    constexpr unsigned kDefaultRuns = 3;
+    o.runs = a.runs ? a.runs : o.kernels.size() >= 2 ? kDefaultRuns : 1;
     o.boot_retries = a.boot_retries;
     o.boot.stall_s = a.stall;
     o.boot.gdb_port = a.gdb;
@@ -119,7 +121,7 @@ void addBisectCommand(CLI::App* lab, Result& result)
     cmd->add_option("--lock", args->lock, "the lock (key or name); default: the one whose figure changed most");
     cmd->add_option("--figure", args->figure,
                     "the figure judged: " + reports::judgeFigureNames() + " (default: the lock's judged one)");
-    cmd->add_option("--runs", args->lab.runs, "runs per commit")->check(within(1u, 100u))->capture_default_str();
+    cmd->add_option("--runs", args->lab.runs, "runs per commit (2 or more: one run gives no verdict)")->check(within(1u, 100u))->capture_default_str();
     cmd->add_option("--max-runs", args->max_runs, "runs before an undecided commit is skipped (default 2 x --runs)")
         ->check(within(1u, 200u));
     cmd->add_option("-o,--out", args->lab.out, "the bisect's directory")->capture_default_str();
@@ -165,16 +167,17 @@ void addLabCommand(CLI::App& app, Result& result)
                 "  lockscope lab --kernel base=debian-src:6.1 --kernel p=debian-src:6.1+my.patch -- workload\n"
                 "  lockscope lab --kernel generic=debian:6.1 --kernel cloud=debian:cloud \\\n"
                 "      --record-args '--hold-sample 10' -- timer-stress\n"
-                "Writes <out>/<name>.lockscope.json per kernel (<out>/<name>/run-K.lockscope.json with\n"
-                "--runs), the serial logs, and <out>/compare-<name>.txt comparing each kernel with the\n"
-                "first. See docs/kernel-lab.md.");
+                "Writes <out>/<name>/run-K.lockscope.json per kernel and run (<out>/<name>.lockscope.json\n"
+                "with --runs 1), the serial logs, and <out>/compare-<name>.txt comparing each kernel with\n"
+                "the first. See docs/kernel-lab.md.");
     cmd->add_option("-k,--kernel", args->kernels,
                     "NAME=bzImage|file.deb|debian[:6.1|:cloud|:<release>]|src:PATH[@COMMIT][+x.patch...]|"
                     "debian-src:6.1[+x.patch...]")
         ->allow_extra_args(false);
-    cmd->add_option("--runs", args->runs, "captures per kernel; boots alternate between kernels (A B A B ...)")
-        ->check(within(1u, 100u))
-        ->capture_default_str();
+    cmd->add_option("--runs", args->runs,
+                    "captures per kernel, boots alternating between kernels (A B A B ...); default 3 with two or "
+                    "more kernels (one run a side gives no verdict), 1 with one")
+        ->check(within(1u, 100u));
     cmd->add_option("-o,--out", args->out, "output directory")->capture_default_str();
     cmd->add_flag("--no-compare", args->no_compare, "do not run lockscope compare at the end");
     cmd->add_flag("--no-wait", args->no_wait,
