@@ -233,6 +233,11 @@ private slots:
                  DeltaTableModel::verdictLabel(reports::Verdict::NoVerdict));
         // The p shown is the verdict's own test's, and the tooltip names that test.
         QCOMPARE(model.index(sem, DeltaTableModel::PValue).data(SortRole).toDouble(), *l.judgement.p_value);
+        // A p that underflowed to 0 (a 10x change over 10^6 events) is not shown as a certainty.
+        QCOMPARE(*l.judgement.p_value, 0.0);
+        QCOMPARE(model.index(sem, DeltaTableModel::PValue).data().toString(), QStringLiteral("<1e-300"));
+        QVERIFY(model.index(sem, DeltaTableModel::Outcome).data(Qt::ToolTipRole).toString().contains(
+            QStringLiteral("p = <1e-300")));
         QCOMPARE(model.index(sem, DeltaTableModel::Test).data().toString(),
                  QString::fromUtf8(reports::toString(l.judgement.test)));
         QVERIFY(model.index(sem, DeltaTableModel::Outcome).data(Qt::ToolTipRole).toString().contains(

@@ -135,10 +135,9 @@ QVariant count(double v, bool display)
 QString eventTestTip(const reports::Significance& s)
 {
     return QStringLiteral("p = %1 (distribution shape p = %2, χ² = %3 with %4 dof; event rate p = %5)%6")
-        .arg(QString::number(s.p_value, 'g', 3), QString::number(s.shape_p, 'g', 3),
-             QString::number(s.chi_square, 'g', 4))
+        .arg(formatP(s.p_value), formatP(s.shape_p), QString::number(s.chi_square, 'g', 4))
         .arg(s.dof)
-        .arg(QString::number(s.rate_p, 'g', 3),
+        .arg(formatP(s.rate_p),
              s.significant ? QStringLiteral(" — significant") : QStringLiteral(" — not significant"));
 }
 QVariant figure(const reports::MetricDelta* m, bool after, bool display)
@@ -265,7 +264,7 @@ QVariant DeltaTableModel::data(const QModelIndex& index, int role) const
         // The verdict's own test's p-value; none when no test ran (presence, too few events, one run).
         if (!l.judgement.p_value)
             return display ? QVariant(QStringLiteral("–")) : QVariant(2.0);
-        return display ? QVariant(QString::number(*l.judgement.p_value, 'g', 2)) : QVariant(*l.judgement.p_value);
+        return display ? QVariant(formatP(*l.judgement.p_value, 2)) : QVariant(*l.judgement.p_value);
     default:
         return {};
     }

@@ -74,7 +74,7 @@ QVariant LatencyDeltaModel::data(const QModelIndex& index, int role) const
         // The verdict's own test, then the shape test on the pooled calls as supporting evidence.
         return judgementText(d.avg_runs.judgement) +
                QStringLiteral("\nsupporting: χ² on the pooled latency distributions p = %1, %2 dof")
-                   .arg(QString::number(d.test.p_value, 'g', 3))
+                   .arg(formatP(d.test.p_value))
                    .arg(d.test.dof);
     if (role != Qt::DisplayRole && role != SortRole)
         return {};

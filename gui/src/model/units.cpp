@@ -46,12 +46,16 @@ QString formatFigure(double v, const std::string& unit)
     return fromStd(reports::fmt::figureValue(v, unit, reports::fmt::kDisplay));
 }
 
+QString formatP(double p, int digits)
+{
+    return p > 0.0 ? QString::number(p, 'g', digits) : QStringLiteral("<1e-300");
+}
+
 QString judgementText(const reports::Judgement& j)
 {
     QString t = QString::fromUtf8(reports::toString(j.verdict));
     if (j.test != reports::TestKind::None && j.p_value)
-        t += QStringLiteral(" — %1, p = %2").arg(QString::fromUtf8(reports::toString(j.test)),
-                                                 QString::number(*j.p_value, 'g', 3));
+        t += QStringLiteral(" — %1, p = %2").arg(QString::fromUtf8(reports::toString(j.test)), formatP(*j.p_value));
     if (!j.basis.empty())
         t += QStringLiteral(" (on %1)").arg(QString::fromStdString(reports::fmt::figureName(j.basis)));
     if (j.below_effect_floor)

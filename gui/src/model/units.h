@@ -24,6 +24,9 @@ QString fromStd(const std::string& s);
 // A comparison figure in its unit, as reports::fmt::figureValue writes it
 // in the display style (narrow-space digit groups, a real minus sign).
 QString formatFigure(double v, const std::string& unit);
+// A p-value with `digits` significant digits; one that underflowed to 0 is
+// "<1e-300", not a certainty.
+QString formatP(double p, int digits = 3);
 // The verdict with the test that produced it and its p-value, for tooltips and cells.
 QString judgementText(const reports::Judgement& j);
 // A tooltip that shows `text` as it is: Qt renders a tooltip as rich text
