@@ -121,7 +121,9 @@ void addBisectCommand(CLI::App* lab, Result& result)
     cmd->add_option("--lock", args->lock, "the lock (key or name); default: the one whose figure changed most");
     cmd->add_option("--figure", args->figure,
                     "the figure judged: " + reports::judgeFigureNames() + " (default: the lock's judged one)");
-    cmd->add_option("--runs", args->lab.runs, "runs per commit (2 or more: one run gives no verdict)")->check(within(1u, 100u))->capture_default_str();
+    cmd->add_option("--runs", args->lab.runs, "runs per commit (2 or more: one run gives no verdict)")
+        ->check(within(1u, 100u))
+        ->capture_default_str();
     cmd->add_option("--max-runs", args->max_runs, "runs before an undecided commit is skipped (default 2 x --runs)")
         ->check(within(1u, 200u));
     cmd->add_option("-o,--out", args->lab.out, "the bisect's directory")->capture_default_str();
