@@ -15,6 +15,15 @@
 // the runs of a side merged into one) and the run-statistics layer on top.
 namespace lockscope::reports::detail {
 
+// Why a figure with one run on a side has no verdict (judgeFigure, the event tests).
+inline constexpr const char* kOneRun = "one run on a side: run-to-run variance unknown";
+
+// The verdict of a lock seen on one side only (p: not Presence::Both).
+inline Verdict presenceVerdict(Presence p)
+{
+    return p == Presence::OnlyAfter ? Verdict::OnlyAfter : Verdict::OnlyBefore;
+}
+
 // Δ% used for the effect floor; a change from zero counts as infinitely large.
 inline double effectPct(const Delta& x)
 {

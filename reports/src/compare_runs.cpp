@@ -64,8 +64,6 @@ bool bigEnough(const MetricDelta& m, const CompareOptions& o)
     return std::fabs(effectPct(m.value)) >= o.min_effect_pct;
 }
 
-constexpr const char* kOneRun = "one run on a side: run-to-run variance unknown";
-
 // One run on a side: the event test's p, never a verdict. The test treats
 // every event as independent, so any run-to-run difference passes it: one
 // run a side of the same kernel (A/A) got a verdict in 53-100% of the pairs
@@ -78,10 +76,10 @@ Judgement judgeEvents(const MetricDelta& m, TestKind kind, const Significance& s
     j.test = kind;
     j.p_value = s.p_value;
     j.below_effect_floor = s.p_value < o.alpha && !s.significant;
-    j.reason = std::string(kOneRun) + "; the event test treats every event as independent and overstates significance";
+    j.reason = std::string(detail::kOneRun) + "; the event test treats every event as independent and overstates significance";
     if (s.significant && m.value.delta() != 0.0) {
         j.verdict = Verdict::NoVerdict;
-        j.reason = std::string(kOneRun) + ": the event test sees a change, which runs of one kernel also show; "
+        j.reason = std::string(detail::kOneRun) + ": the event test sees a change, which runs of one kernel also show; "
                                           "record two or more runs a side for a verdict";
     }
     return j;
@@ -272,7 +270,7 @@ void judgeLockOneRun(LockDelta& l, const std::string& gapWait, const std::string
     const Log2Hist& ha = waits ? l.wait_after : l.hold_after;
     if (l.presence != Presence::Both || !m) {
         l.judgement.basis = basis;
-        l.judgement.verdict = l.presence == Presence::OnlyAfter ? Verdict::OnlyAfter : Verdict::OnlyBefore;
+        l.judgement.verdict = detail::presenceVerdict(l.presence);
     } else if (std::max(hb.count(), ha.count()) < o.min_events) {
         l.judgement = insufficient(basis, o);
     } else {
@@ -308,7 +306,7 @@ void judgeLocks(Comparison& c, const Runs& base, const Runs& patched, const Comp
                 m.judgement = judgeFigure(m, o);
             // A lock seen on one side only and not decided by its figure's test says just that.
             if (c.varianceKnown() && l.presence != Presence::Both && !m.judgement.decided())
-                m.judgement.verdict = l.presence == Presence::OnlyAfter ? Verdict::OnlyAfter : Verdict::OnlyBefore;
+                m.judgement.verdict = detail::presenceVerdict(l.presence);
             withhold(m.judgement, def.hold ? gapHold : gapWait);
             if (std::string(def.name) == "p99 wait") { // an estimated tail gets no verdict it cannot support
                 m.tail_basis = detail::weakestTailBasis(base, mb, patched, ma, l.key, 99);
@@ -362,7 +360,7 @@ void judgeLatency(std::vector<LatencyDelta>& rows, const Runs& base, const Runs&
         Judgement& j = l.avg_runs.judgement;
         if (l.presence != Presence::Both) {
             j.basis = l.avg_runs.name;
-            j.verdict = l.presence == Presence::OnlyAfter ? Verdict::OnlyAfter : Verdict::OnlyBefore;
+            j.verdict = detail::presenceVerdict(l.presence);
         } else if (std::max(l.before.count(), l.after.count()) < o.min_events) {
             j = insufficient(l.avg_runs.name, o);
         } else if (c.varianceKnown()) {

@@ -232,9 +232,8 @@ FigureChange figureChange(const Comparison& c, const std::string& key, const Jud
     // seen on one side only included: one run of the same kernel can miss a
     // lock another run contends on.
     if (!c.varianceKnown() && (row || l->presence != Presence::Both)) {
-        f.verdict = l->presence == Presence::Both ? toString(row ? row->judgement.verdict : Verdict::NoVerdict)
-                                                  : toString(l->presence == Presence::OnlyAfter ? Verdict::OnlyAfter
-                                                                                                : Verdict::OnlyBefore);
+        f.verdict =
+            toString(l->presence == Presence::Both ? row->judgement.verdict : detail::presenceVerdict(l->presence));
         f.change = Change::Unclear;
         f.reason = kOneRunAside;
         return f;
@@ -245,7 +244,7 @@ FigureChange figureChange(const Comparison& c, const std::string& key, const Jud
         const bool after = l->presence == Presence::OnlyAfter;
         const uint64_t events = after ? l->wait_after.count() + l->hold_after.count()
                                       : l->wait_before.count() + l->hold_before.count();
-        f.verdict = toString(after ? Verdict::OnlyAfter : Verdict::OnlyBefore);
+        f.verdict = toString(detail::presenceVerdict(l->presence));
         if (events >= c.options.min_events) {
             f.change = after ? Change::Up : Change::Down;
             f.reason = "on one side only, " + std::to_string(events) + " events there";

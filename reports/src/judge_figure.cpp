@@ -37,7 +37,6 @@ double figureFloor(const MetricDelta& m, const CompareOptions& o)
 }
 
 namespace {
-constexpr const char* kOneRun = "one run on a side: run-to-run variance unknown";
 
 bool allZero(const RunSummary& s)
 {
@@ -107,7 +106,7 @@ Judgement judgeFigure(const MetricDelta& m, const CompareOptions& o)
     const RunSummary &b = m.before_runs, &a = m.after_runs;
     if (b.n < 2 || a.n < 2) {
         j.verdict = Verdict::NoVerdict;
-        j.reason = kOneRun;
+        j.reason = detail::kOneRun;
         return j;
     }
     const double delta = a.mean - b.mean;
