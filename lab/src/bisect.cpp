@@ -253,12 +253,12 @@ private:
         const bool oneRun = goodRuns_.size() < 2 || badRuns_.size() < 2;
         const std::string noVerdict = "one run a commit gives no verdict: use --runs 2 or more";
         if (o_.lock.empty()) {
+            if (oneRun) // no lock can have changed: nothing to pick from
+                return refuse(noVerdict);
             const auto pick = reports::pickChangedLock(goodRuns_, badRuns_, o_.figure);
             if (!pick)
-                return refuse(oneRun ? noVerdict
-                                     : "good and bad are alike for every lock" +
-                                           (o_.figure.empty() ? std::string() : " (" + o_.figure + ")") +
-                                           ": nothing to bisect");
+                return refuse("good and bad are alike for every lock" +
+                              (o_.figure.empty() ? std::string() : " (" + o_.figure + ")") + ": nothing to bisect");
             target_ = pick->target;
             change = pick->change;
             why = pick->why;
