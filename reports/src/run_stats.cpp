@@ -112,6 +112,36 @@ RunTest welchTest(const RunSummary& b, const RunSummary& a)
     return r;
 }
 
+bool runsCanDecide(size_t before, size_t after) noexcept
+{
+    return std::min(before, after) >= 2 || (std::min(before, after) == 1 && std::max(before, after) >= 3);
+}
+
+RunTest singleRunTest(const RunSummary& b, const RunSummary& a)
+{
+    RunTest r;
+    const RunSummary& many = b.n == 1 ? a : b;
+    const RunSummary& one = b.n == 1 ? b : a;
+    if (one.n != 1 || many.n < 2)
+        return r;
+    r.ranges_separate = one.mean < many.min || one.mean > many.max;
+    r.df = double(many.n - 1);
+    const double se = many.stddev * std::sqrt(1.0 + 1.0 / double(many.n));
+    if (se == 0.0) {
+        r.p_value = a.mean == b.mean ? 1.0 : 0.0;
+        r.t = a.mean == b.mean ? 0.0 : std::copysign(std::numeric_limits<double>::infinity(), a.mean - b.mean);
+        return r;
+    }
+    r.t = (a.mean - b.mean) / se;
+    r.p_value = studentTTwoSided(r.t, r.df);
+    return r;
+}
+
+RunTest runsTest(const RunSummary& b, const RunSummary& a)
+{
+    return b.n >= 2 && a.n >= 2 ? welchTest(b, a) : singleRunTest(b, a);
+}
+
 RateTest quasiPoissonRateTest(const std::vector<double>& kb, const std::vector<double>& eb,
                               const std::vector<double>& ka, const std::vector<double>& ea)
 {

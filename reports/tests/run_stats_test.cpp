@@ -98,6 +98,43 @@ TEST(RunStats, ClosedFormTailsAgreeWithTheTable)
     EXPECT_NEAR(studentTTwoSided(3.0, 2), tTail2(3.0), 1e-12);
 }
 
+TEST(RunStats, OneRunAgainstTheOtherSidesPredictionInterval)
+{
+    // 10, 12, 14: mean 12, s 2; a run at 20 lies (20 - 12) / (2 sqrt(1 + 1/3)) = 3.464 standard errors out, on 2 df.
+    const RunSummary three = RunSummary::of({10, 12, 14}), one = RunSummary::of({20});
+    const RunTest up = singleRunTest(three, one);
+    EXPECT_NEAR(up.t, 8.0 / (2.0 * std::sqrt(4.0 / 3.0)), 1e-12);
+    EXPECT_DOUBLE_EQ(up.df, 2.0);
+    EXPECT_NEAR(up.p_value, tTail2(up.t), 1e-12);
+    EXPECT_TRUE(up.ranges_separate);
+    // The single run on the before side: the same size, the other sign.
+    const RunTest down = singleRunTest(one, three);
+    EXPECT_NEAR(down.t, -up.t, 1e-12);
+    EXPECT_NEAR(down.p_value, up.p_value, 1e-12);
+    // Inside the other side's range: not separate, p large.
+    const RunTest inside = singleRunTest(three, RunSummary::of({13}));
+    EXPECT_FALSE(inside.ranges_separate);
+    EXPECT_GT(inside.p_value, 0.5);
+    // runsTest picks it for one run, Welch's t for two or more a side.
+    EXPECT_EQ(runsTest(three, one), up);
+    EXPECT_EQ(runsTest(three, RunSummary::of({19, 21})), welchTest(three, RunSummary::of({19, 21})));
+    // No spread on the other side: p 1 for the same value, 0 for another.
+    EXPECT_DOUBLE_EQ(singleRunTest(RunSummary::of({5, 5, 5}), RunSummary::of({5})).p_value, 1.0);
+    EXPECT_DOUBLE_EQ(singleRunTest(RunSummary::of({5, 5, 5}), RunSummary::of({6})).p_value, 0.0);
+}
+
+TEST(RunStats, RunsDecideWithTwoASideOrThreeAgainstOne)
+{
+    EXPECT_FALSE(runsCanDecide(1, 1));
+    EXPECT_FALSE(runsCanDecide(1, 2));
+    EXPECT_FALSE(runsCanDecide(2, 1));
+    EXPECT_FALSE(runsCanDecide(0, 5));
+    EXPECT_TRUE(runsCanDecide(1, 3));
+    EXPECT_TRUE(runsCanDecide(3, 1));
+    EXPECT_TRUE(runsCanDecide(2, 2));
+    EXPECT_TRUE(runsCanDecide(2, 7));
+}
+
 TEST(RunStats, QuasiPoissonPresenceInEveryRunOfOneSide)
 {
     // The seed-04 shape: no waits in three runs, 12, 14, 9 in the other three (1 s each).

@@ -39,6 +39,22 @@ struct RunTest {
 // gives p 1 for equal means and p 0 otherwise.
 RunTest welchTest(const RunSummary& before, const RunSummary& after);
 
+// Whether runs can decide a figure: two or more a side, or one run against
+// three or more. One against two would rest on one degree of freedom (t >
+// 63.7 at alpha 0.01): no verdict, as with one run a side.
+bool runsCanDecide(size_t before, size_t after) noexcept;
+
+// One run against n >= 2 of the other side: is it outside the other side's
+// prediction interval? t = (after - before) / (s * sqrt(1 + 1/n)) on n - 1
+// df, s the other side's standard deviation standing for both sides (a
+// single run has no spread of its own). Zero spread gives p 1 for an equal
+// value and p 0 otherwise.
+RunTest singleRunTest(const RunSummary& before, const RunSummary& after);
+
+// The test across runs that fits the sides' run counts (runsCanDecide):
+// Welch's t, or singleRunTest when a side has one run.
+RunTest runsTest(const RunSummary& before, const RunSummary& after);
+
 // A rate comparison of event counts over runs (quasi-Poisson): each run
 // counted k events over an exposure e (seconds, or operations). Under "the
 // same rate" the after side's share of all events is binomial given their
@@ -58,7 +74,9 @@ struct RateTest {
     bool operator==(const RateTest&) const = default;
 };
 
-// Needs >= 2 runs per side (callers check); counts and exposures per run, exposures > 0.
+// Needs runsCanDecide (callers check): with one run on a side the dispersion
+// comes from the other side's runs alone. Counts and exposures per run,
+// exposures > 0.
 RateTest quasiPoissonRateTest(const std::vector<double>& counts_before, const std::vector<double>& exposure_before,
                               const std::vector<double>& counts_after, const std::vector<double>& exposure_after);
 
