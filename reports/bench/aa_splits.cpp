@@ -6,13 +6,15 @@
 // often one run per side gets a change from the event tests, which is why one
 // run a side gives no verdict. Numbers go to reports/README.md.
 //
-// usage: lockscope_aa_splits K MAX_SPLITS ALPHA [--no-floors] capture.json... [-- patched.json...]
+// usage: lockscope_aa_splits K[:K2] MAX_SPLITS ALPHA [--no-floors] capture.json... [-- patched.json...]
+//   K:K2 puts K runs before and K2 after (1:3, 3:1: one run against three).
 //   with "-- patched...": instead of A/A, every K-subset of the first set
-//   against every K-subset of the second (the injected-change detection rate).
+//   against every K2-subset of the second (the injected-change detection rate).
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -114,7 +116,14 @@ int main(int argc, char** argv)
                      argv[0]);
         return 2;
     }
-    const size_t k = std::strtoul(argv[1], nullptr, 10), maxSplits = std::strtoul(argv[2], nullptr, 10);
+    char* rest = nullptr;
+    const size_t k = std::strtoul(argv[1], &rest, 10);
+    const size_t k2 = *rest == ':' ? std::strtoul(rest + 1, nullptr, 10) : k;
+    const size_t maxSplits = std::strtoul(argv[2], nullptr, 10);
+    if (k == 0 || k2 == 0) {
+        std::fprintf(stderr, "K and K2 must be 1 or more: %s\n", argv[1]);
+        return 2;
+    }
     CompareOptions o;
     o.alpha = std::strtod(argv[3], nullptr);
     std::vector<std::string> a, b;
@@ -135,13 +144,16 @@ int main(int argc, char** argv)
         std::mt19937 rng(42);
         Tally sets, singles;
         if (b.empty()) {
-            // A/A: disjoint K-subsets (first, second) with first < second to count each split once.
-            auto all = subsets(runsA.size(), k);
+            // A/A: disjoint K- and K2-subsets (first, second); with K = K2 first < second counts each split once.
+            if (k + k2 > runsA.size())
+                throw std::invalid_argument(std::to_string(k) + " + " + std::to_string(k2) + " runs needed, " +
+                                            std::to_string(runsA.size()) + " given");
+            const auto all = subsets(runsA.size(), k), all2 = subsets(runsA.size(), k2);
             std::vector<std::pair<size_t, size_t>> pairs;
             for (size_t i = 0; i < all.size(); ++i)
-                for (size_t j = i + 1; j < all.size(); ++j) {
+                for (size_t j = k == k2 ? i + 1 : 0; j < all2.size(); ++j) {
                     std::vector<size_t> both;
-                    std::set_intersection(all[i].begin(), all[i].end(), all[j].begin(), all[j].end(),
+                    std::set_intersection(all[i].begin(), all[i].end(), all2[j].begin(), all2[j].end(),
                                           std::back_inserter(both));
                     if (both.empty())
                         pairs.emplace_back(i, j);
@@ -150,13 +162,15 @@ int main(int argc, char** argv)
             if (pairs.size() > maxSplits)
                 pairs.resize(maxSplits);
             for (const auto& [i, j] : pairs)
-                add(sets, compareSets(pick(runsA, all[i]), pick(runsA, all[j]), o));
+                add(sets, compareSets(pick(runsA, all[i]), pick(runsA, all2[j]), o));
             for (size_t i = 0; i < runsA.size(); ++i)
                 for (size_t j = i + 1; j < runsA.size(); ++j)
                     add(singles, compare(runsA[i], runsA[j], o));
-            std::printf("A/A on %zu runs, %zu vs %zu runs per side\n", runsA.size(), k, k);
+            std::printf("A/A on %zu runs, %zu vs %zu runs per side\n", runsA.size(), k, k2);
         } else {
-            auto sa = subsets(runsA.size(), k), sb = subsets(runsB.size(), k);
+            if (k > runsA.size() || k2 > runsB.size())
+                throw std::invalid_argument("fewer runs than K or K2");
+            auto sa = subsets(runsA.size(), k), sb = subsets(runsB.size(), k2);
             for (const auto& x : sa)
                 for (const auto& y : sb)
                     if (sets.comparisons < maxSplits)
@@ -165,9 +179,10 @@ int main(int argc, char** argv)
                 for (const auto& y : runsB)
                     add(singles, compare(x, y, o));
             std::printf("A/B: %zu base runs, %zu patched runs, %zu vs %zu runs per side\n", runsA.size(),
-                        runsB.size(), k, k);
+                        runsB.size(), k, k2);
         }
-        print("run sets (judgeFigure: Welch t or quasi-Poisson + ranges + effect and absolute floors)", sets);
+        print("run sets (judgeFigure: Welch t, one run's t or quasi-Poisson + ranges + effect and absolute floors)",
+              sets);
         print("one run per side (what the event tests call a change; no verdict)", singles);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "%s\n", e.what());
