@@ -51,6 +51,7 @@ const char* toString(TestKind t) noexcept
     case TestKind::EventProportion: return "proportion z on samples";
     case TestKind::EventShape: return "chi-square on calls";
     case TestKind::QuasiPoissonRuns: return "quasi-Poisson rate over runs";
+    case TestKind::OneRunAgainstRuns: return "t of one run against the other side's runs";
     }
     return "?";
 }

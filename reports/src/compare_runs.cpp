@@ -45,8 +45,8 @@ MetricDelta runMetric(std::string name, std::string unit, RunValues b, RunValues
     m.value = Delta{m.before_runs.mean, m.after_runs.mean};
     m.before_values = std::move(b);
     m.after_values = std::move(a);
-    if (m.before_runs.n >= 2 && m.after_runs.n >= 2)
-        m.runs_test = welchTest(m.before_runs, m.after_runs);
+    if (runsCanDecide(m.before_runs.n, m.after_runs.n))
+        m.runs_test = runsTest(m.before_runs, m.after_runs);
     return m;
 }
 
@@ -80,7 +80,7 @@ Judgement judgeEvents(const MetricDelta& m, TestKind kind, const Significance& s
     if (s.significant && m.value.delta() != 0.0) {
         j.verdict = Verdict::NoVerdict;
         j.reason = std::string(detail::kOneRun) + ": the event test sees a change, which runs of one kernel also show; "
-                                          "record two or more runs a side for a verdict";
+                                          "record two or more runs a side, or three or more against one, for a verdict";
     }
     return j;
 }
@@ -683,6 +683,11 @@ std::string varianceNote(const Comparison& c)
                       (fmt::duration(o.floor_cpu_pct / 100.0 * 1e9) + "/s").c_str(), o.floor_events_per_s,
                       fmt::duration(o.floor_ns).c_str(), o.floor_events_per_op);
         std::string note = n + b + ".";
+        if (std::min(c.runs_before, c.runs_after) == 1)
+            note += " The side of one run is judged against the other side's runs: their spread stands for both "
+                    "(Student's t on the prediction interval, n - 1 df; a quasi-Poisson rate test for counts), so a "
+                    "patch that makes runs vary more reads as a change, and so does one unusual run: confirm a "
+                    "change on one run with more runs.";
         if (c.per_op_leads)
             note += " Operations per second differ by " + fmt::pct(c.ops_per_s) + " (" +
                     fmt::significant(o.min_effect_pct, 6) +
@@ -692,7 +697,8 @@ std::string varianceNote(const Comparison& c)
     }
     return n + ": run-to-run variance is unknown, so no figure gets a verdict. The p-values are event tests', "
                "which treat every event as independent: two runs of one kernel differ by more than they allow. "
-               "Record two or more runs a side (compare A1 A2 A3 -- B1 B2 B3, lab --runs 3) for verdicts.";
+               "Record two or more runs a side (compare A1 A2 A3 -- B1 B2 B3, lab --runs 3), or three or more "
+               "against one, for verdicts.";
 }
 
 Comparison compareSets(const std::vector<const Capture*>& base, const std::vector<const Capture*>& patched,

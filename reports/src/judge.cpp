@@ -122,7 +122,8 @@ std::string figureText(const JudgeFigure& figure, const RunSummary& runs)
 
 namespace {
 
-constexpr const char* kOneRunAside = "one run a side: no verdict without two or more runs a side";
+constexpr const char* kOneRunAside =
+    "one run a side: no verdict without two or more runs a side, or three or more against one";
 
 struct Identity {
     std::string key, name;

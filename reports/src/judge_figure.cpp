@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+#include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "compare_internal.h"
 #include "lockscope/reports/compare.h"
@@ -85,9 +87,16 @@ Evidence evidence(const MetricDelta& m)
         e.var_after = ea > 0.0 ? r.dispersion * r.rate_after / ea * scale * scale : 0.0;
         return e;
     }
-    e.p = m.runs_test ? m.runs_test->p_value : welchTest(b, a).p_value;
+    const RunTest t = m.runs_test ? *m.runs_test : runsTest(b, a);
+    e.test = b.n >= 2 && a.n >= 2 ? TestKind::WelchRuns : TestKind::OneRunAgainstRuns;
+    e.p = t.p_value;
     e.var_before = b.stddev * b.stddev;
     e.var_after = a.stddev * a.stddev;
+    // A single run has no spread of its own: the other side's stands for it (singleRunTest).
+    if (b.n == 1)
+        e.var_before = e.var_after;
+    if (a.n == 1)
+        e.var_after = e.var_before;
     return e;
 }
 
@@ -104,9 +113,19 @@ Judgement judgeFigure(const MetricDelta& m, const CompareOptions& o)
     Judgement j;
     j.basis = m.name;
     const RunSummary &b = m.before_runs, &a = m.after_runs;
-    if (b.n < 2 || a.n < 2) {
+    if (!runsCanDecide(b.n, a.n)) {
         j.verdict = Verdict::NoVerdict;
         j.reason = detail::kOneRun;
+        if (std::max(b.n, a.n) == 2)
+            j.reason += std::string(": against two runs a test rests on one degree of freedom (three or more decide)");
+        return j;
+    }
+    if ((b.n == 1 && allZero(a) && !allZero(b)) || (a.n == 1 && allZero(b) && !allZero(a))) {
+        // Nothing on the other side says how much the figure varies: one run cannot tell a lock or
+        // leaf that comes and goes between runs from a new one.
+        j.verdict = Verdict::NoVerdict;
+        j.reason = "seen in the one run only, in no run of the other side: one run cannot tell what comes and "
+                   "goes between runs from a change";
         return j;
     }
     const double delta = a.mean - b.mean;

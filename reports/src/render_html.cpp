@@ -385,7 +385,8 @@ std::string htmlComparison(const Comparison& c, const RenderExtras& x)
             b += svg::histogram(s.before, &s.after, s.name + " latency");
     }
     b += "<p class=\"muted\">Locks are matched by key, frames by function and module (no offsets). With two or more "
-         "runs per side a verdict needs Welch's t-test across runs (a quasi-Poisson rate test over runs for event "
+         "runs per side a verdict needs Welch's t-test across runs (one run against three or more: Student's t of "
+         "the run on the other side's spread; a quasi-Poisson rate test over runs for event "
          "counts and for figures absent from one side), separated ranges (LKP), the effect floor and the absolute "
          "floor (see above); with "
          "one run a side nothing gets a verdict, and the p-values shown are event tests' (chi-square homogeneity on "

@@ -237,7 +237,11 @@ std::string markdownComparison(const Comparison& c, const RenderExtras& x)
             out += "| " + code(s.name) + s.sampledNote() + " | " + figureCells(s.avg_runs);
     }
     out += "\nMethod: " + (c.varianceKnown()
-                                ? std::string("Welch's t-test across runs (a quasi-Poisson rate test over runs for "
+                                ? std::string(std::min(c.runs_before, c.runs_after) == 1
+                                                  ? "Student's t of the single run against the other side's runs, "
+                                                    "whose spread stands for both"
+                                                  : "Welch's t-test across runs") +
+                                      std::string(" (a quasi-Poisson rate test over runs for "
                                               "event counts and for figures absent from one side), LKP-style range "
                                               "separation, an effect floor and an absolute floor must all hold for a "
                                               "verdict; ")

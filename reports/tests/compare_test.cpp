@@ -85,6 +85,45 @@ TEST(Compare, OneRunASideSeesTheChangeButGivesNoVerdict)
     EXPECT_EQ(c.locks[order[3]].key, "spinlock@steady");
 }
 
+TEST(Compare, OneRunAgainstThreeIsJudgedOnTheOtherSidesSpread)
+{
+    auto [bs, as] = knownRuns();
+    for (const bool singleAfter : {true, false}) {
+        const Comparison c = singleAfter ? compareSets(bs, std::vector<Capture>{as[0]})
+                                         : compareSets(std::vector<Capture>{bs[0]}, as);
+        const LockDelta& hot = findLock(c, "spinlock@hot");
+        EXPECT_EQ(hot.judgement.verdict, Verdict::Improved) << singleAfter;
+        EXPECT_EQ(hot.judgement.test, TestKind::OneRunAgainstRuns);
+        EXPECT_EQ(findLock(c, "spinlock@steady").judgement.verdict, Verdict::NoSignificantChange);
+        // In every run of one side and none of the other: the rate test on the runs' dispersion judges it
+        // (under the absolute floor here: 60 us/s of waits)...
+        const LockDelta& onThree = findLock(c, singleAfter ? "spinlock@gone" : "spinlock@fresh");
+        EXPECT_EQ(onThree.judgement.test, TestKind::QuasiPoissonRuns);
+        EXPECT_LT(onThree.judgement.p_value.value_or(1.0), 0.01);
+        EXPECT_TRUE(onThree.judgement.below_floor);
+        // ...but in the one run only, nothing says whether the lock just comes and goes between runs.
+        const LockDelta& inOne = findLock(c, singleAfter ? "spinlock@fresh" : "spinlock@gone");
+        EXPECT_EQ(inOne.judgement.verdict, singleAfter ? Verdict::OnlyAfter : Verdict::OnlyBefore);
+        EXPECT_EQ(inOne.judgement.test, TestKind::None);
+        EXPECT_NE(inOne.judgement.reason.find("in the one run only"), std::string::npos) << inOne.judgement.reason;
+        EXPECT_NE(varianceNote(c).find("side of one run"), std::string::npos) << varianceNote(c);
+    }
+}
+
+TEST(Compare, OneRunAgainstTwoGivesNoVerdict)
+{
+    auto [bs, as] = knownRuns();
+    const Comparison c = compareSets(std::vector<Capture>{bs[0], bs[1]}, std::vector<Capture>{as[0]});
+    EXPECT_FALSE(c.varianceKnown());
+    const LockDelta& hot = findLock(c, "spinlock@hot");
+    EXPECT_EQ(hot.judgement.verdict, Verdict::NoVerdict);
+    for (const auto& m : hot.runs)
+        EXPECT_FALSE(m.judgement.decided()) << m.name;
+    const MetricDelta* mean = lockFigure(hot, "mean wait");
+    ASSERT_NE(mean, nullptr);
+    EXPECT_NE(mean->judgement.reason.find("one degree of freedom"), std::string::npos) << mean->judgement.reason;
+}
+
 TEST(Compare, UnchangedWithNoiseIsNotSignificant)
 {
     auto [b, a] = knownPair();

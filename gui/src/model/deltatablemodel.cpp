@@ -289,7 +289,8 @@ QVariant DeltaTableModel::headerData(int section, Qt::Orientation orientation, i
         "Mean of the judged figure over the baseline (A) runs, ± coefficient of variation with two or more runs",
         "Mean of the judged figure over the patched (B) runs, ± coefficient of variation with two or more runs",
         "(B − A) / A of the judged figure's means",
-        "The test that produced the verdict: Welch's t across runs, or the quasi-Poisson rate test over runs for "
+        "The test that produced the verdict: Welch's t across runs (one run against three or more: t of the run on "
+        "the other side's spread), or the quasi-Poisson rate test over runs for "
         "event counts and figures absent from one side (with range separation, the effect floor and the absolute "
         "floor) with two or more runs per side, else the event tests on the pooled histograms (shown, never a "
         "verdict)",

@@ -133,7 +133,8 @@ QVariant LatencyDeltaModel::headerData(int section, Qt::Orientation orientation,
         "syscall or kernel function",
         "Matched by name across the two captures",
         "The comparison engine's verdict on the mean latency (Welch's t across runs with two or more runs per side, "
-        "else χ² on the pooled calls; the tooltip names the test): significant change either way, no "
+        "t of one run on the other side's spread with three or more against one, else χ² on the pooled calls; the "
+        "tooltip names the test): significant change either way, no "
         "significant change, too few calls, or an entry on one side only",
         "Calls in the baseline (A); estimated from the timed calls when only 1 in N was timed and not counted",
         "Mean latency in the baseline (A)",

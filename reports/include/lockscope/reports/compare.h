@@ -62,6 +62,7 @@ enum class TestKind {
     EventProportion,   // two-proportion z-test on pooled samples (CPU shares, one run per side: no verdict)
     EventShape,        // chi-square shape on pooled calls (syscall latency, one run per side: no verdict)
     QuasiPoissonRuns,  // event counts over runs, quasi-Poisson rate test + range separation + effect floor
+    OneRunAgainstRuns, // one run against three or more: t on the other side's spread (prediction interval) + floors
 };
 const char* toString(TestKind t) noexcept;
 
@@ -126,7 +127,7 @@ struct MetricDelta {
     Delta value;
     bool higher_is_better = false;
     RunSummary before_runs, after_runs;
-    std::optional<RunTest> runs_test;  // when both sides have >= 2 runs
+    std::optional<RunTest> runs_test;  // when the runs can decide (runsCanDecide): Welch's t or singleRunTest
     FigureKind kind = FigureKind::Other;
     bool directed = true;              // false: a change gets no better/worse verdict
     RunValues before_values, after_values;
@@ -300,7 +301,7 @@ struct Comparison {
     bool per_op = false;
     bool per_op_leads = false;
     Delta ops_per_s;                     // the sides' mean operations per second of capture, with per_op
-    bool varianceKnown() const noexcept { return runs_before >= 2 && runs_after >= 2; }
+    bool varianceKnown() const noexcept { return runsCanDecide(runs_before, runs_after); }
     bool operator==(const Comparison&) const = default;
 };
 
