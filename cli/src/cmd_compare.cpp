@@ -137,9 +137,9 @@ void addCompareCommand(CLI::App& app, Result& result)
             for (auto& chart : reports::readScalingFile(path))
                 extras.scaling.push_back(std::move(chart));
         const auto beforeFiles = reports::expandCaptureArgs(before), afterFiles = reports::expandCaptureArgs(after);
-        if (o->fail_if_worse && (beforeFiles.size() < 2 || afterFiles.size() < 2))
-            throw CLI::ValidationError("--fail-if-worse needs two or more runs a side (B1 B2 ... -- A1 A2 ...): one "
-                                       "run a side gives no verdict, so the gate could never fail");
+        if (o->fail_if_worse && !reports::runsCanDecide(beforeFiles.size(), afterFiles.size()))
+            throw CLI::ValidationError("--fail-if-worse needs two or more runs a side, or three or more against one "
+                                       "(B1 B2 B3 -- A1): fewer give no verdict, so the gate could never fail");
         const reports::Comparison c = reports::compareSetFiles(beforeFiles, afterFiles, co);
         emitPieces(o->output, [&](const reports::TextSink& sink) {
             reports::render(c, *reports::parseFormat(o->format), extras, sink);

@@ -93,6 +93,13 @@ TEST(CliInput, FailIfWorseGatesTheExitCode)
     EXPECT_EQ(run(cli() + " compare " + a + " " + b + " --fail-if-worse 10 2>&1 >/dev/null", &out), 2) << out;
     EXPECT_EQ(lines(out), 1u) << out;
     EXPECT_NE(out.find("--fail-if-worse needs two or more runs a side"), std::string::npos) << out;
+    // One run against three is judged (the three runs' spread stands for both); against two it is refused.
+    out.clear();
+    EXPECT_EQ(run(cli() + " compare " + as + " " + a + " -- " + b + " --fail-if-worse 10 >/dev/null", &out), 3) << out;
+    EXPECT_NE(out.find("regression: lock spinlock@sem_lock"), std::string::npos) << out;
+    out.clear();
+    EXPECT_EQ(run(cli() + " compare " + bs + " -- " + a + " --fail-if-worse 10 2>&1 >/dev/null", &out), 2) << out;
+    EXPECT_NE(out.find("or three or more against one"), std::string::npos) << out;
 }
 
 TEST(CliInput, UnknownLockAndFormat)
