@@ -212,6 +212,25 @@ TEST(Judge, TheSeedsLockIsJudgedOverRuns)
     EXPECT_EQ(likeGood.vs_bad->change, Change::Down);
 }
 
+TEST(Judge, OneRunAgainstThreeRunsIsJudged)
+{
+    // One run of the commit under test against three of each end: the ends' spread stands for its own.
+    const auto good = aaRuns({1, 3, 5}), bad = slowerRuns({2, 4, 6}, 4);
+    const auto likeBad = judge(good, {slower(aaRun(4), 4)}, bad, {kLock, kFigure});
+    EXPECT_EQ(likeBad.call, Call::Bad) << likeBad.why;
+    EXPECT_EQ(likeBad.vs_good.change, Change::Up);
+    // The test has 2 df: against the slowed runs (their spread 16x the good runs') even a 16x difference
+    // is not called, so a good-like single run stays undecided where three would be good.
+    const auto likeGood = judge(good, {aaRun(6)}, bad, {kLock, kFigure});
+    EXPECT_EQ(likeGood.call, Call::Undecided) << likeGood.why;
+    EXPECT_EQ(likeGood.vs_good.change, Change::Same) << likeGood.vs_good.text();
+    // Seed 04's hash_lock waits in one patched run and in no baseline run: one run cannot tell a lock that
+    // comes and goes between runs from a new one (three runs can: TheSeedsLockIsJudgedOverRuns).
+    const auto seed = judge(seed04Runs("base"), {seed04Runs("p4")[0]}, seed04Runs("p4"), {"hash_lock", ""});
+    EXPECT_EQ(seed.call, Call::Undecided) << seed.why;
+    EXPECT_NE(seed.why.find("in the one run only"), std::string::npos) << seed.why;
+}
+
 TEST(Judge, OneRunASideDecidesNothing)
 {
     // The seed's new lock on one run a side (53 waits, patched only): a lock
