@@ -45,6 +45,7 @@ expect same "the same commit" -- --tree "$work/repo" --good HEAD --bad HEAD -- t
 expect no-workload "no workload" -- --tree "$work/repo" --good HEAD~2 --bad HEAD
 expect missing-workload "workload '/no/such/program' not found" -- --tree "$work/repo" --good HEAD~2 --bad HEAD -- /no/such/program
 expect bad-figure "unknown figure 'speed'" -- --tree "$work/repo" --good HEAD~2 --bad HEAD --figure speed -- true
+expect one-run "one run a commit gives no verdict: use --runs 2 or more" -- --tree "$work/repo" --good HEAD~2 --bad HEAD --runs 1 -- true
 expect max-runs "--max-runs (2) is below --runs (3)" -- --tree "$work/repo" --good HEAD~2 --bad HEAD --max-runs 2 -- true
 expect no-resume "holds no bisect to resume" -- --resume "$work/plain"
 expect resume-and-options "cannot change it" -- --resume "$work/plain" --lock x

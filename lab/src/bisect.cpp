@@ -69,8 +69,11 @@ void checkInput(const BisectOptions& o, const GitHistory& git, std::string& good
         throw LabError("no workload: add `-- <command> [args]` to run under lockscope record in each guest");
     if (findExecutable(o.lab.workload[0]).empty())
         throw LabError("workload '" + o.lab.workload[0] + "' not found on this host (give its path)");
-    if (o.lab.runs == 0)
-        throw LabError("--runs must be at least 1");
+    // Every commit's runs are judged against another's, and one run against one gives no verdict:
+    // refused before any kernel is built.
+    if (o.lab.runs < 2)
+        throw LabError("--runs " + std::to_string(o.lab.runs) +
+                       ": one run a commit gives no verdict: use --runs 2 or more (3 by default)");
     if (o.max_runs && o.max_runs < o.lab.runs)
         throw LabError("--max-runs (" + std::to_string(o.max_runs) + ") is below --runs (" +
                        std::to_string(o.lab.runs) + ")");

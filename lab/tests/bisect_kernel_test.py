@@ -217,7 +217,7 @@ def main():
             and r.stdout.count("\n") == 1, "an A/A range is refused with one line")
     d4 = os.path.join(work, "bisect-nolock")
     shutil.rmtree(d4, ignore_errors=True)
-    r = subprocess.run(bisect_cmd(lockscope, repo, base, shas[3], d4, workload, "--lock", "no_such_lock", runs="1"),
+    r = subprocess.run(bisect_cmd(lockscope, repo, base, shas[3], d4, workload, "--lock", "no_such_lock", runs="2"),
                        capture_output=True, text=True)
     print(r.stderr + r.stdout, flush=True)
     f.check(r.returncode == 1 and "'no_such_lock' is on neither endpoint" in r.stdout and r.stdout.count("\n") == 1,
