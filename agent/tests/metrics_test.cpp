@@ -4,7 +4,9 @@
 
 #include <cstdio>
 #include <fstream>
+#include <string>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "lockscope/agent/metrics.h"
 #include "lockscope/util/executable.h"
@@ -64,7 +66,7 @@ TEST(Metrics, PromtoolFindsNothingToSay)
     const std::string promtool = util::findExecutable("promtool");
     if (promtool.empty())
         GTEST_SKIP() << "no promtool (Debian package: prometheus)";
-    const std::string path = ::testing::TempDir() + "/metrics.txt";
+    const std::string path = ::testing::TempDir() + "/lockscope-metrics-" + std::to_string(::getpid()) + ".txt";
     std::ofstream(path) << sampleText();
     const std::string cmd = promtool + " check metrics < " + path + " 2>&1";
     FILE* p = popen(cmd.c_str(), "r");
@@ -74,6 +76,7 @@ TEST(Metrics, PromtoolFindsNothingToSay)
     while (size_t n = fread(buf, 1, sizeof buf, p))
         out.append(buf, n);
     const int status = pclose(p);
+    std::remove(path.c_str());
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
     EXPECT_EQ(out, "") << sampleText();
 }

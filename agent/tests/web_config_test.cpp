@@ -4,15 +4,33 @@
 #include <crypt.h>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <unistd.h>
 
 #include "lockscope/agent/web_config.h"
 
 namespace lockscope::agent {
 namespace {
 
+// This process's own folder, removed at exit: two runs at once do not share files, and none stay behind.
+const std::string& configDir()
+{
+    struct Dir {
+        std::string path = ::testing::TempDir() + "/lockscope-web-config-" + std::to_string(::getpid());
+        Dir() { std::filesystem::create_directories(path); }
+        ~Dir()
+        {
+            std::error_code ec;
+            std::filesystem::remove_all(path, ec);
+        }
+    };
+    static const Dir dir;
+    return dir.path;
+}
+
 std::string writeConfig(const std::string& name, const std::string& text)
 {
-    const std::string path = ::testing::TempDir() + "/" + name;
+    const std::string path = configDir() + "/" + name;
     std::ofstream(path) << text;
     return path;
 }
@@ -44,7 +62,7 @@ TEST(WebConfig, ReadsUsersAndTlsRelativeToItsFolder)
 
 TEST(WebConfig, BadOnesAreOneLineNamingTheProblem)
 {
-    EXPECT_NE(errorOf(::testing::TempDir() + "/missing.yml").find("cannot read"), std::string::npos);
+    EXPECT_NE(errorOf(configDir() + "/missing.yml").find("cannot read"), std::string::npos);
     EXPECT_NE(errorOf(writeConfig("bad.yml", "tls_server_config: [\n")).find("not YAML"), std::string::npos);
     EXPECT_NE(errorOf(writeConfig("unknown.yml", "basic_auth: {}\n")).find("unknown field 'basic_auth'"),
               std::string::npos);
