@@ -683,7 +683,7 @@ std::string varianceNote(const Comparison& c)
                       (fmt::duration(o.floor_cpu_pct / 100.0 * 1e9) + "/s").c_str(), o.floor_events_per_s,
                       fmt::duration(o.floor_ns).c_str(), o.floor_events_per_op);
         std::string note = n + b + ".";
-        if (std::min(c.runs_before, c.runs_after) == 1)
+        if (c.oneRunAgainstRuns())
             note += " The side of one run is judged against the other side's runs: their spread stands for both "
                     "(Student's t on the prediction interval, n - 1 df; a quasi-Poisson rate test for counts), so a "
                     "patch that makes runs vary more reads as a change, and so does one unusual run: confirm a "

@@ -237,7 +237,7 @@ std::string markdownComparison(const Comparison& c, const RenderExtras& x)
             out += "| " + code(s.name) + s.sampledNote() + " | " + figureCells(s.avg_runs);
     }
     out += "\nMethod: " + (c.varianceKnown()
-                                ? std::string(std::min(c.runs_before, c.runs_after) == 1
+                                ? std::string(c.oneRunAgainstRuns()
                                                   ? "Student's t of the single run against the other side's runs, "
                                                     "whose spread stands for both"
                                                   : "Welch's t-test across runs") +

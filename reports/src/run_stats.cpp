@@ -92,6 +92,15 @@ double studentTTwoSided(double t, double df)
     return incompleteBeta(df / 2.0, 0.5, df / (df + t * t));
 }
 
+namespace {
+// No spread to scale the difference by: the same mean is no change (p 1), any other a certain one (p 0).
+void withoutSpread(RunTest& r, double delta)
+{
+    r.p_value = delta == 0.0 ? 1.0 : 0.0;
+    r.t = delta == 0.0 ? 0.0 : std::copysign(std::numeric_limits<double>::infinity(), delta);
+}
+} // namespace
+
 RunTest welchTest(const RunSummary& b, const RunSummary& a)
 {
     RunTest r;
@@ -101,8 +110,7 @@ RunTest welchTest(const RunSummary& b, const RunSummary& a)
     const double vb = b.stddev * b.stddev / double(b.n), va = a.stddev * a.stddev / double(a.n);
     const double se2 = vb + va;
     if (se2 == 0.0) {
-        r.p_value = a.mean == b.mean ? 1.0 : 0.0;
-        r.t = a.mean == b.mean ? 0.0 : std::copysign(std::numeric_limits<double>::infinity(), a.mean - b.mean);
+        withoutSpread(r, a.mean - b.mean);
         r.df = double(b.n + a.n - 2);
         return r;
     }
@@ -128,8 +136,7 @@ RunTest singleRunTest(const RunSummary& b, const RunSummary& a)
     r.df = double(many.n - 1);
     const double se = many.stddev * std::sqrt(1.0 + 1.0 / double(many.n));
     if (se == 0.0) {
-        r.p_value = a.mean == b.mean ? 1.0 : 0.0;
-        r.t = a.mean == b.mean ? 0.0 : std::copysign(std::numeric_limits<double>::infinity(), a.mean - b.mean);
+        withoutSpread(r, a.mean - b.mean);
         return r;
     }
     r.t = (a.mean - b.mean) / se;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -302,6 +303,8 @@ struct Comparison {
     bool per_op_leads = false;
     Delta ops_per_s;                     // the sides' mean operations per second of capture, with per_op
     bool varianceKnown() const noexcept { return runsCanDecide(runs_before, runs_after); }
+    // One run against three or more: the other side's spread stands for the single run's (singleRunTest).
+    bool oneRunAgainstRuns() const noexcept { return varianceKnown() && std::min(runs_before, runs_after) == 1; }
     bool operator==(const Comparison&) const = default;
 };
 
