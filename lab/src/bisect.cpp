@@ -252,12 +252,8 @@ private:
         }
         std::string why;
         reports::FigureChange change;
-        // One run a side is never a verdict (reports' judgeEvents): say so rather than "alike".
-        const bool oneRun = goodRuns_.size() < 2 || badRuns_.size() < 2;
-        const std::string noVerdict = "one run a commit gives no verdict: use --runs 2 or more";
+        // Each end has --runs >= 2 runs here (checkInput; endpointRuns throws on a failed one).
         if (o_.lock.empty()) {
-            if (oneRun) // no lock can have changed: nothing to pick from
-                return refuse(noVerdict);
             const auto pick = reports::pickChangedLock(goodRuns_, badRuns_, o_.figure);
             if (!pick)
                 return refuse("good and bad are alike for every lock" +
@@ -276,9 +272,8 @@ private:
                               " locks): pick one `lockscope compare` shows, or leave --lock out");
             }
             if (change.change != reports::Change::Up && change.change != reports::Change::Down)
-                return refuse(oneRun ? noVerdict
-                                     : "good and bad are alike for " + target_.lock + " " + target_.figure + ": " +
-                                           change.text() + ", nothing to bisect");
+                return refuse("good and bad are alike for " + target_.lock + " " + target_.figure + ": " +
+                              change.text() + ", nothing to bisect");
             why = changeLine(target_, change);
         }
         say(why);
