@@ -130,7 +130,8 @@ void CaptureSum::addCpu(const Capture& slice, const StackIndex& stacks, SliceSta
     cpu.samples += from.samples;
     cpu.lock_samples += from.lock_samples;
     cpu.idle_samples += from.idle_samples;
-    cpu.bpf_samples += from.bpf_samples;
+    if (from.bpf_samples)
+        cpu.bpf_samples = cpu.bpf_samples.value_or(0) + *from.bpf_samples;
     for (const LeafShare& leaf : from.top_leaves) {
         auto it = std::find_if(cpu.top_leaves.begin(), cpu.top_leaves.end(), [&](const LeafShare& x) {
             return x.function == leaf.function && x.module == leaf.module;

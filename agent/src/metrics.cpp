@@ -176,7 +176,7 @@ void cpuMetrics(Exposition& x, const CpuProfile& cpu)
     x.sample("lockscope_cpu_samples_total", "state=\"all\"", number(cpu.samples));
     x.sample("lockscope_cpu_samples_total", "state=\"spin\"", number(cpu.lock_samples));
     x.sample("lockscope_cpu_samples_total", "state=\"idle\"", number(cpu.idle_samples));
-    x.sample("lockscope_cpu_samples_total", "state=\"bpf\"", number(cpu.bpf_samples));
+    x.sample("lockscope_cpu_samples_total", "state=\"bpf\"", number(cpu.bpf_samples.value_or(0)));
     x.family("lockscope_cpu_sampling_hertz", "gauge", "On-CPU sampling frequency per CPU (0: not sampled).");
     x.sample("lockscope_cpu_sampling_hertz", "", number(uint64_t(cpu.frequency_hz)));
 }

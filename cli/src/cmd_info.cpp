@@ -101,7 +101,7 @@ void printInfo(const std::string& file, const Capture& c, size_t topN)
     if (c.cpu.samples) {
         printRow("cpu time", reports::fmt::percent(c.cpu.lockShare(), 1) + " of " + std::to_string(c.cpu.samples)
             + " samples in lock functions (" + std::to_string(c.cpu.frequency_hz) + " Hz)");
-        if (c.cpu.bpf_samples)
+        if (c.cpu.bpf_samples.value_or(0))
             printRow("", std::string(reports::fmt::kCpuBpfLabel) + ": " + reports::fmt::percent(c.cpu.bpfShare(), 1));
     } else {
         printRow("cpu time", "not sampled");

@@ -271,7 +271,7 @@ void printSummary(const Capture& capture, const std::string& output)
         std::fprintf(stderr, "CPU in spin-lock functions: %s of %llu samples\n",
                      reports::fmt::percent(capture.cpu.lockShare(), 1).c_str(),
                      static_cast<unsigned long long>(capture.cpu.samples));
-    if (capture.cpu.bpf_samples)
+    if (capture.cpu.bpf_samples.value_or(0))
         std::fprintf(stderr, "%s: %s\n", reports::fmt::kCpuBpfLabel,
                      reports::fmt::percent(capture.cpu.bpfShare(), 1).c_str());
     if (auto hidden = reports::hiddenSpinWaits(capture); !hidden.empty())

@@ -492,6 +492,7 @@ void CaptureAssembler::assembleCpu(const probes::Snapshot& snapshot, Capture& ou
 {
     CpuProfile& cpu = out.cpu;
     cpu.frequency_hz = options_.cpu_frequency_hz;
+    cpu.bpf_samples = 0; // counted from here on: none is a count, not a gap
     std::map<std::pair<std::string, std::string>, uint64_t> leaves;
     std::map<uint32_t, uint64_t> perStack;
     uint64_t counted = 0;
@@ -504,7 +505,7 @@ void CaptureAssembler::assembleCpu(const probes::Snapshot& snapshot, Capture& ou
         if (!leaf.empty() && isIdleFunction(leaf))
             cpu.idle_samples += n;
         if (runsBpf(frames))
-            cpu.bpf_samples += n;
+            *cpu.bpf_samples += n;
         leaves[{leaf.empty() ? "[unknown]" : leaf, module}] += n;
     };
     for (const auto& rec : snapshot.cpu) {

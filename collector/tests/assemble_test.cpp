@@ -584,6 +584,7 @@ TEST_F(Fixture, CpuShareAndLatencies)
     EXPECT_EQ(c.cpu.samples, 105u);
     EXPECT_EQ(c.cpu.lock_samples, 30u);
     EXPECT_EQ(c.cpu.idle_samples, 50u);
+    EXPECT_EQ(c.cpu.bpf_samples, std::optional<uint64_t>(0)) << "counted, none on a stack: 0, not unknown";
     ASSERT_FALSE(c.cpu.top_leaves.empty());
     EXPECT_EQ(c.cpu.top_leaves[0].function, "pv_native_safe_halt");
     EXPECT_EQ(c.cpu.top_leaves[0].samples, 50u);
@@ -646,7 +647,7 @@ TEST_F(Fixture, CpuSamplesRunningBpfAreCountedApart)
     snap.cpu_samples = 106;
     Capture c = run(snap);
 
-    EXPECT_EQ(c.cpu.bpf_samples, 17u) << "7 + 5 + 3 with a stack, 2 counted by their function";
+    EXPECT_EQ(c.cpu.bpf_samples, std::optional<uint64_t>(17)) << "7 + 5 + 3 with a stack, 2 counted by their function";
     EXPECT_EQ(c.cpu.lock_samples, 37u) << "the program's own lock is spinning CPU too";
     EXPECT_DOUBLE_EQ(c.cpu.bpfShare(), 17.0 / 106.0);
 }

@@ -524,10 +524,11 @@ void headlineMetrics(Comparison& c, const Runs& base, const Runs& patched, const
     if (pb.cpu.samples || pa.cpu.samples)
         c.headline.push_back(shareMetric(
             "cpu_lock_share", base, patched, [](const Capture& r) { return r.cpu.lock_samples; }, true, c, o));
-    // The observer's own cost: more or less of it is neither better nor worse.
-    if (pb.cpu.bpf_samples || pa.cpu.bpf_samples)
+    // The observer's own cost: more or less of it is neither better nor worse. Compared only where
+    // every run counted it (setNotes says when a side did not): a run that did not is no 0.
+    if (pb.cpu.bpf_samples && pa.cpu.bpf_samples && (*pb.cpu.bpf_samples || *pa.cpu.bpf_samples))
         c.headline.push_back(shareMetric(
-            "cpu_bpf_share", base, patched, [](const Capture& r) { return r.cpu.bpf_samples; }, false, c, o));
+            "cpu_bpf_share", base, patched, [](const Capture& r) { return *r.cpu.bpf_samples; }, false, c, o));
 }
 
 // CPU share of the hottest leaves (the perf-top figure), the top 10.

@@ -122,6 +122,7 @@ void PoolBuilder::firstRun(const Capture& run)
     pool.probes = run.probes;
     pool.workload = run.workload;
     pool.cpu.frequency_hz = run.cpu.frequency_hz;
+    pool.cpu.bpf_samples = 0; // counted while every run counted it (foldCpu)
 }
 
 // A stack equal to one already pooled shares its id: runs of one workload
@@ -181,7 +182,9 @@ void PoolBuilder::foldCpu(const CpuProfile& cpu)
     pool.samples += cpu.samples;
     pool.lock_samples += cpu.lock_samples;
     pool.idle_samples += cpu.idle_samples;
-    pool.bpf_samples += cpu.bpf_samples;
+    // One run that did not count them leaves the pool's count unknown: a sum of the others would read low.
+    pool.bpf_samples = pool.bpf_samples && cpu.bpf_samples ? std::optional(*pool.bpf_samples + *cpu.bpf_samples)
+                                                           : std::nullopt;
     for (const auto& l : cpu.top_leaves)
         leaves_[{l.function, l.module}] += l.samples;
     for (StackCount sc : cpu.stacks) {

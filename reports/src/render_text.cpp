@@ -229,7 +229,7 @@ std::string textReport(const Report& r, const RenderExtras& x)
                std::to_string(r.cpu.lock_samples) + " of " + std::to_string(r.cpu.samples) + " samples)\n";
     if (r.cpu_bpf_share)
         out += std::string(fmt::kCpuBpfLabel) + ": " + fmt::percent(*r.cpu_bpf_share) + " (" +
-               std::to_string(r.cpu.bpf_samples) + " of " + std::to_string(r.cpu.samples) + " samples)\n";
+               std::to_string(r.cpu.bpf_samples.value_or(0)) + " of " + std::to_string(r.cpu.samples) + " samples)\n";
     out += "locks: " + std::to_string(r.lock_count) + ", contentions: " + std::to_string(r.total_contentions) +
            ", total wait: " + duration(double(r.total_wait_ns));
     if (r.total_hold_ns)

@@ -154,7 +154,7 @@ Report buildReport(const Capture& capture, const ReportOptions& options)
     r.results = numericFields(capture.workload.results);
     if (capture.cpu.samples > 0)
         r.cpu_lock_share = capture.cpu.lockShare();
-    if (capture.cpu.bpf_samples > 0)
+    if (capture.cpu.bpf_samples.value_or(0) > 0)
         r.cpu_bpf_share = capture.cpu.bpfShare();
     r.cpu = capture.cpu;
     r.cpu.stacks.clear();

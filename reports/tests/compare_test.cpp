@@ -288,6 +288,52 @@ TEST(Compare, CpuRunningBpfIsAFigureWithoutADirection)
     EXPECT_EQ(fmt::figureName(it->name), "CPU in BPF (lockscope's too)");
 }
 
+// A capture written before lockscope counted BPF samples (or an import)
+// has no count, not a count of 0: "0.00% -> 5.2%" would read as the
+// observer's cost appearing. No row then, and a note says why.
+TEST(Compare, CpuRunningBpfIsComparedOnlyWhereEveryRunCountedIt)
+{
+    auto sets = [](bool countAllBefore, bool countAfter) {
+        std::vector<Capture> bs, as;
+        for (int run = 0; run < 3; ++run) {
+            auto [b, a] = knownPair();
+            b.cpu.samples = a.cpu.samples = 10000;
+            if (countAllBefore || run != 1)
+                b.cpu.bpf_samples = 2000 + uint64_t(run) * 30;
+            if (countAfter)
+                a.cpu.bpf_samples = 500 + uint64_t(run) * 20;
+            bs.push_back(b);
+            as.push_back(a);
+        }
+        return compareSets(bs, as);
+    };
+    auto row = [](const Comparison& c) {
+        return std::count_if(c.headline.begin(), c.headline.end(),
+                             [](const MetricDelta& m) { return m.name == "cpu_bpf_share"; });
+    };
+    auto notes = [](const Comparison& c, const std::string& text) {
+        return std::count(c.notes.begin(), c.notes.end(), text);
+    };
+    const std::string afterMissing =
+        "CPU in BPF (lockscope's too) not compared: the after captures do not count it (written before "
+        "lockscope counted it, or imported)";
+    const std::string beforeMissing =
+        "CPU in BPF (lockscope's too) not compared: the before captures do not count it (written before "
+        "lockscope counted it, or imported)";
+    const Comparison counted = sets(true, true);
+    EXPECT_EQ(row(counted), 1);
+    EXPECT_EQ(notes(counted, afterMissing) + notes(counted, beforeMissing), 0);
+    const Comparison afterOld = sets(true, false);
+    EXPECT_EQ(row(afterOld), 0);
+    EXPECT_EQ(notes(afterOld, afterMissing), 1);
+    const Comparison oneBeforeRunOld = sets(false, true);
+    EXPECT_EQ(row(oneBeforeRunOld), 0) << "the other two runs' sum would read as the side's";
+    EXPECT_EQ(notes(oneBeforeRunOld, beforeMissing), 1);
+    const Comparison neither = sets(false, false);
+    EXPECT_EQ(row(neither), 0);
+    EXPECT_EQ(notes(neither, beforeMissing) + notes(neither, afterMissing), 0) << "nothing counted: nothing to say";
+}
+
 TEST(Compare, WarnsWhenEitherSideLostEvents)
 {
     auto [b, a] = knownPair();

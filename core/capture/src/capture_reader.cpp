@@ -334,10 +334,11 @@ CpuProfile cpuFromJson(const json& j, const Path& at, const StackRefs& refs)
             std::to_string(c.idle_samples) + " + lock_samples exceeds samples (" + std::to_string(c.samples)
                 + ")");
     if (j.contains("bpf_samples")) {
-        c.bpf_samples = u64At(j, at, "bpf_samples");
-        if (c.bpf_samples > c.samples)
+        const uint64_t bpf = u64At(j, at, "bpf_samples");
+        if (bpf > c.samples)
             fail(at / "bpf_samples",
-                std::to_string(c.bpf_samples) + " exceeds samples (" + std::to_string(c.samples) + ")");
+                std::to_string(bpf) + " exceeds samples (" + std::to_string(c.samples) + ")");
+        c.bpf_samples = bpf;
     }
     const json& leaves = arrayAt(j, at, "top_leaves");
     const Path lp = at / "top_leaves";

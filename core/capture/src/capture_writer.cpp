@@ -139,8 +139,8 @@ template <class J> J cpuToJson(const CpuProfile& cpu)
     J j { { "frequency_hz", cpu.frequency_hz }, { "samples", cpu.samples },
         { "lock_samples", cpu.lock_samples }, { "idle_samples", cpu.idle_samples },
         { "top_leaves", std::move(leaves) }, { "stacks", std::move(cpuStacks) } };
-    if (cpu.bpf_samples)
-        j["bpf_samples"] = cpu.bpf_samples;
+    if (cpu.bpf_samples) // counted, 0 included; absent: not counted
+        j["bpf_samples"] = *cpu.bpf_samples;
     return j;
 }
 

@@ -249,7 +249,7 @@ CpuProfile cpu(od::value& v, const State& st)
         }
     });
     need((seen & bitsBelow(6)) == bitsBelow(6) && c.lock_samples <= c.samples &&
-         c.idle_samples <= c.samples - c.lock_samples && c.bpf_samples <= c.samples);
+         c.idle_samples <= c.samples - c.lock_samples && c.bpf_samples.value_or(0) <= c.samples);
     return c;
 }
 

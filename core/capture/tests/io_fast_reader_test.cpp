@@ -121,18 +121,26 @@ TEST(FastReader, ValidFixturesTakeTheFastPathAsWritten)
         EXPECT_TRUE(fastPathTakes(slurp(dir / (std::string(name) + ".lockscope.json")))) << name;
 }
 
-// cpu.bpf_samples is optional: written when non-zero, read by both readers
-// in both layouts on the fast path, absent in the text when zero.
+// cpu.bpf_samples is optional: written when counted (0 included), read by
+// both readers in both layouts on the fast path; absent is not counted,
+// which a reader keeps apart from 0.
 TEST(FastReader, CpuSamplesRunningBpfReadBackInBothLayouts)
 {
     Capture c = testing::makeSemopCapture(testing::SemopScenario::Baseline);
+    c.cpu.bpf_samples.reset();
     EXPECT_EQ(written(c).find("bpf_samples"), std::string::npos);
-    c.cpu.bpf_samples = 1234;
-    for (const auto layout : { CaptureLayout::Full, CaptureLayout::Compact }) {
-        const std::string text = written(c, layout);
-        EXPECT_TRUE(fastPathTakes(text));
-        expectSame(text, "bpf_samples");
-        EXPECT_TRUE(parseCapture(text) == c);
+    for (const std::optional<uint64_t> count : { std::optional<uint64_t>(), std::optional<uint64_t>(0),
+                                                 std::optional<uint64_t>(1234) }) {
+        c.cpu.bpf_samples = count;
+        for (const auto layout : { CaptureLayout::Full, CaptureLayout::Compact }) {
+            const std::string text = written(c, layout);
+            EXPECT_EQ(text.find("\"bpf_samples\"") != std::string::npos, count.has_value());
+            EXPECT_TRUE(fastPathTakes(text));
+            expectSame(text, "bpf_samples");
+            const Capture back = parseCapture(text);
+            EXPECT_EQ(back.cpu.bpf_samples, count);
+            EXPECT_TRUE(back == c);
+        }
     }
 }
 

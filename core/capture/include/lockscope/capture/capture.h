@@ -271,9 +271,11 @@ struct CpuProfile {
     std::vector<StackCount> stacks;
     // A BPF program, trampoline or tracepoint dispatcher on the stack: the
     // cost of lockscope's own probes (and of any other BPF tool running).
-    uint64_t bpf_samples = 0;
+    // Empty when not counted (a capture written before lockscope counted it,
+    // an import), which is not the same as none.
+    std::optional<uint64_t> bpf_samples;
     double lockShare() const noexcept { return samples ? double(lock_samples) / double(samples) : 0.0; }
-    double bpfShare() const noexcept { return samples ? double(bpf_samples) / double(samples) : 0.0; }
+    double bpfShare() const noexcept { return samples ? double(bpf_samples.value_or(0)) / double(samples) : 0.0; }
     bool operator==(const CpuProfile&) const = default;
 };
 
