@@ -525,7 +525,7 @@ void headlineMetrics(Comparison& c, const Runs& base, const Runs& patched, const
         c.headline.push_back(shareMetric(
             "cpu_lock_share", base, patched, [](const Capture& r) { return r.cpu.lock_samples; }, true, c, o));
     // The observer's own cost: more or less of it is neither better nor worse. Compared only where
-    // every run counted it (setNotes says when a side did not): a run that did not is no 0.
+    // every run counted it (setNotes says when a side did not): an uncounted run is not a run of 0.
     if (pb.cpu.bpf_samples && pa.cpu.bpf_samples && (*pb.cpu.bpf_samples || *pa.cpu.bpf_samples))
         c.headline.push_back(shareMetric(
             "cpu_bpf_share", base, patched, [](const Capture& r) { return *r.cpu.bpf_samples; }, false, c, o));
