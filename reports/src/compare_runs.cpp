@@ -5,6 +5,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include "compare_internal.h"
@@ -525,10 +526,15 @@ void headlineMetrics(Comparison& c, const Runs& base, const Runs& patched, const
         c.headline.push_back(shareMetric(
             "cpu_lock_share", base, patched, [](const Capture& r) { return r.cpu.lock_samples; }, true, c, o));
     // The observer's own cost: more or less of it is neither better nor worse. Compared only where
-    // every run counted it (setNotes says when a side did not): an uncounted run is not a run of 0.
-    if (pb.cpu.bpf_samples && pa.cpu.bpf_samples && (*pb.cpu.bpf_samples || *pa.cpu.bpf_samples))
+    // every run counted it (the pool's count is then set): an uncounted run is not a run of 0.
+    const std::optional<uint64_t>& bb = pb.cpu.bpf_samples;
+    const std::optional<uint64_t>& ba = pa.cpu.bpf_samples;
+    if (bb && ba && (*bb || *ba))
         c.headline.push_back(shareMetric(
             "cpu_bpf_share", base, patched, [](const Capture& r) { return *r.cpu.bpf_samples; }, false, c, o));
+    else if (bb.has_value() != ba.has_value() && bb.value_or(0) + ba.value_or(0))
+        c.notes.push_back(std::string(fmt::kCpuBpfLabel) + " not compared: the " + (bb ? "after" : "before") +
+                          " captures do not count it (written before lockscope counted it, or imported)");
 }
 
 // CPU share of the hottest leaves (the perf-top figure), the top 10.

@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <optional>
 #include <set>
 
 #include "compare_internal.h"
@@ -153,28 +152,6 @@ void virtualizationWarnings(std::vector<std::string>& w, const std::vector<const
     if (auto differ = recordedDifferently(b, a); !differ.empty())
         w.push_back(differ);
 }
-
-// CPU in BPF counted on one side only (captures written before lockscope counted it, imports): no row
-// compares it, and this says why.
-void bpfNotCounted(std::vector<std::string>& n, const std::vector<const Capture*>& base,
-                   const std::vector<const Capture*>& patched)
-{
-    // The side's count when every run counted it.
-    auto counted = [](const std::vector<const Capture*>& runs) -> std::optional<uint64_t> {
-        uint64_t sum = 0;
-        for (const Capture* r : runs) {
-            if (!r->cpu.bpf_samples)
-                return std::nullopt;
-            sum += *r->cpu.bpf_samples;
-        }
-        return sum;
-    };
-    const auto b = counted(base), a = counted(patched);
-    if (b.has_value() == a.has_value() || b.value_or(0) + a.value_or(0) == 0)
-        return;
-    n.push_back(std::string(fmt::kCpuBpfLabel) + " not compared: the " + (b ? "after" : "before") +
-                " captures do not count it (written before lockscope counted it, or imported)");
-}
 } // namespace
 
 std::vector<std::string> setNotes(const std::vector<const Capture*>& base, const std::vector<const Capture*>& patched,
@@ -195,7 +172,6 @@ std::vector<std::string> setNotes(const std::vector<const Capture*>& base, const
     };
     side("before", base, qb);
     side("after", patched, qa);
-    bpfNotCounted(n, base, patched);
     return n;
 }
 
