@@ -238,6 +238,38 @@ TEST_F(OutputFiles, PiecesAreInPlaceOnlyWhenFinished)
     EXPECT_THROW(done.append("y"), FileError);
 }
 
+// Past the stride (32 MiB) OutputFile syncs what is written on a second
+// thread while pieces keep coming: the file must still be exactly the
+// pieces in order, and one abandoned mid-sync must leave nothing.
+TEST_F(OutputFiles, BigOutputsSyncedBehindStayWhole)
+{
+    std::string piece(size_t{3} << 20, '\0');
+    for (size_t i = 0; i < piece.size(); ++i)
+        piece[i] = char('a' + i % 23);
+    constexpr int kPieces = 40; // 120 MiB: several syncs behind
+    {
+        OutputFile out(path("big.json"));
+        for (int i = 0; i < kPieces; ++i) {
+            piece[0] = char('A' + i % 26); // each piece told apart
+            out.append(piece);
+        }
+        out.finish();
+    }
+    const std::string written = slurp(path("big.json"));
+    ASSERT_EQ(written.size(), piece.size() * kPieces);
+    for (int i = 0; i < kPieces; ++i) {
+        piece[0] = char('A' + i % 26);
+        ASSERT_EQ(written.compare(piece.size() * size_t(i), piece.size(), piece), 0) << "piece " << i;
+    }
+    {
+        OutputFile out(path("big.json"));
+        for (int i = 0; i < 12; ++i) // a sync is running or done when it is abandoned
+            out.append(piece);
+    }
+    EXPECT_EQ(fs::file_size(path("big.json")), piece.size() * kPieces) << "the finished file stays";
+    EXPECT_EQ(entries(), 1u) << "no temporary file is left";
+}
+
 TEST_F(OutputFiles, PiecesGoStraightIntoAFifo)
 {
     ASSERT_EQ(::mkfifo(path("pipe").c_str(), 0600), 0);

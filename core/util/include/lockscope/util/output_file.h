@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
+#include <cstddef>
+#include <future>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -9,7 +11,9 @@
 // imports, the GUI's saves). The rule, decided when the object is made:
 //  - "-" is standard output, written as is;
 //  - a missing or regular file is written to a temporary file next to it,
-//    fsynced and renamed over it, so readers never see half a file;
+//    fsynced and renamed over it, so readers never see half a file (a big
+//    one written in pieces is synced behind the writing, every 32 MiB, on
+//    a second thread);
 //  - a character device (/dev/null, a tty) or a FIFO is written in place,
 //    never replaced, and keeps its owner and mode;
 //  - a directory, block device or socket is refused;
@@ -55,6 +59,9 @@ private:
     void createTemporary();
     void openInPlace();
     void finishReplace();
+    void flushBehind(size_t written);
+    void collectFlush() noexcept;
+    void closeFile() noexcept;
 
     std::string path_, where_;
     std::string target_;  // the file renamed over: path_, or where its link points
@@ -62,6 +69,9 @@ private:
     Kind kind_ = Kind::Replace;
     unsigned mode_;
     int fd_ = -1;
+    std::future<int> flushing_; // an fdatasync of what was written, on its own thread: its errno
+    size_t unflushed_ = 0; // bytes written since it started
+    int flush_error_ = 0;
     bool committed_ = false;
 };
 
