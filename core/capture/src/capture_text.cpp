@@ -24,12 +24,41 @@ size_t roundUpToPage(size_t n) noexcept
     return (n + page - 1) / page * page;
 }
 
+// A reader thread reads file after file (a run set's hundred captures):
+// the mapping of a small text is kept for the thread's next one, whose
+// pages are then in memory already. Under a hypervisor a page fault is
+// dear, and 2 x 100 files of 2 MB faulted in ~100k pages a comparison.
+// Texts this small are not given back piece by piece either: that is for
+// big files, bigger than the model read from them.
+
+struct KeptMapping {
+    char* base = nullptr;
+    size_t capacity = 0;
+    KeptMapping() = default;
+    KeptMapping(const KeptMapping&) = delete;
+    KeptMapping& operator=(const KeptMapping&) = delete;
+    ~KeptMapping()
+    {
+        if (base)
+            ::munmap(base, capacity);
+    }
+};
+thread_local KeptMapping kept;
+
 } // namespace
 
 CaptureText::~CaptureText()
 {
-    if (base_)
-        ::munmap(base_, capacity_);
+    if (!base_)
+        return;
+    if (capacity_ <= kKeptBytes && released_ == 0 && capacity_ > kept.capacity) {
+        if (kept.base)
+            ::munmap(kept.base, kept.capacity);
+        kept.base = base_;
+        kept.capacity = capacity_;
+        return;
+    }
+    ::munmap(base_, capacity_);
 }
 
 CaptureText::CaptureText(CaptureText&& other) noexcept
@@ -58,6 +87,11 @@ void CaptureText::reserve(size_t n)
         throw std::bad_alloc();
     if (n + kTextPadding <= capacity_)
         return;
+    if (!base_ && kept.base && n + kTextPadding <= kept.capacity) {
+        base_ = std::exchange(kept.base, nullptr);
+        capacity_ = std::exchange(kept.capacity, 0);
+        return;
+    }
     const size_t want = roundUpToPage(std::max(n + kTextPadding, capacity_ * 2));
     // Untouched pages cost nothing, and mremap moves page tables, not bytes.
     void* p = base_ ? ::mremap(base_, capacity_, want, MREMAP_MAYMOVE)
@@ -85,7 +119,7 @@ char* CaptureText::padded()
 
 void CaptureText::release(const char* upTo) noexcept
 {
-    if (!base_ || upTo <= base_ + released_ || upTo > base_ + size_)
+    if (!base_ || capacity_ <= kKeptBytes || upTo <= base_ + released_ || upTo > base_ + size_)
         return;
     const size_t end = static_cast<size_t>(upTo - base_) / pageSize() * pageSize();
     if (end <= released_)

@@ -10,11 +10,17 @@
 // piece it has read are given back (release): a version 1 file is bigger
 // than the model read from it, and text and model were held whole side by
 // side (core/capture/bench/README.md). Anonymous mmap rather than malloc,
-// whose blocks cannot be given back in the middle.
+// whose blocks cannot be given back in the middle. A small text (up to
+// kKeptBytes mapped) is not given back: its mapping is kept for the same
+// thread's next text, so a thread reading many small files (a run set)
+// faults their pages in once.
 namespace lockscope::detail {
 
 // What the fast reader may read past the end of the text.
 inline constexpr size_t kTextPadding = 64;
+// A text mapped in at most this many bytes is neither given back in pieces
+// nor unmapped: the thread's next text reuses the mapping.
+inline constexpr size_t kKeptBytes = size_t{8} << 20;
 
 class CaptureText {
 public:
@@ -43,8 +49,9 @@ public:
     // The text with its padding filled with spaces, to be parsed in place.
     char* padded();
 
-    // Gives back the whole pages before upTo (inside the text); they read as
-    // zeros after. released() says whether any page went.
+    // Gives back the whole pages before upTo (inside the text) of a text
+    // mapped in more than kKeptBytes; they read as zeros after. released()
+    // says whether any page went.
     void release(const char* upTo) noexcept;
     bool released() const noexcept { return released_ > 0; }
 

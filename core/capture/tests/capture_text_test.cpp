@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "capture_text.h"
@@ -47,18 +48,52 @@ TEST(CaptureText, GrowsKeepingItsBytesAndPadsWithSpaces)
 TEST(CaptureText, ReleaseGivesBackTheWholePagesBeforeThePointOnly)
 {
     const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    const size_t pages = kKeptBytes / page + 64; // a big text: small ones are kept whole
     CaptureText t;
-    t.append(std::string(64 * page, 'x'));
-    ASSERT_EQ(residentPages(t.data(), t.size()), 64U);
+    t.append(std::string(pages * page, 'x'));
+    ASSERT_EQ(residentPages(t.data(), t.size()), pages);
     EXPECT_FALSE(t.released());
     t.release(t.data() + 10 * page + page / 2); // 10 whole pages before it
     EXPECT_TRUE(t.released());
-    EXPECT_EQ(residentPages(t.data(), t.size()), 54U);
+    EXPECT_EQ(residentPages(t.data(), t.size()), pages - 10);
     t.release(t.data() + 5 * page); // behind what is given back already: nothing
     t.release(t.data() + 20 * page);
-    EXPECT_EQ(residentPages(t.data(), t.size()), 44U);
-    EXPECT_EQ(t.view().substr(20 * page), std::string(44 * page, 'x'));
+    EXPECT_EQ(residentPages(t.data(), t.size()), pages - 20);
+    EXPECT_EQ(t.view().substr(20 * page), std::string((pages - 20) * page, 'x'));
     EXPECT_EQ(t.data()[20 * page - 1], '\0'); // given back: reads as zero
+}
+
+TEST(CaptureText, ASmallTextIsKeptWholeForTheThreadsNextText)
+{
+    const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    const char* first = nullptr;
+    {
+        CaptureText t;
+        t.append(std::string(64 * page, 'x'));
+        t.release(t.data() + 20 * page);
+        EXPECT_FALSE(t.released()) << "a small text is not given back in pieces";
+        EXPECT_EQ(residentPages(t.data(), t.size()), 64U);
+        first = t.data();
+    }
+    {
+        CaptureText next;
+        next.reserve(32 * page); // fits in the kept mapping
+        ASSERT_EQ(next.data(), first) << "the thread's next text reuses the mapping";
+        EXPECT_EQ(residentPages(next.data(), 64 * page), 64U) << "its pages are in memory already";
+        next.append("{}");
+        EXPECT_EQ(std::string(next.padded(), next.size() + kTextPadding), "{}" + std::string(kTextPadding, ' '));
+    } // kept again, for this thread only
+    const char* other = nullptr;
+    std::thread([&] {
+        CaptureText t;
+        t.reserve(32 * page);
+        other = t.data();
+    }).join();
+    EXPECT_NE(other, nullptr);
+    EXPECT_NE(other, first) << "another thread maps its own";
+    CaptureText again;
+    again.reserve(page);
+    EXPECT_EQ(again.data(), first);
 }
 
 } // namespace
