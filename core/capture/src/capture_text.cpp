@@ -30,7 +30,6 @@ size_t roundUpToPage(size_t n) noexcept
 // dear, and 2 x 100 files of 2 MB faulted in ~100k pages a comparison.
 // Texts this small are not given back piece by piece either: that is for
 // big files, bigger than the model read from them.
-
 struct KeptMapping {
     char* base = nullptr;
     size_t capacity = 0;
