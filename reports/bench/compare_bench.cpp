@@ -10,6 +10,7 @@
 #include <malloc.h>
 #include <unistd.h>
 #include <string>
+#include <vector>
 
 #include "lockscope/capture/io.h"
 #include "lockscope/reports/compare.h"
@@ -101,7 +102,8 @@ static void BM_CompareAndRenderJson(benchmark::State& state)
 
 namespace {
 // Two run sets of kRunsPerSide compact captures of ~2 MB each (a fleet's
-// windows, or many lab runs), written once to a temporary directory.
+// windows, or many lab runs), written once to a temporary directory; or
+// the same compressed (*.lockscope.json.zst, as the agent's windows are).
 constexpr int kRunsPerSide = 100;
 
 struct RunSets {
@@ -109,32 +111,43 @@ struct RunSets {
     double megabytes = 0;
 };
 
-const RunSets& runSets()
+RunSets writeRunSets(const std::string& suffix);
+
+const RunSets& runSets(bool compressed = false)
 {
-    static const RunSets sets = [] {
-        namespace fs = std::filesystem;
-        const fs::path dir = fs::temp_directory_path() / ("lockscope-runsets-" + std::to_string(::getpid()));
-        fs::create_directories(dir);
-        static std::string removeAtExit = dir.string();
+    static const RunSets plain = writeRunSets(".lockscope.json");
+    if (!compressed)
+        return plain;
+    static const RunSets zstd = writeRunSets(".lockscope.json.zst");
+    return zstd;
+}
+
+RunSets writeRunSets(const std::string& suffix)
+{
+    namespace fs = std::filesystem;
+    static std::vector<std::string> removeAtExit;
+    if (removeAtExit.empty())
         std::atexit([] {
             std::error_code ec;
-            std::filesystem::remove_all(removeAtExit, ec);
+            for (const auto& dir : removeAtExit)
+                fs::remove_all(dir, ec);
         });
-        RunSets r;
-        for (int side = 0; side < 2; ++side) {
-            const std::string one = (dir / ("side" + std::to_string(side) + ".lockscope.json")).string();
-            writeCapture(testing::makeSyntheticCapture(6000, 600, uint64_t(side) + 1), one,
-                         WriteOptions{false, CaptureLayout::Compact});
-            for (int i = 0; i < kRunsPerSide; ++i) {
-                const fs::path copy = dir / ("side" + std::to_string(side) + "-run" + std::to_string(i) + ".lockscope.json");
-                fs::copy_file(one, copy, fs::copy_options::overwrite_existing);
-                (side ? r.after : r.before).push_back(copy.string());
-                r.megabytes += double(fs::file_size(copy)) / 1e6;
-            }
+    const fs::path dir = fs::temp_directory_path() / ("lockscope-runsets-" + std::to_string(::getpid()) + suffix);
+    fs::create_directories(dir);
+    removeAtExit.push_back(dir.string());
+    RunSets r;
+    for (int side = 0; side < 2; ++side) {
+        const std::string one = (dir / ("side" + std::to_string(side) + suffix)).string();
+        writeCapture(testing::makeSyntheticCapture(6000, 600, uint64_t(side) + 1), one,
+                     WriteOptions{false, CaptureLayout::Compact});
+        for (int i = 0; i < kRunsPerSide; ++i) {
+            const fs::path copy = dir / ("side" + std::to_string(side) + "-run" + std::to_string(i) + suffix);
+            fs::copy_file(one, copy, fs::copy_options::overwrite_existing);
+            (side ? r.after : r.before).push_back(copy.string());
+            r.megabytes += double(fs::file_size(copy)) / 1e6;
         }
-        return r;
-    }();
-    return sets;
+    }
+    return r;
 }
 } // namespace
 
@@ -176,7 +189,7 @@ static void BM_CompareRunSets(benchmark::State& state)
 // pool as it is read (compareSetFiles), freeing included.
 static void BM_CompareRunSetFiles(benchmark::State& state)
 {
-    const RunSets& sets = runSets();
+    const RunSets& sets = runSets(state.range(0) != 0);
     for (auto _ : state) {
         const reports::Comparison cmp = reports::compareSetFiles(sets.before, sets.after);
         benchmark::DoNotOptimize(cmp.locks.data());
@@ -185,7 +198,7 @@ static void BM_CompareRunSetFiles(benchmark::State& state)
 
 BENCHMARK(BM_LoadRunSets)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
 BENCHMARK(BM_CompareRunSets)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
-BENCHMARK(BM_CompareRunSetFiles)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
+BENCHMARK(BM_CompareRunSetFiles)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
 BENCHMARK(BM_ParseBothCaptures)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_Compare)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_CompareAndRenderJson)->Unit(benchmark::kMillisecond)->Iterations(2);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <new>
 #include <utility>
@@ -25,24 +26,60 @@ size_t roundUpToPage(size_t n) noexcept
 }
 
 // A reader thread reads file after file (a run set's hundred captures):
-// the mapping of a small text is kept for the thread's next one, whose
+// the mappings of small texts are kept for the thread's next ones, whose
 // pages are then in memory already. Under a hypervisor a page fault is
 // dear, and 2 x 100 files of 2 MB faulted in ~100k pages a comparison.
-// Texts this small are not given back piece by piece either: that is for
-// big files, bigger than the model read from them.
-struct KeptMapping {
-    char* base = nullptr;
-    size_t capacity = 0;
-    KeptMapping() = default;
-    KeptMapping(const KeptMapping&) = delete;
-    KeptMapping& operator=(const KeptMapping&) = delete;
-    ~KeptMapping()
+// Two: a compressed file's bytes and the text they decompress to. Texts
+// this small are not given back piece by piece either: that is for big
+// files, bigger than the model read from them.
+class KeptMappings {
+public:
+    KeptMappings() = default;
+    KeptMappings(const KeptMappings&) = delete;
+    KeptMappings& operator=(const KeptMappings&) = delete;
+    ~KeptMappings()
     {
-        if (base)
-            ::munmap(base, capacity);
+        for (const Slot& s : slots_)
+            if (s.base)
+                ::munmap(s.base, s.capacity);
     }
+    // The smallest kept mapping of at least n bytes, handed over; false if none.
+    bool take(size_t n, char*& base, size_t& capacity) noexcept
+    {
+        Slot* best = nullptr;
+        for (Slot& s : slots_)
+            if (s.base && s.capacity >= n && (!best || s.capacity < best->capacity))
+                best = &s;
+        if (!best)
+            return false;
+        base = std::exchange(best->base, nullptr);
+        capacity = std::exchange(best->capacity, 0);
+        return true;
+    }
+    // Keeps a mapping in an empty slot, or in place of a smaller one
+    // (unmapped); false when it is not kept.
+    bool keep(char* base, size_t capacity) noexcept
+    {
+        Slot* smallest = &slots_[0];
+        for (Slot& s : slots_)
+            if (s.capacity < smallest->capacity)
+                smallest = &s; // an empty slot has capacity 0
+        if (capacity <= smallest->capacity)
+            return false;
+        if (smallest->base)
+            ::munmap(smallest->base, smallest->capacity);
+        *smallest = Slot{base, capacity};
+        return true;
+    }
+
+private:
+    struct Slot {
+        char* base = nullptr;
+        size_t capacity = 0;
+    };
+    std::array<Slot, 2> slots_{};
 };
-thread_local KeptMapping kept;
+thread_local KeptMappings kept;
 
 } // namespace
 
@@ -50,13 +87,8 @@ CaptureText::~CaptureText()
 {
     if (!base_)
         return;
-    if (capacity_ <= kKeptBytes && released_ == 0 && capacity_ > kept.capacity) {
-        if (kept.base)
-            ::munmap(kept.base, kept.capacity);
-        kept.base = base_;
-        kept.capacity = capacity_;
+    if (capacity_ <= kKeptBytes && released_ == 0 && kept.keep(base_, capacity_))
         return;
-    }
     ::munmap(base_, capacity_);
 }
 
@@ -86,11 +118,8 @@ void CaptureText::reserve(size_t n)
         throw std::bad_alloc();
     if (n + kTextPadding <= capacity_)
         return;
-    if (!base_ && kept.base && n + kTextPadding <= kept.capacity) {
-        base_ = std::exchange(kept.base, nullptr);
-        capacity_ = std::exchange(kept.capacity, 0);
+    if (!base_ && kept.take(n + kTextPadding, base_, capacity_))
         return;
-    }
     const size_t want = roundUpToPage(std::max(n + kTextPadding, capacity_ * 2));
     // Untouched pages cost nothing, and mremap moves page tables, not bytes.
     void* p = base_ ? ::mremap(base_, capacity_, want, MREMAP_MAYMOVE)

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -63,37 +64,65 @@ TEST(CaptureText, ReleaseGivesBackTheWholePagesBeforeThePointOnly)
     EXPECT_EQ(t.data()[20 * page - 1], '\0'); // given back: reads as zero
 }
 
+// Each body runs on a thread of its own: what earlier tests left kept on
+// the test's thread does not count.
+void onFreshThread(const std::function<void()>& body) { std::thread(body).join(); }
+
 TEST(CaptureText, ASmallTextIsKeptWholeForTheThreadsNextText)
 {
-    const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-    const char* first = nullptr;
-    {
-        CaptureText t;
-        t.append(std::string(64 * page, 'x'));
-        t.release(t.data() + 20 * page);
-        EXPECT_FALSE(t.released()) << "a small text is not given back in pieces";
-        EXPECT_EQ(residentPages(t.data(), t.size()), 64U);
-        first = t.data();
-    }
-    {
-        CaptureText next;
-        next.reserve(32 * page); // fits in the kept mapping
-        ASSERT_EQ(next.data(), first) << "the thread's next text reuses the mapping";
-        EXPECT_EQ(residentPages(next.data(), 64 * page), 64U) << "its pages are in memory already";
-        next.append("{}");
-        EXPECT_EQ(std::string(next.padded(), next.size() + kTextPadding), "{}" + std::string(kTextPadding, ' '));
-    } // kept again, for this thread only
-    const char* other = nullptr;
-    std::thread([&] {
-        CaptureText t;
-        t.reserve(32 * page);
-        other = t.data();
-    }).join();
-    EXPECT_NE(other, nullptr);
-    EXPECT_NE(other, first) << "another thread maps its own";
-    CaptureText again;
-    again.reserve(page);
-    EXPECT_EQ(again.data(), first);
+    onFreshThread([] {
+        const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+        const char* first = nullptr;
+        {
+            CaptureText t;
+            t.append(std::string(64 * page, 'x'));
+            t.release(t.data() + 20 * page);
+            EXPECT_FALSE(t.released()) << "a small text is not given back in pieces";
+            EXPECT_EQ(residentPages(t.data(), t.size()), 64U);
+            first = t.data();
+        }
+        {
+            CaptureText next;
+            next.reserve(32 * page); // fits in the kept mapping
+            ASSERT_EQ(next.data(), first) << "the thread's next text reuses the mapping";
+            EXPECT_EQ(residentPages(next.data(), 64 * page), 64U) << "its pages are in memory already";
+            next.append("{}");
+            EXPECT_EQ(std::string(next.padded(), next.size() + kTextPadding), "{}" + std::string(kTextPadding, ' '));
+        } // kept again, for this thread only
+        const char* other = nullptr;
+        onFreshThread([&] {
+            CaptureText t;
+            t.reserve(32 * page);
+            other = t.data();
+        });
+        EXPECT_NE(other, nullptr);
+        EXPECT_NE(other, first) << "another thread maps its own";
+        CaptureText again;
+        again.reserve(page);
+        EXPECT_EQ(again.data(), first);
+    });
+}
+
+// A compressed file's bytes and the text they decompress to: both kept,
+// and each of the next pair gets the one that fits it best.
+TEST(CaptureText, ACompressedFilesTwoTextsAreBothKept)
+{
+    onFreshThread([] {
+        const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+        const char *small = nullptr, *big = nullptr;
+        {
+            CaptureText bytes, text;
+            bytes.reserve(8 * page);
+            text.reserve(128 * page);
+            small = bytes.data();
+            big = text.data();
+        }
+        CaptureText bytes, text;
+        bytes.reserve(4 * page);
+        text.reserve(100 * page);
+        EXPECT_EQ(bytes.data(), small) << "the smallest kept mapping that fits";
+        EXPECT_EQ(text.data(), big);
+    });
 }
 
 } // namespace
