@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
-#include <future>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -10,6 +9,7 @@
 #include "json_text.h"
 #include "lockscope/capture/virtualization.h"
 #include "lockscope/reports/lock_columns.h"
+#include "ordered_pieces.h"
 #include "render_internal.h"
 
 // JSON for machines: the models as they are, with histograms sparse
@@ -253,41 +253,37 @@ void scaling(JsonText& o, const std::vector<ScalingChart>& charts)
 }
 
 // A document's big array (a member of the top-level object), its elements
-// made in batches, every other batch on a second thread (elements only
-// read the model), so both cores write it; the text goes to sink about a
-// MiB at a time, so it never exists whole.
+// made in pieces of about kPiece bytes (sized by the first element) on
+// every core (makeInOrder: elements only read the model); the text goes to
+// sink a piece at a time, so it never exists whole.
 template <class Element>
 void streamArray(JsonText& o, std::string& out, size_t n, Element element, const TextSink& sink)
 {
-    constexpr size_t kPiece = size_t{1} << 20, kBatch = 256;
+    constexpr size_t kPiece = size_t{256} << 10, kMostPerPiece = 4096;
     o.external();
     if (n == 0) {
         out += "[]";
         return;
     }
-    auto batch = [&](size_t from, size_t to) {
-        std::string text;
-        for (size_t i = from; i < to; ++i) {
-            text += i ? ",\n    " : "\n    ";
-            JsonText e(text, 2);
-            element(e, i);
-        }
-        return text;
+    auto put = [&](std::string& text, size_t i) {
+        text += i ? ",\n    " : "\n    ";
+        JsonText e(text, 2);
+        element(e, i);
     };
     out += '[';
-    for (size_t from = 0; from < n; from += 2 * kBatch) {
-        const size_t mid = std::min(n, from + kBatch), to = std::min(n, from + 2 * kBatch);
-        std::future<std::string> second; // no thread for a small array's empty half
-        if (mid < to)
-            second = std::async(std::launch::async, batch, mid, to);
-        out += batch(from, mid);
-        if (second.valid())
-            out += second.get();
-        if (out.size() >= kPiece) {
-            sink(out);
-            out.clear();
-        }
-    }
+    const size_t before = out.size();
+    put(out, 0);
+    const size_t perPiece = std::clamp<size_t>(kPiece / (out.size() - before), 1, kMostPerPiece);
+    sink(out);
+    out.clear();
+    makeInOrder(
+        (n - 1 + perPiece - 1) / perPiece,
+        [&](size_t piece, std::string& text) {
+            const size_t from = 1 + piece * perPiece;
+            for (size_t i = from; i < std::min(n, from + perPiece); ++i)
+                put(text, i);
+        },
+        [&](const std::string& text) { sink(text); });
     out += "\n  ]";
 }
 
