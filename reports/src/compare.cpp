@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <future>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -309,7 +310,9 @@ private:
     FlatIndex index_;
 };
 
-SideTree sideTree(const detail::SiteLists& locks, InternedCapture& side)
+// Reads only what interning the side's paths left (lockPathWeights interned
+// every stack its sites' shares name), so both sides' trees can be made at once.
+SideTree sideTree(const detail::SiteLists& locks, const InternedCapture& side)
 {
     size_t frames = 0; // a bound: sharing out keeps some of the sites
     for (const auto& sites : locks)
@@ -319,7 +322,7 @@ SideTree sideTree(const detail::SiteLists& locks, InternedCapture& side)
     SideTree t(frames);
     for (const auto& sites : locks)
         for (const SiteShare& site : shareOutUnsampled(sites, side.index()).sites) {
-            const InternedCapture::Entry& e = side.stack(site.stack_id);
+            const InternedCapture::Entry& e = side.interned(site.stack_id);
             t.add(side.frames(e), e.size, Weights{site.count(), site.wait_ns, site.hold_ns});
         }
     t.finishBuilding();
@@ -437,14 +440,16 @@ Comparison detail::comparePooled(const PooledSide& sb, const PooledSide& sa, con
 
     c.paths = pathsOverAllLocks(pathsB, pathsA, frames, o.top_paths);
     // What only the rows and paths needed goes before the trees, the
-    // comparison's largest step: it lowers compare's peak.
+    // comparison's largest step: it lowers compare's peak. The two sides'
+    // trees are made at once, the before side's on a thread of its own.
     pathsB = {};
     pathsA = {};
-    SideTree treeB = sideTree(sb.sites, *bi);
-    SideTree treeA = sideTree(sa.sites, *ai);
+    auto treeB = std::async(std::launch::async, [&] { return sideTree(sb.sites, *bi); });
+    SideTree builtA = sideTree(sa.sites, *ai);
+    SideTree builtB = treeB.get();
     bi.reset();
     ai.reset();
-    c.tree = diffTree(std::move(treeB), std::move(treeA), frames);
+    c.tree = diffTree(std::move(builtB), std::move(builtA), frames);
     return c;
 }
 

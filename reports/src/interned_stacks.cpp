@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
+#include <stdexcept>
+#include <string>
 
 #include "lockscope/capture/calltree.h"
 
@@ -120,10 +122,23 @@ InternedCapture::InternedCapture(const Capture& capture, FrameTable& table)
 {
 }
 
+size_t InternedCapture::position(const Stack* s) const
+{
+    return s ? size_t(s - capture_.stacks.data()) : capture_.stacks.size();
+}
+
+const InternedCapture::Entry& InternedCapture::interned(uint32_t stackId) const
+{
+    const size_t pos = position(index_.find(stackId));
+    if (!done_[pos])
+        throw std::logic_error("stack " + std::to_string(stackId) + " was not interned");
+    return entries_[pos];
+}
+
 const InternedCapture::Entry& InternedCapture::stack(uint32_t stackId)
 {
     const Stack* s = index_.find(stackId);
-    const size_t pos = s ? size_t(s - capture_.stacks.data()) : capture_.stacks.size();
+    const size_t pos = position(s);
     if (!done_[pos]) {
         Entry& e = entries_[pos];
         e.begin = uint32_t(pool_.size());

@@ -76,10 +76,14 @@ public:
     };
     InternedCapture(const Capture& capture, FrameTable& table);
     const Entry& stack(uint32_t stackId);
+    // A stack stack() interned before; throws std::logic_error for another.
+    // Reads only: threads may call it at once.
+    const Entry& interned(uint32_t stackId) const;
     const uint32_t* frames(const Entry& e) const { return pool_.data() + e.begin; }
     const StackIndex& index() const { return index_; }
 
 private:
+    size_t position(const Stack* s) const; // in entries_
     const Capture& capture_;
     FrameTable& table_;
     StackIndex index_;
