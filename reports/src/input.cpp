@@ -19,6 +19,7 @@
 
 #include "lockscope/capture/io.h"
 #include "lockscope/capture/lock_frames.h"
+#include "lockscope/util/huge_page_heap.h"
 
 namespace lockscope::reports {
 
@@ -103,6 +104,7 @@ size_t readerThreads(size_t files)
 using Done = std::function<void(size_t, std::optional<Capture>)>;
 std::vector<std::exception_ptr> readAll(const std::vector<std::string>& paths, const Done& done)
 {
+    const WholeHeapGrowth growth; // huge pages for the models the reader threads make
     std::vector<std::exception_ptr> errors(paths.size());
     std::atomic<size_t> next{0};
     const auto work = [&] {

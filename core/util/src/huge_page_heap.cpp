@@ -4,7 +4,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <string>
+
+#include <malloc.h>
 
 #include <unistd.h>
 
@@ -32,7 +35,34 @@ void restoreTunables(const char* saved)
     unsetenv(kSaved);
 }
 
+// glibc's default pad (mallopt(3)), what a WholeHeapGrowth's end puts back.
+constexpr int kDefaultTopPad = 128 << 10;
+constexpr int kHeapSize = 64 << 20; // glibc's HEAP_MAX_SIZE on 64-bit
+constexpr int kMmapThreshold = 32 << 20; // glibc's DEFAULT_MMAP_THRESHOLD_MAX on 64-bit
+
+std::mutex growthMutex;
+unsigned growthUsers = 0;
+bool thresholdSet = false;
+
 } // namespace
+
+WholeHeapGrowth::WholeHeapGrowth()
+{
+    const std::lock_guard lock(growthMutex);
+    if (!thresholdSet) {
+        mallopt(M_MMAP_THRESHOLD, kMmapThreshold);
+        thresholdSet = true;
+    }
+    if (growthUsers++ == 0)
+        mallopt(M_TOP_PAD, kHeapSize);
+}
+
+WholeHeapGrowth::~WholeHeapGrowth()
+{
+    const std::lock_guard lock(growthMutex);
+    if (--growthUsers == 0)
+        mallopt(M_TOP_PAD, kDefaultTopPad);
+}
 
 void useHugePageHeap(char** argv)
 {

@@ -61,6 +61,10 @@ TEST(HugePageHeap, ReexecutesWithHugePagesAndHidesTheTunableFromChildren)
         GTEST_SKIP() << "built with a sanitizer, whose allocator ignores glibc's malloc tunables";
     auto out = runProbe("");
     EXPECT_GT(std::stol(out["anon_huge_kb"]), 0) << "64 MiB of heap and no huge page";
+    // Most of a thread's 64 MiB under a WholeHeapGrowth, and given back when
+    // freed after it (a pad left at a heap's size would keep it).
+    EXPECT_GT(std::stol(out["thread_anon_huge_kb"]), 32 * 1024) << "a thread's arena kept to small pages";
+    EXPECT_LT(std::stol(out["kept_after_free_kb"]), 16 * 1024) << "the thread's freed heap was kept";
     EXPECT_EQ(out["now_env"], "(unset)");
 
     out = runProbe("GLIBC_TUNABLES=glibc.malloc.arena_max=2");
