@@ -46,6 +46,8 @@ bool thresholdSet = false;
 
 } // namespace
 
+// glibc's mallopt takes the main arena's lock; growthMutex orders the guards.
+// NOLINTBEGIN(concurrency-mt-unsafe)
 WholeHeapGrowth::WholeHeapGrowth()
 {
     const std::lock_guard lock(growthMutex);
@@ -63,6 +65,7 @@ WholeHeapGrowth::~WholeHeapGrowth()
     if (--growthUsers == 0)
         mallopt(M_TOP_PAD, kDefaultTopPad);
 }
+// NOLINTEND(concurrency-mt-unsafe)
 
 void useHugePageHeap(char** argv)
 {

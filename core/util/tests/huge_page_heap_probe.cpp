@@ -46,7 +46,7 @@ int main(int /*argc*/, char** argv)
         }
     };
     std::vector<char*> blocks, threadBlocks;
-    threadBlocks.reserve(64 * 1024); // not on the thread's heap, where it would keep its top
+    threadBlocks.reserve(size_t{64} * 1024); // not on the thread's heap, where it would keep its top
     touch64MiB(blocks);
     const long mainKb = anonHugeKb(), rssBefore = rollupKb("Rss:");
     {
