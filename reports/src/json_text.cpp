@@ -23,12 +23,47 @@ void require(bool ok, const char* what)
 JsonText::JsonText(std::string& out, unsigned depth) : out_(out), base_(depth)
 {
     levels_.reserve(8);
+    members_.reserve(16);
 }
 
 void JsonText::newline(unsigned depth)
 {
     out_ += '\n';
     out_.append(size_t{2} * depth, ' ');
+}
+
+void JsonText::separate(Level& in)
+{
+    if (in.one_line) {
+        if (!in.empty)
+            out_ += ", ";
+        members_.push_back(out_.size());
+    } else {
+        if (!in.empty)
+            out_ += ',';
+        newline(base_ + unsigned(levels_.size()));
+    }
+    in.empty = false;
+}
+
+void JsonText::breakLines()
+{
+    Level& in = levels_.back();
+    if (!in.one_line)
+        return;
+    in.one_line = false;
+    const std::string line = out_.substr(in.opened_at + 1);
+    out_.resize(in.opened_at + 1);
+    const size_t base = in.opened_at + 1;
+    for (size_t i = 0; i < members_.size(); ++i) {
+        if (i)
+            out_ += ',';
+        newline(base_ + unsigned(levels_.size()));
+        const size_t from = members_[i] - base;
+        const size_t to = i + 1 < members_.size() ? members_[i + 1] - base - 2 : line.size(); // less ", "
+        out_.append(line, from, to - from);
+    }
+    members_.clear();
 }
 
 void JsonText::beforeValue()
@@ -41,10 +76,7 @@ void JsonText::beforeValue()
         return;
     Level& in = levels_.back();
     require(!in.object, "an object's value needs its key first");
-    if (!in.empty)
-        out_ += ',';
-    in.empty = false;
-    newline(base_ + unsigned(levels_.size()));
+    separate(in);
 }
 
 JsonText& JsonText::key(std::string_view k)
@@ -52,11 +84,8 @@ JsonText& JsonText::key(std::string_view k)
     require(!levels_.empty() && levels_.back().object && !after_key_, "a key outside an object");
     Level& in = levels_.back();
     require(in.empty || in.last_key < k, "members out of nlohmann's (sorted) order");
-    if (!in.empty)
-        out_ += ',';
-    in.empty = false;
+    separate(in);
     in.last_key = k;
-    newline(base_ + unsigned(levels_.size()));
     putJsonString(out_, k);
     out_ += ": ";
     after_key_ = true;
@@ -65,9 +94,11 @@ JsonText& JsonText::key(std::string_view k)
 
 void JsonText::open(char bracket, bool object)
 {
+    if (!levels_.empty())
+        breakLines();
     beforeValue();
+    levels_.push_back(Level{.object = object, .empty = true, .one_line = true, .opened_at = out_.size(), .last_key = {}});
     out_ += bracket;
-    levels_.push_back(Level{.object = object, .empty = true, .last_key = {}});
 }
 
 JsonText& JsonText::object()
@@ -87,7 +118,9 @@ JsonText& JsonText::end()
     require(!levels_.empty() && !after_key_, "end() with nothing open or a key without its value");
     const Level closed = levels_.back();
     levels_.pop_back();
-    if (!closed.empty) // nlohmann writes an empty one as {} or []
+    if (closed.one_line) // on its line, {} or [] when empty
+        members_.clear();
+    else
         newline(base_ + unsigned(levels_.size()));
     out_ += closed.object ? '}' : ']';
     return *this;
@@ -147,20 +180,41 @@ JsonText& JsonText::unsignedInteger(uint64_t n)
 
 JsonText& JsonText::value(const nlohmann::json& v)
 {
-    beforeValue();
-    const std::string text = v.dump(2, ' ', false, nlohmann::json::error_handler_t::replace); // may not be UTF-8
-    const unsigned depth = base_ + unsigned(levels_.size());
-    size_t from = 0;
-    for (size_t nl = text.find('\n'); nl != std::string::npos; from = nl + 1, nl = text.find('\n', from)) {
-        out_.append(text, from, nl - from);
-        newline(depth);
-    }
-    out_.append(text, from);
+    tree(v);
     return *this;
+}
+
+// A free-form part laid out as the rest: its objects iterate sorted (std::map).
+void JsonText::tree(const nlohmann::json& v)
+{
+    switch (v.type()) {
+    case nlohmann::json::value_t::object:
+        object();
+        for (auto it = v.begin(); it != v.end(); ++it) {
+            key(it.key());
+            tree(it.value());
+        }
+        end();
+        return;
+    case nlohmann::json::value_t::array:
+        array();
+        for (const auto& e : v)
+            tree(e);
+        end();
+        return;
+    case nlohmann::json::value_t::string: value(v.get_ref<const std::string&>()); return;
+    case nlohmann::json::value_t::boolean: value(v.get<bool>()); return;
+    case nlohmann::json::value_t::number_integer: value(v.get<int64_t>()); return;
+    case nlohmann::json::value_t::number_unsigned: value(v.get<uint64_t>()); return;
+    case nlohmann::json::value_t::number_float: value(v.get<double>()); return;
+    default: value(nullptr); return; // null; a parsed document holds no binary
+    }
 }
 
 void JsonText::external()
 {
+    if (!levels_.empty())
+        breakLines();
     beforeValue();
 }
 

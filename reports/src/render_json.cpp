@@ -14,8 +14,8 @@
 
 // JSON for machines: the models as they are, with histograms sparse
 // ([bucket, count] pairs) and every Δ spelled out so consumers need no maths.
-// Written without a DOM (JsonText): members in sorted order, as the
-// nlohmann dump(2) of a DOM wrote them before.
+// Written without a DOM (JsonText): members in sorted order, as nlohmann's
+// DOM kept them, so the text reads as it did when a DOM made it.
 namespace lockscope::reports::detail {
 
 namespace {

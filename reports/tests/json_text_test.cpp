@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The JSON renderers write without a DOM (reports/src/json_text.h): what
-// they write must be byte for byte what nlohmann's dump(2) makes of the same
-// document, every optional member and awkward number included.
+// they write must be byte for byte the layout test::jsonLayout makes of the
+// same document from a DOM, every optional member and awkward number included.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -31,9 +31,9 @@ const double kAwkward[] = {0.0, -0.0, 1.0, 0.1 + 0.2, 1e-5, 123456.789, 1e15, 1e
                            5e-324, std::numeric_limits<double>::max(), std::nan(""),
                            std::numeric_limits<double>::infinity()};
 
-void expectWhatTheDomDumpWouldBe(const std::string& out)
+void expectTheDomsLayout(const std::string& out)
 {
-    EXPECT_EQ(out, json::parse(out).dump(2) + "\n");
+    EXPECT_EQ(out, test::jsonLayout(json::parse(out)) + "\n");
 }
 
 Virtualization everyVirtualizationField()
@@ -149,10 +149,10 @@ Comparison everyComparisonMember()
 
 } // namespace
 
-TEST(JsonText, ReportWithEveryMemberIsWhatTheDomDumpWouldBe)
+TEST(JsonText, ReportWithEveryMemberIsTheDomsLayout)
 {
     const std::string out = render(everyReportMember(), Format::Json, scalingExtras());
-    expectWhatTheDomDumpWouldBe(out);
+    expectTheDomsLayout(out);
     const json j = json::parse(out);
     for (const char* key : {"acquire", "cgroup", "holders", "name", "p50_acquire_ns", "p99_acquire_ns",
                             "tail_basis", "walked_holds", "walked_waits"})
@@ -164,10 +164,10 @@ TEST(JsonText, ReportWithEveryMemberIsWhatTheDomDumpWouldBe)
     EXPECT_TRUE(j["scaling"][0]["series"][12]["points"][0][1].is_null()) << "NaN is null";
 }
 
-TEST(JsonText, ComparisonWithEveryMemberIsWhatTheDomDumpWouldBe)
+TEST(JsonText, ComparisonWithEveryMemberIsTheDomsLayout)
 {
     const std::string out = render(everyComparisonMember(), Format::Json, scalingExtras());
-    expectWhatTheDomDumpWouldBe(out);
+    expectTheDomsLayout(out);
     const json j = json::parse(out);
     for (const char* key : {"acquire_after", "acquire_before", "acquire_count", "has_acquire", "p99_acquire_ns",
                             "total_acquire_ns"})
@@ -199,13 +199,33 @@ TEST(JsonText, NumbersAreNlohmannsOwn)
     EXPECT_EQ(out, json(std::numeric_limits<uint64_t>::max()).dump());
 }
 
-TEST(JsonText, EmptyContainersAndNestingAreDumpsOwn)
+TEST(JsonText, EmptyContainersAndNestingAreTheDomsLayout)
 {
     std::string out;
     detail::JsonText o(out);
     o.object().key("a").array().end().key("b").object().end().key("c").array().array().value(1).end().end();
     o.key("d").value(std::vector<std::string>{"x\n", "\xff"}).end();
-    EXPECT_EQ(out, json::parse(out).dump(2, ' ', false, json::error_handler_t::replace));
+    EXPECT_EQ(out, test::jsonLayout(json::parse(out)));
+    EXPECT_EQ(out, "{\n  \"a\": [],\n  \"b\": {},\n  \"c\": [\n    [1]\n  ],\n  \"d\": [\"x\\n\", \"\xEF\xBF\xBD\"]\n}");
+}
+
+// Scalars written on one line before a container turns up are put back one
+// to a line: text that looks like the ", " between them is not split.
+TEST(JsonText, ScalarsAreOneLineUntilAContainerTurnsUp)
+{
+    std::string out;
+    detail::JsonText o(out);
+    o.object().member("a, \"b\": 2", "x, y").member("b", 1.5).key("c").array().value("[1, 2]").value(-3).end();
+    o.key("d").object().member("e", nullptr).end().end();
+    EXPECT_EQ(out, "{\n"
+                   "  \"a, \\\"b\\\": 2\": \"x, y\",\n"
+                   "  \"b\": 1.5,\n"
+                   "  \"c\": [\"[1, 2]\", -3],\n"
+                   "  \"d\": {\"e\": null}\n"
+                   "}");
+    std::string flat;
+    detail::JsonText(flat).value(json::parse(R"({"r": {"ops": 1, "runs": [1, 2.5]}, "s": "t"})"));
+    EXPECT_EQ(flat, "{\n  \"r\": {\n    \"ops\": 1,\n    \"runs\": [1, 2.5]\n  },\n  \"s\": \"t\"\n}");
 }
 
 // Out of nlohmann's order the text would differ from what the tests

@@ -102,7 +102,7 @@ TEST(LockAlignment, ALockKeyedByItsOtherCallerIsOneRow)
     EXPECT_TRUE(hasNote(c, "after: " + kSemctl + " compared as " + kSemop)) << testing::PrintToString(c.notes);
     EXPECT_NE(render(c, Format::Text).find("note: after: " + kSemctl + " compared as " + kSemop),
               std::string::npos);
-    EXPECT_NE(render(c, Format::Json).find("\"also_keyed\": [\n        \"" + kSemctl + "\"\n      ]"),
+    EXPECT_NE(render(c, Format::Json).find("\"also_keyed\": [\"" + kSemctl + "\"]"),
               std::string::npos)
         << render(c, Format::Json).substr(0, 2000);
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "test_support.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -9,6 +10,8 @@
 #include <sstream>
 #include <stdexcept>
 #include <sys/wait.h>
+
+#include <nlohmann/json.hpp>
 
 #include "sample_capture.h"
 
@@ -106,6 +109,45 @@ int run(const std::string& cmd, std::string* out)
             out->append(buf, n);
     const int st = ::pclose(p);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+namespace {
+
+std::string scalarText(const nlohmann::json& v)
+{
+    return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+void layout(const nlohmann::json& v, unsigned indent, std::string& out)
+{
+    if (!v.is_structured()) {
+        out += scalarText(v);
+        return;
+    }
+    const bool obj = v.is_object();
+    const bool oneLine = std::none_of(v.begin(), v.end(), [](const nlohmann::json& e) { return e.is_structured(); });
+    const std::string pad = oneLine ? std::string() : "\n" + std::string(indent + 2, ' ');
+    out += obj ? '{' : '[';
+    for (auto it = v.begin(); it != v.end(); ++it) {
+        if (it != v.begin())
+            out += oneLine ? ", " : ",";
+        out += pad;
+        if (obj)
+            out += scalarText(it.key()) + ": ";
+        layout(it.value(), indent + 2, out);
+    }
+    if (!oneLine)
+        out += "\n" + std::string(indent, ' ');
+    out += obj ? '}' : ']';
+}
+
+} // namespace
+
+std::string jsonLayout(const nlohmann::json& v)
+{
+    std::string out;
+    layout(v, 0, out);
+    return out;
 }
 
 std::string checkGolden(const std::string& name, const std::string& actual)

@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "lockscope/capture/capture.h"
 #include "lockscope/reports/compare.h"
 
@@ -33,5 +35,10 @@ int run(const std::string& cmd, std::string* out);
 // Compares text with a golden file; on mismatch writes <golden>.actual and
 // returns a diff as the failure message. LOCKSCOPE_UPDATE_GOLDEN=1 rewrites.
 std::string checkGolden(const std::string& goldenName, const std::string& actual);
+
+// The reports' JSON layout made from a DOM, the reference the streaming
+// writer (reports/src/json_text.h) is checked against: dump(2)'s, except
+// that an array or object holding only scalars (or nothing) is one line.
+std::string jsonLayout(const nlohmann::json& v);
 
 } // namespace lockscope::reports::test
