@@ -3,12 +3,15 @@
 // text, md, html, json, folded, pprof, pprof-holders, speedscope) over any capture the
 // reader accepts, as a report and as a comparison of the capture with itself. Besides not crashing, the text formats must hold their escaping
 // promises (format_util.h): no control character but newline in terminal
-// text or Markdown, one "frames weight" line per folded stack.
+// text or Markdown, one "frames weight" line per folded stack; JSON must
+// parse (its writer lays lines out again as it goes: json_text.h).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <string_view>
+
+#include <nlohmann/json.hpp>
 
 #include "lockscope/capture/io.h"
 #include "lockscope/reports/compare.h"
@@ -61,6 +64,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
             requireNoControls(report);
             requireNoControls(comparison);
         }
+        if (*format == reports::Format::Json && !(nlohmann::json::accept(report) && nlohmann::json::accept(comparison)))
+            std::abort();
         return 0;
     }
     const reports::Exporter* e = reports::findExporter(name);
