@@ -48,13 +48,13 @@ void JsonText::separate(Level& in)
 
 void JsonText::breakLines()
 {
-    Level& in = levels_.back();
-    if (!in.one_line)
+    if (levels_.empty() || !levels_.back().one_line)
         return;
+    Level& in = levels_.back();
     in.one_line = false;
-    const std::string line = out_.substr(in.opened_at + 1);
-    out_.resize(in.opened_at + 1);
-    const size_t base = in.opened_at + 1;
+    const size_t base = in.opened_at + 1; // after its bracket
+    const std::string line = out_.substr(base);
+    out_.resize(base);
     for (size_t i = 0; i < members_.size(); ++i) {
         if (i)
             out_ += ',';
@@ -94,8 +94,7 @@ JsonText& JsonText::key(std::string_view k)
 
 void JsonText::open(char bracket, bool object)
 {
-    if (!levels_.empty())
-        breakLines();
+    breakLines();
     beforeValue();
     levels_.push_back(Level{.object = object, .empty = true, .one_line = true, .opened_at = out_.size(), .last_key = {}});
     out_ += bracket;
@@ -213,8 +212,7 @@ void JsonText::tree(const nlohmann::json& v)
 
 void JsonText::external()
 {
-    if (!levels_.empty())
-        breakLines();
+    breakLines();
     beforeValue();
 }
 

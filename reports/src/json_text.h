@@ -82,7 +82,7 @@ private:
     };
     void beforeValue();
     void separate(Level& in);
-    void breakLines(); // the innermost level, one line so far, one value per line
+    void breakLines(); // the innermost level, if one line so far, one value per line
     void open(char bracket, bool object);
     void newline(unsigned depth);
     void tree(const nlohmann::json& v);
