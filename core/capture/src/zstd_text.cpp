@@ -36,11 +36,16 @@ std::string problem(size_t error)
 
 } // namespace
 
+// A zstd frame (28 b5 2f fd), or a skippable frame (5? 2a 4d 18) ahead of
+// one: pzstd starts each of its frames with a skippable one giving its size.
 bool isZstd(std::string_view data) noexcept
 {
-    return data.size() >= 4 && static_cast<unsigned char>(data[0]) == 0x28
-        && static_cast<unsigned char>(data[1]) == 0xb5 && static_cast<unsigned char>(data[2]) == 0x2f
-        && static_cast<unsigned char>(data[3]) == 0xfd;
+    if (data.size() < 4)
+        return false;
+    const auto byte = [&](size_t i) { return static_cast<unsigned char>(data[i]); };
+    if (byte(1) == 0xb5 && byte(2) == 0x2f && byte(3) == 0xfd)
+        return byte(0) == 0x28;
+    return (byte(0) & 0xf0) == 0x50 && byte(1) == 0x2a && byte(2) == 0x4d && byte(3) == 0x18;
 }
 
 CaptureText zstdDecompress(std::string_view data, uint64_t maxBytes)

@@ -16,6 +16,7 @@ struct ZSTD_CCtx_s;
 // writer compresses when the file name asks for it.
 namespace lockscope::detail {
 
+// zstd's magic number, or a skippable frame's (what pzstd writes first).
 bool isZstd(std::string_view data) noexcept;
 
 // The frames' content; throws CaptureError (one line, no file name) for a

@@ -285,5 +285,35 @@ TEST(CompressedInput, WhatIsInsideIsCheckedLikeText)
     EXPECT_EQ(errorOf(zstdFrame(blockHeader(4, 3, true) + "abcd")).rfind("corrupt zstd data: ", 0), 0u);
 }
 
+// A skippable frame (RFC 8878): magic 0x184D2A5?, size, content.
+std::string skippableFrame(const std::string& content, char nibble = '\x50')
+{
+    const auto n = static_cast<uint32_t>(content.size());
+    return std::string { nibble, '\x2a', '\x4d', '\x18' }
+        + std::string { static_cast<char>(n & 0xff), static_cast<char>((n >> 8) & 0xff),
+                        static_cast<char>((n >> 16) & 0xff), static_cast<char>(n >> 24) }
+        + content;
+}
+
+// pzstd (Debian's zstd package) writes a skippable frame ahead of each of
+// its frames; they were taken for JSON ("invalid literal; last read: 'P'").
+TEST(CompressedInput, SkippableFramesAndSeveralFramesReadAsPzstdWritesThem)
+{
+    const std::string text = toJson(semop(), CaptureLayout::Compact).dump();
+    const size_t half = text.size() / 2;
+    const auto frame = [](const std::string& part) {
+        return zstdFrame(blockHeader(static_cast<uint32_t>(part.size()), 0, true) + part);
+    };
+    const std::string pzstdLike = skippableFrame("size") + frame(text.substr(0, half))
+        + skippableFrame("size", '\x5f') + frame(text.substr(half));
+    EXPECT_EQ(parseCapture(pzstdLike), semop());
+    EXPECT_EQ(parseCaptureReference(pzstdLike), semop());
+    EXPECT_EQ(errorOf(skippableFrame("")), "empty input: expected a lockscope capture (JSON)");
+    EXPECT_EQ(errorOf(skippableFrame("size").substr(0, 6)),
+        "truncated zstd data: the file ends inside a compressed frame");
+    // 0x184D2A60 is no magic number: such a file is not taken for zstd.
+    EXPECT_EQ(errorOf(skippableFrame("size", '\x60')).rfind("invalid JSON", 0), 0u);
+}
+
 } // namespace
 } // namespace lockscope
