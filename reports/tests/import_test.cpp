@@ -122,8 +122,8 @@ TEST(ImportPerfScript, BadInputIsOneLine)
 // The workload contends one mutex on every kernel with the lock tracepoints:
 // four dd readers share one open file (inherited fd 3), so each read() takes
 // its f_pos_lock (fdget_pos) while the others hold it. perf bench sched
-// messaging, used before, contends spinlocks mostly, which a guest without
-// paravirt spinlocks does not report: it gave no event in 9 of 10 CI runs.
+// messaging contends spinlocks mostly, which a guest without paravirt
+// spinlocks does not report.
 TEST(ImportPerfScript, RealPerfLockRecord)
 {
     if (::geteuid() != 0)
@@ -156,7 +156,7 @@ TEST(ImportPerfScript, RealPerfLockRecord)
         for (const auto& s : l.sites)
             EXPECT_NE(c.findStack(s.stack_id), nullptr);
     }
-    // Named as record names it: the mutex by its caller (fdget_pos, __fdget_pos before 6.12).
+    // Named as record names it: the mutex by its caller (fdget_pos; __fdget_pos in older kernels).
     EXPECT_GT(filePosWaits, 0u) << "no mutex@*fdget_pos wait among " << c.locks.size() << " locks";
     EXPECT_GE(filePosWaits * 2, waits) << "the readers' lock is most of the waits";
     // Begins are events too, so pairs are at most half of them.
