@@ -36,16 +36,17 @@ std::string problem(size_t error)
 
 } // namespace
 
-// A zstd frame (28 b5 2f fd), or a skippable frame (5? 2a 4d 18) ahead of
-// one: pzstd starts each of its frames with a skippable one giving its size.
+// A zstd frame, or a skippable frame ahead of one: pzstd starts each of its
+// frames with a skippable one giving its size. (libzstd's own test for both,
+// ZSTD_isFrame, is in its static-linking-only API; the magic numbers are not.)
 bool isZstd(std::string_view data) noexcept
 {
     if (data.size() < 4)
         return false;
-    const auto byte = [&](size_t i) { return static_cast<unsigned char>(data[i]); };
-    if (byte(1) == 0xb5 && byte(2) == 0x2f && byte(3) == 0xfd)
-        return byte(0) == 0x28;
-    return (byte(0) & 0xf0) == 0x50 && byte(1) == 0x2a && byte(2) == 0x4d && byte(3) == 0x18;
+    uint32_t magic = 0; // little endian
+    for (size_t i = 4; i-- > 0;)
+        magic = (magic << 8) | static_cast<unsigned char>(data[i]);
+    return magic == ZSTD_MAGICNUMBER || (magic & ZSTD_MAGIC_SKIPPABLE_MASK) == ZSTD_MAGIC_SKIPPABLE_START;
 }
 
 CaptureText zstdDecompress(std::string_view data, uint64_t maxBytes)
