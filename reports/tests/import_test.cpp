@@ -2,7 +2,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <fstream>
 #include <unistd.h>
 
 #include "lockscope/capture/io.h"
@@ -134,7 +133,7 @@ TEST(ImportPerfScript, RealPerfLockRecord)
     if (::sysconf(_SC_NPROCESSORS_ONLN) < 2)
         GTEST_SKIP() << "needs two CPUs for the readers to meet on the file's lock";
     const std::string dir = test::artifactDir();
-    std::ofstream(dir + "/perf-lock.input") << std::string(size_t{64} << 10, 'x');
+    test::writeFile(dir + "/perf-lock.input", std::string(size_t{64} << 10, 'x'));
     out.clear();
     const int rc = test::run("cd '" + dir + "' && timeout 120 perf lock record -g -o perf-lock.data -- sh -c "
                              "'exec 3<perf-lock.input; for i in 1 2 3 4; do "
