@@ -402,7 +402,7 @@ void DiffTree::linkChildren()
     layOutChildren(nodes, child_begin, child_ids);
 }
 
-Comparison detail::comparePooled(const PooledSide& sb, const PooledSide& sa, const CompareOptions& o)
+detail::PooledComparison detail::comparePooled(const PooledSide& sb, const PooledSide& sa, const CompareOptions& o)
 {
     const Capture& before = sb.capture;
     const Capture& after = sa.capture;
@@ -449,8 +449,13 @@ Comparison detail::comparePooled(const PooledSide& sb, const PooledSide& sa, con
     SideTree builtB = treeB.get();
     bi.reset();
     ai.reset();
-    c.tree = diffTree(std::move(builtB), std::move(builtA), frames);
-    return c;
+    // The differential tree is the comparison's longest step and needs none
+    // of the rows: it is made while the caller judges them, on both cores.
+    auto tree = std::async(std::launch::async,
+                           [b = std::move(builtB), a = std::move(builtA), f = std::move(frames)]() mutable {
+                               return diffTree(std::move(b), std::move(a), f);
+                           });
+    return {std::move(c), std::move(tree)};
 }
 
 std::vector<std::string> regressionsBeyond(const Comparison& c, double pct)

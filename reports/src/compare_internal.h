@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #pragma once
 
+#include <future>
 #include <map>
 #include <string>
 #include <vector>
@@ -103,9 +104,14 @@ void requireBothSides(size_t base, size_t patched);
 Comparison comparePools(const PooledSide& pb, const std::vector<const Capture*>& base, const PooledSide& pa,
                         const std::vector<const Capture*>& patched, const CompareOptions& options);
 
-// Matched locks, paths, tree and latency rows with their event tests; no
-// verdicts, headline or workload figures (those need the runs).
-Comparison comparePooled(const PooledSide& before, const PooledSide& after, const CompareOptions& options);
+// Matched locks, paths and latency rows with their event tests; no verdicts,
+// headline or workload figures (those need the runs). The differential tree
+// is still being made on a thread of its own; it owns all it reads.
+struct PooledComparison {
+    Comparison rows; // tree empty
+    std::future<DiffTree> tree;
+};
+PooledComparison comparePooled(const PooledSide& before, const PooledSide& after, const CompareOptions& options);
 
 // One run's locks by key.
 using RunLocks = std::map<std::string, const Lock*>;
