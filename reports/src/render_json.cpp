@@ -265,23 +265,28 @@ void streamArray(JsonText& o, std::string& out, size_t n, Element element, const
         out += "[]";
         return;
     }
-    auto put = [&](std::string& text, size_t i) {
+    // One writer per piece: each element leaves it as it found it, and a
+    // writer per element was two allocations per call-tree node.
+    auto put = [&](std::string& text, JsonText& e, size_t i) {
         text += i ? ",\n    " : "\n    ";
-        JsonText e(text, 2);
         element(e, i);
     };
     out += '[';
     const size_t before = out.size();
-    put(out, 0);
+    {
+        JsonText first(out, 2);
+        put(out, first, 0);
+    }
     const size_t perPiece = std::clamp<size_t>(kPiece / (out.size() - before), 1, kMostPerPiece);
     sink(out);
     out.clear();
     makeInOrder(
         (n - 1 + perPiece - 1) / perPiece,
         [&](size_t piece, std::string& text) {
+            JsonText e(text, 2);
             const size_t from = 1 + piece * perPiece;
             for (size_t i = from; i < std::min(n, from + perPiece); ++i)
-                put(text, i);
+                put(text, e, i);
         },
         [&](const std::string& text) { sink(text); });
     out += "\n  ]";
