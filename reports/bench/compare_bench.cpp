@@ -100,6 +100,22 @@ static void BM_CompareAndRenderJson(benchmark::State& state)
     }
 }
 
+// The JSON text of one comparison of the pair, as `compare --format json`
+// makes it (pieces made on every core, handed over in order), into a sink
+// that only counts: the writer's cost without the file's.
+static void BM_RenderComparisonJson(benchmark::State& state)
+{
+    const Inputs& in = inputs();
+    const reports::Comparison c = reports::compare(in.before, in.after);
+    size_t bytes = 0;
+    for (auto _ : state) {
+        bytes = 0;
+        reports::render(c, reports::Format::Json, {}, [&](std::string_view piece) { bytes += piece.size(); });
+    }
+    state.counters["text_MB"] = double(bytes) / 1e6;
+    state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(bytes));
+}
+
 namespace {
 // Two run sets of kRunsPerSide compact captures of ~2 MB each (a fleet's
 // windows, or many lab runs), written once to a temporary directory; or
@@ -202,4 +218,5 @@ BENCHMARK(BM_CompareRunSetFiles)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)-
 BENCHMARK(BM_ParseBothCaptures)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_Compare)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_CompareAndRenderJson)->Unit(benchmark::kMillisecond)->Iterations(2);
+BENCHMARK(BM_RenderComparisonJson)->Unit(benchmark::kMillisecond)->Iterations(5)->UseRealTime();
 BENCHMARK_MAIN();
