@@ -36,8 +36,13 @@ bool plainText(std::string_view s) noexcept
 // "s" and then `tail`, in one append: a big comparison writes millions of
 // keys and names, a quarter of its writing's time with an append for each
 // quote and the colon.
-void putQuoted(std::string& out, std::string_view s, std::string_view tail)
+void putString(std::string& out, std::string_view s, std::string_view tail)
 {
+    if (!plainText(s)) { // escapes and UTF-8 checks: nlohmann's, for the few names that need them
+        out += nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        out += tail;
+        return;
+    }
     const size_t at = out.size();
     out.append(s.size() + 2 + tail.size(), '"');
     char* p = out.data() + at + 1;
@@ -114,12 +119,7 @@ JsonText& JsonText::key(std::string_view k)
     require(in.empty || in.last_key < k, "members out of nlohmann's (sorted) order");
     separate(in);
     in.last_key = k;
-    if (plainText(k))
-        putQuoted(out_, k, ": ");
-    else {
-        putJsonString(out_, k);
-        out_ += ": ";
-    }
+    putString(out_, k, ": ");
     after_key_ = true;
     return *this;
 }
@@ -260,11 +260,7 @@ void JsonText::external()
 
 void putJsonString(std::string& out, std::string_view s)
 {
-    if (!plainText(s)) { // escapes and UTF-8 checks: nlohmann's, for the few names that need them
-        out += nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-        return;
-    }
-    putQuoted(out, s, {});
+    putString(out, s, {});
 }
 
 } // namespace lockscope::reports::detail
