@@ -211,10 +211,10 @@ Capture CaptureSum::capture() const
             LockSite site;
             site.stack_id = s.stack;
             site.user_stack_id = s.user;
-            site.wait = s.wait.expand();
+            site.wait = s.wait;
             site.wait_untimed = s.wait_untimed;
-            site.hold = s.hold.expand();
-            site.acquire = s.acquire.expand();
+            site.hold = s.hold;
+            site.acquire = s.acquire;
             site.holders = s.holders;
             std::stable_sort(site.holders.begin(), site.holders.end(),
                              [](const Holder& a, const Holder& b) { return a.wait_ns > b.wait_ns; });

@@ -12,8 +12,8 @@ void LockFigures::add(const Lock& lock)
     holds += lock.hold.count();
     hold_ns = saturatingAdd(hold_ns, lock.hold.total());
     for (unsigned b = 0; b < Log2Hist::kBuckets; ++b) {
-        wait_buckets[b] += lock.wait.buckets()[b];
-        hold_buckets[b] += lock.hold.buckets()[b];
+        wait_buckets[b] += lock.wait.bucket(b);
+        hold_buckets[b] += lock.hold.bucket(b);
     }
 }
 

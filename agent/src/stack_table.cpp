@@ -60,32 +60,4 @@ Stack StackTable::stack(uint32_t id) const
     return s;
 }
 
-// Through a full Log2Hist, so the merge follows Log2Hist::merge's rules
-// (saturating total, min of the filled) and only the storage differs.
-void SparseHist::merge(const Log2Hist& h)
-{
-    if (h.empty())
-        return;
-    Log2Hist all = expand();
-    all.merge(h);
-    buckets_.clear();
-    for (unsigned b = 0; b < Log2Hist::kBuckets; ++b)
-        if (all.buckets()[b])
-            buckets_.emplace_back(uint8_t(b), all.buckets()[b]);
-    count_ = all.count();
-    total_ = all.total();
-    min_ = all.min();
-    max_ = all.max();
-}
-
-Log2Hist SparseHist::expand() const
-{
-    if (!count_)
-        return {};
-    std::array<uint64_t, Log2Hist::kBuckets> b{};
-    for (const auto& [bucket, n] : buckets_)
-        b[bucket] = n;
-    return Log2Hist::fromParts(b, count_, total_, min_, max_);
-}
-
 } // namespace lockscope::agent

@@ -206,21 +206,6 @@ Log2Hist hist(std::initializer_list<uint64_t> values)
     return h;
 }
 
-// The sparse form merges as Log2Hist::merge does, bucket for bucket.
-TEST(SparseHist, MergesAsALog2HistDoes)
-{
-    const std::vector<Log2Hist> parts{hist({0, 1, 900}), {}, hist({70000, 3, UINT64_MAX}), hist({UINT64_MAX})};
-    SparseHist sparse;
-    Log2Hist full;
-    for (const Log2Hist& h : parts) {
-        sparse.merge(h);
-        full.merge(h);
-        EXPECT_EQ(sparse.expand(), full);
-    }
-    EXPECT_TRUE(sparse.expand().consistent());
-    EXPECT_EQ(SparseHist{}.expand(), Log2Hist{});
-}
-
 // Stacks come back frame for frame, each frame's first-seen address kept;
 // the same frames in another order are another stack, a full table refuses.
 TEST(StackTable, InternsStacksAndGivesThemBack)

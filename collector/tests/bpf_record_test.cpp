@@ -680,7 +680,7 @@ double shareFrom(const lockscope::Log2Hist& h, unsigned bucket)
 {
     uint64_t n = 0;
     for (unsigned b = bucket; b < lockscope::Log2Hist::kBuckets; ++b)
-        n += h.buckets()[b];
+        n += h.bucket(b);
     return h.empty() ? 0.0 : double(n) / double(h.count());
 }
 

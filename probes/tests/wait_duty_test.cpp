@@ -42,8 +42,8 @@ TEST(WaitDuty, ScaledWaitsKeepTheirShapeAndMeanAndAreCountedUntimed)
     const Log2Hist& h = v[0].hist;
     EXPECT_TRUE(h.consistent());
     EXPECT_EQ(h.count(), 160u);
-    EXPECT_EQ(h.buckets()[Log2Hist::bucketOf(300)], 120u);
-    EXPECT_EQ(h.buckets()[Log2Hist::bucketOf(5000)], 40u);
+    EXPECT_EQ(h.bucket(Log2Hist::bucketOf(300)), 120u);
+    EXPECT_EQ(h.bucket(Log2Hist::bucketOf(5000)), 40u);
     EXPECT_EQ(h.mean(), r.hist.mean());
     EXPECT_EQ(h.min(), 300u);
     EXPECT_EQ(h.max(), 5000u);

@@ -44,8 +44,8 @@ TEST(WaitHist, UntimedWaitsTakeTheTimesOfTheirKeysTimedOnes)
     EXPECT_EQ(u.spread, 9u);
     EXPECT_EQ(u.unplaced, 0u);
     EXPECT_EQ(h.count(), 12u);
-    EXPECT_EQ(h.buckets()[Log2Hist::bucketOf(100)], 8u) << "2 of 3 timed, so 2/3 of the 9";
-    EXPECT_EQ(h.buckets()[Log2Hist::bucketOf(1000)], 4u);
+    EXPECT_EQ(h.bucket(Log2Hist::bucketOf(100)), 8u) << "2 of 3 timed, so 2/3 of the 9";
+    EXPECT_EQ(h.bucket(Log2Hist::bucketOf(1000)), 4u);
     EXPECT_EQ(h.total(), 1200u * 4) << "the timed total scaled by 12 / 3";
     EXPECT_EQ(h.min(), 100u);
     EXPECT_EQ(h.max(), 1000u);
@@ -64,7 +64,7 @@ TEST(WaitHist, UntimedWaitsOfAKeyWithoutTimedOnesTakeTheirLocksTimes)
     const Log2Hist& unsampled = out[1].hist;
     EXPECT_EQ(out[1].kstack_id, LS_STACK_UNSAMPLED);
     EXPECT_EQ(unsampled.count(), 4u);
-    EXPECT_EQ(unsampled.buckets()[Log2Hist::bucketOf(200)], 4u);
+    EXPECT_EQ(unsampled.bucket(Log2Hist::bucketOf(200)), 4u);
     EXPECT_EQ(unsampled.total(), 800u);
     EXPECT_EQ(unsampled.max(), 200u);
     EXPECT_EQ(out[0].hist.count(), 2u) << "timed keys are left as they are";
@@ -88,7 +88,7 @@ TEST(WaitHist, UntimedWaitsOfAKeyWithoutTimedOnesTakeTheTimesOfTheirLocksSameKin
     const Log2Hist& h = out[2].hist;
     EXPECT_EQ(out[2].kstack_id, LS_STACK_UNSAMPLED);
     EXPECT_EQ(h.count(), 5u);
-    EXPECT_EQ(h.buckets()[Log2Hist::bucketOf(1'000'000)], 5u) << "sleeps take the times of sleeps";
+    EXPECT_EQ(h.bucket(Log2Hist::bucketOf(1'000'000)), 5u) << "sleeps take the times of sleeps";
     EXPECT_EQ(h.total(), 5'000'000u);
 }
 
@@ -118,7 +118,7 @@ TEST(WaitHist, ADrainedWindowWithoutTimedWaitsOnALockTakesItsLastTimedShape)
     ASSERT_EQ(out.size(), 2u);
     const Log2Hist& h = out[0].lock_addr == A ? out[0].hist : out[1].hist;
     EXPECT_EQ(h.count(), 6u);
-    EXPECT_EQ(h.buckets()[Log2Hist::bucketOf(200)], 4u) << "2 of 3 timed were 200 ns";
+    EXPECT_EQ(h.bucket(Log2Hist::bucketOf(200)), 4u) << "2 of 3 timed were 200 ns";
     EXPECT_EQ(h.min(), 200u);
     EXPECT_EQ(h.max(), 3000u);
     // A window of its own kind only: B's shape is not A's.
@@ -199,7 +199,7 @@ TEST(WaitHist, UntimedWaitsTakeTheTimedOnesWeightedByTheWaitsEachStandsFor)
     EXPECT_EQ(untimed.kstack_id, LS_STACK_UNSAMPLED);
     EXPECT_EQ(untimed.untimed, 10u);
     EXPECT_EQ(untimed.hist.count(), 10u);
-    EXPECT_EQ(untimed.hist.buckets()[Log2Hist::bucketOf(4000)], 10u);
+    EXPECT_EQ(untimed.hist.bucket(Log2Hist::bucketOf(4000)), 10u);
     EXPECT_EQ(untimed.hist.total(), 40000u);
     EXPECT_EQ(untimed.hist.min(), 4000u);
     EXPECT_EQ(untimed.hist.max(), 4000u);

@@ -839,8 +839,8 @@ TEST_F(ExactTail, AnUntimedSpinATickWentByInIsTimedInItsBucket)
     const auto& a = r.at({ A, LS_LCB_F_SPIN });
     EXPECT_EQ(a.hist.count(), (countsByKey()[{ A, LS_LCB_F_SPIN }])) << "counted once, at its begin";
     EXPECT_EQ(a.hist.max(), 5000000u) << "the max is the long wait's own time";
-    EXPECT_EQ(a.hist.buckets()[lockscope::Log2Hist::bucketOf(5000000)], 1u) << "in its own bucket";
-    EXPECT_EQ(a.hist.buckets()[lockscope::Log2Hist::bucketOf(300000)], 1u) << "in its own bucket";
+    EXPECT_EQ(a.hist.bucket(lockscope::Log2Hist::bucketOf(5000000)), 1u) << "in its own bucket";
+    EXPECT_EQ(a.hist.bucket(lockscope::Log2Hist::bucketOf(300000)), 1u) << "in its own bucket";
     EXPECT_TRUE(a.hist.consistent());
     EXPECT_GT(a.untimed, 0u);
     EXPECT_FALSE(r.count({ A, LS_LCB_F_SPIN | LS_WAIT_F_TICKED })) << "folded back into its key";
@@ -928,7 +928,7 @@ TEST_F(Weighting, UntimedWaitsTakeTheTimesOfTheTimedOnesOfTheirStretch)
     const auto& a = r.at({ A, LS_LCB_F_SPIN });
     EXPECT_EQ(a.untimed, 10u);
     EXPECT_EQ(a.hist.count(), 33u);
-    EXPECT_EQ(a.hist.buckets()[lockscope::Log2Hist::bucketOf(4000)], 12u);
+    EXPECT_EQ(a.hist.bucket(lockscope::Log2Hist::bucketOf(4000)), 12u);
     EXPECT_EQ(a.hist.total(), 21u * 1000 + 12u * 4000) << "every wait at its own length";
 }
 

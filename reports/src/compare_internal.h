@@ -34,7 +34,8 @@ inline double effectPct(const Delta& x)
 }
 
 // A side's locks' sites as their own figures (ownShare), by lock position:
-// all a comparison reads of the sites, 64 bytes where a LockSite is 1.7 KB.
+// all a comparison reads of the sites, 64 bytes where a LockSite is 240 and
+// its histograms' buckets.
 using SiteLists = std::vector<std::vector<SiteShare>>;
 
 // One side as the pooled comparison reads it: the pool (a side of one run:
@@ -58,7 +59,8 @@ public:
         // copied here as shares.
         static Pool ofOneRun(const Capture& run);
         // The same, and the run's own sites freed: the shares are all the
-        // comparison reads of them (a site is ~1.7 KB of histograms).
+        // comparison reads of them (a site is 240 bytes and its histograms'
+        // buckets).
         static Pool ofOneRun(Capture& run);
     };
 

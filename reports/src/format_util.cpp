@@ -212,7 +212,7 @@ std::pair<unsigned, unsigned> bucketRange(const Log2Hist& a, const Log2Hist* b)
     unsigned lo = Log2Hist::kBuckets, hi = 0;
     auto scan = [&](const Log2Hist& h) {
         for (unsigned i = 0; i < Log2Hist::kBuckets; ++i)
-            if (h.buckets()[i]) {
+            if (h.bucket(i)) {
                 lo = std::min(lo, i);
                 hi = std::max(hi, i);
             }
@@ -240,11 +240,11 @@ std::string textHistogram(const Log2Hist& h, const std::string& indent, const ch
     const auto [lo, hi] = bucketRange(h, nullptr);
     uint64_t peak = 0;
     for (unsigned i = lo; i <= hi; ++i)
-        peak = std::max(peak, h.buckets()[i]);
+        peak = std::max(peak, h.bucket(i));
     std::string out = indent + padLeft(std::string("value (") + unit + ")", 15) +
                       "  ------------ distribution ------------  count\n";
     for (unsigned i = lo; i <= hi; ++i) {
-        const uint64_t c = h.buckets()[i];
+        const uint64_t c = h.bucket(i);
         out += indent + padLeft(std::to_string(Log2Hist::bucketLow(i)), 15) + " |" +
                bar(double(c) / double(peak), 40) + "| " + std::to_string(c) + "\n";
     }
@@ -261,14 +261,14 @@ std::string textHistogramPair(const Log2Hist& before, const Log2Hist& after, con
     auto peak = [&](const Log2Hist& h) {
         uint64_t p = 0;
         for (unsigned i = lo; i <= hi; ++i)
-            p = std::max(p, h.buckets()[i]);
+            p = std::max(p, h.bucket(i));
         return p;
     };
     const uint64_t pb = peak(before), pa = peak(after);
     std::string out = indent + padLeft("value (ns)", 15) + "  ------ before ------ " + padLeft("count", 9) +
                       "  ------ after ------- " + padLeft("count", 9) + "\n";
     for (unsigned i = lo; i <= hi; ++i) {
-        const uint64_t b = before.buckets()[i], a = after.buckets()[i];
+        const uint64_t b = before.bucket(i), a = after.bucket(i);
         out += indent + padLeft(std::to_string(Log2Hist::bucketLow(i)), 15) + " |" +
                bar(pb ? double(b) / double(pb) : 0.0, 20) + "|" + padLeft(std::to_string(b), 9) + "  |" +
                bar(pa ? double(a) / double(pa) : 0.0, 20) + "|" + padLeft(std::to_string(a), 9) + "\n";

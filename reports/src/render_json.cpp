@@ -24,8 +24,8 @@ void hist(JsonText& o, const Log2Hist& h)
 {
     o.object().key("buckets").array();
     for (unsigned i = 0; i < Log2Hist::kBuckets; ++i)
-        if (h.buckets()[i])
-            o.array().value(i).value(h.buckets()[i]).end();
+        if (h.bucket(i))
+            o.array().value(i).value(h.bucket(i)).end();
     o.end();
     o.member("count", h.count()).member("max_ns", h.max()).member("min_ns", h.min()).member("total_ns", h.total());
     o.end();

@@ -88,8 +88,8 @@ ChiSquareResult chiSquareHomogeneity(const Log2Hist& a, const Log2Hist& b)
     std::vector<std::pair<double, double>> groups;
     double ga = 0.0, gb = 0.0;
     for (unsigned i = 0; i < Log2Hist::kBuckets; ++i) {
-        ga += double(a.buckets()[i]);
-        gb += double(b.buckets()[i]);
+        ga += double(a.bucket(i));
+        gb += double(b.bucket(i));
         if ((ga + gb) * small >= 5.0) {
             groups.emplace_back(ga, gb);
             ga = gb = 0.0;

@@ -49,8 +49,8 @@ std::string histogram(const Log2Hist& before, const Log2Hist* after, const std::
             if (!h)
                 continue;
             for (unsigned i = lo; i <= hi; ++i) {
-                const double v = mode == 0 ? double(h->buckets()[i])
-                                           : (h->count() ? double(h->buckets()[i]) / double(h->count()) : 0.0);
+                const double v = mode == 0 ? double(h->bucket(i))
+                                           : (h->count() ? double(h->bucket(i)) / double(h->count()) : 0.0);
                 peak = std::max(peak, v);
             }
         }
@@ -60,7 +60,7 @@ std::string histogram(const Log2Hist& before, const Log2Hist* after, const std::
             if (!h)
                 continue;
             for (unsigned i = lo; i <= hi; ++i) {
-                const uint64_t c = h->buckets()[i];
+                const uint64_t c = h->bucket(i);
                 if (!c)
                     continue;
                 const double v = mode == 0 ? double(c) : double(c) / double(h->count());

@@ -39,7 +39,7 @@ Log2Hist slower(const Log2Hist& w, unsigned shift)
         return w;
     std::array<uint64_t, Log2Hist::kBuckets> b{};
     for (unsigned i = 0; i + shift < Log2Hist::kBuckets; ++i)
-        b[i + shift] = w.buckets()[i];
+        b[i + shift] = w.bucket(i);
     const uint64_t k = uint64_t{1} << shift;
     Log2Hist h = Log2Hist::fromParts(b, w.count(), w.total() * k, w.min() * k, w.max() * k);
     EXPECT_TRUE(h.consistent());

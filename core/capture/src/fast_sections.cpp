@@ -191,8 +191,8 @@ Lock lock(od::value& v, const State& st)
         case 4: l.wait = hist(x, st); break;
         case 5: l.hold = hist(x, st); break;
         case 6: {
-            // Sized exactly: a site is ~1.7 KB (three histograms), the sites
-            // most of the locks' memory.
+            // Sized exactly: the sites (240 bytes each, their histograms'
+            // buckets besides) are most of the locks' memory.
             od::array sites = x.get_array();
             l.sites.reserve(sites.count_elements());
             for (auto e : sites) {

@@ -28,11 +28,45 @@ uint64_t Log2Hist::bucketHigh(unsigned bucket) noexcept
     return bucket >= kBuckets - 1 ? UINT64_MAX : (uint64_t{1} << (bucket + 1)) - 1;
 }
 
-void Log2Hist::add(uint64_t value, uint64_t times) noexcept
+namespace {
+// Room for buckets lo..hi in a span that held `old` from `oldFirst` (empty: none).
+std::vector<uint64_t> widened(const std::vector<uint64_t>& old, unsigned oldFirst, unsigned lo, unsigned hi)
+{
+    std::vector<uint64_t> span(hi - lo + 1, 0);
+    std::copy(old.begin(), old.end(), span.begin() + (oldFirst - lo));
+    return span;
+}
+} // namespace
+
+void Log2Hist::cover(unsigned lo, unsigned hi)
+{
+    if (span_.empty()) {
+        span_.assign(hi - lo + 1, 0);
+        first_ = lo;
+        return;
+    }
+    const unsigned last = first_ + unsigned(span_.size()) - 1;
+    if (lo >= first_ && hi <= last)
+        return;
+    lo = std::min(lo, first_);
+    span_ = widened(span_, first_, lo, std::max(hi, last));
+    first_ = lo;
+}
+
+std::array<uint64_t, Log2Hist::kBuckets> Log2Hist::buckets() const noexcept
+{
+    std::array<uint64_t, kBuckets> all{};
+    std::copy(span_.begin(), span_.end(), all.begin() + first_);
+    return all;
+}
+
+void Log2Hist::add(uint64_t value, uint64_t times)
 {
     if (times == 0)
         return;
-    auto& slot = buckets_[bucketOf(value)];
+    const unsigned b = bucketOf(value);
+    cover(b, b);
+    auto& slot = span_[b - first_];
     slot = saturatingAdd(slot, times);
     count_ = saturatingAdd(count_, times);
     uint64_t product = 0;
@@ -42,10 +76,16 @@ void Log2Hist::add(uint64_t value, uint64_t times) noexcept
 }
 
 Log2Hist Log2Hist::fromParts(const std::array<uint64_t, kBuckets>& buckets, uint64_t count,
-                             uint64_t total, uint64_t min, uint64_t max) noexcept
+                             uint64_t total, uint64_t min, uint64_t max)
 {
     Log2Hist h;
-    h.buckets_ = buckets;
+    const auto nonZero = [](uint64_t b) { return b != 0; };
+    const auto first = std::find_if(buckets.begin(), buckets.end(), nonZero);
+    if (first != buckets.end()) {
+        const auto last = std::find_if(buckets.rbegin(), buckets.rend(), nonZero).base();
+        h.span_.assign(first, last);
+        h.first_ = unsigned(first - buckets.begin());
+    }
     h.count_ = count;
     h.total_ = total;
     h.min_ = count ? min : UINT64_MAX;
@@ -56,16 +96,10 @@ Log2Hist Log2Hist::fromParts(const std::array<uint64_t, kBuckets>& buckets, uint
 bool Log2Hist::consistent() const noexcept
 {
     uint64_t sum = 0;
-    unsigned first = kBuckets;
-    unsigned last = 0;
-    for (unsigned i = 0; i < kBuckets; ++i) {
-        if (buckets_[i] == 0)
-            continue;
-        if (__builtin_add_overflow(sum, buckets_[i], &sum))
+    for (uint64_t b : span_)
+        if (__builtin_add_overflow(sum, b, &sum))
             return false;
-        first = std::min(first, i);
-        last = i;
-    }
+    const unsigned first = first_, last = first_ + unsigned(span_.size()) - 1;
     if (sum != count_)
         return false;
     if (count_ == 0)
@@ -83,7 +117,7 @@ bool Log2Hist::consistent() const noexcept
 }
 
 bool Log2Hist::addSummary(const std::array<uint64_t, kBuckets>& buckets, uint64_t count,
-                          uint64_t total, uint64_t min, uint64_t max) noexcept
+                          uint64_t total, uint64_t min, uint64_t max)
 {
     Log2Hist part = fromParts(buckets, count, total, min, max);
     if (!part.consistent())
@@ -92,12 +126,17 @@ bool Log2Hist::addSummary(const std::array<uint64_t, kBuckets>& buckets, uint64_
     return true;
 }
 
-void Log2Hist::merge(const Log2Hist& other) noexcept
+void Log2Hist::merge(const Log2Hist& other)
 {
     if (other.count_ == 0)
         return;
-    for (unsigned i = 0; i < kBuckets; ++i)
-        buckets_[i] = saturatingAdd(buckets_[i], other.buckets_[i]);
+    if (!other.span_.empty()) {
+        cover(other.first_, other.first_ + unsigned(other.span_.size()) - 1);
+        for (size_t i = 0; i < other.span_.size(); ++i) {
+            uint64_t& slot = span_[other.first_ - first_ + i];
+            slot = saturatingAdd(slot, other.span_[i]);
+        }
+    }
     count_ = saturatingAdd(count_, other.count_);
     total_ = saturatingAdd(total_, other.total_);
     min_ = std::min(min_, other.min_);
@@ -116,8 +155,8 @@ uint64_t Log2Hist::percentile(double p) const noexcept
     const double exact = std::ceil(p / 100.0 * static_cast<double>(count_));
     const uint64_t rank = std::clamp<uint64_t>(static_cast<uint64_t>(exact), 1, count_);
     uint64_t seen = 0;
-    for (unsigned i = 0; i < kBuckets; ++i) {
-        const uint64_t n = buckets_[i];
+    for (unsigned i = first_; i < first_ + span_.size(); ++i) {
+        const uint64_t n = span_[i - first_];
         if (n == 0 || seen + n < rank) {
             seen += n;
             continue;

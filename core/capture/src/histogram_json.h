@@ -18,7 +18,7 @@ template <class J> J histToJson(const Log2Hist& h, bool compact = false)
 {
     J buckets = J::array();
     for (unsigned i = 0; i < Log2Hist::kBuckets; ++i) {
-        const uint64_t b = h.buckets()[i];
+        const uint64_t b = h.bucket(i);
         if (!compact) {
             buckets.push_back(b);
         } else if (b) {

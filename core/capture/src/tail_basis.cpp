@@ -17,7 +17,7 @@ uint64_t exactTail(const Log2Hist& wait, uint64_t exact_ns)
         return 0;
     uint64_t n = 0;
     for (unsigned b = Log2Hist::bucketOf(exact_ns); b < Log2Hist::kBuckets; ++b)
-        n += wait.buckets()[b];
+        n += wait.bucket(b);
     return n;
 }
 

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <vector>
 
 #include "lockscope/capture/histogram.h"
@@ -42,9 +43,9 @@ TEST(Log2Hist, AddKeepsExactSummaries)
     EXPECT_EQ(h.min(), 0u);
     EXPECT_EQ(h.max(), 1000u);
     EXPECT_EQ(h.mean(), 601u);
-    EXPECT_EQ(h.buckets()[0], 1u);
-    EXPECT_EQ(h.buckets()[2], 1u);
-    EXPECT_EQ(h.buckets()[9], 3u);
+    EXPECT_EQ(h.bucket(0), 1u);
+    EXPECT_EQ(h.bucket(2), 1u);
+    EXPECT_EQ(h.bucket(9), 3u);
     EXPECT_TRUE(h.consistent());
     h.add(7, 0); // no-op
     EXPECT_EQ(h.count(), 5u);
@@ -59,7 +60,7 @@ TEST(Log2Hist, SaturatesInsteadOfWrapping)
     EXPECT_EQ(h.count(), 2u);
     h.add(3, UINT64_MAX); // count and the bucket saturate as well
     EXPECT_EQ(h.count(), UINT64_MAX);
-    EXPECT_EQ(h.buckets()[1], UINT64_MAX);
+    EXPECT_EQ(h.bucket(1), UINT64_MAX);
     Log2Hist big;
     big.add(1u << 20, UINT64_MAX / 2);
     big.merge(big);
@@ -98,6 +99,41 @@ TEST(Log2Hist, MergeIsAssociativeAndCommutative)
         EXPECT_TRUE(ab_c.consistent());
         // Merging equals adding the same values into one histogram.
         EXPECT_EQ(ab_c.count(), a.count() + b.count() + c.count());
+    }
+}
+
+// Only the filled range is stored; every way of reading and every way of
+// building the same counts gives the same histogram as 64 plain counters.
+TEST(Log2Hist, StoresItsFilledRangeAndReadsAsAllBuckets)
+{
+    testing::Rng rng(11);
+    for (int round = 0; round < 200; ++round) {
+        std::array<uint64_t, Log2Hist::kBuckets> plain{};
+        std::vector<uint64_t> values;
+        Log2Hist added, merged;
+        const unsigned lo = unsigned(rng.below(64)), width = unsigned(rng.below(64 - lo));
+        for (unsigned i = 0, n = unsigned(rng.below(12)); i < n; ++i) {
+            const unsigned b = lo + unsigned(rng.below(width + 1));
+            const uint64_t v = Log2Hist::bucketLow(b) + rng.next() % (Log2Hist::bucketHigh(b) - Log2Hist::bucketLow(b) + 1);
+            ++plain[b];
+            values.push_back(v);
+            added.add(v);
+            Log2Hist one;
+            one.add(v);
+            merged.merge(one);
+        }
+        Log2Hist backwards;
+        for (auto v = values.rbegin(); v != values.rend(); ++v)
+            backwards.add(*v);
+        SCOPED_TRACE(round);
+        EXPECT_EQ(added.buckets(), plain);
+        for (unsigned b = 0; b < Log2Hist::kBuckets; ++b)
+            EXPECT_EQ(added.bucket(b), plain[b]) << "bucket " << b;
+        EXPECT_EQ(added.bucket(Log2Hist::kBuckets), 0u) << "past the last bucket";
+        EXPECT_EQ(merged, added);
+        EXPECT_EQ(backwards, added);
+        EXPECT_EQ(Log2Hist::fromParts(plain, added.count(), added.total(), added.min(), added.max()), added);
+        EXPECT_TRUE(added.consistent());
     }
 }
 

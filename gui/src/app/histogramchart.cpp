@@ -71,7 +71,7 @@ void HistogramChart::rebuild()
         set->setBorderColor(s.color.darker(130));
         const double n = static_cast<double>(std::max<uint64_t>(1, s.hist.count()));
         for (unsigned i = first; i <= last; ++i) {
-            const double v = static_cast<double>(s.hist.buckets()[i]);
+            const double v = static_cast<double>(s.hist.bucket(i));
             const double y = normalized_ ? 100.0 * v / n : v;
             ymax = std::max(ymax, y);
             set->append(y);

@@ -66,12 +66,12 @@ public:
 private:
     void addWaitShare(const Meta& slice);
 
-    // A lock site as the sum keeps it: stacks by their table number, sparse
-    // histograms, holders with their stack's table number.
+    // A lock site as the sum keeps it: stacks by their table number, holders
+    // with their stack's table number.
     struct Site {
         uint32_t stack = 0;
         std::optional<uint32_t> user;
-        SparseHist wait, hold, acquire;
+        Log2Hist wait, hold, acquire;
         uint64_t wait_untimed = 0;
         std::vector<Holder> holders;
     };

@@ -40,17 +40,4 @@ private:
     std::vector<const std::string*> byId_;
 };
 
-// A histogram that stores only its filled buckets: a site of the sum since
-// start has a handful, its hold and acquire histograms usually none, where
-// a Log2Hist always holds 64.
-class SparseHist {
-public:
-    void merge(const Log2Hist& h);
-    Log2Hist expand() const;
-
-private:
-    std::vector<std::pair<uint8_t, uint64_t>> buckets_;  // by bucket, non-zero counts only
-    uint64_t count_ = 0, total_ = 0, min_ = 0, max_ = 0;
-};
-
 } // namespace lockscope::agent

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 namespace lockscope {
 
@@ -16,6 +17,10 @@ namespace lockscope {
 // bounded by the bucket width: the estimate and the true value always lie in
 // the same bucket (and inside [min, max]), so for any value >= 2 the estimate
 // is within a factor of 2 of the truth (|est - true| < 2^i for bucket i).
+//
+// Only the buckets from the first non-empty one to the last are held: real
+// histograms fill a dozen of the 64, and a capture holds one to three per lock
+// and per call site, so 64 slots made most of a model's memory.
 class Log2Hist {
 public:
     static constexpr unsigned kBuckets = 64;
@@ -24,13 +29,13 @@ public:
     static uint64_t bucketLow(unsigned bucket) noexcept;
     static uint64_t bucketHigh(unsigned bucket) noexcept;
 
-    void add(uint64_t value, uint64_t times = 1) noexcept;
+    void add(uint64_t value, uint64_t times = 1);
     // Adds a bucketed summary as produced by the kernel side. Fails (returns
     // false, leaves *this untouched) when the parts are inconsistent: bucket
     // counts not summing to count, or min/max outside the filled buckets.
     bool addSummary(const std::array<uint64_t, kBuckets>& buckets, uint64_t count, uint64_t total,
-                    uint64_t min, uint64_t max) noexcept;
-    void merge(const Log2Hist& other) noexcept;
+                    uint64_t min, uint64_t max);
+    void merge(const Log2Hist& other);
 
     uint64_t count() const noexcept { return count_; }
     // Saturates at UINT64_MAX instead of wrapping.
@@ -39,7 +44,10 @@ public:
     uint64_t max() const noexcept { return max_; }
     uint64_t mean() const noexcept { return count_ ? total_ / count_ : 0; }
     bool empty() const noexcept { return count_ == 0; }
-    const std::array<uint64_t, kBuckets>& buckets() const noexcept { return buckets_; }
+    // Bucket i's count (0..kBuckets-1; 0 outside the filled range).
+    uint64_t bucket(unsigned i) const noexcept { return i - first_ < span_.size() ? span_[i - first_] : 0; }
+    // All kBuckets counts, made on each call: read one with bucket() in a loop.
+    std::array<uint64_t, kBuckets> buckets() const noexcept;
 
     // Nearest-rank percentile (p in [0, 100]): an estimate of the smallest
     // value v such that at least ceil(p/100 * count) samples are <= v.
@@ -53,10 +61,16 @@ public:
 
     // Raw assignment for readers; call consistent() afterwards.
     static Log2Hist fromParts(const std::array<uint64_t, kBuckets>& buckets, uint64_t count,
-                              uint64_t total, uint64_t min, uint64_t max) noexcept;
+                              uint64_t total, uint64_t min, uint64_t max);
 
 private:
-    std::array<uint64_t, kBuckets> buckets_{};
+    // Makes span_ reach buckets lo..hi (new ones 0).
+    void cover(unsigned lo, unsigned hi);
+
+    // Buckets first_ .. first_ + span_.size() - 1: empty, or both ends
+    // non-zero (so equal histograms hold equal members).
+    std::vector<uint64_t> span_;
+    unsigned first_ = 0;
     uint64_t count_ = 0;
     uint64_t total_ = 0;
     uint64_t min_ = UINT64_MAX;
