@@ -449,6 +449,9 @@ detail::PooledComparison detail::comparePooled(const PooledSide& sb, const Poole
     SideTree builtB = treeB.get();
     bi.reset();
     ai.reset();
+    for (const PooledSide* side : {&sb, &sa})
+        if (side->spent_stacks)
+            std::vector<Stack>().swap(*side->spent_stacks);
     // The differential tree is the comparison's longest step and needs none
     // of the rows: it is made while the caller judges them, on both cores.
     auto tree = std::async(std::launch::async,

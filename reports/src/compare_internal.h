@@ -39,10 +39,13 @@ inline double effectPct(const Delta& x)
 using SiteLists = std::vector<std::vector<SiteShare>>;
 
 // One side as the pooled comparison reads it: the pool (a side of one run:
-// that run) and its locks' sites.
+// that run) and its locks' sites. A caller that owns the capture and needs
+// its stacks no more sets `spent_stacks` to them: they are most of a model,
+// and the comparison frees them once its call trees are made.
 struct PooledSide {
     const Capture& capture;
     const SiteLists& sites;
+    std::vector<Stack>* spent_stacks = nullptr;
 };
 
 // The runs of one side merged into one capture: histograms and counters

@@ -242,6 +242,14 @@ public:
     {
         return runs_.size() > 1 ? pool_.finish() : detail::PoolBuilder::Pool::ofOneRun(runs_.front());
     }
+    // The side the comparison reads, whose stacks (the pool's, or the one
+    // run's) it may free: nothing reads them after it.
+    detail::PooledSide side(detail::PoolBuilder::Pool& pool, const std::vector<const Capture*>& runs)
+    {
+        detail::PooledSide s = detail::pooledSide(pool, runs);
+        s.spent_stacks = &s.capture == &pool.capture ? &pool.capture.stacks : &runs_.front().stacks;
+        return s;
+    }
 
 private:
     std::deque<Capture> runs_;
@@ -284,9 +292,9 @@ Comparison compareSetFiles(const std::vector<std::string>& before, const std::ve
     }));
     aligner.forgetRuns();
     const auto base = sides[0].runs(), patched = sides[1].runs();
-    const auto poolB = sides[0].finish(), poolA = sides[1].finish();
-    Comparison c = detail::comparePools(detail::pooledSide(poolB, base), base, detail::pooledSide(poolA, patched),
-                                        patched, options);
+    auto poolB = sides[0].finish(), poolA = sides[1].finish();
+    Comparison c = detail::comparePools(sides[0].side(poolB, base), base, sides[1].side(poolA, patched), patched,
+                                        options);
     aligner.annotate(c);
     return c;
 }
