@@ -275,17 +275,28 @@ std::string htmlReport(const Report& r, const RenderExtras& x)
     return page("lockscope report " + r.meta.label, b);
 }
 
+// The differential tree as far as the flame graph draws it: the callees of
+// a frame too narrow to be drawn are left out (its width still counts), so a
+// tree of 666k nodes is a few thousand.
 std::vector<svg::FlameNode> flameNodes(const DiffTree& t)
 {
-    std::vector<svg::FlameNode> out(t.nodes.size());
+    std::vector<svg::FlameNode> out;
     const bool useWait = !t.nodes.empty() && (t.nodes[0].before_wait_ns + t.nodes[0].after_wait_ns) > 0;
-    for (size_t i = 0; i < t.nodes.size(); ++i) {
-        const DiffNode& n = t.nodes[i];
-        out[i].label = n.module.empty() ? n.function.str() : n.function.str() + " [" + n.module.str() + "]";
-        out[i].before = double(useWait ? n.before_wait_ns : n.before_hold_ns);
-        out[i].after = double(useWait ? n.after_wait_ns : n.after_hold_ns);
-        const auto kids = t.children(uint32_t(i));
-        out[i].children.assign(kids.begin(), kids.end());
+    std::vector<uint32_t> source; // out[i] is t.nodes[source[i]]
+    if (!t.nodes.empty())
+        source.push_back(0);
+    for (size_t i = 0; i < source.size(); ++i) {
+        const DiffNode& n = t.nodes[source[i]];
+        svg::FlameNode f;
+        f.label = n.module.empty() ? n.function.str() : n.function.str() + " [" + n.module.str() + "]";
+        f.before = double(useWait ? n.before_wait_ns : n.before_hold_ns);
+        f.after = double(useWait ? n.after_wait_ns : n.after_hold_ns);
+        if (i == 0 || svg::flameFrameDrawn(f.before + f.after, out[0].before + out[0].after))
+            for (uint32_t kid : t.children(source[i])) {
+                f.children.push_back(uint32_t(source.size()));
+                source.push_back(kid);
+            }
+        out.push_back(std::move(f));
     }
     return out;
 }

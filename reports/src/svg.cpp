@@ -92,9 +92,16 @@ std::string histogram(const Log2Hist& before, const Log2Hist* after, const std::
     return s + "</svg>";
 }
 
+constexpr double kFlameWidth = 1200;
+
+bool flameFrameDrawn(double weight, double root)
+{
+    return weight / root * kFlameWidth >= 0.5;
+}
+
 std::string flameGraph(const std::vector<FlameNode>& nodes, bool diff, const std::string& title)
 {
-    const double W = 1200, rowH = 17;
+    const double W = kFlameWidth, rowH = 17;
     if (nodes.empty() || nodes[0].before + nodes[0].after <= 0)
         return "<p class=\"muted\">" + fmt::htmlEscape(title) + ": no call-path data.</p>";
     const double rootW = nodes[0].before + nodes[0].after;
@@ -108,7 +115,7 @@ std::string flameGraph(const std::vector<FlameNode>& nodes, bool diff, const std
     std::function<void(uint32_t, unsigned, double)> layout = [&](uint32_t id, unsigned depth, double x) {
         const FlameNode& n = nodes[id];
         const double w = (n.before + n.after) / rootW * W;
-        if (w < 0.5 || depth > 80)
+        if (!flameFrameDrawn(n.before + n.after, rootW) || depth > 80)
             return;
         boxes.push_back({id, depth, x, w});
         maxDepth = std::max(maxDepth, depth);

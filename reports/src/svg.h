@@ -25,6 +25,10 @@ struct FlameNode {
     std::vector<uint32_t> children;
 };
 
+// Whether a frame weighing `weight` is drawn in a flame graph whose root
+// weighs `root` (half a pixel wide at least): one too narrow hides its callees.
+bool flameFrameDrawn(double weight, double root);
+
 // Root (nodes[0]) at the bottom. Widths are before + after, so frames that
 // vanished stay visible; with diff, colour runs blue (lost) to red (gained).
 std::string flameGraph(const std::vector<FlameNode>& nodes, bool diff, const std::string& title);
