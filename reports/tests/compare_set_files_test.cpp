@@ -8,8 +8,9 @@
 #include "sample_capture.h"
 #include "test_support.h"
 
-// compareSetFiles folds each run into its side's pool as it is read; the
-// comparison must be the one compareSets makes of every run held in memory.
+// compareSetFiles folds each run into its side's pool as it is read, and
+// frees each side's stacks once its call tree is made; the comparison must
+// be the one compareSets makes of every run held in memory.
 namespace {
 using namespace lockscope;
 using namespace lockscope::reports;
