@@ -98,7 +98,7 @@ ZstdWriter::ZstdWriter(util::TextSink sink)
     ZSTD_CCtx_setParameter(ctx_.get(), ZSTD_c_compressionLevel, kLevel);
     ZSTD_CCtx_setParameter(ctx_.get(), ZSTD_c_nbWorkers, kWorkers); // ignored by a single-threaded libzstd
     ZSTD_CCtx_setParameter(ctx_.get(), ZSTD_c_checksumFlag, 1);
-    ZSTD_CCtx_setParameter(ctx_.get(), ZSTD_c_jobSize, kJobBytes); // like nbWorkers, ignored by a single-threaded libzstd
+    ZSTD_CCtx_setParameter(ctx_.get(), ZSTD_c_jobSize, kJobBytes); // as nbWorkers, ignored single-threaded
 }
 
 ZstdWriter::~ZstdWriter() = default;

@@ -114,7 +114,8 @@ TEST(Log2Hist, StoresItsFilledRangeAndReadsAsAllBuckets)
         const unsigned lo = unsigned(rng.below(64)), width = unsigned(rng.below(64 - lo));
         for (unsigned i = 0, n = unsigned(rng.below(12)); i < n; ++i) {
             const unsigned b = lo + unsigned(rng.below(width + 1));
-            const uint64_t v = Log2Hist::bucketLow(b) + rng.next() % (Log2Hist::bucketHigh(b) - Log2Hist::bucketLow(b) + 1);
+            const uint64_t inBucket = Log2Hist::bucketHigh(b) - Log2Hist::bucketLow(b) + 1;
+            const uint64_t v = Log2Hist::bucketLow(b) + rng.next() % inBucket;
             ++plain[b];
             values.push_back(v);
             added.add(v);
