@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <utility>
 
@@ -52,22 +53,24 @@ Capture readCapture(const std::string& path, const ReadLimits& limits)
     if (size == 0)
         throw err("empty file: expected a lockscope capture (JSON)");
 
-    // Read again from the start if the reader needs the text it has given back.
+    // The text is read as the reader gets to it, from the start again if
+    // the reader needs the text it has given back.
     auto load = [&] {
         detail::CaptureText text;
         text.reserve(static_cast<size_t>(size)); // what it is now; grown since, the rest is not read
-        while (text.size() < size) {
-            const ssize_t n = ::pread(
-                fd, text.spare(), static_cast<size_t>(size) - text.size(), static_cast<off_t>(text.size()));
-            if (n < 0) {
-                if (errno == EINTR)
-                    continue;
-                throw err(std::string("read error: ") + errnoText(errno));
+        text.readFrom([fd, size, at = uint64_t { 0 }](char* into, size_t room) mutable -> size_t {
+            room = static_cast<size_t>(std::min<uint64_t>(room, size - at));
+            for (;;) {
+                const ssize_t n = room == 0 ? 0 : ::pread(fd, into, room, static_cast<off_t>(at));
+                if (n >= 0) {
+                    at += static_cast<uint64_t>(n);
+                    return static_cast<size_t>(n); // 0: shrank while reading, the reader will say if it is cut
+                }
+                if (errno != EINTR)
+                    throw CaptureError(std::string("read error: ") + errnoText(errno));
             }
-            if (n == 0)
-                break; // shrank while reading: parse what is there, it will say if it is cut
-            text.grow(static_cast<size_t>(n));
-        }
+        });
+        text.more();
         return text;
     };
     try {

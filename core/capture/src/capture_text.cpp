@@ -97,6 +97,7 @@ CaptureText::CaptureText(CaptureText&& other) noexcept
     , size_(std::exchange(other.size_, 0))
     , capacity_(std::exchange(other.capacity_, 0))
     , released_(std::exchange(other.released_, 0))
+    , source_(std::exchange(other.source_, {}))
 {
 }
 
@@ -108,6 +109,7 @@ CaptureText& CaptureText::operator=(CaptureText&& other) noexcept
         size_ = std::exchange(other.size_, 0);
         capacity_ = std::exchange(other.capacity_, 0);
         released_ = std::exchange(other.released_, 0);
+        source_ = std::exchange(other.source_, {});
     }
     return *this;
 }
@@ -142,11 +144,16 @@ void CaptureText::append(std::string_view bytes)
     size_ += bytes.size();
 }
 
-char* CaptureText::padded()
+bool CaptureText::more(size_t atMost)
 {
-    reserve(size_);
-    std::memset(base_ + size_, ' ', kTextPadding);
-    return base_;
+    const size_t room = std::min(atMost, spareBytes());
+    const size_t n = source_ && room > 0 ? source_(spare(), room) : 0;
+    if (n == 0) {
+        source_ = {};
+        return false;
+    }
+    size_ += std::min(n, room);
+    return true;
 }
 
 void CaptureText::release(const char* upTo) noexcept

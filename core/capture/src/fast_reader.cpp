@@ -8,6 +8,7 @@
 #include <cctype>
 #include <climits>
 #include <cmath>
+#include <cstring>
 #include <unordered_set>
 #include <utility>
 
@@ -346,8 +347,10 @@ void header(size_t i, od::value& x, State& st)
 
 // The root object's members one piece at a time, and the symbols, stacks
 // and locks a batch of elements at a time (json_pieces.h).
-Capture document(od::parser& parser, Span text, const char* text_end, unsigned maxLevel, const Consumed& consumed)
+Capture document(od::parser& parser, const Input& in, unsigned maxLevel)
 {
+    const char* const text_end = in.text + in.readable;
+    const Consumed& consumed = in.consumed;
     static constexpr std::array<std::string_view, 12> keys { "format", "version", "meta", "probes", "stats",
         "stacks", "locks", "syscalls", "functions", "cpu", "workload", "symbols" };
     auto bit = [](size_t i) { return uint64_t { 1 } << i; };
@@ -367,7 +370,7 @@ Capture document(od::parser& parser, Span text, const char* text_end, unsigned m
         default: c.workload = workload(x, maxLevel); break;
         }
     };
-    JsonCursor root(text.begin, text.end);
+    JsonCursor root(in.text, in.text + in.size, &in.more);
     need(root.take('{') && !root.take('}'));
     do {
         const std::string_view k = root.key();
@@ -381,15 +384,18 @@ Capture document(od::parser& parser, Span text, const char* text_end, unsigned m
         need(i != kStacks || !st.compact || (got & bit(kSymbols)));
         need((i != kLocks && i != kCpu) || (got & bit(kStacks)));
         got |= bit(i);
-        const Span v = root.value();
-        if (i == kStacks)
-            eachElement(parser, v, text_end, c.stacks, [&](od::value& x) { addStack(x, st, c.stacks); }, consumed);
-        else if (i == kLocks)
-            eachElement(parser, v, text_end, c.locks, [&](od::value& x) { addLock(x, st, c.locks); }, consumed);
-        else if (i == kSymbols)
-            eachElement(parser, v, text_end, st.symbols, [&](od::value& x) { st.symbols.push_back(symbol(x)); });
-        else
+        if (i == kStacks) {
+            eachElement(parser, root, text_end, c.stacks, [&](od::value& x) { addStack(x, st, c.stacks); }, consumed);
+        } else if (i == kLocks) {
+            eachElement(parser, root, text_end, c.locks, [&](od::value& x) { addLock(x, st, c.locks); }, consumed);
+        } else if (i == kSymbols) {
+            eachElement(parser, root, text_end, st.symbols, [&](od::value& x) { st.symbols.push_back(symbol(x)); });
+        } else {
+            const Span v = root.value();
             eachInPiece(parser, v, text_end, [&](od::value& x) { member(i, x); });
+            if (consumed)
+                consumed(v.end);
+        }
     } while (root.take(','));
     need(root.take('}') && root.atEnd());
     need((got & bitsBelow(11)) == bitsBelow(11) && (!st.compact || (got & bit(kSymbols))));
@@ -403,14 +409,15 @@ constexpr unsigned kResultsDepth = 32;
 
 } // namespace
 
-std::optional<Capture> parse(char* text, size_t size, const ReadLimits& limits, const Consumed& consumed)
+std::optional<Capture> parse(const Input& in, const ReadLimits& limits)
 {
-    if (limits.max_depth <= kFormatDepth || size > limits.max_file_bytes)
+    // What is yet to be read is bounded by the readable room (readCapture checked the file's size).
+    if (limits.max_depth <= kFormatDepth || in.size > limits.max_file_bytes || in.readable < in.size + kPadding)
         return std::nullopt;
     const unsigned maxLevel = std::min(limits.max_depth, kResultsDepth);
     try {
         od::parser parser;
-        return document(parser, Span { text, text + size }, text + size + kPadding, maxLevel, consumed);
+        return document(parser, in, maxLevel);
     } catch (const simdjson::simdjson_error&) {
     } catch (const Decline&) {
     }
@@ -423,28 +430,62 @@ namespace detail {
 
 static_assert(kTextPadding == fast::kPadding);
 
-Capture parseCaptureText(CaptureText&& text, const std::function<CaptureText()>& reload, const ReadLimits& limits)
+namespace {
+
+// The capture's JSON: the text itself, or what its zstd frames hold (the
+// frames let go of as soon as they are decompressed).
+CaptureText plain(CaptureText text, const ReadLimits& limits)
 {
-    if (isZstd(text.view())) // *.lockscope.json.zst, or any capture compressed by hand
-        text = zstdDecompress(text.view(), limits.max_file_bytes);
-    const size_t size = text.size();
-    auto consumed = [&](const char* upTo) { text.release(upTo); };
-    if (auto c = fast::parse(text.padded(), size, limits, consumed))
+    while (text.size() < 4 && text.more()) {
+    }
+    if (!isZstd(text.view())) // *.lockscope.json.zst, or any capture compressed by hand
+        return text;
+    text.readAll();
+    return zstdDecompress(text.view(), limits.max_file_bytes);
+}
+
+} // namespace
+
+Capture parseCaptureText(CaptureText&& given, const std::function<CaptureText()>& reload, const ReadLimits& limits)
+{
+    CaptureText text = plain(std::move(given), limits);
+    fast::Input in {
+        .text = text.data(),
+        .size = text.size(),
+        .readable = text.readable(),
+        .consumed = [&](const char* upTo) { text.release(upTo); },
+    };
+    if (text.readsOn())
+        in.more = [&] {
+            if (text.more() && text.size() > limits.max_file_bytes)
+                fast::decline(); // the reference reader words it
+            return text.data() + text.size();
+        };
+    if (auto c = fast::parse(in, limits))
         return std::move(*c);
     if (text.released()) { // read in part, then declined: the reference reader needs it all
         text = CaptureText {};
-        text = reload();
+        text = reload(); // the reference reader decompresses a compressed one itself
     }
+    text.readAll();
     return parseCaptureReference(text.view(), limits);
 }
 
 } // namespace detail
 
+// The text is copied as the reader gets to it, as a file is read.
 Capture parseCapture(std::string_view text, const ReadLimits& limits)
 {
     auto copy = [&] {
         detail::CaptureText owned;
-        owned.append(text);
+        owned.reserve(text.size());
+        owned.readFrom([text, at = size_t { 0 }](char* into, size_t room) mutable {
+            const size_t n = std::min(room, text.size() - at);
+            std::memcpy(into, text.data() + at, n);
+            at += n;
+            return n;
+        });
+        owned.more();
         return owned;
     };
     return detail::parseCaptureText(copy(), copy, limits);

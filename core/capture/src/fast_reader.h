@@ -163,9 +163,28 @@ void addLock(od::value& v, State& st, std::vector<Lock>& out);
 // be read again (its pages may be given back).
 using Consumed = std::function<void(const char* upTo)>;
 
-// The capture in text[0, size), with kPadding readable bytes after it;
-// nullopt when declined. The text is written to while it is read (json_pieces.h)
-// and is as it was when this returns, but for what consumed was told of.
-std::optional<Capture> parse(char* text, size_t size, const ReadLimits& limits, const Consumed& consumed = {});
+// Asked for more text when the reader gets to the end of what is there:
+// returns the end of the text there now (the same end: there is no more).
+using More = std::function<char*()>;
+
+// A capture's text, whole or as much as has been read of it so far.
+struct Input {
+    char* text;
+    size_t size;     // bytes there now
+    size_t readable; // bytes that may be read from text (zeros or stale past the text), at least size + kPadding
+    Consumed consumed = {};
+    More more = {}; // none: the text is all there
+};
+
+// The capture in the text; nullopt when declined. The text is written to
+// while it is read (json_pieces.h) and is as it was when this returns, but
+// for what consumed was told of.
+std::optional<Capture> parse(const Input& in, const ReadLimits& limits);
+
+// The capture in text[0, size), with kPadding readable bytes after it.
+inline std::optional<Capture> parse(char* text, size_t size, const ReadLimits& limits)
+{
+    return parse(Input { .text = text, .size = size, .readable = size + kPadding }, limits);
+}
 
 } // namespace lockscope::detail::fast

@@ -6,10 +6,23 @@
 
 namespace lockscope::detail::fast {
 
+bool JsonCursor::refill()
+{
+    if (!more_)
+        return false;
+    char* const end = (*more_)();
+    if (end == end_)
+        return false;
+    end_ = end;
+    return true;
+}
+
 void JsonCursor::skipSpace()
 {
-    while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t'))
-        ++p_;
+    do {
+        while (p_ < end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t'))
+            ++p_;
+    } while (p_ == end_ && refill());
 }
 
 bool JsonCursor::take(char c)
@@ -29,14 +42,18 @@ bool JsonCursor::atEnd()
 
 void JsonCursor::skipString()
 {
-    ++p_; // the opening quote
+    const char* const start = ++p_; // past the opening quote
     for (;;) {
         const void* q = std::memchr(p_, '"', static_cast<size_t>(end_ - p_));
-        need(q != nullptr);
+        if (!q) {
+            p_ = end_;
+            need(refill());
+            continue;
+        }
         const char* quote = static_cast<const char*>(q);
         // Escaped when an odd number of backslashes comes before it.
         size_t backslashes = 0;
-        while (quote - backslashes > p_ && quote[-1 - static_cast<ptrdiff_t>(backslashes)] == '\\')
+        while (quote - backslashes > start && quote[-1 - static_cast<ptrdiff_t>(backslashes)] == '\\')
             ++backslashes;
         p_ += quote - p_ + 1;
         if (backslashes % 2 == 0)
@@ -79,8 +96,10 @@ Span JsonCursor::value()
     } else if (*begin == '[' || *begin == '{') {
         size_t depth = 0;
         do {
-            while (p_ < end_ && !kStructural[static_cast<unsigned char>(*p_)])
-                ++p_;
+            do {
+                while (p_ < end_ && !kStructural[static_cast<unsigned char>(*p_)])
+                    ++p_;
+            } while (p_ == end_ && refill());
             need(p_ < end_);
             if (*p_ == '"') {
                 skipString();
@@ -94,11 +113,13 @@ Span JsonCursor::value()
         } while (depth > 0);
     } else {
         // A scalar runs to the next separator.
-        while (p_ < end_ && !std::strchr(",]} \n\r\t", *p_))
-            ++p_;
+        do {
+            while (p_ < end_ && !std::strchr(",]} \n\r\t", *p_))
+                ++p_;
+        } while (p_ == end_ && refill());
         need(p_ > begin);
     }
-    need(p_ < end_);
+    need(p_ < end_ || refill()); // a value is followed by a separator
     return { begin, p_ };
 }
 

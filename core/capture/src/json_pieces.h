@@ -30,11 +30,13 @@ struct Span {
     char* end;
 };
 
+// more, when given, is asked for the text after end as the cursor gets there.
 class JsonCursor {
 public:
-    JsonCursor(char* begin, char* end)
+    JsonCursor(char* begin, char* end, const More* more = nullptr)
         : p_(begin)
         , end_(end)
+        , more_(more && *more ? more : nullptr)
     {
     }
 
@@ -47,13 +49,17 @@ public:
     Span value();
     // Only whitespace is left.
     bool atEnd();
+    // The text is read on as the cursor gets to its end.
+    bool readsOn() const noexcept { return more_ != nullptr; }
 
 private:
     void skipSpace();
     void skipString(); // from its opening quote to past its closing one
+    bool refill();     // at the end of the text there: false when there is no more
 
     char* p_;
     char* end_;
+    const More* more_;
 };
 
 // The text held between the brackets written over the bytes just outside
@@ -87,45 +93,63 @@ template <class F> void eachInPiece(od::parser& parser, Span piece, const char* 
 // that its short inputs cross the pieces' edges.
 inline constexpr size_t kPieceBytes = LOCKSCOPE_CAPTURE_PIECE_BYTES;
 
-// The elements of the array whose text is array, in pieces of about
+// The elements of the array the cursor is at, in pieces of about
 // kPieceBytes (whole elements; one element may be bigger), each handed on
-// like eachInPiece. The array is cut before any element is read, so `into`
-// (where onElement puts them) is sized first: a vector of big elements grown
-// by doubling copies them into fresh memory at every step. At most 8 bytes
-// of it per byte of the array's text: a hostile array of empty elements
-// reserves next to nothing. consumed is told where each piece read ends.
+// like eachInPiece. consumed is told where each piece read ends. `into`
+// (where onElement puts them) is sized before any element is read: a vector
+// of big elements grown by doubling copies them into fresh memory at every
+// step. A text that is all there is cut to the array's end first, and
+// `into` sized for the count; a text read as the cursor gets there (its
+// more) is read a piece as soon as it is cut, so that it is never whole in
+// memory, and `into` sized for as many elements as the rest of the text
+// could hold at the first piece's rate (room never written costs no
+// memory). At most 8 bytes of it per byte of text: a hostile array of empty
+// elements reserves next to nothing.
 template <class T, class F>
-void eachElement(od::parser& parser, Span array, const char* text_end, std::vector<T>& into, F&& onElement,
+void eachElement(od::parser& parser, JsonCursor& c, const char* text_end, std::vector<T>& into, F&& onElement,
     const Consumed& consumed = {})
 {
-    JsonCursor c(array.begin, array.end);
     need(c.take('['));
-    if (c.take(']')) {
-        need(c.atEnd());
+    if (c.take(']'))
         return;
-    }
-    std::vector<Span> pieces;
-    size_t count = 1;
+    const bool whole = !c.readsOn();
+    std::vector<Span> cut; // pieces not read yet
+    size_t inCut = 0;      // elements in them
+    bool sized = false;
+    auto readCut = [&](bool all) { // all: the array's end is cut
+        if (!sized) {
+            const auto bytes = static_cast<size_t>(cut.back().end - cut.front().begin);
+            const auto left = static_cast<size_t>(text_end - kPadding - cut.front().begin);
+            into.reserve(into.size() + std::min(all ? inCut : inCut * (left / bytes + 1), left * 8 / sizeof(T)));
+            sized = true;
+        }
+        for (const Span& p : cut) {
+            eachInPiece(parser, p, text_end, onElement);
+            if (consumed)
+                consumed(p.end);
+        }
+        cut.clear();
+    };
     Span piece = c.value();
+    size_t inPiece = 1;
     while (c.take(',')) {
         const Span next = c.value();
-        ++count;
         if (static_cast<size_t>(piece.end - piece.begin) < kPieceBytes) {
             piece.end = next.end;
+            ++inPiece;
             continue;
         }
-        pieces.push_back(piece);
+        cut.push_back(piece);
+        inCut += inPiece;
         piece = next;
+        inPiece = 1;
+        if (!whole)
+            readCut(false);
     }
-    need(c.take(']') && c.atEnd());
-    pieces.push_back(piece);
-    const auto bytes = static_cast<size_t>(array.end - array.begin);
-    into.reserve(into.size() + std::min(count, bytes * 8 / sizeof(T)));
-    for (const Span& p : pieces) {
-        eachInPiece(parser, p, text_end, onElement);
-        if (consumed)
-            consumed(p.end);
-    }
+    need(c.take(']'));
+    cut.push_back(piece);
+    inCut += inPiece;
+    readCut(true);
 }
 
 } // namespace lockscope::detail::fast

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// CaptureText (src/capture_text.h): text that grows in place, is padded for
-// simdjson, and gives its pages back as the reader passes them.
+// CaptureText (src/capture_text.h): text that grows in place, or is read
+// from its source as the reader asks, has room for simdjson's padding, and
+// gives its pages back as the reader passes them.
 #include <gtest/gtest.h>
 
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <thread>
@@ -28,7 +31,7 @@ size_t residentPages(char* p, size_t n)
     return count;
 }
 
-TEST(CaptureText, GrowsKeepingItsBytesAndPadsWithSpaces)
+TEST(CaptureText, GrowsKeepingItsBytesAndRoomForThePadding)
 {
     CaptureText t;
     EXPECT_EQ(t.spareBytes(), 0U); // nothing mapped yet
@@ -39,8 +42,7 @@ TEST(CaptureText, GrowsKeepingItsBytesAndPadsWithSpaces)
         want += piece;
     }
     ASSERT_EQ(t.view(), want);
-    const char* p = t.padded();
-    EXPECT_EQ(std::string(p + t.size(), kTextPadding), std::string(kTextPadding, ' '));
+    EXPECT_GE(t.readable(), t.size() + kTextPadding);
     CaptureText moved = std::move(t);
     EXPECT_EQ(moved.view(), want);
     EXPECT_EQ(t.size(), 0U); // NOLINT(bugprone-use-after-move): moved-from is empty
@@ -62,6 +64,38 @@ TEST(CaptureText, ReleaseGivesBackTheWholePagesBeforeThePointOnly)
     EXPECT_EQ(residentPages(t.data(), t.size()), pages - 20);
     EXPECT_EQ(t.view().substr(20 * page), std::string((pages - 20) * page, 'x'));
     EXPECT_EQ(t.data()[20 * page - 1], '\0'); // given back: reads as zero
+}
+
+// A text read from its source: kLoadBytes at a time by default, in the
+// room reserved, never moved, and nothing past that room even when the
+// source has more (a file grown since it was sized).
+TEST(CaptureText, ReadsFromItsSourceAsAskedInTheRoomReserved)
+{
+    std::string file(3 * kLoadBytes + 100, 'x');
+    for (size_t i = 0; i < file.size(); i += 997)
+        file[i] = static_cast<char>('a' + i % 26);
+    const size_t room = file.size() - 50; // the file grew by 50 bytes
+    CaptureText t;
+    t.reserve(room);
+    size_t at = 0;
+    t.readFrom([&](char* into, size_t n) {
+        n = std::min(n, file.size() - at);
+        std::memcpy(into, file.data() + at, n);
+        at += n;
+        return n;
+    });
+    const char* const base = t.data();
+    EXPECT_TRUE(t.readsOn());
+    ASSERT_TRUE(t.more());
+    EXPECT_EQ(t.size(), kLoadBytes);
+    ASSERT_TRUE(t.more(10));
+    EXPECT_EQ(t.view(), std::string_view(file).substr(0, kLoadBytes + 10));
+    t.readAll();
+    EXPECT_EQ(t.data(), base);
+    EXPECT_GE(t.readable() - kTextPadding, room);
+    EXPECT_EQ(t.view(), std::string_view(file).substr(0, t.readable() - kTextPadding));
+    EXPECT_FALSE(t.readsOn());
+    EXPECT_FALSE(t.more());
 }
 
 // Each body runs on a thread of its own: what earlier tests left kept on
@@ -87,7 +121,7 @@ TEST(CaptureText, ASmallTextIsKeptWholeForTheThreadsNextText)
             ASSERT_EQ(next.data(), first) << "the thread's next text reuses the mapping";
             EXPECT_EQ(residentPages(next.data(), 64 * page), 64U) << "its pages are in memory already";
             next.append("{}");
-            EXPECT_EQ(std::string(next.padded(), next.size() + kTextPadding), "{}" + std::string(kTextPadding, ' '));
+            EXPECT_EQ(next.view(), "{}");
         } // kept again, for this thread only
         const char* other = nullptr;
         onFreshThread([&] {

@@ -5,8 +5,12 @@
 // path instead of being handed to the reference reader.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -22,6 +26,7 @@
 #include "json_pieces.h"
 #include "lockscope/capture/io.h"
 #include "sample_capture.h"
+#include "zstd_text.h"
 
 namespace lockscope {
 namespace {
@@ -284,6 +289,108 @@ TEST(FastReader, TextGivenBackIsReadAgainWhenTheFastReaderDeclinesLate)
             EXPECT_EQ(got.error, f.string() + ": " + ref.error);
     }
     fs::remove_all(dir);
+}
+
+// A text read as the reader gets to it (CaptureText::readFrom), in reads of
+// every size from one byte up, cut anywhere: whatever the edges of the
+// reads, the same capture or the reference reader's outcome.
+TEST(FastReader, TextReadAsTheReaderGetsThereReadsTheSameWhereverTheReadsEnd)
+{
+    const Capture c = testing::makeSyntheticCapture(1000, 100);
+    std::mt19937 rng(7);
+    for (const auto layout : { CaptureLayout::Full, CaptureLayout::Compact }) {
+        const std::string text = written(c, layout);
+        for (const size_t most : { size_t { 1 }, size_t { 7 }, size_t { 4096 }, size_t { 100'000 } }) {
+            for (const size_t cut : { text.size(), text.size() / 2, text.size() - 2 }) {
+                const std::string_view t(text.data(), cut);
+                auto lazily = [&] {
+                    detail::CaptureText out;
+                    out.reserve(t.size());
+                    out.readFrom([&, at = size_t { 0 }](char* into, size_t room) mutable {
+                        const size_t n = std::min({ room, t.size() - at, size_t { 1 } + rng() % most });
+                        std::memcpy(into, t.data() + at, n);
+                        at += n;
+                        return n;
+                    });
+                    return out;
+                };
+                const Outcome got
+                    = outcome([&] { return detail::parseCaptureText(lazily(), lazily, ReadLimits {}); });
+                const Outcome ref = outcome([&] { return parseCaptureReference(t); });
+                const std::string what = std::to_string(most) + " bytes a read, cut at " + std::to_string(cut);
+                ASSERT_EQ(got.ok, ref.ok) << what << ": " << got.error << ref.error;
+                if (ref.ok)
+                    EXPECT_TRUE(got.capture == c) << what;
+                else
+                    EXPECT_EQ(got.error, ref.error) << what;
+            }
+        }
+    }
+}
+
+// A compressed capture the fast reader declines after giving text back is
+// read again, zstd frames and all, and read by the reference reader.
+TEST(FastReader, ACompressedTextGivenBackIsReadAgainWhenDeclinedLate)
+{
+    const Capture c = testing::makeSyntheticCapture(6000, 600);
+    std::string text = written(c);
+    ASSERT_GT(text.size(), detail::kKeptBytes); // big enough to be given back
+    const auto at = text.rfind("\"syscalls\"");
+    text.replace(at, 10, "\"sys\\u0063alls\""); // valid, declined by the fast reader
+    std::string frames;
+    detail::ZstdWriter z([&](std::string_view p) { frames.append(p); });
+    z.write(text);
+    z.finish();
+    int reloads = 0;
+    auto reload = [&] {
+        ++reloads;
+        return textOf(frames);
+    };
+    const Outcome got = outcome([&] { return detail::parseCaptureText(textOf(frames), reload, ReadLimits {}); });
+    ASSERT_TRUE(got.ok) << got.error;
+    EXPECT_TRUE(got.capture == c);
+    EXPECT_EQ(reloads, 1);
+}
+
+// A version 1 file (twice the size of its model) is read as the reader gets
+// to it and given back behind it: a load's peak stays well under the text,
+// where reading the text whole first peaked above it.
+TEST(FastReader, AFileIsNeverWholeInMemory)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    GTEST_SKIP() << "skipped: the sanitizers' allocators do not give memory back as glibc's does";
+#endif
+    const Capture c = testing::makeSyntheticCapture(25000, 2500);
+    const std::string text = written(c);
+    const fs::path f = fs::temp_directory_path() / ("lockscope-lazy-" + std::to_string(getpid()) + ".json");
+    std::ofstream(f, std::ios::binary) << text;
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        // Peak RSS over the load, in KB: VmHWM reset to the RSS now (clear_refs 5).
+        auto status = [](const char* field) {
+            std::ifstream in("/proc/self/status");
+            std::string line;
+            while (std::getline(in, line))
+                if (line.rfind(field, 0) == 0)
+                    return std::stol(line.substr(std::strlen(field)));
+            return -1L;
+        };
+        if (!(std::ofstream("/proc/self/clear_refs") << "5"))
+            _exit(3);
+        const long before = status("VmRSS:");
+        const Capture read = readCapture(f.string());
+        const long peak = status("VmHWM:") - before;
+        const long textKb = static_cast<long>(text.size() / 1024);
+        std::printf("text %ld KB, peak over the start %ld KB\n", textKb, peak);
+        std::fflush(stdout);
+        _exit(!(read == c) ? 1 : peak < textKb * 3 / 4 ? 0 : 2);
+    }
+    int st = 0;
+    ASSERT_EQ(waitpid(child, &st, 0), child);
+    fs::remove(f);
+    ASSERT_TRUE(WIFEXITED(st));
+    EXPECT_EQ(WEXITSTATUS(st), 0) << "1: not the capture, 2: peak of 3/4 of the text or more, 3: no clear_refs";
 }
 
 TEST(FastReader, LimitsAreTheReferenceReadersLimits)
