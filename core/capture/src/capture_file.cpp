@@ -7,7 +7,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <utility>
 
@@ -58,10 +57,9 @@ Capture readCapture(const std::string& path, const ReadLimits& limits)
     auto load = [&] {
         detail::CaptureText text;
         text.reserve(static_cast<size_t>(size)); // what it is now; grown since, the rest is not read
-        text.readFrom([fd, size, at = uint64_t { 0 }](char* into, size_t room) mutable -> size_t {
-            room = static_cast<size_t>(std::min<uint64_t>(room, size - at));
+        text.readFrom([fd, at = uint64_t { 0 }](char* into, size_t room) mutable -> size_t {
             for (;;) {
-                const ssize_t n = room == 0 ? 0 : ::pread(fd, into, room, static_cast<off_t>(at));
+                const ssize_t n = ::pread(fd, into, room, static_cast<off_t>(at));
                 if (n >= 0) {
                     at += static_cast<uint64_t>(n);
                     return static_cast<size_t>(n); // 0: shrank while reading, the reader will say if it is cut
@@ -69,7 +67,7 @@ Capture readCapture(const std::string& path, const ReadLimits& limits)
                 if (errno != EINTR)
                     throw CaptureError(std::string("read error: ") + errnoText(errno));
             }
-        });
+        }, static_cast<size_t>(size));
         text.more();
         return text;
     };

@@ -98,6 +98,7 @@ CaptureText::CaptureText(CaptureText&& other) noexcept
     , capacity_(std::exchange(other.capacity_, 0))
     , released_(std::exchange(other.released_, 0))
     , source_(std::exchange(other.source_, {}))
+    , left_(std::exchange(other.left_, 0))
 {
 }
 
@@ -110,6 +111,7 @@ CaptureText& CaptureText::operator=(CaptureText&& other) noexcept
         capacity_ = std::exchange(other.capacity_, 0);
         released_ = std::exchange(other.released_, 0);
         source_ = std::exchange(other.source_, {});
+        left_ = std::exchange(other.left_, 0);
     }
     return *this;
 }
@@ -146,14 +148,13 @@ void CaptureText::append(std::string_view bytes)
 
 bool CaptureText::more(size_t atMost)
 {
-    const size_t room = std::min(atMost, spareBytes());
-    const size_t n = source_ && room > 0 ? source_(spare(), room) : 0;
-    if (n == 0) {
+    const size_t room = std::min({ atMost, spareBytes(), left_ });
+    const size_t n = source_ && room > 0 ? std::min(source_(spare(), room), room) : 0;
+    size_ += n;
+    left_ -= n;
+    if (n == 0 || left_ == 0)
         source_ = {};
-        return false;
-    }
-    size_ += std::min(n, room);
-    return true;
+    return n > 0;
 }
 
 void CaptureText::release(const char* upTo) noexcept

@@ -65,11 +65,15 @@ public:
     // Bytes readable from data(): the text, the room reserved after it and the padding.
     size_t readable() const noexcept { return capacity_; }
 
-    // The rest of the text is read from source as it is asked for, into the
-    // room reserve() made (the text never moves while it is read; what the
-    // source has beyond that room is not read).
-    void readFrom(TextSource source) { source_ = std::move(source); }
-    // There may be more to read.
+    // The rest of the text, total bytes at most, is read from source as it
+    // is asked for, into the room reserve() made (the text never moves while
+    // it is read; what the source has beyond that room is not read).
+    void readFrom(TextSource source, size_t total)
+    {
+        source_ = total > 0 ? std::move(source) : TextSource {};
+        left_ = total;
+    }
+    // There may be more to read: a text read whole by its first read does not read on.
     bool readsOn() const noexcept { return static_cast<bool>(source_); }
     // Reads up to atMost more bytes; false when nothing more came (the
     // source is then let go).
@@ -92,6 +96,7 @@ private:
     size_t capacity_ = 0; // mapped bytes, the padding included
     size_t released_ = 0; // bytes given back from base_
     TextSource source_;   // empty once it has no more
+    size_t left_ = 0;     // bytes it may still give
 };
 
 } // namespace lockscope::detail

@@ -480,11 +480,10 @@ Capture parseCapture(std::string_view text, const ReadLimits& limits)
         detail::CaptureText owned;
         owned.reserve(text.size());
         owned.readFrom([text, at = size_t { 0 }](char* into, size_t room) mutable {
-            const size_t n = std::min(room, text.size() - at);
-            std::memcpy(into, text.data() + at, n);
-            at += n;
-            return n;
-        });
+            std::memcpy(into, text.data() + at, room); // the room is what is left at most
+            at += room;
+            return room;
+        }, text.size());
         owned.more();
         return owned;
     };

@@ -67,8 +67,8 @@ TEST(CaptureText, ReleaseGivesBackTheWholePagesBeforeThePointOnly)
 }
 
 // A text read from its source: kLoadBytes at a time by default, in the
-// room reserved, never moved, and nothing past that room even when the
-// source has more (a file grown since it was sized).
+// room reserved, never moved, and nothing past the bytes it was told of
+// even when the source has more (a file grown since it was sized).
 TEST(CaptureText, ReadsFromItsSourceAsAskedInTheRoomReserved)
 {
     std::string file(3 * kLoadBytes + 100, 'x');
@@ -83,7 +83,7 @@ TEST(CaptureText, ReadsFromItsSourceAsAskedInTheRoomReserved)
         std::memcpy(into, file.data() + at, n);
         at += n;
         return n;
-    });
+    }, room);
     const char* const base = t.data();
     EXPECT_TRUE(t.readsOn());
     ASSERT_TRUE(t.more());
@@ -92,10 +92,21 @@ TEST(CaptureText, ReadsFromItsSourceAsAskedInTheRoomReserved)
     EXPECT_EQ(t.view(), std::string_view(file).substr(0, kLoadBytes + 10));
     t.readAll();
     EXPECT_EQ(t.data(), base);
-    EXPECT_GE(t.readable() - kTextPadding, room);
-    EXPECT_EQ(t.view(), std::string_view(file).substr(0, t.readable() - kTextPadding));
+    EXPECT_EQ(t.view(), std::string_view(file).substr(0, room));
     EXPECT_FALSE(t.readsOn());
     EXPECT_FALSE(t.more());
+
+    // Read whole by its first read: it does not read on.
+    CaptureText small;
+    small.reserve(10);
+    small.readFrom([&](char* into, size_t n) {
+        std::memcpy(into, file.data(), n);
+        return n;
+    }, 10);
+    EXPECT_TRUE(small.readsOn());
+    EXPECT_TRUE(small.more());
+    EXPECT_EQ(small.view(), std::string_view(file).substr(0, 10));
+    EXPECT_FALSE(small.readsOn());
 }
 
 // Each body runs on a thread of its own: what earlier tests left kept on
