@@ -57,17 +57,20 @@ Capture readCapture(const std::string& path, const ReadLimits& limits)
     auto load = [&] {
         detail::CaptureText text;
         text.reserve(static_cast<size_t>(size)); // what it is now; grown since, the rest is not read
-        text.readFrom([fd, at = uint64_t { 0 }](char* into, size_t room) mutable -> size_t {
-            for (;;) {
-                const ssize_t n = ::pread(fd, into, room, static_cast<off_t>(at));
-                if (n >= 0) {
-                    at += static_cast<uint64_t>(n);
-                    return static_cast<size_t>(n); // 0: shrank while reading, the reader will say if it is cut
+        text.readFrom(
+            [fd, at = uint64_t { 0 }](char* into, size_t room) mutable -> size_t {
+                for (;;) {
+                    const ssize_t n = ::pread(fd, into, room, static_cast<off_t>(at));
+                    if (n >= 0) {
+                        at += static_cast<uint64_t>(n);
+                        // 0: shrank while reading, the reader will say if it is cut
+                        return static_cast<size_t>(n);
+                    }
+                    if (errno != EINTR)
+                        throw CaptureError(std::string("read error: ") + errnoText(errno));
                 }
-                if (errno != EINTR)
-                    throw CaptureError(std::string("read error: ") + errnoText(errno));
-            }
-        }, static_cast<size_t>(size));
+            },
+            static_cast<size_t>(size));
         text.more();
         return text;
     };

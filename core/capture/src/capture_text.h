@@ -80,8 +80,7 @@ public:
     bool more(size_t atMost = kLoadBytes);
     void readAll()
     {
-        while (more(SIZE_MAX)) {
-        }
+        while (more(SIZE_MAX)) { }
     }
 
     // Gives back the whole pages before upTo (inside the text) of a text
@@ -95,8 +94,8 @@ private:
     size_t size_ = 0;
     size_t capacity_ = 0; // mapped bytes, the padding included
     size_t released_ = 0; // bytes given back from base_
-    TextSource source_;   // empty once it has no more
-    size_t left_ = 0;     // bytes it may still give
+    TextSource source_; // empty once it has no more
+    size_t left_ = 0; // bytes it may still give
 };
 
 } // namespace lockscope::detail

@@ -385,11 +385,14 @@ Capture document(od::parser& parser, const Input& in, unsigned maxLevel)
         need((i != kLocks && i != kCpu) || (got & bit(kStacks)));
         got |= bit(i);
         if (i == kStacks) {
-            eachElement(parser, root, text_end, c.stacks, [&](od::value& x) { addStack(x, st, c.stacks); }, consumed);
+            eachElement(
+                parser, root, text_end, c.stacks, [&](od::value& x) { addStack(x, st, c.stacks); }, consumed);
         } else if (i == kLocks) {
-            eachElement(parser, root, text_end, c.locks, [&](od::value& x) { addLock(x, st, c.locks); }, consumed);
+            eachElement(
+                parser, root, text_end, c.locks, [&](od::value& x) { addLock(x, st, c.locks); }, consumed);
         } else if (i == kSymbols) {
-            eachElement(parser, root, text_end, st.symbols, [&](od::value& x) { st.symbols.push_back(symbol(x)); });
+            eachElement(
+                parser, root, text_end, st.symbols, [&](od::value& x) { st.symbols.push_back(symbol(x)); });
         } else {
             const Span v = root.value();
             eachInPiece(parser, v, text_end, [&](od::value& x) { member(i, x); });
@@ -412,7 +415,8 @@ constexpr unsigned kResultsDepth = 32;
 std::optional<Capture> parse(const Input& in, const ReadLimits& limits)
 {
     // What is yet to be read is bounded by the readable room (readCapture checked the file's size).
-    if (limits.max_depth <= kFormatDepth || in.size > limits.max_file_bytes || in.readable < in.size + kPadding)
+    if (limits.max_depth <= kFormatDepth || in.size > limits.max_file_bytes
+        || in.readable < in.size + kPadding)
         return std::nullopt;
     const unsigned maxLevel = std::min(limits.max_depth, kResultsDepth);
     try {
@@ -436,8 +440,7 @@ namespace {
 // frames let go of as soon as they are decompressed).
 CaptureText plain(CaptureText text, const ReadLimits& limits)
 {
-    while (text.size() < 4 && text.more()) {
-    }
+    while (text.size() < 4 && text.more()) { }
     if (!isZstd(text.view())) // *.lockscope.json.zst, or any capture compressed by hand
         return text;
     text.readAll();
@@ -446,7 +449,8 @@ CaptureText plain(CaptureText text, const ReadLimits& limits)
 
 } // namespace
 
-Capture parseCaptureText(CaptureText&& given, const std::function<CaptureText()>& reload, const ReadLimits& limits)
+Capture parseCaptureText(
+    CaptureText&& given, const std::function<CaptureText()>& reload, const ReadLimits& limits)
 {
     CaptureText text = plain(std::move(given), limits);
     fast::Input in {
@@ -479,11 +483,13 @@ Capture parseCapture(std::string_view text, const ReadLimits& limits)
     auto copy = [&] {
         detail::CaptureText owned;
         owned.reserve(text.size());
-        owned.readFrom([text, at = size_t { 0 }](char* into, size_t room) mutable {
-            std::memcpy(into, text.data() + at, room); // the room is what is left at most
-            at += room;
-            return room;
-        }, text.size());
+        owned.readFrom(
+            [text, at = size_t { 0 }](char* into, size_t room) mutable {
+                std::memcpy(into, text.data() + at, room); // the room is what is left at most
+                at += room;
+                return room;
+            },
+            text.size());
         owned.more();
         return owned;
     };

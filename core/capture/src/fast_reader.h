@@ -170,8 +170,9 @@ using More = std::function<char*()>;
 // A capture's text, whole or as much as has been read of it so far.
 struct Input {
     char* text;
-    size_t size;     // bytes there now
-    size_t readable; // bytes that may be read from text (zeros or stale past the text), at least size + kPadding
+    size_t size; // bytes there now
+    // Bytes that may be read from text (zeros or stale past the text), at least size + kPadding.
+    size_t readable;
     Consumed consumed = {};
     More more = {}; // none: the text is all there
 };

@@ -55,7 +55,7 @@ public:
 private:
     void skipSpace();
     void skipString(); // from its opening quote to past its closing one
-    bool refill();     // at the end of the text there: false when there is no more
+    bool refill(); // at the end of the text there: false when there is no more
 
     char* p_;
     char* end_;
@@ -114,13 +114,14 @@ void eachElement(od::parser& parser, JsonCursor& c, const char* text_end, std::v
         return;
     const bool whole = !c.readsOn();
     std::vector<Span> cut; // pieces not read yet
-    size_t inCut = 0;      // elements in them
+    size_t inCut = 0; // elements in them
     bool sized = false;
     auto readCut = [&](bool all) { // all: the array's end is cut
         if (!sized) {
             const auto bytes = static_cast<size_t>(cut.back().end - cut.front().begin);
             const auto left = static_cast<size_t>(text_end - kPadding - cut.front().begin);
-            into.reserve(into.size() + std::min(all ? inCut : inCut * (left / bytes + 1), left * 8 / sizeof(T)));
+            into.reserve(
+                into.size() + std::min(all ? inCut : inCut * (left / bytes + 1), left * 8 / sizeof(T)));
             sized = true;
         }
         for (const Span& p : cut) {

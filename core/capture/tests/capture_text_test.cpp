@@ -78,12 +78,14 @@ TEST(CaptureText, ReadsFromItsSourceAsAskedInTheRoomReserved)
     CaptureText t;
     t.reserve(room);
     size_t at = 0;
-    t.readFrom([&](char* into, size_t n) {
-        n = std::min(n, file.size() - at);
-        std::memcpy(into, file.data() + at, n);
-        at += n;
-        return n;
-    }, room);
+    t.readFrom(
+        [&](char* into, size_t n) {
+            n = std::min(n, file.size() - at);
+            std::memcpy(into, file.data() + at, n);
+            at += n;
+            return n;
+        },
+        room);
     const char* const base = t.data();
     EXPECT_TRUE(t.readsOn());
     ASSERT_TRUE(t.more());
@@ -99,10 +101,12 @@ TEST(CaptureText, ReadsFromItsSourceAsAskedInTheRoomReserved)
     // Read whole by its first read: it does not read on.
     CaptureText small;
     small.reserve(10);
-    small.readFrom([&](char* into, size_t n) {
-        std::memcpy(into, file.data(), n);
-        return n;
-    }, 10);
+    small.readFrom(
+        [&](char* into, size_t n) {
+            std::memcpy(into, file.data(), n);
+            return n;
+        },
+        10);
     EXPECT_TRUE(small.readsOn());
     EXPECT_TRUE(small.more());
     EXPECT_EQ(small.view(), std::string_view(file).substr(0, 10));

@@ -306,18 +306,21 @@ TEST(FastReader, TextReadAsTheReaderGetsThereReadsTheSameWhereverTheReadsEnd)
                 auto lazily = [&] {
                     detail::CaptureText out;
                     out.reserve(t.size());
-                    out.readFrom([&, at = size_t { 0 }](char* into, size_t room) mutable {
-                        const size_t n = std::min(room, size_t { 1 } + rng() % most);
-                        std::memcpy(into, t.data() + at, n);
-                        at += n;
-                        return n;
-                    }, t.size());
+                    out.readFrom(
+                        [&, at = size_t { 0 }](char* into, size_t room) mutable {
+                            const size_t n = std::min(room, size_t { 1 } + rng() % most);
+                            std::memcpy(into, t.data() + at, n);
+                            at += n;
+                            return n;
+                        },
+                        t.size());
                     return out;
                 };
                 const Outcome got
                     = outcome([&] { return detail::parseCaptureText(lazily(), lazily, ReadLimits {}); });
                 const Outcome ref = outcome([&] { return parseCaptureReference(t); });
-                const std::string what = std::to_string(most) + " bytes a read, cut at " + std::to_string(cut);
+                const std::string what
+                    = std::to_string(most) + " bytes a read, cut at " + std::to_string(cut);
                 ASSERT_EQ(got.ok, ref.ok) << what << ": " << got.error << ref.error;
                 if (ref.ok)
                     EXPECT_TRUE(got.capture == c) << what;
@@ -346,7 +349,8 @@ TEST(FastReader, ACompressedTextGivenBackIsReadAgainWhenDeclinedLate)
         ++reloads;
         return textOf(frames);
     };
-    const Outcome got = outcome([&] { return detail::parseCaptureText(textOf(frames), reload, ReadLimits {}); });
+    const Outcome got
+        = outcome([&] { return detail::parseCaptureText(textOf(frames), reload, ReadLimits {}); });
     ASSERT_TRUE(got.ok) << got.error;
     EXPECT_TRUE(got.capture == c);
     EXPECT_EQ(reloads, 1);
@@ -382,15 +386,16 @@ TEST(FastReader, AFileIsNeverWholeInMemory)
         const Capture read = readCapture(f.string());
         const long peak = status("VmHWM:") - before;
         const long textKb = static_cast<long>(text.size() / 1024);
-        std::printf("text %ld KB, peak over the start %ld KB\n", textKb, peak);
-        std::fflush(stdout);
+        (void)std::printf("text %ld KB, peak over the start %ld KB\n", textKb, peak);
+        (void)std::fflush(stdout);
         _exit(!(read == c) ? 1 : peak < textKb * 3 / 4 ? 0 : 2);
     }
     int st = 0;
     ASSERT_EQ(waitpid(child, &st, 0), child);
     fs::remove(f);
     ASSERT_TRUE(WIFEXITED(st));
-    EXPECT_EQ(WEXITSTATUS(st), 0) << "1: not the capture, 2: peak of 3/4 of the text or more, 3: no clear_refs";
+    EXPECT_EQ(WEXITSTATUS(st), 0)
+        << "1: not the capture, 2: peak of 3/4 of the text or more, 3: no clear_refs";
 }
 
 TEST(FastReader, LimitsAreTheReferenceReadersLimits)
