@@ -103,8 +103,9 @@ inline constexpr size_t kPieceBytes = LOCKSCOPE_CAPTURE_PIECE_BYTES;
 // more) is read a piece as soon as it is cut, so that it is never whole in
 // memory, and `into` sized for as many elements as the rest of the text
 // could hold at the first piece's rate (room never written costs no
-// memory). At most 8 bytes of it per byte of text: a hostile array of empty
-// elements reserves next to nothing.
+// memory). At most 8 bytes of it per byte of the array's text (of the text
+// left, while its end is not cut): a hostile array of empty elements
+// reserves next to nothing.
 template <class T, class F>
 void eachElement(od::parser& parser, JsonCursor& c, const char* text_end, std::vector<T>& into, F&& onElement,
     const Consumed& consumed = {})
@@ -120,8 +121,8 @@ void eachElement(od::parser& parser, JsonCursor& c, const char* text_end, std::v
         if (!sized) {
             const auto bytes = static_cast<size_t>(cut.back().end - cut.front().begin);
             const auto left = static_cast<size_t>(text_end - kPadding - cut.front().begin);
-            into.reserve(
-                into.size() + std::min(all ? inCut : inCut * (left / bytes + 1), left * 8 / sizeof(T)));
+            const size_t guess = all ? inCut : inCut * (left / bytes + 1);
+            into.reserve(into.size() + std::min(guess, (all ? bytes : left) * 8 / sizeof(T)));
             sized = true;
         }
         for (const Span& p : cut) {
