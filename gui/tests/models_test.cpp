@@ -554,6 +554,15 @@ private slots:
         const FlameData w = flameFromCallTree(tree, FlameWeight::Wait);
         QCOMPARE(w.nodes.front().value, 1000.0);
         QVERIFY(!w.differential);
+        QVERIFY(w.sides.empty());
+        // Each node names the tree's frame; a graph of one capture is all "after".
+        QCOMPARE(w.function(0), QStringLiteral("all"));
+        for (uint32_t id = 1; id < w.nodes.size(); ++id) {
+            QCOMPARE(w.function(id), fromStd(tree.function(id)));
+            QCOMPARE(w.module(id), fromStd(tree.module(id)));
+            QCOMPARE(w.after(id), static_cast<double>(tree.node(id).total.wait_ns));
+            QCOMPARE(w.before(id), 0.0);
+        }
     }
 
     void flameSearch()
@@ -588,6 +597,16 @@ private slots:
                          qPrintable(QString::number(after_w.relativeChange(id))));
         for (uint32_t id = 0; id < after_w.nodes.size(); ++id)
             QVERIFY(after_w.relativeChange(id) >= -1.0 && after_w.relativeChange(id) <= 1.0);
+        // Both sides and the frame of every node are the comparison tree's.
+        QCOMPARE(after_w.sides.size(), cmp.tree.nodes.size());
+        for (uint32_t id = 1; id < after_w.nodes.size(); ++id) {
+            const reports::DiffNode& n = cmp.tree.nodes[id];
+            QCOMPARE(after_w.function(id), fromStd(n.function));
+            QCOMPARE(after_w.module(id), fromStd(n.module));
+            QCOMPARE(after_w.before(id), static_cast<double>(n.before_wait_ns));
+            QCOMPARE(after_w.after(id), static_cast<double>(n.after_wait_ns));
+            QCOMPARE(before_w.nodes[id].value, static_cast<double>(n.before_wait_ns));
+        }
     }
 };
 

@@ -18,6 +18,8 @@ Weights& Weights::operator+=(const Weights& o) noexcept
     return *this;
 }
 
+static_assert(sizeof(CallTree::Node) == 32, "calltree.h says why a node is 32 bytes");
+
 namespace {
 uint64_t childKey(uint32_t parent, uint32_t frame) noexcept { return uint64_t{parent} << 32 | frame; }
 
@@ -34,6 +36,7 @@ void addLock(CallTree& tree, const StackIndex& index, const Lock& lock)
 CallTree::CallTree(TreeDirection direction) : direction_(direction)
 {
     nodes_.emplace_back(); // root
+    frames_.emplace_back(); // the root's
 }
 
 size_t FrameNameHash::operator()(const FrameName& name) const noexcept
@@ -44,9 +47,20 @@ size_t FrameNameHash::operator()(const FrameName& name) const noexcept
 uint32_t CallTree::findChild(uint32_t parent, InternedString function, InternedString module) const
 {
     for (const uint32_t c : children(parent))
-        if (nodes_[c].function == function && nodes_[c].module == module)
+        if (frames_[nodes_[c].frame] == FrameName(function, module))
             return c;
     return kRoot;
+}
+
+Weights CallTree::self(uint32_t id) const
+{
+    Weights below;
+    for (const uint32_t c : children(id))
+        below += nodes_[c].total;
+    const Weights& total = node(id).total;
+    auto less = [](uint64_t a, uint64_t b) { return a > b ? a - b : 0; };
+    return Weights { less(total.count, below.count), less(total.wait_ns, below.wait_ns),
+        less(total.hold_ns, below.hold_ns) };
 }
 
 void CallTree::finishBuilding()
@@ -57,25 +71,26 @@ void CallTree::finishBuilding()
 
 void CallTree::indexNodes()
 {
-    if (!frameIds_.empty() || nodes_.size() == 1)
+    if (!frameIds_.empty())
         return;
-    for (size_t i = 1; i < nodes_.size(); ++i) {
-        const Node& n = nodes_[i];
-        const auto frame = frameIds_.try_emplace(FrameName(n.function, n.module), uint32_t(frameIds_.size())).first;
-        childIndex_.tryEmplace(childKey(n.parent, frame->second), static_cast<uint32_t>(i));
-    }
+    for (size_t i = 0; i < frames_.size(); ++i)
+        frameIds_.emplace(frames_[i], static_cast<uint32_t>(i));
+    for (size_t i = 1; i < nodes_.size(); ++i)
+        childIndex_.tryEmplace(childKey(nodes_[i].parent, nodes_[i].frame), static_cast<uint32_t>(i));
 }
 
 uint32_t CallTree::childFor(uint32_t parent, InternedString function, InternedString module)
 {
-    const auto frame = frameIds_.try_emplace(FrameName(function, module), uint32_t(frameIds_.size())).first;
+    const auto [frame, newFrame]
+        = frameIds_.try_emplace(FrameName(function, module), uint32_t(frames_.size()));
+    if (newFrame)
+        frames_.push_back(frame->first);
     const auto next = static_cast<uint32_t>(nodes_.size());
     const auto [id, inserted] = childIndex_.tryEmplace(childKey(parent, frame->second), next);
     if (!inserted)
         return id;
     Node n;
-    n.function = frame->first.first;
-    n.module = frame->first.second;
+    n.frame = frame->second;
     n.parent = parent;
     nodes_.push_back(n);
     return id;
@@ -120,18 +135,14 @@ void CallTree::addStack(const std::vector<Frame>& frames, const Weights& w)
         for (const auto& f : frames)
             step(f);
     }
-    nodes_[cur].self += w;
 }
 
 void CallTree::mergeNode(const CallTree& other, uint32_t otherId, uint32_t mine)
 {
-    const Node& src = other.nodes_[otherId];
-    nodes_[mine].self += src.self;
-    nodes_[mine].total += src.total;
+    nodes_[mine].total += other.nodes_[otherId].total;
     for (uint32_t c : other.children(otherId)) {
-        const Node& child = other.nodes_[c];
-        const uint32_t target = childFor(mine, child.function, child.module);
-        mergeNode(other, c, target);
+        const FrameName& frame = other.frames_[other.nodes_[c].frame];
+        mergeNode(other, c, childFor(mine, frame.first, frame.second));
     }
 }
 

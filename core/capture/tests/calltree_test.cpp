@@ -44,19 +44,40 @@ TEST(CallTree, TopDownSelfAndTotal)
     const uint32_t sys = path(t, { "do_syscall_64" });
     ASSERT_NE(sys, CallTree::kRoot);
     EXPECT_EQ(t.node(sys).total, (Weights { 15, 1030, 75 }));
-    EXPECT_EQ(t.node(sys).self, Weights {});
+    EXPECT_EQ(t.self(sys), Weights {});
     const uint32_t sem = path(t, { "do_syscall_64", "do_semtimedop" });
     EXPECT_EQ(t.node(sem).total, (Weights { 14, 1000, 70 }));
     EXPECT_EQ(t.children(sem).size(), 2u);
     const uint32_t slow
         = path(t, { "do_syscall_64", "do_semtimedop", "_raw_spin_lock", "queued_spin_lock_slowpath" });
     ASSERT_NE(slow, CallTree::kRoot);
-    EXPECT_EQ(t.node(slow).self, (Weights { 10, 1000, 50 }));
-    EXPECT_EQ(t.node(slow).total, t.node(slow).self);
+    EXPECT_EQ(t.self(slow), (Weights { 10, 1000, 50 }));
+    EXPECT_EQ(t.node(slow).total, t.self(slow));
     // _raw_spin_lock under __lock_timer is a different node from the one under do_semtimedop.
     const uint32_t timerSpin = path(t, { "do_syscall_64", "__lock_timer", "_raw_spin_lock" });
-    EXPECT_EQ(t.node(timerSpin).self, (Weights { 1, 30, 5 }));
+    EXPECT_EQ(t.self(timerSpin), (Weights { 1, 30, 5 }));
     EXPECT_EQ(t.size(), 1u + 1 + 1 + 1 + 1 + 1 + 1 + 1); // root + 7 distinct nodes
+}
+
+// self is worked out from the totals: a node that some stacks end at and
+// others pass through, and the root under a stack without frames.
+TEST(CallTree, SelfIsWhatEndedAtANodeOthersPassThrough)
+{
+    for (auto dir : { TreeDirection::TopDown, TreeDirection::BottomUp }) {
+        CallTree t(dir);
+        addSample(t);
+        t.addStack(frames({ "do_semtimedop", "do_syscall_64" }), Weights { 3, 300, 9 });
+        t.addStack({}, Weights { 2, 20, 0 });
+        EXPECT_EQ(t.self(CallTree::kRoot), (Weights { 2, 20, 0 }));
+        const uint32_t sem = dir == TreeDirection::TopDown ? path(t, { "do_syscall_64", "do_semtimedop" })
+                                                           : path(t, { "do_semtimedop", "do_syscall_64" });
+        ASSERT_NE(sem, CallTree::kRoot);
+        EXPECT_EQ(t.self(sem), (Weights { 3, 300, 9 }));
+        Weights selves;
+        for (uint32_t id = 0; id < t.size(); ++id)
+            selves += t.self(id);
+        EXPECT_EQ(selves, t.root().total) << "every event ends at one node";
+    }
 }
 
 TEST(CallTree, BottomUpStartsAtLeaves)
@@ -71,7 +92,7 @@ TEST(CallTree, BottomUpStartsAtLeaves)
     // Who calls _raw_spin_lock as a leaf: __lock_timer, then the syscall entry (self ends there).
     const uint32_t caller = path(t, { "_raw_spin_lock", "__lock_timer", "do_syscall_64" });
     ASSERT_NE(caller, CallTree::kRoot);
-    EXPECT_EQ(t.node(caller).self, (Weights { 1, 30, 5 }));
+    EXPECT_EQ(t.self(caller), (Weights { 1, 30, 5 }));
     // Totals at the first level add up to the root's.
     Weights sum;
     for (uint32_t c : t.children(CallTree::kRoot))
@@ -93,8 +114,9 @@ TEST(CallTree, MergeEqualsBuildingFromAllStacks)
         a.merge(b);
         ASSERT_EQ(a.size(), both.size());
         for (uint32_t i = 0; i < a.size(); ++i) {
-            EXPECT_EQ(a.node(i).function, both.node(i).function);
-            EXPECT_EQ(a.node(i).self, both.node(i).self);
+            EXPECT_EQ(a.function(i), both.function(i));
+            EXPECT_EQ(a.module(i), both.module(i));
+            EXPECT_EQ(a.self(i), both.self(i));
             EXPECT_EQ(a.node(i).total, both.node(i).total);
         }
     }
@@ -156,7 +178,7 @@ TEST(CallTree, AFinishedTreeAddedToAgainReusesItsNodes)
     const uint32_t caller = t.findChild(CallTree::kRoot, "a_new_caller", "");
     ASSERT_NE(caller, CallTree::kRoot);
     ASSERT_EQ(t.children(caller).size(), 1u);
-    EXPECT_EQ(t.node(t.children(caller)[0]).function, InternedString("a_new_leaf"));
+    EXPECT_EQ(t.function(t.children(caller)[0]), InternedString("a_new_leaf"));
     CallTree merged = CallTree::forCapture(c, TreeDirection::TopDown);
     merged.merge(built);
     EXPECT_EQ(merged.size(), size) << "a merge of the same paths adds no node";

@@ -187,15 +187,18 @@ QString FlameGraphWidget::describe(uint32_t id) const
         return s + QStringLiteral("\n%1: %2 (%3 of all)")
                        .arg(toDisplayString(data_->weight), formatValue(n.value, data_->weight), formatPercent(share));
     }
-    const double delta = n.after - n.before;
-    QString pct = n.before > 0 ? (delta >= 0 ? QStringLiteral("+") : QString()) + formatPercent(delta / n.before)
-                               : QStringLiteral("new");
-    if (n.after <= 0 && n.before > 0)
+    const double before = data_->before(id);
+    const double after = data_->after(id);
+    const double delta = after - before;
+    QString pct = before > 0 ? (delta >= 0 ? QStringLiteral("+") : QString()) + formatPercent(delta / before)
+                             : QStringLiteral("new");
+    if (after <= 0 && before > 0)
         pct = QStringLiteral("gone");
-    return s + QStringLiteral("\n%1 before: %2\n%1 after: %3\nΔ %4%5 (%6)")
-                   .arg(toDisplayString(data_->weight), formatValue(n.before, data_->weight),
-                        formatValue(n.after, data_->weight), delta < 0 ? QStringLiteral("−") : QStringLiteral("+"),
-                        formatValue(std::fabs(delta), data_->weight), pct);
+    return s
+        + QStringLiteral("\n%1 before: %2\n%1 after: %3\nΔ %4%5 (%6)")
+              .arg(toDisplayString(data_->weight), formatValue(before, data_->weight),
+                  formatValue(after, data_->weight), delta < 0 ? QStringLiteral("−") : QStringLiteral("+"),
+                  formatValue(std::fabs(delta), data_->weight), pct);
 }
 
 void FlameGraphWidget::mousePressEvent(QMouseEvent* event)

@@ -51,18 +51,19 @@ QVariant CallTreeTraits::data(const Tree& t, uint32_t id, int column, int role)
             return share(n.total.hold_ns, all.hold_ns);
         return {};
     }
+    const auto& [function, module] = t.frameName(n.frame);
     if (role == Qt::ToolTipRole && column == Function)
-        return plainToolTip(fromStd(n.function) +
-                            (n.module.empty() ? QString() : QStringLiteral(" [") + fromStd(n.module) + QLatin1Char(']')));
+        return plainToolTip(fromStd(function)
+            + (module.empty() ? QString() : QStringLiteral(" [") + fromStd(module) + QLatin1Char(']')));
     if (!display && role != SortRole)
         return {};
     auto ns = [display](uint64_t v) -> QVariant { return display ? QVariant(formatNs(v)) : QVariant(qulonglong(v)); };
     auto pct = [display](double v) -> QVariant { return display ? QVariant(formatPercent(v)) : QVariant(v); };
     switch (column) {
     case Function:
-        return fromStd(n.function);
+        return fromStd(function);
     case Module:
-        return fromStd(n.module);
+        return fromStd(module);
     case Count:
         return display ? QVariant(formatCount(n.total.count)) : QVariant(qulonglong(n.total.count));
     case Wait:
@@ -74,7 +75,7 @@ QVariant CallTreeTraits::data(const Tree& t, uint32_t id, int column, int role)
     case HoldPercent:
         return pct(share(n.total.hold_ns, all.hold_ns));
     case SelfWait:
-        return ns(n.self.wait_ns);
+        return ns(t.self(id).wait_ns);
     default:
         return {};
     }

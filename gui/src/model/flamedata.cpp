@@ -26,9 +26,10 @@ QString toDisplayString(FlameWeight w)
 
 double FlameData::relativeChange(uint32_t id) const noexcept
 {
-    const FlameNode& n = nodes[id];
-    const double larger = std::max(n.before, n.after);
-    return larger > 0.0 ? (n.after - n.before) / larger : 0.0;
+    const double was = before(id);
+    const double is = after(id);
+    const double larger = std::max(was, is);
+    return larger > 0.0 ? (is - was) / larger : 0.0;
 }
 
 namespace {
@@ -46,7 +47,7 @@ double pick(const Weights& w, FlameWeight weight)
 }
 
 // A tree has a few thousand distinct frame names over its 300k nodes: each
-// name once in FlameData::names, a node holding its index.
+// name once in FlameData::names, a frame holding its indices.
 class NameIds {
 public:
     explicit NameIds(std::vector<QString>& names) : names_(names)
@@ -72,6 +73,12 @@ private:
     std::unordered_map<InternedString, uint32_t> ids_;
 };
 
+// frames[0] is the root's: "all".
+void addRootFrame(FlameData& data, NameIds& names)
+{
+    data.frames.assign(1, FlameFrame { names(QStringLiteral("all")), 0 });
+}
+
 void layOutSortedChildren(FlameData& data)
 {
     layOutChildren(data.nodes, data.childBegin, data.childIds);
@@ -86,16 +93,17 @@ FlameData flameFromCallTree(const CallTree& tree, FlameWeight weight)
 {
     FlameData data;
     data.weight = weight;
-    data.nodes.resize(tree.size());
     NameIds names(data.names);
+    // The graph numbers frames as the tree does.
+    addRootFrame(data, names);
+    for (uint32_t frame = 1; frame < tree.frameCount(); ++frame) {
+        const auto& [function, module] = tree.frameName(frame);
+        data.frames.push_back(FlameFrame { names(function), names(module) });
+    }
+    data.nodes.resize(tree.size());
     for (uint32_t id = 0; id < tree.size(); ++id) {
         const CallTree::Node& src = tree.node(id);
-        FlameNode& n = data.nodes[id];
-        n.function = id == CallTree::kRoot ? names(QStringLiteral("all")) : names(src.function);
-        n.module = names(src.module);
-        n.parent = src.parent;
-        n.value = pick(src.total, weight);
-        n.after = n.value;
+        data.nodes[id] = FlameNode { src.frame, src.parent, pick(src.total, weight) };
     }
     layOutSortedChildren(data);
     return data;
@@ -127,28 +135,34 @@ FlameData flameFromDiffTree(const reports::DiffTree& tree, FlameWeight weight, b
     data.weight = weight;
     data.differential = true;
     data.nodes.resize(tree.nodes.size());
+    data.sides.resize(tree.nodes.size());
     NameIds names(data.names);
+    addRootFrame(data, names);
+    std::unordered_map<FrameName, uint32_t, FrameNameHash> frameIds;
     for (size_t id = 0; id < tree.nodes.size(); ++id) {
         const reports::DiffNode& src = tree.nodes[id];
         FlameNode& n = data.nodes[id];
-        n.function = id == 0 ? names(QStringLiteral("all")) : names(src.function);
-        n.module = names(src.module);
+        if (id > 0) {
+            const auto [frame, inserted] = frameIds.try_emplace(
+                FrameName(src.function, src.module), static_cast<uint32_t>(data.frames.size()));
+            if (inserted)
+                data.frames.push_back(FlameFrame { names(src.function), names(src.module) });
+            n.frame = frame->second;
+        }
         n.parent = src.parent;
+        FlameSides& sides = data.sides[id];
         switch (weight) {
         case FlameWeight::Wait:
-            n.before = static_cast<double>(src.before_wait_ns);
-            n.after = static_cast<double>(src.after_wait_ns);
+            sides = { static_cast<double>(src.before_wait_ns), static_cast<double>(src.after_wait_ns) };
             break;
         case FlameWeight::Hold:
-            n.before = static_cast<double>(src.before_hold_ns);
-            n.after = static_cast<double>(src.after_hold_ns);
+            sides = { static_cast<double>(src.before_hold_ns), static_cast<double>(src.after_hold_ns) };
             break;
         case FlameWeight::Count:
-            n.before = static_cast<double>(src.before_count);
-            n.after = static_cast<double>(src.after_count);
+            sides = { static_cast<double>(src.before_count), static_cast<double>(src.after_count) };
             break;
         }
-        n.value = widthsFromBefore ? n.before : n.after;
+        n.value = widthsFromBefore ? sides.before : sides.after;
     }
     layOutSortedChildren(data);
     return data;
@@ -160,10 +174,10 @@ FlameSearch searchFlame(const FlameData& data, const QString& text)
     result.matched.assign(data.nodes.size(), false);
     if (text.isEmpty() || data.nodes.empty())
         return result;
-    // Each distinct name is matched once, not once per node.
-    std::vector<bool> nameHit(data.names.size());
-    for (size_t i = 0; i < data.names.size(); ++i)
-        nameHit[i] = data.names[i].contains(text, Qt::CaseInsensitive);
+    // Each distinct frame is matched once, not once per node.
+    std::vector<bool> frameHit(data.frames.size());
+    for (size_t i = 0; i < data.frames.size(); ++i)
+        frameHit[i] = data.names[data.frames[i].function].contains(text, Qt::CaseInsensitive);
     double covered = 0.0;
     // Depth-first from the root; a match covers its whole subtree, so nested
     // matches below it are marked but not counted again.
@@ -172,7 +186,7 @@ FlameSearch searchFlame(const FlameData& data, const QString& text)
         auto [id, underMatch] = todo.back();
         todo.pop_back();
         const FlameNode& n = data.nodes[id];
-        const bool hit = id != 0 && nameHit[n.function];
+        const bool hit = id != 0 && frameHit[n.frame];
         result.matched[id] = hit;
         if (hit && !underMatch)
             covered += n.value;

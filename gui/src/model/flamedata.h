@@ -21,18 +21,29 @@ QString toDisplayString(FlameWeight w);
 
 // A top-down tree prepared for the flame graph: each node's width weight,
 // and for differential graphs the figure on both sides. Kept apart from the
-// widget so layout and colouring are testable without painting.
+// widget so layout and colouring are testable without painting. 16 bytes a
+// node (a big capture's graph has 300k+): a tree has a few thousand distinct
+// frames, and only a differential graph has two sides.
 struct FlameNode {
-    uint32_t function = 0; // FlameData::names: a tree has a few thousand names over 300k nodes
-    uint32_t module = 0;
+    uint32_t frame = 0; // FlameData::frames; 0 is the root's ("all")
     uint32_t parent = 0;
-    double value = 0.0;             // width weight
-    double before = 0.0;            // differential only
+    double value = 0.0; // width weight
+};
+
+struct FlameSides {
+    double before = 0.0;
     double after = 0.0;
+};
+
+// A frame's function and module, as places in FlameData::names.
+struct FlameFrame {
+    uint32_t function = 0;
+    uint32_t module = 0;
 };
 
 struct FlameData {
     std::vector<FlameNode> nodes;   // nodes[0] is the root; a parent before its children
+    std::vector<FlameSides> sides; // differential graphs' only: one per node
     FlameWeight weight = FlameWeight::Wait;
     bool differential = false;
     // A node's children, sorted by function name as flame graphs are; in one
@@ -45,9 +56,13 @@ struct FlameData {
     }
     std::vector<uint32_t> childBegin; // nodes.size() + 1 entries once laid out
     std::vector<uint32_t> childIds;
+    std::vector<FlameFrame> frames;
     std::vector<QString> names;       // of functions and modules; names[0] is ""
-    const QString& function(uint32_t id) const noexcept { return names[nodes[id].function]; }
-    const QString& module(uint32_t id) const noexcept { return names[nodes[id].module]; }
+    const QString& function(uint32_t id) const noexcept { return names[frames[nodes[id].frame].function]; }
+    const QString& module(uint32_t id) const noexcept { return names[frames[nodes[id].frame].module]; }
+    // A node's figure before and after; a graph of one capture is all after.
+    double before(uint32_t id) const noexcept { return differential ? sides[id].before : 0.0; }
+    double after(uint32_t id) const noexcept { return differential ? sides[id].after : nodes[id].value; }
     bool empty() const noexcept { return nodes.size() <= 1 || nodes.front().value <= 0.0; }
     // A differential node's change against its larger side, -1 (gone) .. +1
     // (new): how strongly it is coloured. Not against the graph's largest

@@ -40,16 +40,18 @@ struct FrameNameHash {
 
 // A call tree built from stacks. Frames are identified by (function, module)
 // without offsets, so trees from two kernel builds can be compared node by
-// node. self is what ended at a node, total what passed through it.
+// node. total is what passed through a node, self(id) what ended at it.
 class CallTree {
 public:
     static constexpr uint32_t kRoot = 0;
 
+    // 32 bytes: a big capture's tree has 300k+ nodes, and the GUI keeps its
+    // trees as long as the capture is open. A tree has a few thousand
+    // distinct frames, so a node holds its frame's id; what ended at a node
+    // is its total less its children's, not a second Weights.
     struct Node {
-        InternedString function;
-        InternedString module;
+        uint32_t frame = 0; // frameName(frame); 0 is the root's ("", "")
         uint32_t parent = kRoot;
-        Weights self;
         Weights total;
     };
 
@@ -62,6 +64,13 @@ public:
     void merge(const CallTree& other);
 
     const Node& node(uint32_t id) const { return nodes_.at(id); }
+    const FrameName& frameName(uint32_t frame) const { return frames_.at(frame); }
+    InternedString function(uint32_t id) const { return frameName(node(id).frame).first; }
+    InternedString module(uint32_t id) const { return frameName(node(id).frame).second; }
+    // What ended at id: its total less its children's (saturated sums, which
+    // only absurd captures reach, make this a floor at zero, not exact).
+    Weights self(uint32_t id) const;
+    size_t frameCount() const noexcept { return frames_.size(); }
     // The children of id in the order they were added. Laid out for every
     // node at the first call after the tree grew; threads may read one tree
     // at once, as long as none is adding to it.
@@ -110,9 +119,10 @@ private:
     // and up to twice the nodes it needs.
     std::deque<Node> nodes_;
     mutable ChildLists children_;
-    // Each distinct (function, module) gets an id; children are then found by
-    // (parent << 32 | frame id), so building is linear in frames. Empty
-    // after finishBuilding.
+    // Each distinct (function, module) gets an id (its place in frames_);
+    // children are then found by (parent << 32 | frame id), so building is
+    // linear in frames. The two indexes are empty after finishBuilding.
+    std::vector<FrameName> frames_;
     std::unordered_map<FrameName, uint32_t, FrameNameHash> frameIds_;
     FlatIndex childIndex_;
 };
