@@ -85,7 +85,9 @@ private slots:
         const Capture c = semCapture("baseline", 1.0);
         FlameGraphWidget w;
         w.resize(800, 300);
-        w.setData(flameFromCallTree(CallTree::forCapture(c, TreeDirection::TopDown), FlameWeight::Wait));
+        w.setData(flameFromCallTree(
+            std::make_shared<const CallTree>(CallTree::forCapture(c, TreeDirection::TopDown)),
+            FlameWeight::Wait));
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
         // The middle of row d (0: the root).
@@ -128,7 +130,7 @@ private slots:
         const auto cmp = reports::compare(semCapture("baseline", 1.0), semCapture("patched", 0.1));
         FlameGraphWidget w;
         w.resize(600, 250);
-        w.setData(flameFromDiffTree(cmp.tree, FlameWeight::Wait));
+        w.setData(flameFromDiffTree(std::make_shared<const reports::DiffTree>(cmp.tree), FlameWeight::Wait));
         const QImage img = w.grab().toImage();
         // Wait shrank under sem_lock: bluish pixels must dominate reddish ones.
         int blue = 0, red = 0;
@@ -186,7 +188,7 @@ private slots:
         page.selectLock(1); // rename_lock
         QCOMPARE(page.topDownModel()->tree()->root().total.wait_ns, c->locks[1].wait.total());
         QVERIFY(page.topDownModel()->tree()->root().total.wait_ns < allWait);
-        QCOMPARE(page.flameGraph()->data().nodes.front().value, static_cast<double>(c->locks[1].wait.total()));
+        QCOMPARE(page.flameGraph()->data().value(0), static_cast<double>(c->locks[1].wait.total()));
         QCOMPARE(page.waitChart()->bucketRange().first, Log2Hist::bucketOf(2500));
         // The bottom-up tree is made when its tab is shown, for the lock selected then.
         QVERIFY(!page.bottomUpModel()->tree());
@@ -211,18 +213,19 @@ private slots:
         auto c = std::make_shared<const Capture>(semCapture("baseline", 1.0));
         const PreparedCapture prepared = prepareCapture(c);
         QVERIFY(prepared.flame);
-        const FlameData eager = flameFromCallTree(CallTree::forCapture(*c, TreeDirection::TopDown), FlameWeight::Wait);
-        QCOMPARE(prepared.flame->nodes.size(), eager.nodes.size());
-        for (size_t i = 0; i < eager.nodes.size(); ++i) {
-            const FlameNode& a = prepared.flame->nodes[i];
-            const FlameNode& b = eager.nodes[i];
-            QCOMPARE(prepared.flame->function(static_cast<uint32_t>(i)), eager.function(static_cast<uint32_t>(i)));
-            QCOMPARE(prepared.flame->module(static_cast<uint32_t>(i)), eager.module(static_cast<uint32_t>(i)));
-            QCOMPARE(a.parent, b.parent);
-            const auto ak = prepared.flame->children(static_cast<uint32_t>(i));
-            const auto bk = eager.children(static_cast<uint32_t>(i));
+        const FlameData eager = flameFromCallTree(
+            std::make_shared<const CallTree>(CallTree::forCapture(*c, TreeDirection::TopDown)),
+            FlameWeight::Wait);
+        QCOMPARE(prepared.flame->size(), eager.size());
+        QCOMPARE(prepared.flame->tree, prepared.topDown); // the page's tree, not a copy
+        for (uint32_t i = 0; i < eager.size(); ++i) {
+            QCOMPARE(prepared.flame->function(i), eager.function(i));
+            QCOMPARE(prepared.flame->module(i), eager.module(i));
+            QCOMPARE(prepared.flame->parent(i), eager.parent(i));
+            const auto ak = prepared.flame->children(i);
+            const auto bk = eager.children(i);
             QVERIFY(std::equal(ak.begin(), ak.end(), bk.begin(), bk.end()));
-            QCOMPARE(a.value, b.value);
+            QCOMPARE(prepared.flame->value(i), eager.value(i));
         }
         CapturePage page;
         page.setPrepared(prepared);

@@ -26,7 +26,7 @@ PreparedCapture prepareCapture(CapturePtr capture)
     // than on the UI thread when the page opens.
     auto topDown = std::async(std::launch::async, [capture = p.capture] {
         auto t = std::make_shared<const CallTree>(CallTree::forCapture(*capture, TreeDirection::TopDown));
-        return std::pair(t, std::make_shared<const FlameData>(flameFromCallTree(*t, FlameWeight::Wait)));
+        return std::pair(t, std::make_shared<const FlameData>(flameFromCallTree(t, FlameWeight::Wait)));
     });
     reports::ReportOptions options;
     options.lock_rows = false;

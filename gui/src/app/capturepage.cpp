@@ -444,7 +444,7 @@ void CapturePage::refreshFlame()
     if (topDownTree_ == prepared_.topDown && prepared_.flame && prepared_.flame->weight == weight)
         flame_->setSharedData(prepared_.flame);
     else
-        flame_->setData(flameFromCallTree(*topDownTree_, weight));
+        flame_->setData(flameFromCallTree(topDownTree_, weight));
 }
 
 } // namespace lockscope::gui

@@ -351,8 +351,10 @@ void ComparePage::refreshFlame()
         flame_->setData({});
         return;
     }
-    flame_->setData(flameFromDiffTree(comparison_->tree, static_cast<FlameWeight>(flameWeight_->currentData().toInt()),
-                                      widthsFromBefore_->isChecked()));
+    // The graph reads the comparison's tree, which it keeps alive with the comparison.
+    flame_->setData(
+        flameFromDiffTree(std::shared_ptr<const reports::DiffTree>(comparison_, &comparison_->tree),
+            static_cast<FlameWeight>(flameWeight_->currentData().toInt()), widthsFromBefore_->isChecked()));
 }
 
 } // namespace lockscope::gui

@@ -40,10 +40,10 @@ void FlameGraphWidget::setSharedData(std::shared_ptr<const FlameData> data)
 {
     data_ = data ? std::move(data) : std::make_shared<const FlameData>();
     zoom_ = 0;
-    depth_.assign(data_->nodes.size(), 0);
-    // A parent comes before its children (FlameData::nodes).
-    for (size_t i = 1; i < data_->nodes.size(); ++i)
-        depth_[i] = depth_[data_->nodes[i].parent] + 1;
+    depth_.assign(data_->size(), 0);
+    // A parent comes before its children (CallTree and DiffTree number them so).
+    for (uint32_t i = 1; i < depth_.size(); ++i)
+        depth_[i] = depth_[data_->parent(i)] + 1;
     search_ = searchFlame(*data_, searchText_);
     layout();
     updateGeometry();
@@ -59,7 +59,7 @@ void FlameGraphWidget::setSearch(const QString& text)
 
 void FlameGraphWidget::zoomTo(uint32_t nodeId)
 {
-    if (nodeId >= data_->nodes.size() || nodeId == zoom_)
+    if (nodeId >= data_->size() || nodeId == zoom_)
         return;
     zoom_ = nodeId;
     layout();
@@ -85,12 +85,12 @@ QSize FlameGraphWidget::minimumSizeHint() const
 void FlameGraphWidget::layout()
 {
     boxes_.clear();
-    if (data_->empty())
+    if (data_->drawsNothing())
         return;
     const double w = width();
     // The zoomed node's ancestors span the full width above it.
     std::vector<uint32_t> path;
-    for (uint32_t id = zoom_; id != 0; id = data_->nodes[id].parent)
+    for (uint32_t id = zoom_; id != 0; id = data_->parent(id))
         path.push_back(id);
     path.push_back(0);
     std::reverse(path.begin(), path.end());
@@ -104,12 +104,12 @@ void FlameGraphWidget::layoutChildren(uint32_t id, double x, double width, int d
     if (width < kMinBoxWidth)
         return;
     boxes_.push_back({QRectF(x, static_cast<double>(depth) * kRowHeight, width, kRowHeight), id});
-    const FlameNode& n = data_->nodes[id];
-    if (n.value <= 0.0)
+    const double value = data_->value(id);
+    if (value <= 0.0)
         return;
     double cx = x;
     for (uint32_t c : data_->children(id)) {
-        const double cw = width * data_->nodes[c].value / n.value;
+        const double cw = width * data_->value(c) / value;
         layoutChildren(c, cx, cw, depth + 1);
         cx += cw;
     }
@@ -143,7 +143,7 @@ void FlameGraphWidget::paintEvent(QPaintEvent*)
 {
     QPainter p(this);
     p.fillRect(rect(), palette().base());
-    if (data_->empty()) {
+    if (data_->drawsNothing()) {
         p.setPen(palette().color(QPalette::PlaceholderText));
         p.drawText(rect(), Qt::AlignCenter, tr("No stacks with %1 to show").arg(toDisplayString(data_->weight)));
         return;
@@ -175,17 +175,19 @@ int FlameGraphWidget::nodeAt(QPointF pos) const
 
 QString FlameGraphWidget::describe(uint32_t id) const
 {
-    if (id >= data_->nodes.size())
+    if (id >= data_->size())
         return {};
-    const FlameNode& n = data_->nodes[id];
-    const FlameNode& root = data_->nodes.front();
     QString s = data_->function(id);
     if (!data_->module(id).isEmpty())
         s += QStringLiteral(" [") + data_->module(id) + QLatin1Char(']');
     if (!data_->differential) {
-        const double share = root.value > 0 ? n.value / root.value : 0.0;
-        return s + QStringLiteral("\n%1: %2 (%3 of all)")
-                       .arg(toDisplayString(data_->weight), formatValue(n.value, data_->weight), formatPercent(share));
+        const double value = data_->value(id);
+        const double all = data_->value(0);
+        const double share = all > 0 ? value / all : 0.0;
+        return s
+            + QStringLiteral("\n%1: %2 (%3 of all)")
+                  .arg(toDisplayString(data_->weight), formatValue(value, data_->weight),
+                      formatPercent(share));
     }
     const double before = data_->before(id);
     const double after = data_->after(id);
@@ -204,7 +206,7 @@ QString FlameGraphWidget::describe(uint32_t id) const
 void FlameGraphWidget::mousePressEvent(QMouseEvent* event)
 {
     if (event->button() == Qt::RightButton) {
-        zoomTo(data_->nodes.empty() ? 0 : data_->nodes[zoom_].parent);
+        zoomTo(data_->size() == 0 ? 0 : data_->parent(zoom_));
         return;
     }
     const int id = nodeAt(event->position());
@@ -231,8 +233,8 @@ void FlameGraphWidget::keyPressEvent(QKeyEvent* event)
         zoomTo(0);
         return;
     }
-    if (event->key() == Qt::Key_Backspace && !data_->nodes.empty()) {
-        zoomTo(data_->nodes[zoom_].parent);
+    if (event->key() == Qt::Key_Backspace && data_->size() > 0) {
+        zoomTo(data_->parent(zoom_));
         return;
     }
     QWidget::keyPressEvent(event);

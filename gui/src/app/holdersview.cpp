@@ -72,7 +72,9 @@ HoldersView::HoldersView(QWidget* parent) : QWidget(parent)
 void HoldersView::show(std::shared_ptr<const Capture> capture, int lockIndex)
 {
     const Lock* lock = capture && lockIndex >= 0 ? &capture->locks.at(static_cast<size_t>(lockIndex)) : nullptr;
-    flame_->setData(capture ? flameFromCallTree(holderCallTree(*capture, lock), FlameWeight::Wait) : FlameData{});
+    flame_->setData(capture ? flameFromCallTree(
+                        std::make_shared<const CallTree>(holderCallTree(*capture, lock)), FlameWeight::Wait)
+                            : FlameData {});
     model_->setCapture(std::move(capture), lockIndex);
     table_->setColumnHidden(HolderTableModel::Lock, lockIndex >= 0);
     table_->resizeColumnsToContents();

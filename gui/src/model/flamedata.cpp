@@ -5,7 +5,6 @@
 #include <cmath>
 #include <unordered_map>
 
-#include "lockscope/capture/child_lists.h"
 #include "lockscope/reports/compare.h"
 #include "model/units.h"
 
@@ -22,6 +21,21 @@ QString toDisplayString(FlameWeight w)
         return QStringLiteral("count");
     }
     return {};
+}
+
+size_t FlameData::size() const noexcept
+{
+    return tree ? tree->size() : diff ? diff->nodes.size() : 0;
+}
+
+uint32_t FlameData::parent(uint32_t id) const noexcept
+{
+    return tree ? tree->node(id).parent : diff->nodes[id].parent;
+}
+
+uint32_t FlameData::frameOf(uint32_t id) const noexcept
+{
+    return tree ? tree->node(id).frame : diffFrames[id];
 }
 
 double FlameData::relativeChange(uint32_t id) const noexcept
@@ -42,6 +56,19 @@ double pick(const Weights& w, FlameWeight weight)
         return static_cast<double>(w.hold_ns);
     case FlameWeight::Count:
         return static_cast<double>(w.count);
+    }
+    return 0.0;
+}
+
+double pick(const reports::DiffNode& n, FlameWeight weight, bool after)
+{
+    switch (weight) {
+    case FlameWeight::Wait:
+        return static_cast<double>(after ? n.after_wait_ns : n.before_wait_ns);
+    case FlameWeight::Hold:
+        return static_cast<double>(after ? n.after_hold_ns : n.before_hold_ns);
+    case FlameWeight::Count:
+        return static_cast<double>(after ? n.after_count : n.before_count);
     }
     return 0.0;
 }
@@ -79,40 +106,60 @@ void addRootFrame(FlameData& data, NameIds& names)
     data.frames.assign(1, FlameFrame { names(QStringLiteral("all")), 0 });
 }
 
-void layOutSortedChildren(FlameData& data)
+// The tree's children, each node's sorted by name.
+template <class Tree> void layOutSortedChildren(FlameData& data, const Tree& tree)
 {
-    layOutChildren(data.nodes, data.childBegin, data.childIds);
-    for (size_t id = 0; id < data.nodes.size(); ++id) {
-        std::sort(data.childIds.begin() + data.childBegin[id], data.childIds.begin() + data.childBegin[id + 1],
-                  [&data](uint32_t a, uint32_t b) { return data.function(a) < data.function(b); });
+    const size_t size = data.size();
+    data.childBegin.assign(size + 1, 0);
+    data.childIds.clear();
+    data.childIds.reserve(size ? size - 1 : 0);
+    for (size_t id = 0; id < size; ++id) {
+        const auto kids = tree.children(static_cast<uint32_t>(id));
+        data.childIds.insert(data.childIds.end(), kids.begin(), kids.end());
+        data.childBegin[id + 1] = static_cast<uint32_t>(data.childIds.size());
+        std::sort(data.childIds.begin() + data.childBegin[id], data.childIds.end(),
+            [&data](uint32_t a, uint32_t b) { return data.function(a) < data.function(b); });
     }
 }
 } // namespace
 
-FlameData flameFromCallTree(const CallTree& tree, FlameWeight weight)
+double FlameData::value(uint32_t id) const noexcept
+{
+    if (tree)
+        return pick(tree->node(id).total, weight);
+    return pick(diff->nodes[id], weight, !widthsFromBefore);
+}
+
+double FlameData::before(uint32_t id) const noexcept
+{
+    return differential ? pick(diff->nodes[id], weight, false) : 0.0;
+}
+
+double FlameData::after(uint32_t id) const noexcept
+{
+    return differential ? pick(diff->nodes[id], weight, true) : value(id);
+}
+
+FlameData flameFromCallTree(std::shared_ptr<const CallTree> tree, FlameWeight weight)
 {
     FlameData data;
     data.weight = weight;
     NameIds names(data.names);
     // The graph numbers frames as the tree does.
     addRootFrame(data, names);
-    for (uint32_t frame = 1; frame < tree.frameCount(); ++frame) {
-        const auto& [function, module] = tree.frameName(frame);
+    for (uint32_t frame = 1; frame < tree->frameCount(); ++frame) {
+        const auto& [function, module] = tree->frameName(frame);
         data.frames.push_back(FlameFrame { names(function), names(module) });
     }
-    data.nodes.resize(tree.size());
-    for (uint32_t id = 0; id < tree.size(); ++id) {
-        const CallTree::Node& src = tree.node(id);
-        data.nodes[id] = FlameNode { src.frame, src.parent, pick(src.total, weight) };
-    }
-    layOutSortedChildren(data);
+    data.tree = std::move(tree);
+    layOutSortedChildren(data, *data.tree);
     return data;
 }
 
 uint32_t flameNodeOnPath(const FlameData& data, const std::vector<std::string>& frameLabels)
 {
     uint32_t at = 0;
-    if (data.nodes.empty())
+    if (data.size() == 0)
         return at;
     auto label = [&data](uint32_t id) {
         const QString& module = data.module(id);
@@ -129,50 +176,35 @@ uint32_t flameNodeOnPath(const FlameData& data, const std::vector<std::string>& 
     return at;
 }
 
-FlameData flameFromDiffTree(const reports::DiffTree& tree, FlameWeight weight, bool widthsFromBefore)
+FlameData flameFromDiffTree(
+    std::shared_ptr<const reports::DiffTree> tree, FlameWeight weight, bool widthsFromBefore)
 {
     FlameData data;
     data.weight = weight;
     data.differential = true;
-    data.nodes.resize(tree.nodes.size());
-    data.sides.resize(tree.nodes.size());
+    data.widthsFromBefore = widthsFromBefore;
     NameIds names(data.names);
     addRootFrame(data, names);
+    data.diffFrames.assign(tree->nodes.size(), 0);
     std::unordered_map<FrameName, uint32_t, FrameNameHash> frameIds;
-    for (size_t id = 0; id < tree.nodes.size(); ++id) {
-        const reports::DiffNode& src = tree.nodes[id];
-        FlameNode& n = data.nodes[id];
-        if (id > 0) {
-            const auto [frame, inserted] = frameIds.try_emplace(
-                FrameName(src.function, src.module), static_cast<uint32_t>(data.frames.size()));
-            if (inserted)
-                data.frames.push_back(FlameFrame { names(src.function), names(src.module) });
-            n.frame = frame->second;
-        }
-        n.parent = src.parent;
-        FlameSides& sides = data.sides[id];
-        switch (weight) {
-        case FlameWeight::Wait:
-            sides = { static_cast<double>(src.before_wait_ns), static_cast<double>(src.after_wait_ns) };
-            break;
-        case FlameWeight::Hold:
-            sides = { static_cast<double>(src.before_hold_ns), static_cast<double>(src.after_hold_ns) };
-            break;
-        case FlameWeight::Count:
-            sides = { static_cast<double>(src.before_count), static_cast<double>(src.after_count) };
-            break;
-        }
-        n.value = widthsFromBefore ? sides.before : sides.after;
+    for (size_t id = 1; id < tree->nodes.size(); ++id) {
+        const reports::DiffNode& src = tree->nodes[id];
+        const auto [frame, inserted] = frameIds.try_emplace(
+            FrameName(src.function, src.module), static_cast<uint32_t>(data.frames.size()));
+        if (inserted)
+            data.frames.push_back(FlameFrame { names(src.function), names(src.module) });
+        data.diffFrames[id] = frame->second;
     }
-    layOutSortedChildren(data);
+    data.diff = std::move(tree);
+    layOutSortedChildren(data, *data.diff);
     return data;
 }
 
 FlameSearch searchFlame(const FlameData& data, const QString& text)
 {
     FlameSearch result;
-    result.matched.assign(data.nodes.size(), false);
-    if (text.isEmpty() || data.nodes.empty())
+    result.matched.assign(data.size(), false);
+    if (text.isEmpty() || data.size() == 0)
         return result;
     // Each distinct frame is matched once, not once per node.
     std::vector<bool> frameHit(data.frames.size());
@@ -185,15 +217,14 @@ FlameSearch searchFlame(const FlameData& data, const QString& text)
     while (!todo.empty()) {
         auto [id, underMatch] = todo.back();
         todo.pop_back();
-        const FlameNode& n = data.nodes[id];
-        const bool hit = id != 0 && frameHit[n.frame];
+        const bool hit = id != 0 && frameHit[data.frameOf(id)];
         result.matched[id] = hit;
         if (hit && !underMatch)
-            covered += n.value;
+            covered += data.value(id);
         for (uint32_t c : data.children(id))
             todo.emplace_back(c, underMatch || hit);
     }
-    const double total = data.nodes.front().value;
+    const double total = data.value(0);
     result.coveredShare = total > 0.0 ? covered / total : 0.0;
     return result;
 }
