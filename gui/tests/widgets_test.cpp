@@ -708,6 +708,20 @@ private slots:
                  std::string("spinlock@sem_lock"));
         QCOMPARE(static_cast<size_t>(w.comparePage()->selectedLock()),
                  reports::changedFirstOrder(*w.comparePage()->comparison()).front());
+        // Each side's page shows that side's capture with its own call tree and flame graph
+        // (made after the comparison, MainWindow::onLoaded).
+        for (CapturePage* side : { w.comparePage()->beforePage(), w.comparePage()->afterPage() }) {
+            QVERIFY(side->capture());
+            const FlameData& flame = side->flameGraph()->data();
+            QVERIFY(flame.tree);
+            QVERIFY(!flame.differential);
+            QCOMPARE(side->topDownModel()->tree(), flame.tree.get());
+            uint64_t waits = 0;
+            for (const Lock& l : side->capture()->locks)
+                waits += l.wait.total();
+            QCOMPARE(flame.value(0), static_cast<double>(waits));
+        }
+        QVERIFY(w.comparePage()->beforePage()->capture() != w.comparePage()->afterPage()->capture());
 
         const QString html = dir_.filePath(QStringLiteral("r.html"));
         const QString md = dir_.filePath(QStringLiteral("r.md"));

@@ -51,7 +51,7 @@ CaptureLoader::~CaptureLoader()
     QThreadPool::globalInstance()->waitForDone();
 }
 
-void CaptureLoader::load(const QStringList& paths)
+void CaptureLoader::load(const QStringList& paths, Make make)
 {
     const unsigned generation = ++generation_;
     paths_ = paths;
@@ -65,9 +65,12 @@ void CaptureLoader::load(const QStringList& paths)
             watcher->deleteLater();
             finishOne(generation, slot, watcher->result());
         });
-        watcher->setFuture(QtConcurrent::run([path]() -> Result {
+        watcher->setFuture(QtConcurrent::run([path, make]() -> Result {
             try {
-                return {prepareCapture(std::make_shared<const Capture>(reports::loadCapture(path))), {}};
+                auto capture = std::make_shared<const Capture>(reports::loadCapture(path));
+                if (make == Make::Read)
+                    return { PreparedCapture { std::move(capture), {}, {}, {} }, {} };
+                return { prepareCapture(std::move(capture)), {} };
             } catch (const std::exception& e) {
                 // loadCapture's messages already name the file.
                 return {{}, QString::fromStdString(e.what())};

@@ -42,7 +42,11 @@ public:
     explicit CaptureLoader(QObject* parent = nullptr);
     ~CaptureLoader() override;
 
-    void load(const QStringList& paths);
+    // Prepared: each capture as prepareCapture makes it. Read: the captures
+    // only, for a comparison, which prepares its pages once its own working
+    // memory is gone (MainWindow::onLoaded).
+    enum class Make { Prepared, Read };
+    void load(const QStringList& paths, Make make = Make::Prepared);
     bool busy() const noexcept { return pending_ > 0; }
 
 signals:

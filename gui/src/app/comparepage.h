@@ -47,6 +47,9 @@ public:
     QTabWidget* tabs() const noexcept { return tabs_; }
     DeltaTableModel* deltaModel() const noexcept { return deltaModel_; }
     FlameGraphWidget* flameGraph() const noexcept { return flame_; }
+    // Each side's own capture, as the capture page shows one.
+    CapturePage* beforePage() const noexcept { return beforePage_; }
+    CapturePage* afterPage() const noexcept { return afterPage_; }
     // The Holders tab: the selected lock's holders (or every lock's) before and after.
     HoldersView* beforeHolders() const noexcept { return beforeHolders_; }
     HoldersView* afterHolders() const noexcept { return afterHolders_; }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "app/mainwindow.h"
 
+#include <future>
+
 #include <QApplication>
 #include <QDragEnterEvent>
 #include <QDropEvent>
@@ -37,6 +39,7 @@ const QString kCaptureFilter = QStringLiteral("lockscope captures (*.json);;All 
 
 struct CompareResult {
     std::shared_ptr<const reports::Comparison> comparison;
+    PreparedCapture before, after; // each side's page
     QString error;
 };
 } // namespace
@@ -177,7 +180,9 @@ void MainWindow::compareCaptures(const QString& before, const QString& after)
     patchedFiles_ = std::move(patched);
     setBusy(tr("Loading %1 and %2…").arg(before, after));
     // The first run of each side stands for it in the flame graphs and histograms.
-    loader_->load({QString::fromStdString(baselineFiles_.front()), QString::fromStdString(patchedFiles_.front())});
+    loader_->load(
+        { QString::fromStdString(baselineFiles_.front()), QString::fromStdString(patchedFiles_.front()) },
+        CaptureLoader::Make::Read);
 }
 
 void MainWindow::onLoaded(const QStringList& paths, const std::vector<PreparedCapture>& captures)
@@ -199,13 +204,13 @@ void MainWindow::onLoaded(const QStringList& paths, const std::vector<PreparedCa
     comparing_ = true;
     setBusy(tr("Comparing…"));
     progress_->setRange(0, 0);
-    const PreparedCapture& before = captures.at(0);
-    const PreparedCapture& after = captures.at(1);
+    const CapturePtr before = captures.at(0).capture;
+    const CapturePtr after = captures.at(1).capture;
     const QStringList args = compareArgs_;
     const QString names = sideName(args[0], int(baselineFiles_.size())) + QStringLiteral(" ↔ ") +
                           sideName(args[1], int(patchedFiles_.size()));
     auto* watcher = new QFutureWatcher<CompareResult>(this);
-    connect(watcher, &QFutureWatcher<CompareResult>::finished, this, [this, watcher, before, after, args, names] {
+    connect(watcher, &QFutureWatcher<CompareResult>::finished, this, [this, watcher, args, names] {
         watcher->deleteLater();
         comparing_ = false;
         const CompareResult r = watcher->result();
@@ -214,7 +219,7 @@ void MainWindow::onLoaded(const QStringList& paths, const std::vector<PreparedCa
             showError(r.error);
             return;
         }
-        comparePage_->setComparison(r.comparison, before, after);
+        comparePage_->setComparison(r.comparison, r.before, r.after);
         stack_->setCurrentWidget(comparePage_);
         compareMode_ = true;
         setWindowTitle(names + QStringLiteral(" — lockscope"));
@@ -226,18 +231,25 @@ void MainWindow::onLoaded(const QStringList& paths, const std::vector<PreparedCa
     });
     // Run sets are read again, each run folded into its side's pool as it
     // comes: memory holds the pools, not every run's capture. A pair is
-    // compared from the captures already loaded.
+    // compared from the captures already loaded. Each side's page (its call
+    // tree and flame graph) is made once the comparison's working memory is
+    // gone: the two are not held at once.
     watcher->setFuture(QtConcurrent::run([base = baselineFiles_, patched = patchedFiles_, before, after,
                                           args]() -> CompareResult {
         try {
             const bool pair = base.size() == 1 && patched.size() == 1;
-            return {std::make_shared<const reports::Comparison>(
-                        pair ? reports::compareSets(std::vector<const Capture*>{before.capture.get()},
-                                                    std::vector<const Capture*>{after.capture.get()})
-                             : reports::compareSetFiles(base, patched)),
-                    {}};
+            CompareResult r;
+            r.comparison = std::make_shared<const reports::Comparison>(pair
+                    ? reports::compareSets(std::vector<const Capture*> { before.get() },
+                        std::vector<const Capture*> { after.get() })
+                    : reports::compareSetFiles(base, patched));
+            auto beforePage = std::async(std::launch::async, prepareCapture, before);
+            r.after = prepareCapture(after);
+            r.before = beforePage.get();
+            return r;
         } catch (const std::exception& e) {
-            return {nullptr, tr("cannot compare %1 with %2: %3").arg(args[0], args[1], QString::fromStdString(e.what()))};
+            return { nullptr, {}, {},
+                tr("cannot compare %1 with %2: %3").arg(args[0], args[1], QString::fromStdString(e.what())) };
         }
     }));
 }
