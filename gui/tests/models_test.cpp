@@ -606,8 +606,8 @@ private slots:
         QCOMPARE(after_w.size(), cmp.tree.nodes.size());
         for (uint32_t id = 1; id < after_w.size(); ++id) {
             const reports::DiffNode& n = cmp.tree.nodes[id];
-            QCOMPARE(after_w.function(id), fromStd(n.function));
-            QCOMPARE(after_w.module(id), fromStd(n.module));
+            QCOMPARE(after_w.function(id), fromStd(cmp.tree.function(id)));
+            QCOMPARE(after_w.module(id), fromStd(cmp.tree.module(id)));
             QCOMPARE(after_w.before(id), static_cast<double>(n.before_wait_ns));
             QCOMPARE(after_w.after(id), static_cast<double>(n.after_wait_ns));
             QCOMPARE(before_w.value(id), static_cast<double>(n.before_wait_ns));

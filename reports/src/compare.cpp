@@ -342,8 +342,7 @@ void addTree(DiffTree& t, FlatIndex& index, const FrameTable& table, const SideT
         const auto [id, inserted] = index.tryEmplace(uint64_t{dst} << 32 | frame, uint32_t(t.nodes.size()));
         if (inserted) {
             DiffNode nn;
-            nn.function = table.frame(frame).name;
-            nn.module = table.frame(frame).module;
+            nn.frame = frame + 1; // the tree's frames are the table's after the root's
             nn.parent = dst;
             t.nodes.push_back(nn);
         }
@@ -381,6 +380,9 @@ std::vector<PathDelta> pathsOverAllLocks(const std::vector<std::vector<PathWeigh
 DiffTree diffTree(SideTree before, SideTree after, const FrameTable& frames)
 {
     DiffTree tree;
+    tree.frames.reserve(frames.frameCount() + 1);
+    for (uint32_t f = 0; f < frames.frameCount(); ++f)
+        tree.frames.push_back(DiffFrame { frames.frame(f).name, frames.frame(f).module });
     // Room for both sides' nodes: pages never filled cost no memory, and a
     // tree that outgrew the larger side was copied at twice its size.
     tree.nodes.reserve(before.size() + after.size());

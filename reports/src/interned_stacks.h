@@ -35,6 +35,7 @@ public:
     uint32_t intern(const Stack* stack, std::vector<uint32_t>& out);
 
     const TreeFrame& frame(uint32_t id) const { return frames_[id]; }
+    size_t frameCount() const noexcept { return frames_.size(); }
     std::vector<InternedString> pathLabels(uint32_t path) const;
     // Strict total order of paths equal to comparing their label vectors.
     bool pathLess(uint32_t a, uint32_t b) const;

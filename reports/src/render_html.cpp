@@ -287,8 +287,10 @@ std::vector<svg::FlameNode> flameNodes(const DiffTree& t)
         source.push_back(0);
     for (size_t i = 0; i < source.size(); ++i) {
         const DiffNode& n = t.nodes[source[i]];
+        const DiffFrame& frame = t.frames[n.frame];
         svg::FlameNode f;
-        f.label = n.module.empty() ? n.function.str() : n.function.str() + " [" + n.module.str() + "]";
+        f.label = frame.module.empty() ? frame.function.str()
+                                       : frame.function.str() + " [" + frame.module.str() + "]";
         f.before = double(useWait ? n.before_wait_ns : n.before_hold_ns);
         f.after = double(useWait ? n.after_wait_ns : n.after_hold_ns);
         if (i == 0 || svg::flameFrameDrawn(f.before + f.after, out[0].before + out[0].after))

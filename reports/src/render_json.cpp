@@ -430,12 +430,14 @@ void cgroups(JsonText& o, const std::vector<CgroupRow>& rows)
     o.end();
 }
 
-void treeNode(JsonText& o, const DiffNode& n)
+void treeNode(JsonText& o, const DiffTree& tree, uint32_t id)
 {
+    const DiffNode& n = tree.nodes[id];
     o.object().member("after_count", n.after_count).member("after_hold_ns", n.after_hold_ns);
     o.member("after_wait_ns", n.after_wait_ns).member("before_count", n.before_count);
     o.member("before_hold_ns", n.before_hold_ns).member("before_wait_ns", n.before_wait_ns);
-    o.member("function", n.function.str()).member("module", n.module.str()).member("parent", n.parent).end();
+    o.member("function", tree.function(id).str()).member("module", tree.module(id).str());
+    o.member("parent", n.parent).end();
 }
 
 void side(JsonText& o, const Side& s)
@@ -518,8 +520,9 @@ void jsonComparison(const Comparison& c, const RenderExtras& x, const TextSink& 
     o.member("note", varianceNote(c)).member("variance_known", c.varianceKnown()).end();
     scaling(o.key("scaling"), x.scaling);
     latencyDeltas(o.key("syscalls"), c.syscalls);
-    streamArray(o.key("tree"), out, c.tree.nodes.size(),
-                [&](JsonText& e, size_t i) { treeNode(e, c.tree.nodes[i]); }, sink);
+    streamArray(
+        o.key("tree"), out, c.tree.nodes.size(),
+        [&](JsonText& e, size_t i) { treeNode(e, c.tree, static_cast<uint32_t>(i)); }, sink);
     o.member("version", 1).member("warnings", c.warnings);
     metrics(o.key("workload"), c.workload);
     o.end();

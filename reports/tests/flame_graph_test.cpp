@@ -16,8 +16,9 @@ namespace {
 // A child of `parent` waiting `wait_ns` before (none after).
 uint32_t frame(DiffTree& t, uint32_t parent, const char* function, uint64_t wait_ns)
 {
+    t.frames.push_back(DiffFrame { InternedString(function), {} });
     DiffNode n;
-    n.function = InternedString(function);
+    n.frame = uint32_t(t.frames.size() - 1);
     n.parent = parent;
     n.before_wait_ns = wait_ns;
     t.nodes.push_back(n);

@@ -35,7 +35,7 @@ uint32_t FlameData::parent(uint32_t id) const noexcept
 
 uint32_t FlameData::frameOf(uint32_t id) const noexcept
 {
-    return tree ? tree->node(id).frame : diffFrames[id];
+    return tree ? tree->node(id).frame : diff->nodes[id].frame;
 }
 
 double FlameData::relativeChange(uint32_t id) const noexcept
@@ -185,16 +185,10 @@ FlameData flameFromDiffTree(
     data.widthsFromBefore = widthsFromBefore;
     NameIds names(data.names);
     addRootFrame(data, names);
-    data.diffFrames.assign(tree->nodes.size(), 0);
-    std::unordered_map<FrameName, uint32_t, FrameNameHash> frameIds;
-    for (size_t id = 1; id < tree->nodes.size(); ++id) {
-        const reports::DiffNode& src = tree->nodes[id];
-        const auto [frame, inserted] = frameIds.try_emplace(
-            FrameName(src.function, src.module), static_cast<uint32_t>(data.frames.size()));
-        if (inserted)
-            data.frames.push_back(FlameFrame { names(src.function), names(src.module) });
-        data.diffFrames[id] = frame->second;
-    }
+    // The graph numbers frames as the tree does.
+    for (size_t frame = 1; frame < tree->frames.size(); ++frame)
+        data.frames.push_back(
+            FlameFrame { names(tree->frames[frame].function), names(tree->frames[frame].module) });
     data.diff = std::move(tree);
     layOutSortedChildren(data, *data.diff);
     return data;

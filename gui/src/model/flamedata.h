@@ -64,7 +64,6 @@ struct FlameData {
     // The tree shown: a capture's (tree) or a comparison's (diff).
     std::shared_ptr<const CallTree> tree;
     std::shared_ptr<const reports::DiffTree> diff;
-    std::vector<uint32_t> diffFrames; // diff's nodes' frames (a CallTree node holds its own)
     std::vector<FlameFrame> frames; // by frame id; frames[0] is the root's ("all")
     std::vector<QString> names; // of functions and modules; names[0] is ""
     std::vector<uint32_t> childBegin; // size() + 1 entries once laid out
