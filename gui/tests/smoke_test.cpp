@@ -51,7 +51,7 @@ private slots:
         QVERIFY(page->isVisible());
         QVERIFY(page->deltaModel()->rowCount() >= 2);
         QVERIFY(!page->flameGraph()->data().drawsNothing());
-        QVERIFY(page->flameGraph()->data().differential);
+        QVERIFY(page->flameGraph()->data().differential());
         QVERIFY(page->waitChart()->bucketRange().second >= 0);
         QVERIFY(page->headline()->text().contains(QStringLiteral("→")));
         QTest::qWait(200); // let the charts lay out

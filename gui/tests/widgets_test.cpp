@@ -714,7 +714,7 @@ private slots:
             QVERIFY(side->capture());
             const FlameData& flame = side->flameGraph()->data();
             QVERIFY(flame.tree);
-            QVERIFY(!flame.differential);
+            QVERIFY(!flame.differential());
             QCOMPARE(side->topDownModel()->tree(), flame.tree.get());
             uint64_t waits = 0;
             for (const Lock& l : side->capture()->locks)

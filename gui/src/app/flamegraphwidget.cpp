@@ -120,7 +120,7 @@ QColor FlameGraphWidget::colorFor(uint32_t id) const
     const bool searching = !searchText_.isEmpty();
     if (searching && search_.matched[id])
         return QColor(0xd0, 0x40, 0xe0);
-    if (data_->differential) {
+    if (data_->differential()) {
         const double delta = data_->relativeChange(id);
         // Fade from near-white (no change) to full red/blue (new or gone): +25% is
         // pale, doubled half way.
@@ -180,7 +180,7 @@ QString FlameGraphWidget::describe(uint32_t id) const
     QString s = data_->function(id);
     if (!data_->module(id).isEmpty())
         s += QStringLiteral(" [") + data_->module(id) + QLatin1Char(']');
-    if (!data_->differential) {
+    if (!data_->differential()) {
         const double value = data_->value(id);
         const double all = data_->value(0);
         const double share = all > 0 ? value / all : 0.0;

@@ -132,12 +132,12 @@ double FlameData::value(uint32_t id) const noexcept
 
 double FlameData::before(uint32_t id) const noexcept
 {
-    return differential ? pick(diff->nodes[id], weight, false) : 0.0;
+    return differential() ? pick(diff->nodes[id], weight, false) : 0.0;
 }
 
 double FlameData::after(uint32_t id) const noexcept
 {
-    return differential ? pick(diff->nodes[id], weight, true) : value(id);
+    return differential() ? pick(diff->nodes[id], weight, true) : value(id);
 }
 
 FlameData flameFromCallTree(std::shared_ptr<const CallTree> tree, FlameWeight weight)
@@ -181,7 +181,6 @@ FlameData flameFromDiffTree(
 {
     FlameData data;
     data.weight = weight;
-    data.differential = true;
     data.widthsFromBefore = widthsFromBefore;
     NameIds names(data.names);
     addRootFrame(data, names);

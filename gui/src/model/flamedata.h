@@ -34,9 +34,9 @@ struct FlameFrame {
 // node) and each frame's names once.
 struct FlameData {
     FlameWeight weight = FlameWeight::Wait;
-    bool differential = false;
     bool widthsFromBefore = false; // differential: Gregg's --negate view, where vanished stacks stay visible
 
+    bool differential() const noexcept { return diff != nullptr; }
     size_t size() const noexcept;
     uint32_t parent(uint32_t id) const noexcept;
     uint32_t frameOf(uint32_t id) const noexcept; // its place in frames
