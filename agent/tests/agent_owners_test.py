@@ -4,18 +4,18 @@
 profile /debug/pprof/lock_owners?seconds=N while the filepos workload runs
 (its f_pos_lock mutex is owned by one workload thread while the others
 wait): samples labelled with the lock and its owner task, owner frames,
-and totals that match a `lockscope record --lock-owner` of the same
-interval. The owned delay within agent_harness.limit()'s 30% (each session
-times the other; measured 0.3-3% apart); the owned count only one way: an
-owner is read racily from the lock word (and above the timing budget for
-a sample of the spins only), and of two sessions the one attached first,
-reading the word first, charged more waits to owners in every run (agent
-first: 1.03-4x record's; two concurrent records: the first 1.7-3.2x the
-second's), with the same owned delay, which long sleeps make. The agent
-attaches first here, so it must charge at least 90% of record's count;
-probes.OwnerDrain checks the drains' exact counts. Without ?seconds
-the cumulative profile holds at least as much; /capture?seconds=N names
-the owners; / lists the endpoint.
+and an owned delay that matches a `lockscope record --lock-owner` of the
+same interval, within agent_harness.limit()'s 30% (each session times the
+other; measured 0.0-3% apart). Owned counts are not compared across the
+two sessions: an owner is read racily from the lock word, and above the
+timing budget for a sample of the spins only, so of two sessions either
+one charged more waits to owners (agent/record 0.49x in one CI run,
+1.9-4x in others) while the delay, which long sleeps make, agreed
+(docs/agent.md). Within each session a count is bounded: a site's owners
+never hold more waits than its timed ones, nor more time than its total.
+probes.OwnerDrain checks the drains' exact counts. Without ?seconds the
+cumulative profile holds at least as much; /capture?seconds=N names the
+owners; / lists the endpoint.
 
 usage: agent_owners_test.py LOCKSCOPE CONTEND_WORKLOAD"""
 import os
@@ -39,17 +39,27 @@ WORKLOAD_COMM = os.path.basename(contend)[:15]
 
 
 def owner_totals(cap, key):
-    """Waits and wait ns charged to owners of the lock keyed key in a capture."""
+    """Waits and wait ns charged to owners of the lock keyed key in a capture,
+    after checking that no site's owners hold more waits than the site timed
+    (only timed waits read their owner) or more time than the site waited."""
     lock = next((l for l in cap["locks"] if l["key"] == key), None)
     if lock is None:
         return 0, 0
-    holders = [h for s in lock.get("sites", []) for h in s.get("holders", []) if "owner_tid" in h]
-    return sum(h["count"] for h in holders), sum(h["wait_ns"] for h in holders)
+    count = ns = 0
+    for site in lock.get("sites", []):
+        owned = [h for h in site.get("holders", []) if "owner_tid" in h]
+        scount, sns = sum(h["count"] for h in owned), sum(h["wait_ns"] for h in owned)
+        timed = site["wait"]["count"] - site.get("wait_untimed", 0)
+        if scount > timed or sns > site["wait"]["total_ns"]:
+            fail(f"a site of {key} charges {scount} waits / {sns} ns to owners, "
+                 f"more than its {timed} timed waits / {site['wait']['total_ns']} ns")
+        count, ns = count + scount, ns + sns
+    return count, ns
 
 
-# Attached all the time (--wait-rate-cap 0): the count check rests on the
-# agent attaching first, and sampled it attaches again after record every
-# period (agent.pprof and agent.prometheus check the sampled figures).
+# Attached all the time (--wait-rate-cap 0): sampled, it would attach again
+# every period and time only a share of the interval (agent.pprof and
+# agent.prometheus check the sampled figures).
 agent = Agent(lockscope, "--window", "1", "--lock-owner", "--wait-rate-cap", "0")
 work = lock_workload(contend, SECONDS + 25)
 try:
@@ -99,9 +109,8 @@ try:
     print(f"owned contentions/s: agent {count:.4g}, record {rcount:.4g} ({count / rcount:.2f}x)")
     if diff > limit("owned delay s/s"):
         fail("the owners' delay and record --lock-owner's differ by more than 30%")
-    if count < 0.9 * rcount:
-        fail("the agent, attached first, charged fewer waits to owners than record did")
-    print("PASS: the owners' delta matches record --lock-owner (delay within 30%, count at least 90% of it)")
+    print("PASS: the owners' delta matches record --lock-owner (delay within 30%; counts, "
+          "bounded by each session's timed waits, are not compared)")
 
     cumulative = parse_raw(pprof_raw(agent.url("/debug/pprof/lock_owners")))[1]
     if sum(s[0][0] for s in cumulative) < sum(s[0][0] for s in samples):
