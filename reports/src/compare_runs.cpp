@@ -33,10 +33,11 @@ double perSecond(double v, const Capture& c)
     return c.meta.duration_s > 0.0 ? v / c.meta.duration_s : v;
 }
 
-MetricDelta runMetric(std::string name, std::string unit, RunValues b, RunValues a, bool higherIsBetter,
-                      FigureKind kind = FigureKind::Other, bool directed = true)
+FigureRuns runMetric(std::string name, std::string unit, RunValues b, RunValues a, bool higherIsBetter,
+                     FigureKind kind = FigureKind::Other, bool directed = true)
 {
-    MetricDelta m;
+    FigureRuns f;
+    MetricDelta& m = f.figure;
     m.name = std::move(name);
     m.unit = std::move(unit);
     m.higher_is_better = higherIsBetter;
@@ -45,15 +46,15 @@ MetricDelta runMetric(std::string name, std::string unit, RunValues b, RunValues
     m.before_runs = RunSummary::of(b.values);
     m.after_runs = RunSummary::of(a.values);
     m.value = Delta{m.before_runs.mean, m.after_runs.mean};
-    m.before_values = std::move(b);
-    m.after_values = std::move(a);
+    f.before = std::move(b);
+    f.after = std::move(a);
     if (runsCanDecide(m.before_runs.n, m.after_runs.n))
         m.runs_test = runsTest(m.before_runs, m.after_runs);
-    return m;
+    return f;
 }
 
-MetricDelta runMetric(std::string name, std::string unit, const Values& b, const Values& a, bool higherIsBetter,
-                      FigureKind kind = FigureKind::Other, bool directed = true)
+FigureRuns runMetric(std::string name, std::string unit, const Values& b, const Values& a, bool higherIsBetter,
+                     FigureKind kind = FigureKind::Other, bool directed = true)
 {
     return runMetric(std::move(name), std::move(unit), RunValues{b, {}, {}}, RunValues{a, {}, {}}, higherIsBetter,
                      kind, directed);
@@ -298,14 +299,15 @@ void judgeLocks(Comparison& c, const Runs& base, const Runs& patched, const Comp
         for (const auto& def : lockFigures()) {
             if (!shown(def))
                 continue;
-            MetricDelta m = runMetric(def.name, def.unit, lockValues(base, mb, l.key, def, opsB),
-                                      lockValues(patched, ma, l.key, def, opsA), false, def.kind, def.directed);
+            FigureRuns f = runMetric(def.name, def.unit, lockValues(base, mb, l.key, def, opsB),
+                                     lockValues(patched, ma, l.key, def, opsA), false, def.kind, def.directed);
+            MetricDelta& m = f.figure;
             const Log2Hist& hb = def.hold ? l.hold_before : l.wait_before;
             const Log2Hist& ha = def.hold ? l.hold_after : l.wait_after;
             if (c.varianceKnown() && std::max(hb.count(), ha.count()) < o.min_events)
                 m.judgement = insufficient(m.name, o);
             else
-                m.judgement = judgeFigure(m, o);
+                m.judgement = judgeFigure(f, o);
             // A lock seen on one side only and not decided by its figure's test says just that.
             if (c.varianceKnown() && l.presence != Presence::Both && !m.judgement.decided())
                 m.judgement.verdict = detail::presenceVerdict(l.presence);
@@ -357,19 +359,20 @@ void judgeLatency(std::vector<LatencyDelta>& rows, const Runs& base, const Runs&
         return v;
     };
     for (LatencyDelta& l : rows) {
-        l.avg_runs = runMetric("mean latency", "ns", values(base, l.name), values(patched, l.name), false,
-                               FigureKind::TimePerEvent);
-        Judgement& j = l.avg_runs.judgement;
+        FigureRuns f = runMetric("mean latency", "ns", values(base, l.name), values(patched, l.name), false,
+                                 FigureKind::TimePerEvent);
+        Judgement& j = f.figure.judgement;
         if (l.presence != Presence::Both) {
-            j.basis = l.avg_runs.name;
+            j.basis = f.figure.name;
             j.verdict = detail::presenceVerdict(l.presence);
         } else if (std::max(l.before.count(), l.after.count()) < o.min_events) {
-            j = insufficient(l.avg_runs.name, o);
+            j = insufficient(f.figure.name, o);
         } else if (c.varianceKnown()) {
-            j = judgeFigure(l.avg_runs, o);
+            j = judgeFigure(f, o);
         } else {
-            j = judgeEvents(l.avg_runs, TestKind::EventShape, l.test, o);
+            j = judgeEvents(f.figure, TestKind::EventShape, l.test, o);
         }
+        l.avg_runs = std::move(f.figure);
     }
 }
 
@@ -403,20 +406,21 @@ MetricDelta shareMetric(const std::string& name, const Runs& base, const Runs& p
     };
     uint64_t kb = 0, nb = 0, ka = 0, na = 0;
     const Values vb = values(base, kb, nb), va = values(patched, ka, na);
-    MetricDelta m = runMetric(name, "%", vb, va, false, FigureKind::Other, directed);
+    FigureRuns f = runMetric(name, "%", vb, va, false, FigureKind::Other, directed);
+    MetricDelta& m = f.figure;
     if (!nb || !na) {
         m.judgement.basis = name;
         m.judgement.verdict = Verdict::InsufficientData;
         m.judgement.reason = "no CPU samples on a side";
     } else if (c.varianceKnown()) {
-        m.judgement = judgeFigure(m, o);
+        m.judgement = judgeFigure(f, o);
     } else {
         Significance s;
         s.p_value = s.rate_p = proportionTest(kb, nb, ka, na);
         s.significant = s.p_value < o.alpha && bigEnough(m, o);
         m.judgement = judgeEvents(m, TestKind::EventProportion, s, o);
     }
-    return m;
+    return std::move(f.figure);
 }
 
 // Direction of a workload figure from the words of its name (split at '_'):
@@ -469,10 +473,10 @@ void workloadMetrics(Comparison& c, const Runs& base, const Runs& patched, const
         if (it == va.end())
             continue;
         const auto dir = higherIsBetter(name);
-        MetricDelta m = runMetric(name, "", vb.at(name), it->second, dir.value_or(true), FigureKind::Other,
-                                  dir.has_value());
-        m.judgement = judgeFigure(m, o);
-        c.workload.push_back(std::move(m));
+        FigureRuns f = runMetric(name, "", vb.at(name), it->second, dir.value_or(true), FigureKind::Other,
+                                 dir.has_value());
+        f.figure.judgement = judgeFigure(f, o);
+        c.workload.push_back(std::move(f.figure));
     }
 }
 
@@ -509,11 +513,12 @@ void headlineMetrics(Comparison& c, const Runs& base, const Runs& patched, const
                 }
                 return v;
             };
-            MetricDelta m = runMetric(def.name, def.unit, values(base), values(patched), false, def.kind, def.directed);
+            FigureRuns f = runMetric(def.name, def.unit, values(base), values(patched), false, def.kind, def.directed);
+            MetricDelta& m = f.figure;
             if (std::max(hb.count(), ha.count()) < o.min_events)
                 m.judgement = insufficient(m.name, o);
             else if (c.varianceKnown())
-                m.judgement = judgeFigure(m, o);
+                m.judgement = judgeFigure(f, o);
             else
                 m.judgement = judgeEvents(m, TestKind::EventHistograms,
                                           testHistograms(hb, pb.meta.duration_s, ha, pa.meta.duration_s,

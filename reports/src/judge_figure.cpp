@@ -66,16 +66,17 @@ struct Evidence {
     double var_before = 0.0, var_after = 0.0;
 };
 
-Evidence evidence(const MetricDelta& m)
+Evidence evidence(const FigureRuns& f)
 {
+    const MetricDelta& m = f.figure;
     const RunSummary &b = m.before_runs, &a = m.after_runs;
-    const bool counts = counted(m.before_values) && counted(m.after_values);
+    const bool counts = counted(f.before) && counted(f.after);
     const bool eventFigure = m.kind == FigureKind::EventsPerSecond || m.kind == FigureKind::EventsPerOp;
     // Zero in every run of one side: Welch's t would rest on one side's variance alone.
     const bool absentOnOneSide = allZero(b) != allZero(a);
     Evidence e;
     if (counts && (eventFigure || absentOnOneSide)) {
-        const RunValues &vb = m.before_values, &va = m.after_values;
+        const RunValues &vb = f.before, &va = f.after;
         const RateTest r = quasiPoissonRateTest(vb.events, vb.exposure, va.events, va.exposure);
         e.test = TestKind::QuasiPoissonRuns;
         e.p = r.p_value;
@@ -108,8 +109,9 @@ bool bigEnough(const MetricDelta& m, const CompareOptions& o)
 }
 } // namespace
 
-Judgement judgeFigure(const MetricDelta& m, const CompareOptions& o)
+Judgement judgeFigure(const FigureRuns& f, const CompareOptions& o)
 {
+    const MetricDelta& m = f.figure;
     Judgement j;
     j.basis = m.name;
     const RunSummary &b = m.before_runs, &a = m.after_runs;
@@ -137,7 +139,7 @@ Judgement judgeFigure(const MetricDelta& m, const CompareOptions& o)
         j.reason = "constant within each side: a setting, not a measurement";
         return j;
     }
-    const Evidence e = evidence(m);
+    const Evidence e = evidence(f);
     j.test = e.test;
     j.p_value = e.p;
     const bool separate = b.max < a.min || a.max < b.min;

@@ -131,13 +131,21 @@ struct MetricDelta {
     std::optional<RunTest> runs_test;  // when the runs can decide (runsCanDecide): Welch's t or singleRunTest
     FigureKind kind = FigureKind::Other;
     bool directed = true;              // false: a change gets no better/worse verdict
-    RunValues before_values, after_values;
     Judgement judgement;
     // Percentiles of lock waits: the least supported run's basis (timing
     // budget, lockscope/capture/tail_basis.h); absent for other figures.
     std::optional<TailBasis> tail_basis;
     bool isPercent() const noexcept { return unit == "%"; }
     bool operator==(const MetricDelta&) const = default;
+};
+
+// A figure with the per-run values it was summarised from: what judgeFigure
+// reads. A comparison keeps the summaries only: its locks' figures are most
+// of it (80k in the bench's pair), and the values, three vectors a side,
+// were a third of each figure's memory.
+struct FigureRuns {
+    MetricDelta figure;
+    RunValues before, after;
 };
 
 struct LockDelta {
@@ -352,7 +360,7 @@ inline constexpr double kLargeChangePct = 20.0;
 // figure's absolute floor. Needs >= 2 runs per side (else NoVerdict). Used
 // for every run-set row of a comparison; not the presence, data-loss and
 // too-few-events rules of a lock, which compareSets applies around it.
-Judgement judgeFigure(const MetricDelta& figure, const CompareOptions& options);
+Judgement judgeFigure(const FigureRuns& figure, const CompareOptions& options);
 // The absolute floor of a figure under options, in its unit (0 for FigureKind::Other).
 double figureFloor(const MetricDelta& figure, const CompareOptions& options);
 
