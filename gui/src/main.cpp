@@ -11,6 +11,7 @@
 #include "app/mainwindow.h"
 #include "app/processheap.h"
 
+using lockscope::gui::ComparePage;
 using lockscope::gui::MainWindow;
 
 namespace {
@@ -55,14 +56,21 @@ void saveWhenShown(MainWindow& window, const QString& file, const QString& lock,
                 page->tabs()->setCurrentIndex(i);
         // Turns of the event loop so that what the views posted (layout
         // requests, charts resized to the window) is done before the grab.
-        afterIdleTurns(&window, 3, [&window, file] {
-            if (!window.grab().save(file, "PNG")) {
-                std::fprintf(stderr, "lockscope-gui: cannot write %s\n", qPrintable(file));
-                QApplication::exit(1);
-                return;
-            }
-            QApplication::exit(0);
-        });
+        auto grab = [&window, file] {
+            afterIdleTurns(&window, 3, [&window, file] {
+                if (!window.grab().save(file, "PNG")) {
+                    std::fprintf(stderr, "lockscope-gui: cannot write %s\n", qPrintable(file));
+                    QApplication::exit(1);
+                    return;
+                }
+                QApplication::exit(0);
+            });
+        };
+        // The side-by-side tab makes its pages when shown: grabbed once they are.
+        if (window.inCompareMode() && page->tabs()->currentWidget() == page->sideBySideTab() && page->sidesPending())
+            QObject::connect(page, &ComparePage::sidesShown, &window, grab, Qt::SingleShotConnection);
+        else
+            grab();
     };
     QObject::connect(&window, &MainWindow::comparisonShown, &window, save);
     QObject::connect(&window, &MainWindow::captureShown, &window, save);

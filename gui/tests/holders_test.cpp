@@ -161,7 +161,7 @@ private slots:
         const auto afterPtr = std::make_shared<const Capture>(std::move(after));
         auto cmp = std::make_shared<const reports::Comparison>(reports::compare(*capture_, *afterPtr));
         ComparePage page;
-        page.setComparison(cmp, prepareCapture(capture_), prepareCapture(afterPtr));
+        page.setComparison(cmp, capture_, afterPtr);
         int row = -1;
         for (size_t i = 0; i < cmp->locks.size(); ++i)
             if (cmp->locks[i].key == "mutex@anon_pipe_write")
@@ -215,7 +215,7 @@ private slots:
         QVERIFY(row >= 0);
         QCOMPARE(cmp->locks[static_cast<size_t>(row)].also_keyed, std::vector<std::string>{"mutex@pipe_write_other"});
         ComparePage page;
-        page.setComparison(cmp, prepareCapture(b), prepareCapture(a));
+        page.setComparison(cmp, b, a);
         page.selectLock(row);
         QCOMPARE(page.beforeHolders()->model()->rowCount(), 1);
         QCOMPARE(page.afterHolders()->model()->rowCount(), 1);

@@ -384,8 +384,8 @@ private slots:
         after.syscalls[0].latency.add(1000, 3000);
         auto cmp = std::make_shared<const reports::Comparison>(reports::compare(before, after));
         ComparePage page;
-        page.setComparison(cmp, prepareCapture(std::make_shared<const Capture>(before)),
-                           prepareCapture(std::make_shared<const Capture>(after)));
+        page.setComparison(cmp, std::make_shared<const Capture>(before),
+                           std::make_shared<const Capture>(after));
         QVERIFY(page.latencyTableShown());
         QCOMPARE(page.latencyModel()->rowCount(), 3);
         bool hasTab = false;
@@ -405,8 +405,8 @@ private slots:
 
         Capture none = semCapture("baseline", 1.0);
         page.setComparison(std::make_shared<const reports::Comparison>(reports::compare(none, none)),
-                           prepareCapture(std::make_shared<const Capture>(none)),
-                           prepareCapture(std::make_shared<const Capture>(none)));
+                           std::make_shared<const Capture>(none),
+                           std::make_shared<const Capture>(none));
         QVERIFY(!page.latencyTableShown());
         QVERIFY(page.latencyChart()->series().isEmpty());
     }
@@ -510,8 +510,8 @@ private slots:
         view->measurement()->setHarness(harness);
         const auto show = [&](const Capture& b, const Capture& a) {
             page.setComparison(std::make_shared<const reports::Comparison>(reports::compare(b, a)),
-                               prepareCapture(std::make_shared<const Capture>(b)),
-                               prepareCapture(std::make_shared<const Capture>(a)));
+                               std::make_shared<const Capture>(b),
+                               std::make_shared<const Capture>(a));
         };
         show(before, after);
         QCOMPARE(view->charts().size(), size_t(1));
@@ -708,9 +708,16 @@ private slots:
                  std::string("spinlock@sem_lock"));
         QCOMPARE(static_cast<size_t>(w.comparePage()->selectedLock()),
                  reports::changedFirstOrder(*w.comparePage()->comparison()).front());
-        // Each side's page shows that side's capture with its own call tree and flame graph
-        // (made after the comparison, MainWindow::onLoaded).
-        for (CapturePage* side : { w.comparePage()->beforePage(), w.comparePage()->afterPage() }) {
+        // Each side's page shows that side's capture with its own call tree and flame graph,
+        // made when the "Side by side" tab is first shown (ComparePage::prepareSides).
+        ComparePage* page = w.comparePage();
+        QVERIFY(page->sidesPending());
+        QVERIFY(!page->beforePage()->capture() && !page->afterPage()->capture());
+        QSignalSpy sides(page, &ComparePage::sidesShown);
+        page->tabs()->setCurrentWidget(page->sideBySideTab());
+        QVERIFY(sides.wait(10000));
+        QVERIFY(!page->sidesPending());
+        for (CapturePage* side : { page->beforePage(), page->afterPage() }) {
             QVERIFY(side->capture());
             const FlameData& flame = side->flameGraph()->data();
             QVERIFY(flame.tree);

@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <future>
 #include <utility>
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
@@ -19,6 +21,7 @@
 #include <QTableView>
 #include <QTextBrowser>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include "app/capturepage.h"
 #include "lockscope/reports/change_order.h"
@@ -58,16 +61,63 @@ ComparePage::ComparePage(QWidget* parent) : QWidget(parent)
     tabs_->addTab(buildOverview(), tr("Comparison"));
     tabs_->addTab(buildLatencyTab(), tr("Latency"));
     tabs_->addTab(summary_, tr("Summary"));
-    auto* sideBySide = new QSplitter(Qt::Horizontal);
-    beforePage_ = new CapturePage;
-    afterPage_ = new CapturePage;
-    sideBySide->addWidget(beforePage_);
-    sideBySide->addWidget(afterPage_);
-    tabs_->addTab(sideBySide, tr("Side by side"));
+    tabs_->addTab(buildSideBySide(), tr("Side by side"));
     tabs_->addTab(buildHoldersTab(), tr("Holders"));
     scaling_ = new ScalingView;
     tabs_->addTab(scaling_, tr("Reference scaling"));
     layout->addWidget(tabs_, 1);
+    connect(tabs_, &QTabWidget::currentChanged, this, [this] {
+        if (tabs_->currentWidget() == sideBySide_ && sidesPending_ && !sidesMaking_)
+            prepareSides();
+    });
+}
+
+QWidget* ComparePage::buildSideBySide()
+{
+    auto* pages = new QSplitter(Qt::Horizontal);
+    beforePage_ = new CapturePage;
+    afterPage_ = new CapturePage;
+    pages->addWidget(beforePage_);
+    pages->addWidget(afterPage_);
+    auto* making = new QLabel(tr("Making each side's call tree and flame graph…"));
+    making->setAlignment(Qt::AlignCenter);
+    sideBySide_ = new QStackedWidget;
+    sideBySide_->addWidget(making);
+    sideBySide_->addWidget(pages);
+    return sideBySide_;
+}
+
+QWidget* ComparePage::sideBySideTab() const noexcept
+{
+    return sideBySide_;
+}
+
+// Each side's call tree and flame graph are ~17 MB for a 100k-stack capture:
+// made when asked for, they are not held beside the comparison unless the
+// user looks at them (the bottom-up tree of a capture page waits likewise).
+void ComparePage::prepareSides()
+{
+    sidesMaking_ = true;
+    sideBySide_->setCurrentIndex(0);
+    const unsigned generation = sidesGeneration_;
+    auto* watcher = new QFutureWatcher<std::pair<PreparedCapture, PreparedCapture>>(this);
+    connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation] {
+        watcher->deleteLater();
+        if (generation != sidesGeneration_)
+            return; // a newer comparison came meanwhile: its own pages are made on demand
+        auto [before, after] = watcher->result();
+        sidesMaking_ = false;
+        sidesPending_ = false;
+        beforePage_->setPrepared(std::move(before));
+        afterPage_->setPrepared(std::move(after));
+        sideBySide_->setCurrentIndex(1);
+        emit sidesShown();
+    });
+    watcher->setFuture(QtConcurrent::run([before = beforeCapture_, after = afterCapture_] {
+        auto beforePage = std::async(std::launch::async, prepareCapture, before);
+        PreparedCapture a = prepareCapture(after);
+        return std::pair(beforePage.get(), std::move(a));
+    }));
 }
 
 QWidget* ComparePage::buildOverview()
@@ -253,8 +303,8 @@ void ComparePage::refreshLatency()
     latencyChart_->setSeries({{a, d->before, kBeforeColor}, {b, d->after, kAfterColor}});
 }
 
-void ComparePage::setComparison(std::shared_ptr<const reports::Comparison> comparison, PreparedCapture before,
-                                PreparedCapture after)
+void ComparePage::setComparison(std::shared_ptr<const reports::Comparison> comparison, CapturePtr before,
+                                CapturePtr after)
 {
     comparison_ = std::move(comparison);
     deltaModel_->setComparison(comparison_);
@@ -265,11 +315,18 @@ void ComparePage::setComparison(std::shared_ptr<const reports::Comparison> compa
     headline_->setText(comparison_ ? QStringLiteral("<b>%1</b>").arg(headlineText(*comparison_).toHtmlEscaped())
                                    : QString());
     summary_->setHtml(comparison_ ? compareSummaryHtml(*comparison_) : QString());
-    beforeCapture_ = before.capture;
-    afterCapture_ = after.capture;
+    beforeCapture_ = std::move(before);
+    afterCapture_ = std::move(after);
     showReferenceScaling();
-    beforePage_->setPrepared(std::move(before));
-    afterPage_->setPrepared(std::move(after));
+    // The last comparison's side pages go: those of this one are made when their tab is shown.
+    beforePage_->setPrepared({});
+    afterPage_->setPrepared({});
+    ++sidesGeneration_;
+    sidesMaking_ = false;
+    sidesPending_ = comparison_ != nullptr;
+    sideBySide_->setCurrentIndex(0);
+    if (sidesPending_ && tabs_->currentWidget() == sideBySide_)
+        prepareSides();
     refreshFlame();
     latencyModel_->setComparison(comparison_);
     latencyView_->resizeColumnsToContents();

@@ -36,8 +36,9 @@ class ComparePage final : public QWidget {
 public:
     explicit ComparePage(QWidget* parent = nullptr);
 
-    void setComparison(std::shared_ptr<const reports::Comparison> comparison, PreparedCapture before,
-                       PreparedCapture after);
+    // The captures stand for each side (the first run of a run set). Their
+    // pages are made when the "Side by side" tab is first shown (sidesShown).
+    void setComparison(std::shared_ptr<const reports::Comparison> comparison, CapturePtr before, CapturePtr after);
     const reports::Comparison* comparison() const noexcept { return comparison_.get(); }
     void selectLock(int row);
     int selectedLock() const noexcept { return selected_; }
@@ -47,9 +48,13 @@ public:
     QTabWidget* tabs() const noexcept { return tabs_; }
     DeltaTableModel* deltaModel() const noexcept { return deltaModel_; }
     FlameGraphWidget* flameGraph() const noexcept { return flame_; }
-    // Each side's own capture, as the capture page shows one.
+    // Each side's own capture, as the capture page shows one: empty until
+    // the "Side by side" tab is shown and sidesShown() is emitted.
     CapturePage* beforePage() const noexcept { return beforePage_; }
     CapturePage* afterPage() const noexcept { return afterPage_; }
+    QWidget* sideBySideTab() const noexcept;
+    // The side pages of the current comparison are being made, or wait for their tab.
+    bool sidesPending() const noexcept { return sidesPending_; }
     // The Holders tab: the selected lock's holders (or every lock's) before and after.
     HoldersView* beforeHolders() const noexcept { return beforeHolders_; }
     HoldersView* afterHolders() const noexcept { return afterHolders_; }
@@ -64,8 +69,13 @@ public:
     void selectLatency(int row);
     int selectedLatency() const noexcept { return latencyRow_; }
 
+signals:
+    void sidesShown();
+
 private:
     QWidget* buildOverview();
+    QWidget* buildSideBySide();
+    void prepareSides();
     QWidget* buildFlamePanel();
     QWidget* buildLatencyTab();
     QWidget* buildHoldersTab();
@@ -93,6 +103,10 @@ private:
     QLabel* flameStatus_ = nullptr;
     CapturePage* beforePage_ = nullptr;
     CapturePage* afterPage_ = nullptr;
+    QStackedWidget* sideBySide_ = nullptr;  // a "making" label, then the two pages
+    bool sidesPending_ = false;
+    bool sidesMaking_ = false;
+    unsigned sidesGeneration_ = 0;          // the comparison the pages being made are for
     ScalingView* scaling_ = nullptr;
     HoldersView* beforeHolders_ = nullptr;
     HoldersView* afterHolders_ = nullptr;

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "app/mainwindow.h"
 
-#include <future>
 
 #include <QApplication>
 #include <QDragEnterEvent>
@@ -39,7 +38,6 @@ const QString kCaptureFilter = QStringLiteral("lockscope captures (*.json);;All 
 
 struct CompareResult {
     std::shared_ptr<const reports::Comparison> comparison;
-    PreparedCapture before, after; // each side's page
     QString error;
 };
 } // namespace
@@ -210,7 +208,7 @@ void MainWindow::onLoaded(const QStringList& paths, const std::vector<PreparedCa
     const QString names = sideName(args[0], int(baselineFiles_.size())) + QStringLiteral(" ↔ ") +
                           sideName(args[1], int(patchedFiles_.size()));
     auto* watcher = new QFutureWatcher<CompareResult>(this);
-    connect(watcher, &QFutureWatcher<CompareResult>::finished, this, [this, watcher, args, names] {
+    connect(watcher, &QFutureWatcher<CompareResult>::finished, this, [this, watcher, args, names, before, after] {
         watcher->deleteLater();
         comparing_ = false;
         const CompareResult r = watcher->result();
@@ -219,7 +217,7 @@ void MainWindow::onLoaded(const QStringList& paths, const std::vector<PreparedCa
             showError(r.error);
             return;
         }
-        comparePage_->setComparison(r.comparison, r.before, r.after);
+        comparePage_->setComparison(r.comparison, before, after);
         stack_->setCurrentWidget(comparePage_);
         compareMode_ = true;
         setWindowTitle(names + QStringLiteral(" — lockscope"));
@@ -232,8 +230,8 @@ void MainWindow::onLoaded(const QStringList& paths, const std::vector<PreparedCa
     // Run sets are read again, each run folded into its side's pool as it
     // comes: memory holds the pools, not every run's capture. A pair is
     // compared from the captures already loaded. Each side's page (its call
-    // tree and flame graph) is made once the comparison's working memory is
-    // gone: the two are not held at once.
+    // tree and flame graph) is made when its tab is shown
+    // (ComparePage::prepareSides), never beside the comparison's working memory.
     watcher->setFuture(QtConcurrent::run([base = baselineFiles_, patched = patchedFiles_, before, after,
                                           args]() -> CompareResult {
         try {
@@ -243,12 +241,9 @@ void MainWindow::onLoaded(const QStringList& paths, const std::vector<PreparedCa
                     ? reports::compareSets(std::vector<const Capture*> { before.get() },
                         std::vector<const Capture*> { after.get() })
                     : reports::compareSetFiles(base, patched));
-            auto beforePage = std::async(std::launch::async, prepareCapture, before);
-            r.after = prepareCapture(after);
-            r.before = beforePage.get();
             return r;
         } catch (const std::exception& e) {
-            return { nullptr, {}, {},
+            return { nullptr,
                 tr("cannot compare %1 with %2: %3").arg(args[0], args[1], QString::fromStdString(e.what())) };
         }
     }));
