@@ -191,6 +191,55 @@ TEST(DiffTree, ChildrenAreLaidOutFromTheParentsInTheOrderAdded)
     EXPECT_TRUE(root.children(0).empty());
 }
 
+// The sides' trees merge by frame under each parent: a root with more
+// children than a scan looks through (12 callers before, 12 after, 9 of
+// them shared), and a shared node that gains a child after. Before's nodes
+// come first, numbered as its walk meets them; the after side's new ones follow.
+TEST(DiffTree, TheSidesMergeByFrameUnderEachParent)
+{
+    Capture b, a;
+    b.meta.duration_s = a.meta.duration_s = 1;
+    auto add = [](Capture& c, uint32_t id, const char* inner, const std::string& caller, uint64_t n) {
+        c.stacks.push_back(makeStack(id, {inner, caller.c_str()}));
+        c.locks.push_back(makeLock("spinlock@" + caller + "/" + inner, id, n, 1000));
+    };
+    std::vector<std::string> callers;
+    for (int i = 0; i < 15; ++i)
+        callers.push_back("caller_" + std::to_string(i));
+    for (uint32_t i = 0; i < 12; ++i)
+        add(b, i + 1, "lock_fn", callers[i], 10 + i);
+    for (uint32_t i = 3; i < 15; ++i)
+        add(a, i + 1, "lock_fn", callers[i], 100 + i);
+    add(a, 99, "other_fn", callers[5], 7);
+    const Comparison c = compare(b, a);
+    const DiffTree& t = c.tree;
+    ASSERT_EQ(t.nodes.size(), 1u + 12 * 2 + 3 * 2 + 1);
+    auto child = [&t](uint32_t id, const std::string& fn) {
+        uint32_t found = 0;
+        int seen = 0;
+        for (uint32_t k : t.children(id))
+            if (std::string(t.function(k)) == fn) {
+                found = k;
+                ++seen;
+            }
+        EXPECT_EQ(seen, 1) << fn << " under node " << id;
+        return found;
+    };
+    for (uint32_t i = 0; i < 15; ++i) {
+        const uint32_t caller = child(0, callers[i]);
+        const uint32_t lockFn = child(caller, "lock_fn");
+        EXPECT_EQ(t.nodes[lockFn].before_count, i < 12 ? 10 + i : 0) << callers[i];
+        EXPECT_EQ(t.nodes[lockFn].after_count, i >= 3 ? 100 + i : 0) << callers[i];
+        EXPECT_EQ(caller <= 24, i < 12) << callers[i] << " is node " << caller;
+    }
+    const uint32_t five = child(0, callers[5]);
+    const uint32_t other = child(five, "other_fn");
+    EXPECT_GT(other, 24u);
+    EXPECT_EQ(t.nodes[other].after_count, 7u);
+    EXPECT_EQ(t.nodes[five].after_count, 105u + 7);
+    EXPECT_EQ(t.nodes[0].before_count, 10u * 12 + 66);
+}
+
 TEST(Compare, ThresholdHidesSmallChangesOnly)
 {
     auto [b, a] = knownPair();
