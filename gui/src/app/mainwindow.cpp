@@ -20,6 +20,7 @@
 
 #include "app/capturepage.h"
 #include "app/comparepage.h"
+#include "app/processheap.h"
 #include "app/recorddialog.h"
 #include "app/scalingview.h"
 #include "lockscope/capture/io.h"
@@ -241,6 +242,7 @@ void MainWindow::onLoaded(const QStringList& paths, const std::vector<PreparedCa
                     ? reports::compareSets(std::vector<const Capture*> { before.get() },
                         std::vector<const Capture*> { after.get() })
                     : reports::compareSetFiles(base, patched));
+            returnFreedHeap();
             return r;
         } catch (const std::exception& e) {
             return { nullptr,

@@ -13,4 +13,9 @@ void useGuiHeap(char** argv)
     mallopt(M_ARENA_MAX, 1); // NOLINT(concurrency-mt-unsafe): called before any thread exists
 }
 
+void returnFreedHeap()
+{
+    malloc_trim(0);
+}
+
 } // namespace lockscope::gui
