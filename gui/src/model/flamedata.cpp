@@ -2,6 +2,7 @@
 #include "model/flamedata.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cmath>
 #include <unordered_map>
 
@@ -31,6 +32,15 @@ size_t FlameData::size() const noexcept
 uint32_t FlameData::parent(uint32_t id) const noexcept
 {
     return tree ? tree->node(id).parent : diff->nodes[id].parent;
+}
+
+std::span<const uint32_t> FlameData::children(uint32_t id) const
+{
+    if (id >= size() || childIds.empty())
+        return {};
+    const std::span<const uint32_t> kids = tree ? tree->children(id) : diff->children(id);
+    const std::span<const uint32_t> all = tree ? tree->children(0) : diff->children(0);
+    return { childIds.data() + (kids.data() - all.data()), kids.size() };
 }
 
 uint32_t FlameData::frameOf(uint32_t id) const noexcept
@@ -106,18 +116,17 @@ void addRootFrame(FlameData& data, NameIds& names)
     data.frames.assign(1, FlameFrame { names(QStringLiteral("all")), 0 });
 }
 
-// The tree's children, each node's sorted by name.
+// The tree's child array, each node's part sorted by name.
 template <class Tree> void layOutSortedChildren(FlameData& data, const Tree& tree)
 {
     const size_t size = data.size();
-    data.childBegin.assign(size + 1, 0);
     data.childIds.clear();
     data.childIds.reserve(size ? size - 1 : 0);
     for (size_t id = 0; id < size; ++id) {
         const auto kids = tree.children(static_cast<uint32_t>(id));
+        const auto first = static_cast<std::ptrdiff_t>(data.childIds.size());
         data.childIds.insert(data.childIds.end(), kids.begin(), kids.end());
-        data.childBegin[id + 1] = static_cast<uint32_t>(data.childIds.size());
-        std::sort(data.childIds.begin() + data.childBegin[id], data.childIds.end(),
+        std::sort(data.childIds.begin() + first, data.childIds.end(),
             [&data](uint32_t a, uint32_t b) { return data.function(a) < data.function(b); });
     }
 }

@@ -30,7 +30,7 @@ struct FlameFrame {
 // differential graphs the figure on both sides. Kept apart from the widget
 // so layout and colouring are testable without painting. It reads the tree
 // it was made from, shared, rather than copying it (a big capture's tree is
-// 300k+ nodes); what it adds is its children sorted by name (8 bytes a
+// 300k+ nodes); what it adds is its children sorted by name (4 bytes a
 // node) and each frame's names once.
 struct FlameData {
     FlameWeight weight = FlameWeight::Wait;
@@ -46,14 +46,10 @@ struct FlameData {
     double after(uint32_t id) const noexcept;
     const QString& function(uint32_t id) const noexcept { return names[frames[frameOf(id)].function]; }
     const QString& module(uint32_t id) const noexcept { return names[frames[frameOf(id)].module]; }
-    // A node's children, sorted by function name as flame graphs are; in one
-    // array for the whole tree (lockscope/capture/child_lists.h says why).
-    std::span<const uint32_t> children(uint32_t id) const noexcept
-    {
-        if (id + 1 >= childBegin.size())
-            return {};
-        return {childIds.data() + childBegin[id], childIds.data() + childBegin[id + 1]};
-    }
+    // A node's children, sorted by function name as flame graphs are: at the
+    // places the tree keeps them (lockscope/capture/child_lists.h), so only
+    // their order is the graph's own.
+    std::span<const uint32_t> children(uint32_t id) const;
     bool drawsNothing() const noexcept { return size() <= 1 || value(0) <= 0.0; }
     // A differential node's change against its larger side, -1 (gone) .. +1
     // (new): how strongly it is coloured. Not against the graph's largest
@@ -66,8 +62,7 @@ struct FlameData {
     std::shared_ptr<const reports::DiffTree> diff;
     std::vector<FlameFrame> frames; // by frame id; frames[0] is the root's ("all")
     std::vector<QString> names; // of functions and modules; names[0] is ""
-    std::vector<uint32_t> childBegin; // size() + 1 entries once laid out
-    std::vector<uint32_t> childIds;
+    std::vector<uint32_t> childIds; // the tree's child array, each node's part sorted
 };
 
 FlameData flameFromCallTree(std::shared_ptr<const CallTree> tree, FlameWeight weight);
