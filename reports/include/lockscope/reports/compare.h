@@ -126,10 +126,10 @@ struct MetricDelta {
     std::string name;             // "ops_per_sec", "cpu_lock_share", "wait/s", ...
     std::string unit;             // "ns", "ns/s", "/s", "%", "" ...
     Delta value;
-    bool higher_is_better = false;
     RunSummary before_runs, after_runs;
     std::optional<RunTest> runs_test;  // when the runs can decide (runsCanDecide): Welch's t or singleRunTest
     FigureKind kind = FigureKind::Other;
+    bool higher_is_better = false;
     bool directed = true;              // false: a change gets no better/worse verdict
     Judgement judgement;
     // Percentiles of lock waits: the least supported run's basis (timing

@@ -18,10 +18,12 @@
 
 namespace lockscope {
 
+// The counts first and the flags together: 24 bytes, not 32 (a comparison
+// holds one per lock row).
 struct TailBasis {
-    bool exact = true;   // from timed waits only, or in the buckets where every wait was timed
     uint64_t timed = 0;  // waits timed (of `waits`) when estimated
     uint64_t waits = 0;
+    bool exact = true;   // from timed waits only, or in the buckets where every wait was timed
     bool verdict = true; // enough timed waits beyond the figure to judge a change of it by
     // "exact", or "est. from 1234 of 98765 timed"
     std::string text() const;
