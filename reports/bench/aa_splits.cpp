@@ -62,7 +62,7 @@ void add(Tally& t, const Comparison& c)
             ++t.changed;
             any = true;
             if (t.examples.size() < 5)
-                t.examples.push_back(l.key + " " + l.judgement.basis + " " + toString(l.judgement.verdict) + " (" +
+                t.examples.push_back(l.key + " " + l.judgement.basis.str() + " " + toString(l.judgement.verdict) + " (" +
                                      toString(l.judgement.test) + ")");
         }
     }

@@ -545,10 +545,10 @@ std::vector<std::string> regressionsBeyond(const Comparison& c, double pct)
     };
     for (const auto& m : c.headline)
         if ((m.name == "wait/s" || m.name == "hold/s" || m.name == "cpu_lock_share") && worse(m))
-            out.push_back(m.name + " regressed by " + pctText(m.value));
+            out.push_back(m.name.str() + " regressed by " + pctText(m.value));
     for (const auto& m : c.workload)
         if (worse(m))
-            out.push_back("workload " + m.name + " regressed by " + pctText(m.value));
+            out.push_back("workload " + m.name.str() + " regressed by " + pctText(m.value));
     double base = 0.0;
     for (const auto& l : c.locks)
         base += l.total_wait_ns.before;
@@ -556,7 +556,7 @@ std::vector<std::string> regressionsBeyond(const Comparison& c, double pct)
     for (const auto& l : c.locks) {
         const MetricDelta* m = judgedMetric(l);
         if (m && worse(*m))
-            out.push_back("lock " + l.key + " " + m->name + " regressed by " + pctText(m->value));
+            out.push_back("lock " + l.key + " " + m->name.str() + " regressed by " + pctText(m->value));
         else if (l.judgement.verdict == Verdict::OnlyAfter && l.total_wait_ns.after * 100.0 / base >= pct &&
                  l.contentions.after >= double(c.options.min_events))
             out.push_back("lock " + l.key + " is new and adds " +

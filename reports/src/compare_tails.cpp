@@ -54,7 +54,7 @@ void withholdUnsupportedTail(MetricDelta& m)
     if (!m.tail_basis || m.tail_basis->verdict)
         return;
     m.judgement.verdict = Verdict::NoVerdict;
-    m.judgement.reason = m.name + " " + m.tail_basis->text() + " waits (timing budget) in one run: fewer than "
+    m.judgement.reason = m.name.str() + " " + m.tail_basis->text() + " waits (timing budget) in one run: fewer than "
         + std::to_string(kTimedBeyondForVerdict) + " timed waits beyond it";
 }
 

@@ -208,9 +208,9 @@ std::string markdownComparison(const Comparison& c, const RenderExtras& x)
                "|---|---|---:|---:|---:|---|\n";
         for (const LockDelta* l : top)
         {
-            out += "| " + code(l->key) + " | " + judgedMetric(*l)->name + " | " + figureCells(*judgedMetric(*l));
+            out += "| " + code(l->key) + " | " + judgedMetric(*l)->name.str() + " | " + figureCells(*judgedMetric(*l));
             for (const MetricDelta* other : otherChangedFigures(*l))
-                out += "| " + code(l->key) + " | " + other->name + " | " + figureCells(*other);
+                out += "| " + code(l->key) + " | " + other->name.str() + " | " + figureCells(*other);
         }
     }
     if (!x.verbose) {

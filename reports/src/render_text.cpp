@@ -319,9 +319,9 @@ std::string textComparison(const Comparison& c, const RenderExtras& x)
             hidden += l.hidden;
             continue;
         }
-        lockRows += figureRow(fmt::truncate(l.key, 31) + " " + m->name, *m, 48);
+        lockRows += figureRow(fmt::truncate(l.key, 31) + " " + m->name.str(), *m, 48);
         for (const MetricDelta* other : otherChangedFigures(l))
-            lockRows += figureRow(fmt::truncate(l.key, 31) + " " + other->name, *other, 48);
+            lockRows += figureRow(fmt::truncate(l.key, 31) + " " + other->name.str(), *other, 48);
     }
     if (!lockRows.empty())
         out += "\nlocks (matched by key), " + fmt::lockBasisNote(c) + "\n" +

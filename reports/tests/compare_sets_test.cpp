@@ -129,7 +129,7 @@ TEST(CompareSets, HoldOnlyLockIsJudgedOnHoldsWithTheHoldTest)
     ASSERT_TRUE(quiet.judgement.p_value);
     EXPECT_DOUBLE_EQ(*quiet.judgement.p_value, quiet.hold_test.p_value);
     for (const auto& m : quiet.runs)
-        EXPECT_EQ(m.name.find("wait"), std::string::npos) << "no wait figures on a hold-only lock: " << m.name;
+        EXPECT_EQ(m.name.str().find("wait"), std::string::npos) << "no wait figures on a hold-only lock: " << m.name;
     // Sorted by hold, the hold-only lock comes first; the headline has hold figures.
     CompareOptions o;
     o.sort = CompareSort::Hold;
@@ -147,7 +147,7 @@ TEST(CompareSets, NoWaitsAnywhereMeansNoWaitFiguresOrZeroRows)
         (*side)[0].locks.erase((*side)[0].locks.begin());  // only the hold-only lock is left
     const Comparison c = compareSets(base, patched);
     for (const auto& m : c.headline)
-        EXPECT_EQ(m.name.find("wait"), std::string::npos) << m.name;
+        EXPECT_EQ(m.name.str().find("wait"), std::string::npos) << m.name;
     for (Format f : {Format::Text, Format::Markdown, Format::Html}) {
         const std::string out = render(c, f);
         EXPECT_EQ(out.find("total wait/s"), std::string::npos) << toString(f);
@@ -355,7 +355,7 @@ TEST(CompareSets, PerOperationLeadsWhenThroughputChanged)
     // The other changed figures follow the lead as rows of their own.
     const auto others = otherChangedFigures(l);
     ASSERT_FALSE(others.empty());
-    EXPECT_NE(md.find("| `spinlock@both` | " + others.front()->name + " |"), std::string::npos) << md;
+    EXPECT_NE(md.find("| `spinlock@both` | " + others.front()->name.str() + " |"), std::string::npos) << md;
 }
 
 TEST(CompareSets, PerOperationFiguresFollowWhenThroughputHeld)
@@ -389,7 +389,7 @@ TEST(CompareSets, ALockSeenOnOneSideIsJudgedByTheRateTest)
     EXPECT_EQ(l.judgement.verdict, Verdict::Regressed);
     EXPECT_EQ(l.judgement.test, TestKind::QuasiPoissonRuns);
     EXPECT_DOUBLE_EQ(judgedMetric(l)->value.before, 0.0);
-    EXPECT_NE(render(c, Format::Markdown).find("| `spinlock@new` | " + l.judgement.basis + " | 0 ns/s"), std::string::npos);
+    EXPECT_NE(render(c, Format::Markdown).find("| `spinlock@new` | " + l.judgement.basis.str() + " | 0 ns/s"), std::string::npos);
 }
 
 // "Top changed locks" and the GUI's table: a lock with too few events to
