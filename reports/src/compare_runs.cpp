@@ -79,11 +79,16 @@ Judgement judgeEvents(const MetricDelta& m, TestKind kind, const Significance& s
     j.test = kind;
     j.p_value = s.p_value;
     j.below_effect_floor = s.p_value < o.alpha && !s.significant;
-    j.reason = std::string(detail::kOneRun) + "; the event test treats every event as independent and overstates significance";
+    // Made once and shared by every figure they are the reason of (shared_text.h).
+    static const SharedText kOverstates(std::string(detail::kOneRun) +
+                                        "; the event test treats every event as independent and overstates significance");
+    static const SharedText kSeesAChange(std::string(detail::kOneRun) +
+                                         ": the event test sees a change, which runs of one kernel also show; record "
+                                         "two or more runs a side, or three or more against one, for a verdict");
+    j.reason = kOverstates;
     if (s.significant && m.value.delta() != 0.0) {
         j.verdict = Verdict::NoVerdict;
-        j.reason = std::string(detail::kOneRun) + ": the event test sees a change, which runs of one kernel also show; "
-                                          "record two or more runs a side, or three or more against one, for a verdict";
+        j.reason = kSeesAChange;
     }
     return j;
 }
@@ -114,7 +119,7 @@ std::string lossGap(const DataQuality& b, const DataQuality& a, const CompareOpt
     return r;
 }
 
-void withhold(Judgement& j, const std::string& reason)
+void withhold(Judgement& j, const SharedText& reason)
 {
     if (j.test == TestKind::None || reason.empty())
         return;
@@ -261,7 +266,7 @@ bool judgedOnWaits(const LockDelta& l, const CompareOptions& o)
     return l.has_wait && (!l.has_hold || enough(l.wait_before, l.wait_after) || !enough(l.hold_before, l.hold_after));
 }
 
-void judgeLockOneRun(LockDelta& l, const std::string& gapWait, const std::string& gapHold, const CompareOptions& o)
+void judgeLockOneRun(LockDelta& l, const SharedText& gapWait, const SharedText& gapHold, const CompareOptions& o)
 {
     const bool waits = judgedOnWaits(l, o);
     const std::string basis = waits ? "total wait/s" : "total hold/s";
@@ -287,8 +292,8 @@ void judgeLockOneRun(LockDelta& l, const std::string& gapWait, const std::string
 void judgeLocks(Comparison& c, const Runs& base, const Runs& patched, const CompareOptions& o)
 {
     const auto mb = detail::runLocks(base), ma = detail::runLocks(patched);
-    const std::string gapWait = lossGap(c.quality_before, c.quality_after, o, true);
-    const std::string gapHold = lossGap(c.quality_before, c.quality_after, o, false);
+    const SharedText gapWait = lossGap(c.quality_before, c.quality_after, o, true);
+    const SharedText gapHold = lossGap(c.quality_before, c.quality_after, o, false);
     const auto opsB = opsPerRun(base), opsA = opsPerRun(patched);
     for (LockDelta& l : c.locks) {
         auto shown = [&](const LockFigureDef& def) {
@@ -489,8 +494,8 @@ void headlineMetrics(Comparison& c, const Runs& base, const Runs& patched, const
             h.merge(hold ? l.hold : l.wait);
         return h;
     };
-    const std::string gapWait = lossGap(c.quality_before, c.quality_after, o, true);
-    const std::string gapHold = lossGap(c.quality_before, c.quality_after, o, false);
+    const SharedText gapWait = lossGap(c.quality_before, c.quality_after, o, true);
+    const SharedText gapHold = lossGap(c.quality_before, c.quality_after, o, false);
     for (bool hold : {false, true}) {
         const Log2Hist hb = allOf(pb, hold), ha = allOf(pa, hold);
         if (hb.empty() && ha.empty())

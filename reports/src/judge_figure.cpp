@@ -116,18 +116,21 @@ Judgement judgeFigure(const FigureRuns& f, const CompareOptions& o)
     j.basis = m.name;
     const RunSummary &b = m.before_runs, &a = m.after_runs;
     if (!runsCanDecide(b.n, a.n)) {
+        // Made once and shared by every figure they are the reason of (shared_text.h), as below.
+        static const SharedText kOneRunReason(detail::kOneRun);
+        static const SharedText kAgainstTwo(std::string(detail::kOneRun) +
+                                            ": against two runs a test rests on one degree of freedom (three or more decide)");
         j.verdict = Verdict::NoVerdict;
-        j.reason = detail::kOneRun;
-        if (std::max(b.n, a.n) == 2)
-            j.reason += std::string(": against two runs a test rests on one degree of freedom (three or more decide)");
+        j.reason = std::max(b.n, a.n) == 2 ? kAgainstTwo : kOneRunReason;
         return j;
     }
     if ((b.n == 1 && allZero(a) && !allZero(b)) || (a.n == 1 && allZero(b) && !allZero(a))) {
         // Nothing on the other side says how much the figure varies: one run cannot tell a lock or
         // leaf that comes and goes between runs from a new one.
+        static const SharedText kComesAndGoes("seen in the one run only, in no run of the other side: one run "
+                                              "cannot tell what comes and goes between runs from a change");
         j.verdict = Verdict::NoVerdict;
-        j.reason = "seen in the one run only, in no run of the other side: one run cannot tell what comes and "
-                   "goes between runs from a change";
+        j.reason = kComesAndGoes;
         return j;
     }
     const double delta = a.mean - b.mean;
@@ -135,8 +138,9 @@ Judgement judgeFigure(const FigureRuns& f, const CompareOptions& o)
         // The same value in every run of a side is a setting (threads, semaphores), not a measurement.
         j.test = TestKind::WelchRuns;
         j.p_value = 0.0;
+        static const SharedText kSetting("constant within each side: a setting, not a measurement");
         j.verdict = Verdict::NoVerdict;
-        j.reason = "constant within each side: a setting, not a measurement";
+        j.reason = kSetting;
         return j;
     }
     const Evidence e = evidence(f);
@@ -152,8 +156,9 @@ Judgement judgeFigure(const FigureRuns& f, const CompareOptions& o)
         if (m.directed) {
             j.verdict = (delta > 0.0) == m.higher_is_better ? Verdict::Improved : Verdict::Regressed;
         } else {
+            static const SharedText kUndirected("changed beyond noise; no better/worse direction is known for this figure");
             j.verdict = Verdict::NoVerdict;
-            j.reason = "changed beyond noise; no better/worse direction is known for this figure";
+            j.reason = kUndirected;
         }
         return j;
     }

@@ -153,7 +153,7 @@ std::string verdictSpan(const Judgement& j)
     const Verdict v = j.verdict;
     const char* cls = v == Verdict::Improved ? "improved" : v == Verdict::Regressed ? "regressed" : "muted";
     const std::string tp = fmt::testAndP(j);
-    std::string title = j.basis.str() + (tp.empty() ? "" : ": " + tp) + (j.reason.empty() ? "" : " — " + j.reason);
+    std::string title = j.basis.str() + (tp.empty() ? "" : ": " + tp) + (j.reason.empty() ? "" : " — " + j.reason.str());
     return std::string("<span class=\"") + cls + "\" title=\"" + htmlEscape(title) + "\">" + toString(v) +
            "</span>" + (tp.empty() ? "" : " <span class=\"muted\">(" + htmlEscape(tp) + ")</span>");
 }

@@ -157,7 +157,7 @@ void runSummary(JsonText& o, const RunSummary& r)
 void judgement(JsonText& o, const Judgement& j)
 {
     o.object().member("basis", j.basis).member("below_effect_floor", j.below_effect_floor);
-    o.member("below_floor", j.below_floor).member("p_value", j.p_value).member("reason", j.reason);
+    o.member("below_floor", j.below_floor).member("p_value", j.p_value).member("reason", j.reason.str());
     o.member("runs_to_decide", j.runs_to_decide).member("test", toString(j.test));
     o.member("verdict", toString(j.verdict)).end();
 }

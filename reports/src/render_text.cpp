@@ -339,7 +339,7 @@ std::string textComparison(const Comparison& c, const RenderExtras& x)
         out += "\n=== " + fmt::printable(l.key) + " (" + fmt::printable(l.type) + "): " +
                fmt::verdictWithTest(l.judgement) + " ===\n";
         if (!l.judgement.reason.empty())
-            out += "  " + l.judgement.reason + "\n";
+            out += "  " + l.judgement.reason.str() + "\n";
         out += figureHeader("figure", 34);
         for (const auto& m : l.runs)
             out += figureRow(m.name, m, 34);

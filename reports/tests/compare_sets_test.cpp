@@ -107,7 +107,7 @@ TEST(CompareSets, OneRunPerSideSaysVarianceIsUnknown)
     const LockDelta& busy = findLock(c, "spinlock@busy");
     EXPECT_EQ(busy.judgement.test, TestKind::EventHistograms);
     EXPECT_DOUBLE_EQ(*busy.judgement.p_value, busy.wait_test.p_value);
-    EXPECT_NE(busy.judgement.reason.find("variance unknown"), std::string::npos);
+    EXPECT_NE(busy.judgement.reason.str().find("variance unknown"), std::string::npos);
     for (const auto& m : busy.runs)
         EXPECT_FALSE(m.runs_test) << m.name;
     // compare() is the n = 1 case of the same model.
@@ -166,7 +166,7 @@ TEST(CompareSets, VerdictWithheldWhenTheSidesLostDifferentShares)
     const LockDelta& busy = findLock(c, "spinlock@busy");
     EXPECT_EQ(busy.judgement.verdict, Verdict::Withheld);
     EXPECT_EQ(busy.judgement.test, TestKind::WelchRuns) << "the test that ran is still named";
-    EXPECT_NE(busy.judgement.reason.find("events lost"), std::string::npos) << busy.judgement.reason;
+    EXPECT_NE(busy.judgement.reason.str().find("events lost"), std::string::npos) << busy.judgement.reason;
     EXPECT_NE(c.warnings.front().find("of events lost"), std::string::npos) << c.warnings.front();
 }
 
@@ -187,7 +187,7 @@ TEST(CompareSets, VerdictWithheldWhenOneSideLostTheStacksOfItsLockEvents)
     EXPECT_DOUBLE_EQ(c.quality_after.stackFailurePct(), 20.0);
     const LockDelta& busy = findLock(c, "spinlock@busy");
     EXPECT_EQ(busy.judgement.verdict, Verdict::Withheld);
-    EXPECT_NE(busy.judgement.reason.find("stack captures failed: 0.00% before, 20.00% after"), std::string::npos)
+    EXPECT_NE(busy.judgement.reason.str().find("stack captures failed: 0.00% before, 20.00% after"), std::string::npos)
         << busy.judgement.reason;
     const auto line = std::find_if(c.warnings.begin(), c.warnings.end(),
         [](const std::string& w) { return w.find("stack captures failed (20.00% of 150500 lock events)") != std::string::npos; });

@@ -129,7 +129,7 @@ TEST(JudgeFigure, SettingsDirectionAndOneRun)
     const FigureRuns threads = figure("threads", "", FigureKind::Other, {{4, 4, 4}, {}, {}}, {{8, 8, 8}, {}, {}});
     const Judgement s = judgeFigure(threads, {});
     EXPECT_EQ(s.verdict, Verdict::NoVerdict);
-    EXPECT_NE(s.reason.find("setting"), std::string::npos);
+    EXPECT_NE(s.reason.str().find("setting"), std::string::npos);
 
     FigureRuns holds = figure("holds/s", "/s", FigureKind::EventsPerSecond, {{1000, 1010, 990}, {1000, 1010, 990}, kSeconds},
                                {{3000, 3030, 2970}, {3000, 3030, 2970}, kSeconds});
@@ -137,7 +137,7 @@ TEST(JudgeFigure, SettingsDirectionAndOneRun)
     const Judgement h = judgeFigure(holds, {});
     EXPECT_EQ(h.verdict, Verdict::NoVerdict);
     EXPECT_EQ(h.test, TestKind::QuasiPoissonRuns);
-    EXPECT_NE(h.reason.find("no better/worse direction"), std::string::npos);
+    EXPECT_NE(h.reason.str().find("no better/worse direction"), std::string::npos);
     holds.figure.directed = true;
     EXPECT_EQ(judgeFigure(holds, {}).verdict, Verdict::Regressed);
 
@@ -146,7 +146,7 @@ TEST(JudgeFigure, SettingsDirectionAndOneRun)
     const Judgement o = judgeFigure(one, {});
     EXPECT_EQ(o.verdict, Verdict::NoVerdict);
     EXPECT_EQ(o.test, TestKind::None);
-    EXPECT_NE(o.reason.find("one run"), std::string::npos);
+    EXPECT_NE(o.reason.str().find("one run"), std::string::npos);
 }
 
 TEST(JudgeFigure, EffectFloorStillApplies)

@@ -13,6 +13,7 @@
 #include "lockscope/capture/histogram.h"
 #include "lockscope/capture/tail_basis.h"
 #include "lockscope/reports/run_stats.h"
+#include "lockscope/reports/shared_text.h"
 #include "lockscope/reports/significance.h"
 
 // The A/B comparison engine: a set of baseline captures (repeated runs,
@@ -74,7 +75,7 @@ struct Judgement {
     TestKind test = TestKind::None;
     std::optional<double> p_value;  // of `test`; absent when no test ran
     InternedString basis;           // the figure judged, e.g. "wait/s" or "hold/s"
-    std::string reason;             // why withheld / insufficient, or the single-run caveat; "" otherwise
+    SharedText reason;              // why withheld / insufficient, or the single-run caveat; "" otherwise
     bool below_effect_floor = false;// the test passed alpha but the change is under the effect floor
     bool below_floor = false;       // the change is under the figure's absolute floor (CompareOptions::floor_*)
     // A large change (>= kLargeChangePct) left undecided: the runs per side at which the test
