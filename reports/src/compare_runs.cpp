@@ -33,12 +33,12 @@ double perSecond(double v, const Capture& c)
     return c.meta.duration_s > 0.0 ? v / c.meta.duration_s : v;
 }
 
-FigureRuns runMetric(std::string name, std::string unit, RunValues b, RunValues a, bool higherIsBetter,
+FigureRuns runMetric(InternedString name, std::string unit, RunValues b, RunValues a, bool higherIsBetter,
                      FigureKind kind = FigureKind::Other, bool directed = true)
 {
     FigureRuns f;
     MetricDelta& m = f.figure;
-    m.name = std::move(name);
+    m.name = name;
     m.unit = std::move(unit);
     m.higher_is_better = higherIsBetter;
     m.kind = kind;
@@ -53,10 +53,10 @@ FigureRuns runMetric(std::string name, std::string unit, RunValues b, RunValues 
     return f;
 }
 
-FigureRuns runMetric(std::string name, std::string unit, const Values& b, const Values& a, bool higherIsBetter,
+FigureRuns runMetric(InternedString name, std::string unit, const Values& b, const Values& a, bool higherIsBetter,
                      FigureKind kind = FigureKind::Other, bool directed = true)
 {
-    return runMetric(std::move(name), std::move(unit), RunValues{b, {}, {}}, RunValues{a, {}, {}}, higherIsBetter,
+    return runMetric(name, std::move(unit), RunValues{b, {}, {}}, RunValues{a, {}, {}}, higherIsBetter,
                      kind, directed);
 }
 
