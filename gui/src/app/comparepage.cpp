@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <future>
 #include <utility>
 
@@ -79,10 +80,11 @@ QWidget* ComparePage::buildSideBySide()
     afterPage_ = new CapturePage;
     pages->addWidget(beforePage_);
     pages->addWidget(afterPage_);
-    auto* making = new QLabel(tr("Making each side's call tree and flame graph…"));
-    making->setAlignment(Qt::AlignCenter);
+    sidesStatus_ = new QLabel;
+    sidesStatus_->setAlignment(Qt::AlignCenter);
+    sidesStatus_->setWordWrap(true);
     sideBySide_ = new QStackedWidget;
-    sideBySide_->addWidget(making);
+    sideBySide_->addWidget(sidesStatus_);
     sideBySide_->addWidget(pages);
     return sideBySide_;
 }
@@ -95,28 +97,44 @@ QWidget* ComparePage::sideBySideTab() const noexcept
 // Each side's call tree and flame graph are ~17 MB for a 100k-stack capture:
 // made when asked for, they are not held beside the comparison unless the
 // user looks at them (the bottom-up tree of a capture page waits likewise).
+namespace {
+struct SidePages {
+    PreparedCapture before, after;
+    QString error; // why they could not be made
+};
+} // namespace
+
 void ComparePage::prepareSides()
 {
     sidesMaking_ = true;
+    sidesStatus_->setText(tr("Making each side's call tree and flame graph…"));
     sideBySide_->setCurrentIndex(0);
     const unsigned generation = sidesGeneration_;
-    auto* watcher = new QFutureWatcher<std::pair<PreparedCapture, PreparedCapture>>(this);
+    auto* watcher = new QFutureWatcher<SidePages>(this);
     connect(watcher, &QFutureWatcherBase::finished, this, [this, watcher, generation] {
         watcher->deleteLater();
         if (generation != sidesGeneration_)
             return; // a newer comparison came meanwhile: its own pages are made on demand
-        auto [before, after] = watcher->result();
+        SidePages pages = watcher->result();
         sidesMaking_ = false;
         sidesPending_ = false;
-        beforePage_->setPrepared(std::move(before));
-        afterPage_->setPrepared(std::move(after));
-        sideBySide_->setCurrentIndex(1);
+        if (!pages.error.isEmpty()) {
+            sidesStatus_->setText(tr("Cannot show the captures side by side: %1").arg(pages.error));
+        } else {
+            beforePage_->setPrepared(std::move(pages.before));
+            afterPage_->setPrepared(std::move(pages.after));
+            sideBySide_->setCurrentIndex(1);
+        }
         emit sidesShown();
     });
-    watcher->setFuture(QtConcurrent::run([before = beforeCapture_, after = afterCapture_] {
-        auto beforePage = std::async(std::launch::async, prepareCapture, before);
-        PreparedCapture a = prepareCapture(after);
-        return std::pair(beforePage.get(), std::move(a));
+    watcher->setFuture(QtConcurrent::run([before = beforeCapture_, after = afterCapture_]() -> SidePages {
+        try {
+            auto beforePage = std::async(std::launch::async, prepareCapture, before);
+            PreparedCapture a = prepareCapture(after);
+            return { beforePage.get(), std::move(a), {} };
+        } catch (const std::exception& e) {
+            return { {}, {}, QString::fromStdString(e.what()) };
+        }
     }));
 }
 

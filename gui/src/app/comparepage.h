@@ -70,6 +70,7 @@ public:
     int selectedLatency() const noexcept { return latencyRow_; }
 
 signals:
+    // The side pages were made (or could not be: the tab says why).
     void sidesShown();
 
 private:
@@ -103,7 +104,8 @@ private:
     QLabel* flameStatus_ = nullptr;
     CapturePage* beforePage_ = nullptr;
     CapturePage* afterPage_ = nullptr;
-    QStackedWidget* sideBySide_ = nullptr;  // a "making" label, then the two pages
+    QStackedWidget* sideBySide_ = nullptr;  // sidesStatus_ until the two pages are made
+    QLabel* sidesStatus_ = nullptr;         // making them, or why they could not be made
     bool sidesPending_ = false;
     bool sidesMaking_ = false;
     unsigned sidesGeneration_ = 0;          // the comparison the pages being made are for
