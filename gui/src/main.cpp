@@ -67,7 +67,8 @@ void saveWhenShown(MainWindow& window, const QString& file, const QString& lock,
             });
         };
         // The side-by-side tab makes its pages when shown: grabbed once they are.
-        if (window.inCompareMode() && page->tabs()->currentWidget() == page->sideBySideTab() && page->sidesPending())
+        if (window.inCompareMode() && page->tabs()->currentWidget() == page->sideBySideTab()
+            && page->sidesPending())
             QObject::connect(page, &ComparePage::sidesShown, &window, grab, Qt::SingleShotConnection);
         else
             grab();

@@ -384,8 +384,8 @@ private slots:
         after.syscalls[0].latency.add(1000, 3000);
         auto cmp = std::make_shared<const reports::Comparison>(reports::compare(before, after));
         ComparePage page;
-        page.setComparison(cmp, std::make_shared<const Capture>(before),
-                           std::make_shared<const Capture>(after));
+        page.setComparison(
+            cmp, std::make_shared<const Capture>(before), std::make_shared<const Capture>(after));
         QVERIFY(page.latencyTableShown());
         QCOMPARE(page.latencyModel()->rowCount(), 3);
         bool hasTab = false;
@@ -405,8 +405,7 @@ private slots:
 
         Capture none = semCapture("baseline", 1.0);
         page.setComparison(std::make_shared<const reports::Comparison>(reports::compare(none, none)),
-                           std::make_shared<const Capture>(none),
-                           std::make_shared<const Capture>(none));
+            std::make_shared<const Capture>(none), std::make_shared<const Capture>(none));
         QVERIFY(!page.latencyTableShown());
         QVERIFY(page.latencyChart()->series().isEmpty());
     }
@@ -510,8 +509,7 @@ private slots:
         view->measurement()->setHarness(harness);
         const auto show = [&](const Capture& b, const Capture& a) {
             page.setComparison(std::make_shared<const reports::Comparison>(reports::compare(b, a)),
-                               std::make_shared<const Capture>(b),
-                               std::make_shared<const Capture>(a));
+                std::make_shared<const Capture>(b), std::make_shared<const Capture>(a));
         };
         show(before, after);
         QCOMPARE(view->charts().size(), size_t(1));

@@ -62,8 +62,8 @@ void add(Tally& t, const Comparison& c)
             ++t.changed;
             any = true;
             if (t.examples.size() < 5)
-                t.examples.push_back(l.key + " " + l.judgement.basis.str() + " " + toString(l.judgement.verdict) + " (" +
-                                     toString(l.judgement.test) + ")");
+                t.examples.push_back(l.key + " " + l.judgement.basis.str() + " "
+                    + toString(l.judgement.verdict) + " (" + toString(l.judgement.test) + ")");
         }
     }
     t.withChange += any;

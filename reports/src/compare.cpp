@@ -358,7 +358,9 @@ void copyBefore(DiffTree& t, const SideTree& src, uint32_t srcId, uint32_t dst)
 // are sorted and searched.
 class BeforeChildren {
 public:
-    BeforeChildren(const DiffTree& t, std::span<const uint32_t> ids) : t_(t), ids_(ids)
+    BeforeChildren(const DiffTree& t, std::span<const uint32_t> ids)
+        : t_(t)
+        , ids_(ids)
     {
         if (ids.size() <= kScan)
             return;
@@ -375,7 +377,7 @@ public:
                     return id;
             return std::nullopt;
         }
-        const auto it = std::lower_bound(sorted_.begin(), sorted_.end(), std::pair(frame, uint32_t{0}));
+        const auto it = std::lower_bound(sorted_.begin(), sorted_.end(), std::pair(frame, uint32_t { 0 }));
         if (it == sorted_.end() || it->first != frame)
             return std::nullopt;
         return it->second;
@@ -394,7 +396,7 @@ private:
 // without the index: 25 MB for the bench's pair, the peak of compare).
 // beforeKids: the copied before nodes' children (ids below its size - 1).
 void mergeAfter(DiffTree& t, const std::vector<uint32_t>& beginOf, const std::vector<uint32_t>& beforeKids,
-                const SideTree& src, uint32_t srcId, uint32_t dst)
+    const SideTree& src, uint32_t srcId, uint32_t dst)
 {
     addTotals(t.nodes[dst], src.node(srcId).total, true);
     const SideTree::Node& n = src.node(srcId);
@@ -402,7 +404,7 @@ void mergeAfter(DiffTree& t, const std::vector<uint32_t>& beginOf, const std::ve
         return;
     std::span<const uint32_t> kids;
     if (dst + 1 < beginOf.size())
-        kids = {beforeKids.data() + beginOf[dst], beginOf[dst + 1] - beginOf[dst]};
+        kids = { beforeKids.data() + beginOf[dst], beginOf[dst + 1] - beginOf[dst] };
     const BeforeChildren before(t, kids);
     for (uint32_t c = n.firstChild; c != SideTree::kNone; c = src.node(c).next) {
         const uint32_t frame = src.node(c).frame + 1;

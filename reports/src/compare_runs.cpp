@@ -34,7 +34,7 @@ double perSecond(double v, const Capture& c)
 }
 
 FigureRuns runMetric(InternedString name, std::string unit, RunValues b, RunValues a, bool higherIsBetter,
-                     FigureKind kind = FigureKind::Other, bool directed = true)
+    FigureKind kind = FigureKind::Other, bool directed = true)
 {
     FigureRuns f;
     MetricDelta& m = f.figure;
@@ -53,11 +53,11 @@ FigureRuns runMetric(InternedString name, std::string unit, RunValues b, RunValu
     return f;
 }
 
-FigureRuns runMetric(InternedString name, std::string unit, const Values& b, const Values& a, bool higherIsBetter,
-                     FigureKind kind = FigureKind::Other, bool directed = true)
+FigureRuns runMetric(InternedString name, std::string unit, const Values& b, const Values& a,
+    bool higherIsBetter, FigureKind kind = FigureKind::Other, bool directed = true)
 {
-    return runMetric(name, std::move(unit), RunValues{b, {}, {}}, RunValues{a, {}, {}}, higherIsBetter,
-                     kind, directed);
+    return runMetric(name, std::move(unit), RunValues { b, {}, {} }, RunValues { a, {}, {} }, higherIsBetter,
+        kind, directed);
 }
 
 bool bigEnough(const MetricDelta& m, const CompareOptions& o)
@@ -80,11 +80,11 @@ Judgement judgeEvents(const MetricDelta& m, TestKind kind, const Significance& s
     j.p_value = s.p_value;
     j.below_effect_floor = s.p_value < o.alpha && !s.significant;
     // Made once and shared by every figure they are the reason of (shared_text.h).
-    static const SharedText kOverstates(std::string(detail::kOneRun) +
-                                        "; the event test treats every event as independent and overstates significance");
-    static const SharedText kSeesAChange(std::string(detail::kOneRun) +
-                                         ": the event test sees a change, which runs of one kernel also show; record "
-                                         "two or more runs a side, or three or more against one, for a verdict");
+    static const SharedText kOverstates(std::string(detail::kOneRun)
+        + "; the event test treats every event as independent and overstates significance");
+    static const SharedText kSeesAChange(std::string(detail::kOneRun)
+        + ": the event test sees a change, which runs of one kernel also show; record "
+          "two or more runs a side, or three or more against one, for a verdict");
     j.reason = kOverstates;
     if (s.significant && m.value.delta() != 0.0) {
         j.verdict = Verdict::NoVerdict;
@@ -266,7 +266,8 @@ bool judgedOnWaits(const LockDelta& l, const CompareOptions& o)
     return l.has_wait && (!l.has_hold || enough(l.wait_before, l.wait_after) || !enough(l.hold_before, l.hold_after));
 }
 
-void judgeLockOneRun(LockDelta& l, const SharedText& gapWait, const SharedText& gapHold, const CompareOptions& o)
+void judgeLockOneRun(
+    LockDelta& l, const SharedText& gapWait, const SharedText& gapHold, const CompareOptions& o)
 {
     const bool waits = judgedOnWaits(l, o);
     const std::string basis = waits ? "total wait/s" : "total hold/s";
@@ -305,7 +306,7 @@ void judgeLocks(Comparison& c, const Runs& base, const Runs& patched, const Comp
             if (!shown(def))
                 continue;
             FigureRuns f = runMetric(def.name, def.unit, lockValues(base, mb, l.key, def, opsB),
-                                     lockValues(patched, ma, l.key, def, opsA), false, def.kind, def.directed);
+                lockValues(patched, ma, l.key, def, opsA), false, def.kind, def.directed);
             MetricDelta& m = f.figure;
             const Log2Hist& hb = def.hold ? l.hold_before : l.wait_before;
             const Log2Hist& ha = def.hold ? l.hold_after : l.wait_after;
@@ -365,7 +366,7 @@ void judgeLatency(std::vector<LatencyDelta>& rows, const Runs& base, const Runs&
     };
     for (LatencyDelta& l : rows) {
         FigureRuns f = runMetric("mean latency", "ns", values(base, l.name), values(patched, l.name), false,
-                                 FigureKind::TimePerEvent);
+            FigureKind::TimePerEvent);
         Judgement& j = f.figure.judgement;
         if (l.presence != Presence::Both) {
             j.basis = f.figure.name;
@@ -478,8 +479,8 @@ void workloadMetrics(Comparison& c, const Runs& base, const Runs& patched, const
         if (it == va.end())
             continue;
         const auto dir = higherIsBetter(name);
-        FigureRuns f = runMetric(name, "", vb.at(name), it->second, dir.value_or(true), FigureKind::Other,
-                                 dir.has_value());
+        FigureRuns f = runMetric(
+            name, "", vb.at(name), it->second, dir.value_or(true), FigureKind::Other, dir.has_value());
         f.figure.judgement = judgeFigure(f, o);
         c.workload.push_back(std::move(f.figure));
     }
@@ -518,7 +519,8 @@ void headlineMetrics(Comparison& c, const Runs& base, const Runs& patched, const
                 }
                 return v;
             };
-            FigureRuns f = runMetric(def.name, def.unit, values(base), values(patched), false, def.kind, def.directed);
+            FigureRuns f
+                = runMetric(def.name, def.unit, values(base), values(patched), false, def.kind, def.directed);
             MetricDelta& m = f.figure;
             if (std::max(hb.count(), ha.count()) < o.min_events)
                 m.judgement = insufficient(m.name, o);

@@ -54,8 +54,9 @@ void withholdUnsupportedTail(MetricDelta& m)
     if (!m.tail_basis || m.tail_basis->verdict)
         return;
     m.judgement.verdict = Verdict::NoVerdict;
-    m.judgement.reason = m.name.str() + " " + m.tail_basis->text() + " waits (timing budget) in one run: fewer than "
-        + std::to_string(kTimedBeyondForVerdict) + " timed waits beyond it";
+    m.judgement.reason = m.name.str() + " " + m.tail_basis->text()
+        + " waits (timing budget) in one run: fewer than " + std::to_string(kTimedBeyondForVerdict)
+        + " timed waits beyond it";
 }
 
 std::string tailMethodNote(const Comparison& c)

@@ -118,8 +118,8 @@ Judgement judgeFigure(const FigureRuns& f, const CompareOptions& o)
     if (!runsCanDecide(b.n, a.n)) {
         // Made once and shared by every figure they are the reason of (shared_text.h), as below.
         static const SharedText kOneRunReason(detail::kOneRun);
-        static const SharedText kAgainstTwo(std::string(detail::kOneRun) +
-                                            ": against two runs a test rests on one degree of freedom (three or more decide)");
+        static const SharedText kAgainstTwo(std::string(detail::kOneRun)
+            + ": against two runs a test rests on one degree of freedom (three or more decide)");
         j.verdict = Verdict::NoVerdict;
         j.reason = std::max(b.n, a.n) == 2 ? kAgainstTwo : kOneRunReason;
         return j;
@@ -127,8 +127,9 @@ Judgement judgeFigure(const FigureRuns& f, const CompareOptions& o)
     if ((b.n == 1 && allZero(a) && !allZero(b)) || (a.n == 1 && allZero(b) && !allZero(a))) {
         // Nothing on the other side says how much the figure varies: one run cannot tell a lock or
         // leaf that comes and goes between runs from a new one.
-        static const SharedText kComesAndGoes("seen in the one run only, in no run of the other side: one run "
-                                              "cannot tell what comes and goes between runs from a change");
+        static const SharedText kComesAndGoes(
+            "seen in the one run only, in no run of the other side: one run "
+            "cannot tell what comes and goes between runs from a change");
         j.verdict = Verdict::NoVerdict;
         j.reason = kComesAndGoes;
         return j;
@@ -156,7 +157,8 @@ Judgement judgeFigure(const FigureRuns& f, const CompareOptions& o)
         if (m.directed) {
             j.verdict = (delta > 0.0) == m.higher_is_better ? Verdict::Improved : Verdict::Regressed;
         } else {
-            static const SharedText kUndirected("changed beyond noise; no better/worse direction is known for this figure");
+            static const SharedText kUndirected(
+                "changed beyond noise; no better/worse direction is known for this figure");
             j.verdict = Verdict::NoVerdict;
             j.reason = kUndirected;
         }

@@ -153,7 +153,8 @@ std::string verdictSpan(const Judgement& j)
     const Verdict v = j.verdict;
     const char* cls = v == Verdict::Improved ? "improved" : v == Verdict::Regressed ? "regressed" : "muted";
     const std::string tp = fmt::testAndP(j);
-    std::string title = j.basis.str() + (tp.empty() ? "" : ": " + tp) + (j.reason.empty() ? "" : " — " + j.reason.str());
+    std::string title
+        = j.basis.str() + (tp.empty() ? "" : ": " + tp) + (j.reason.empty() ? "" : " — " + j.reason.str());
     return std::string("<span class=\"") + cls + "\" title=\"" + htmlEscape(title) + "\">" + toString(v) +
            "</span>" + (tp.empty() ? "" : " <span class=\"muted\">(" + htmlEscape(tp) + ")</span>");
 }
@@ -319,7 +320,9 @@ std::string htmlComparison(const Comparison& c, const RenderExtras& x)
     for (const auto* rows : {&c.workload, &c.headline, &c.cpu_leaves})
         for (const auto& m : *rows)
             if (fmt::hasData(m))
-                b += figureRow(htmlEscape(rows == &c.cpu_leaves ? "CPU in " + m.name.str() : fmt::figureName(m.name)), m);
+                b += figureRow(
+                    htmlEscape(rows == &c.cpu_leaves ? "CPU in " + m.name.str() : fmt::figureName(m.name)),
+                    m);
     b += "</table>";
     // Most severe verdict first, then the biggest change (change_order.h, as the GUI's table).
     std::vector<const LockDelta*> order;

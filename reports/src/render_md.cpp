@@ -208,7 +208,8 @@ std::string markdownComparison(const Comparison& c, const RenderExtras& x)
                "|---|---|---:|---:|---:|---|\n";
         for (const LockDelta* l : top)
         {
-            out += "| " + code(l->key) + " | " + judgedMetric(*l)->name.str() + " | " + figureCells(*judgedMetric(*l));
+            out += "| " + code(l->key) + " | " + judgedMetric(*l)->name.str() + " | "
+                + figureCells(*judgedMetric(*l));
             for (const MetricDelta* other : otherChangedFigures(*l))
                 out += "| " + code(l->key) + " | " + other->name.str() + " | " + figureCells(*other);
         }

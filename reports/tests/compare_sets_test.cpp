@@ -129,7 +129,8 @@ TEST(CompareSets, HoldOnlyLockIsJudgedOnHoldsWithTheHoldTest)
     ASSERT_TRUE(quiet.judgement.p_value);
     EXPECT_DOUBLE_EQ(*quiet.judgement.p_value, quiet.hold_test.p_value);
     for (const auto& m : quiet.runs)
-        EXPECT_EQ(m.name.str().find("wait"), std::string::npos) << "no wait figures on a hold-only lock: " << m.name;
+        EXPECT_EQ(m.name.str().find("wait"), std::string::npos)
+            << "no wait figures on a hold-only lock: " << m.name;
     // Sorted by hold, the hold-only lock comes first; the headline has hold figures.
     CompareOptions o;
     o.sort = CompareSort::Hold;
@@ -187,7 +188,8 @@ TEST(CompareSets, VerdictWithheldWhenOneSideLostTheStacksOfItsLockEvents)
     EXPECT_DOUBLE_EQ(c.quality_after.stackFailurePct(), 20.0);
     const LockDelta& busy = findLock(c, "spinlock@busy");
     EXPECT_EQ(busy.judgement.verdict, Verdict::Withheld);
-    EXPECT_NE(busy.judgement.reason.str().find("stack captures failed: 0.00% before, 20.00% after"), std::string::npos)
+    EXPECT_NE(busy.judgement.reason.str().find("stack captures failed: 0.00% before, 20.00% after"),
+        std::string::npos)
         << busy.judgement.reason;
     const auto line = std::find_if(c.warnings.begin(), c.warnings.end(),
         [](const std::string& w) { return w.find("stack captures failed (20.00% of 150500 lock events)") != std::string::npos; });
@@ -389,7 +391,8 @@ TEST(CompareSets, ALockSeenOnOneSideIsJudgedByTheRateTest)
     EXPECT_EQ(l.judgement.verdict, Verdict::Regressed);
     EXPECT_EQ(l.judgement.test, TestKind::QuasiPoissonRuns);
     EXPECT_DOUBLE_EQ(judgedMetric(l)->value.before, 0.0);
-    EXPECT_NE(render(c, Format::Markdown).find("| `spinlock@new` | " + l.judgement.basis.str() + " | 0 ns/s"), std::string::npos);
+    EXPECT_NE(render(c, Format::Markdown).find("| `spinlock@new` | " + l.judgement.basis.str() + " | 0 ns/s"),
+        std::string::npos);
 }
 
 // "Top changed locks" and the GUI's table: a lock with too few events to

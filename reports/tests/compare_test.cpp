@@ -75,7 +75,8 @@ TEST(Compare, OneRunASideSeesTheChangeButGivesNoVerdict)
     EXPECT_LT(hot.wait_test.p_value, 1e-6);
     EXPECT_EQ(hot.judgement.verdict, Verdict::NoVerdict);
     EXPECT_EQ(hot.judgement.test, TestKind::EventHistograms);
-    EXPECT_NE(hot.judgement.reason.str().find("two or more runs a side"), std::string::npos) << hot.judgement.reason;
+    EXPECT_NE(hot.judgement.reason.str().find("two or more runs a side"), std::string::npos)
+        << hot.judgement.reason;
     for (const auto& m : c.headline)
         EXPECT_FALSE(m.judgement.decided()) << m.name;
     // Shown first all the same: what the event test sees, and the locks on
@@ -105,7 +106,8 @@ TEST(Compare, OneRunAgainstThreeIsJudgedOnTheOtherSidesSpread)
         const LockDelta& inOne = findLock(c, singleAfter ? "spinlock@fresh" : "spinlock@gone");
         EXPECT_EQ(inOne.judgement.verdict, singleAfter ? Verdict::OnlyAfter : Verdict::OnlyBefore);
         EXPECT_EQ(inOne.judgement.test, TestKind::None);
-        EXPECT_NE(inOne.judgement.reason.str().find("in the one run only"), std::string::npos) << inOne.judgement.reason;
+        EXPECT_NE(inOne.judgement.reason.str().find("in the one run only"), std::string::npos)
+            << inOne.judgement.reason;
         EXPECT_NE(varianceNote(c).find("side of one run"), std::string::npos) << varianceNote(c);
     }
 }
@@ -121,7 +123,8 @@ TEST(Compare, OneRunAgainstTwoGivesNoVerdict)
         EXPECT_FALSE(m.judgement.decided()) << m.name;
     const MetricDelta* mean = lockFigure(hot, "mean wait");
     ASSERT_NE(mean, nullptr);
-    EXPECT_NE(mean->judgement.reason.str().find("one degree of freedom"), std::string::npos) << mean->judgement.reason;
+    EXPECT_NE(mean->judgement.reason.str().find("one degree of freedom"), std::string::npos)
+        << mean->judgement.reason;
 }
 
 TEST(Compare, UnchangedWithNoiseIsNotSignificant)
@@ -200,7 +203,7 @@ TEST(DiffTree, TheSidesMergeByFrameUnderEachParent)
     Capture b, a;
     b.meta.duration_s = a.meta.duration_s = 1;
     auto add = [](Capture& c, uint32_t id, const char* inner, const std::string& caller, uint64_t n) {
-        c.stacks.push_back(makeStack(id, {inner, caller.c_str()}));
+        c.stacks.push_back(makeStack(id, { inner, caller.c_str() }));
         c.locks.push_back(makeLock("spinlock@" + caller + "/" + inner, id, n, 1000));
     };
     std::vector<std::string> callers;
@@ -333,7 +336,8 @@ TEST(Compare, CpuRunningBpfIsAFigureWithoutADirection)
     EXPECT_DOUBLE_EQ(it->value.before, 20.3);
     EXPECT_DOUBLE_EQ(it->value.after, 5.2);
     EXPECT_EQ(it->judgement.verdict, Verdict::NoVerdict);
-    EXPECT_NE(it->judgement.reason.str().find("changed beyond noise; no better/worse direction"), std::string::npos);
+    EXPECT_NE(it->judgement.reason.str().find("changed beyond noise; no better/worse direction"),
+        std::string::npos);
     EXPECT_EQ(fmt::figureName(it->name), "CPU in BPF (lockscope's too)");
 }
 

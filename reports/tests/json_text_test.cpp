@@ -94,7 +94,7 @@ Report everyReportMember()
     l.cgroup = "/sys/fs/cgroup/a";
     l.walked_waits = {10, 40};
     l.walked_holds = {3, 9};
-    l.max_wait_basis = {.timed = 12, .waits = 1200, .exact = false, .verdict = false};
+    l.max_wait_basis = { .timed = 12, .waits = 1200, .exact = false, .verdict = false };
     l.holders.push_back({{"holder_fn", "entry"}, 7, 9000, 0.25, std::nullopt, "", ""});
     l.holders.push_back({{"owner_fn"}, 3, 1000, 0.5, 42u, "worker", "worker/42"});
     l.wait_share = 0.1 + 0.2;
@@ -122,7 +122,7 @@ MetricDelta everyMetricMember(double before, double after)
     m.before_runs = RunSummary::of({1.0, 2.0, 4.0});
     m.after_runs = RunSummary::of({after, after});
     m.runs_test = RunTest{.t = std::nan(""), .df = 2.5, .p_value = 0.04, .ranges_separate = true};
-    m.tail_basis = TailBasis{.timed = 3, .waits = 300, .exact = false, .verdict = true};
+    m.tail_basis = TailBasis { .timed = 3, .waits = 300, .exact = false, .verdict = true };
     m.judgement.p_value = 0.04;
     m.judgement.reason = "why";
     return m;

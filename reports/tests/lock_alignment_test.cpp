@@ -163,7 +163,7 @@ TEST(LockAlignment, RunsWhoseKeysFlipAreOneLockInEveryRun)
     // Every run has its waits: no run of zeros to read as variance.
     const auto rate = std::find_if(l.runs.begin(), l.runs.end(), [](const MetricDelta& m) { return m.name == "contentions/s"; });
     ASSERT_NE(rate, l.runs.end());
-    for (const RunSummary& side : {rate->before_runs, rate->after_runs}) {
+    for (const RunSummary& side : { rate->before_runs, rate->after_runs }) {
         EXPECT_EQ(side.n, 3U);
         EXPECT_EQ(side.min, 190.0);
         EXPECT_EQ(side.max, 190.0);
@@ -210,7 +210,7 @@ TEST(LockAlignment, RealRunsOfANearTieAreOneLockAndNoChange)
     EXPECT_FALSE(l.judgement.decided()) << toString(l.judgement.verdict);
     const auto wait = std::find_if(l.runs.begin(), l.runs.end(), [](const MetricDelta& m) { return m.name == "total wait/s"; });
     ASSERT_NE(wait, l.runs.end());
-    for (const RunSummary& side : {wait->before_runs, wait->after_runs}) {
+    for (const RunSummary& side : { wait->before_runs, wait->after_runs }) {
         EXPECT_EQ(side.n, 3U);
         EXPECT_GT(side.min, 0.0) << "a run without the lock's waits";
     }

@@ -21,7 +21,7 @@ TEST(SharedText, CopiesShareOneStringAndCompareByText)
     os << a;
     EXPECT_EQ(os.str(), "one run on a side");
 
-    const SharedText none, made(std::string{});
+    const SharedText none, made(std::string {});
     EXPECT_TRUE(none.empty());
     EXPECT_TRUE(made.empty());
     EXPECT_EQ(none.str(), "");
@@ -32,8 +32,8 @@ TEST(SharedText, CopiesShareOneStringAndCompareByText)
 TEST(SharedText, OneRunFiguresShareTheirReason)
 {
     FigureRuns f;
-    f.figure.before_runs = RunSummary::of({1.0});
-    f.figure.after_runs = RunSummary::of({2.0});
+    f.figure.before_runs = RunSummary::of({ 1.0 });
+    f.figure.after_runs = RunSummary::of({ 2.0 });
     const Judgement j1 = judgeFigure(f, {}), j2 = judgeFigure(f, {});
     ASSERT_FALSE(j1.reason.empty());
     EXPECT_EQ(&j1.reason.str(), &j2.reason.str());

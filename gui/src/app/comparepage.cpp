@@ -321,8 +321,8 @@ void ComparePage::refreshLatency()
     latencyChart_->setSeries({{a, d->before, kBeforeColor}, {b, d->after, kAfterColor}});
 }
 
-void ComparePage::setComparison(std::shared_ptr<const reports::Comparison> comparison, CapturePtr before,
-                                CapturePtr after)
+void ComparePage::setComparison(
+    std::shared_ptr<const reports::Comparison> comparison, CapturePtr before, CapturePtr after)
 {
     comparison_ = std::move(comparison);
     deltaModel_->setComparison(comparison_);

@@ -38,7 +38,8 @@ public:
 
     // The captures stand for each side (the first run of a run set). Their
     // pages are made when the "Side by side" tab is first shown (sidesShown).
-    void setComparison(std::shared_ptr<const reports::Comparison> comparison, CapturePtr before, CapturePtr after);
+    void setComparison(
+        std::shared_ptr<const reports::Comparison> comparison, CapturePtr before, CapturePtr after);
     const reports::Comparison* comparison() const noexcept { return comparison_.get(); }
     void selectLock(int row);
     int selectedLock() const noexcept { return selected_; }
@@ -104,11 +105,11 @@ private:
     QLabel* flameStatus_ = nullptr;
     CapturePage* beforePage_ = nullptr;
     CapturePage* afterPage_ = nullptr;
-    QStackedWidget* sideBySide_ = nullptr;  // sidesStatus_ until the two pages are made
-    QLabel* sidesStatus_ = nullptr;         // making them, or why they could not be made
+    QStackedWidget* sideBySide_ = nullptr; // sidesStatus_ until the two pages are made
+    QLabel* sidesStatus_ = nullptr; // making them, or why they could not be made
     bool sidesPending_ = false;
     bool sidesMaking_ = false;
-    unsigned sidesGeneration_ = 0;          // the comparison the pages being made are for
+    unsigned sidesGeneration_ = 0; // the comparison the pages being made are for
     ScalingView* scaling_ = nullptr;
     HoldersView* beforeHolders_ = nullptr;
     HoldersView* afterHolders_ = nullptr;

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "app/mainwindow.h"
 
-
 #include <QApplication>
 #include <QDragEnterEvent>
 #include <QDropEvent>
@@ -24,9 +23,9 @@
 #include "app/recorddialog.h"
 #include "app/scalingview.h"
 #include "lockscope/capture/io.h"
-#include "lockscope/util/output_file.h"
 #include "lockscope/reports/input.h"
 #include "lockscope/reports/render.h"
+#include "lockscope/util/output_file.h"
 
 namespace lockscope::gui {
 
@@ -209,25 +208,26 @@ void MainWindow::onLoaded(const QStringList& paths, const std::vector<PreparedCa
     const QString names = sideName(args[0], int(baselineFiles_.size())) + QStringLiteral(" ↔ ") +
                           sideName(args[1], int(patchedFiles_.size()));
     auto* watcher = new QFutureWatcher<CompareResult>(this);
-    connect(watcher, &QFutureWatcher<CompareResult>::finished, this, [this, watcher, args, names, before, after] {
-        watcher->deleteLater();
-        comparing_ = false;
-        const CompareResult r = watcher->result();
-        if (!r.error.isEmpty()) {
-            setIdle(tr("Comparison failed"));
-            showError(r.error);
-            return;
-        }
-        comparePage_->setComparison(r.comparison, before, after);
-        stack_->setCurrentWidget(comparePage_);
-        compareMode_ = true;
-        setWindowTitle(names + QStringLiteral(" — lockscope"));
-        addRecent(args[0] + kPairSeparator + args[1]);
-        setIdle(tr("Compared %1 (before) with %2 (after): %3 locks")
-                    .arg(args[0], args[1])
-                    .arg(r.comparison->locks.size()));
-        emit comparisonShown();
-    });
+    connect(
+        watcher, &QFutureWatcher<CompareResult>::finished, this, [this, watcher, args, names, before, after] {
+            watcher->deleteLater();
+            comparing_ = false;
+            const CompareResult r = watcher->result();
+            if (!r.error.isEmpty()) {
+                setIdle(tr("Comparison failed"));
+                showError(r.error);
+                return;
+            }
+            comparePage_->setComparison(r.comparison, before, after);
+            stack_->setCurrentWidget(comparePage_);
+            compareMode_ = true;
+            setWindowTitle(names + QStringLiteral(" — lockscope"));
+            addRecent(args[0] + kPairSeparator + args[1]);
+            setIdle(tr("Compared %1 (before) with %2 (after): %3 locks")
+                        .arg(args[0], args[1])
+                        .arg(r.comparison->locks.size()));
+            emit comparisonShown();
+        });
     // Run sets are read again, each run folded into its side's pool as it
     // comes: memory holds the pools, not every run's capture. A pair is
     // compared from the captures already loaded. Each side's page (its call

@@ -2,8 +2,8 @@
 #include "model/flamedata.h"
 
 #include <algorithm>
-#include <cstddef>
 #include <cmath>
+#include <cstddef>
 #include <unordered_map>
 
 #include "lockscope/reports/compare.h"

@@ -74,8 +74,8 @@ struct Judgement {
     Verdict verdict = Verdict::NoSignificantChange;
     TestKind test = TestKind::None;
     std::optional<double> p_value;  // of `test`; absent when no test ran
-    InternedString basis;           // the figure judged, e.g. "wait/s" or "hold/s"
-    SharedText reason;              // why withheld / insufficient, or the single-run caveat; "" otherwise
+    InternedString basis; // the figure judged, e.g. "wait/s" or "hold/s"
+    SharedText reason; // why withheld / insufficient, or the single-run caveat; "" otherwise
     bool below_effect_floor = false;// the test passed alpha but the change is under the effect floor
     bool below_floor = false;       // the change is under the figure's absolute floor (CompareOptions::floor_*)
     // A large change (>= kLargeChangePct) left undecided: the runs per side at which the test
@@ -125,14 +125,14 @@ struct RunValues {
 // percentages (unit "%"), whose change is in percentage points.
 struct MetricDelta {
     // Interned: a comparison of 10k locks holds 80k figures, with a dozen names.
-    InternedString name;          // "ops_per_sec", "cpu_lock_share", "wait/s", ...
+    InternedString name; // "ops_per_sec", "cpu_lock_share", "wait/s", ...
     std::string unit;             // "ns", "ns/s", "/s", "%", "" ...
     Delta value;
     RunSummary before_runs, after_runs;
     std::optional<RunTest> runs_test;  // when the runs can decide (runsCanDecide): Welch's t or singleRunTest
     FigureKind kind = FigureKind::Other;
     bool higher_is_better = false;
-    bool directed = true;              // false: a change gets no better/worse verdict
+    bool directed = true; // false: a change gets no better/worse verdict
     Judgement judgement;
     // Percentiles of lock waits: the least supported run's basis (timing
     // budget, lockscope/capture/tail_basis.h); absent for other figures.

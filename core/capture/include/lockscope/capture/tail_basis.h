@@ -23,7 +23,7 @@ namespace lockscope {
 struct TailBasis {
     uint64_t timed = 0;  // waits timed (of `waits`) when estimated
     uint64_t waits = 0;
-    bool exact = true;   // from timed waits only, or in the buckets where every wait was timed
+    bool exact = true; // from timed waits only, or in the buckets where every wait was timed
     bool verdict = true; // enough timed waits beyond the figure to judge a change of it by
     // "exact", or "est. from 1234 of 98765 timed"
     std::string text() const;
