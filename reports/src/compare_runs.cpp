@@ -93,7 +93,7 @@ Judgement judgeEvents(const MetricDelta& m, TestKind kind, const Significance& s
     return j;
 }
 
-Judgement insufficient(const std::string& basis, const CompareOptions& o)
+Judgement insufficient(InternedString basis, const CompareOptions& o)
 {
     Judgement j;
     j.verdict = Verdict::InsufficientData;
@@ -270,7 +270,7 @@ void judgeLockOneRun(
     LockDelta& l, const SharedText& gapWait, const SharedText& gapHold, const CompareOptions& o)
 {
     const bool waits = judgedOnWaits(l, o);
-    const std::string basis = waits ? "total wait/s" : "total hold/s";
+    const InternedString basis(waits ? "total wait/s" : "total hold/s");
     MetricDelta* m = nullptr;
     for (auto& r : l.runs)
         if (r.name == basis)
