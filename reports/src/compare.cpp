@@ -394,7 +394,8 @@ private:
 // same frame under the same parent, else it is new, numbered as the after
 // tree's depth-first walk meets it (the order a (parent, frame) index gave,
 // without the index: 25 MB for the bench's pair, the peak of compare).
-// beforeKids: the copied before nodes' children (ids below its size - 1).
+// beginOf/beforeKids: the copied before nodes' children (layOutChildren),
+// for the nodes below beginOf.size() - 1; nodes new in the after tree have none there.
 void mergeAfter(DiffTree& t, const std::vector<uint32_t>& beginOf, const std::vector<uint32_t>& beforeKids,
     const SideTree& src, uint32_t srcId, uint32_t dst)
 {

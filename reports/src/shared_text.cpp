@@ -12,6 +12,11 @@ SharedText::SharedText(std::string text)
         text_ = std::make_shared<const std::string>(std::move(text));
 }
 
+SharedText::SharedText(const char* text)
+    : SharedText(std::string(text))
+{
+}
+
 const std::string& SharedText::str() const noexcept
 {
     static const std::string kEmpty;

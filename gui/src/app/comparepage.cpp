@@ -94,9 +94,6 @@ QWidget* ComparePage::sideBySideTab() const noexcept
     return sideBySide_;
 }
 
-// Each side's call tree and flame graph are ~17 MB for a 100k-stack capture:
-// made when asked for, they are not held beside the comparison unless the
-// user looks at them (the bottom-up tree of a capture page waits likewise).
 namespace {
 struct SidePages {
     PreparedCapture before, after;
@@ -104,6 +101,9 @@ struct SidePages {
 };
 } // namespace
 
+// Each side's call tree and flame graph are ~17 MB for a 100k-stack capture:
+// made when asked for, they are not held beside the comparison unless the
+// user looks at them (the bottom-up tree of a capture page waits likewise).
 void ComparePage::prepareSides()
 {
     sidesMaking_ = true;

@@ -17,10 +17,7 @@ class SharedText {
 public:
     SharedText() = default;
     SharedText(std::string text); // NOLINT(google-explicit-constructor): a string where a string was
-    SharedText(const char* text)
-        : SharedText(std::string(text))
-    {
-    } // NOLINT(google-explicit-constructor)
+    SharedText(const char* text); // NOLINT(google-explicit-constructor)
 
     const std::string& str() const noexcept;
     operator const std::string&() const noexcept { return str(); } // NOLINT(google-explicit-constructor)
